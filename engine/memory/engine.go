@@ -1,0 +1,514 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"mnemo/contract"
+)
+
+// EngineID is the descriptor id of the reference engine.
+const EngineID = "memory"
+
+// Option configures an Engine.
+type Option func(*Engine)
+
+// WithClock replaces the wall clock that stamps created_at and updated_at; tests
+// use it to make record times deterministic.
+func WithClock(now func() time.Time) Option {
+	return func(e *Engine) { e.now = now }
+}
+
+// WithFetchModes declares (and serves) only the given fetch modes, for hosts that
+// want to present a narrower engine; the default is every mode.
+func WithFetchModes(modes ...contract.FetchMode) Option {
+	return func(e *Engine) { e.desc.FetchModes = slices.Clone(modes) }
+}
+
+// stored is one record as the engine holds it.
+type stored struct {
+	id           string
+	item         contract.StoreItem
+	text         string
+	status       contract.Status
+	created      time.Time
+	updated      time.Time
+	expires      *time.Time
+	supersededBy *string
+	// seq is the insertion order, the tie-break of ranked reads.
+	seq uint64
+}
+
+// Engine is the in-memory reference engine. The zero value is not usable; call New.
+type Engine struct {
+	desc contract.Descriptor
+	now  func() time.Time
+
+	mu      sync.RWMutex
+	records map[string]*stored
+	nextSeq uint64
+}
+
+var _ contract.Engine = (*Engine)(nil)
+
+// New returns an empty engine.
+func New(opts ...Option) *Engine {
+	e := &Engine{
+		desc: contract.Descriptor{
+			ID:            EngineID,
+			Label:         "Reference (in-memory)",
+			Description:   "Keeps every record in process memory; the exact reference the conformance suite is calibrated on.",
+			FetchModes:    slices.Clone(contract.FetchModes),
+			Consolidation: contract.ConsolidationNone,
+		},
+		now:     time.Now,
+		records: map[string]*stored{},
+	}
+	for _, o := range opts {
+		o(e)
+	}
+	return e
+}
+
+// stamp is the current time as records carry it: UTC, millisecond precision.
+func (e *Engine) stamp() time.Time { return e.now().UTC().Truncate(time.Millisecond) }
+
+// Descriptor describes the engine.
+func (e *Engine) Descriptor() contract.Descriptor {
+	d := e.desc
+	d.FetchModes = slices.Clone(e.desc.FetchModes)
+	return d
+}
+
+// Health is always ok: nothing outside the process can fail.
+func (e *Engine) Health(context.Context) contract.Health {
+	return contract.Health{State: contract.HealthOK}
+}
+
+func (s *stored) record() contract.Record {
+	r := contract.RecordOf(s.id, &s.item, s.status, s.created, s.updated, clonePtr(s.expires), clonePtr(s.supersededBy))
+	r.Meta = cloneMeta(r.Meta)
+	return r
+}
+
+func (s *stored) hit() contract.Hit {
+	h := contract.HitOf(s.id, &s.item)
+	h.Meta = cloneMeta(h.Meta)
+	return h
+}
+
+// Store writes one active item.
+func (e *Engine) Store(ctx context.Context, item contract.StoreItem) (contract.StoreReceipt, error) {
+	return e.StoreWith(ctx, item, contract.WriteOptions{})
+}
+
+// StoreWith writes one item with a status and an expiry. A held fingerprint is a
+// replay and leaves the held record exactly as it was, whatever its status.
+func (e *Engine) StoreWith(_ context.Context, item contract.StoreItem, opts contract.WriteOptions) (contract.StoreReceipt, error) {
+	if err := opts.Validate(); err != nil {
+		return contract.StoreReceipt{}, err
+	}
+	if err := item.Validate(); err != nil {
+		return contract.StoreReceipt{}, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.storeLocked(item, opts, e.stamp()), nil
+}
+
+// StoreMany writes a batch of active items.
+func (e *Engine) StoreMany(ctx context.Context, items []contract.StoreItem) ([]contract.StoreReceipt, error) {
+	return e.StoreManyWith(ctx, items, contract.WriteOptions{})
+}
+
+// StoreManyWith validates the whole batch, then writes it under one lock; a
+// repeat inside the batch is a replay of its first copy.
+func (e *Engine) StoreManyWith(_ context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
+	if err := contract.ValidateMany(items); err != nil {
+		return nil, err
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.stamp()
+	out := make([]contract.StoreReceipt, len(items))
+	for i := range items {
+		out[i] = e.storeLocked(items[i], opts, now)
+	}
+	return out, nil
+}
+
+func (e *Engine) storeLocked(item contract.StoreItem, opts contract.WriteOptions, now time.Time) contract.StoreReceipt {
+	id := item.Fingerprint()
+	if _, held := e.records[id]; held {
+		return contract.StoreReceipt{ID: id, Replayed: true}
+	}
+	status := opts.Status
+	if status == "" {
+		status = contract.StatusActive
+	}
+	var expires *time.Time
+	if opts.ExpiresAt != nil {
+		t := opts.ExpiresAt.UTC().Truncate(time.Millisecond)
+		expires = &t
+	}
+	kept := cloneItem(item)
+	e.records[id] = &stored{id: id, item: kept, text: kept.RenderText(), status: status,
+		created: now, updated: now, expires: expires, seq: e.nextSeq}
+	e.nextSeq++
+	return contract.StoreReceipt{ID: id}
+}
+
+// listed returns the records a listing filter admits (every status unless the
+// filter names some), newest first then id ascending. Callers hold the lock.
+func (e *Engine) listed(f *contract.MetaFilter) []*stored {
+	out := make([]*stored, 0, len(e.records))
+	for _, s := range e.records {
+		if f.AdmitsStatus(s.status, false) && f.Matches(s.item.Type, &s.item.Meta) {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b *stored) int {
+		if c := b.created.Compare(a.created); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	return out
+}
+
+// parseOffset reads an offset cursor; anything but a non-negative decimal is refused.
+func parseOffset(cursor *string) (int, error) {
+	if cursor == nil {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(*cursor)
+	if err != nil || n < 0 || strconv.Itoa(n) != *cursor {
+		return 0, contract.Invalid("unknown cursor `%s`", *cursor)
+	}
+	return n, nil
+}
+
+// window cuts [start, start+limit) out of total rows and returns the cursor of
+// the next page, nil when nothing follows.
+func window(total, start, limit int) (lo, hi int, next *string) {
+	lo = min(start, total)
+	hi = min(lo+limit, total)
+	if hi < total {
+		c := strconv.Itoa(hi)
+		next = &c
+	}
+	return lo, hi, next
+}
+
+// List pages through the records a filter selects, newest first.
+func (e *Engine) List(_ context.Context, req contract.ListRequest) (contract.ListPage, error) {
+	if err := req.Validate(); err != nil {
+		return contract.ListPage{}, err
+	}
+	start, err := parseOffset(req.Cursor)
+	if err != nil {
+		return contract.ListPage{}, err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	rows := e.listed(&req.Filter)
+	lo, hi, next := window(len(rows), start, req.Limit)
+	items := make([]contract.Hit, 0, hi-lo)
+	for _, s := range rows[lo:hi] {
+		items = append(items, s.hit())
+	}
+	return contract.ListPage{Items: items, NextCursor: next}, nil
+}
+
+// Export pages through the same listing, handing back items exactly as stored.
+func (e *Engine) Export(_ context.Context, req contract.ListRequest) (contract.ExportPage, error) {
+	if err := req.Validate(); err != nil {
+		return contract.ExportPage{}, err
+	}
+	start, err := parseOffset(req.Cursor)
+	if err != nil {
+		return contract.ExportPage{}, err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	rows := e.listed(&req.Filter)
+	lo, hi, next := window(len(rows), start, req.Limit)
+	items := make([]contract.Exported, 0, hi-lo)
+	for _, s := range rows[lo:hi] {
+		items = append(items, contract.Exported{ID: s.id, Item: cloneItem(s.item)})
+	}
+	return contract.ExportPage{Items: items, NextCursor: next}, nil
+}
+
+// Explore counts exactly, over every record the filter selects.
+func (e *Engine) Explore(_ context.Context, req contract.ExploreRequest) (contract.ExplorePage, error) {
+	if err := req.Validate(); err != nil {
+		return contract.ExplorePage{}, err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	counts := map[string]uint64{}
+	var total, missing uint64
+	for _, s := range e.records {
+		if !req.Filter.AdmitsStatus(s.status, false) || !req.Filter.Matches(s.item.Type, &s.item.Meta) {
+			continue
+		}
+		total++
+		vals := req.Facet.Values(s.item.Type, &s.item.Meta, s.status)
+		if len(vals) == 0 {
+			missing++
+		}
+		for _, v := range vals {
+			counts[v]++
+		}
+	}
+	return contract.ExplorePageOf(req.Facet, counts, req.Limit, total, missing, false), nil
+}
+
+// lookup returns the held records named by ids, in request order, each once,
+// leaving out ids outside the reach. Callers hold the lock.
+func (e *Engine) lookup(req *contract.GetRequest) []*stored {
+	seen := make(map[string]bool, len(req.IDs))
+	out := make([]*stored, 0, len(req.IDs))
+	for _, id := range req.IDs {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		s, ok := e.records[id]
+		if ok && contract.AdmittedBy(req.Reach, s.item.Meta.Namespace) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Get reads listing hits by id.
+func (e *Engine) Get(_ context.Context, req contract.GetRequest) ([]contract.Hit, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	found := e.lookup(&req)
+	out := make([]contract.Hit, len(found))
+	for i, s := range found {
+		out[i] = s.hit()
+	}
+	return out, nil
+}
+
+// GetRecords reads whole records, stored item included, by id.
+func (e *Engine) GetRecords(_ context.Context, req contract.GetRequest) ([]contract.Record, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	found := e.lookup(&req)
+	out := make([]contract.Record, len(found))
+	for i, s := range found {
+		out[i] = s.record()
+		it := cloneItem(s.item)
+		out[i].Item = &it
+	}
+	return out, nil
+}
+
+// ranked scores every record the filter admits for ranked reads (active only
+// unless the filter names statuses), best first, ties in insertion order.
+// Callers hold the lock.
+func (e *Engine) ranked(text string, mode contract.FetchMode, f *contract.MetaFilter) []contract.Hit {
+	q := newQuery(text)
+	type scored struct {
+		s     *stored
+		score float64
+	}
+	var hits []scored
+	for _, s := range e.records {
+		if !f.AdmitsStatus(s.status, true) || !f.Matches(s.item.Type, &s.item.Meta) {
+			continue
+		}
+		if sc, ok := q.score(mode, s.text); ok {
+			hits = append(hits, scored{s, sc})
+		}
+	}
+	slices.SortFunc(hits, func(a, b scored) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.s.seq, b.s.seq)
+	})
+	out := make([]contract.Hit, len(hits))
+	for i, h := range hits {
+		out[i] = h.s.hit()
+		out[i].Score = contract.F32(h.score)
+	}
+	return out
+}
+
+// Fetch ranks in one mode and pages with an offset cursor.
+func (e *Engine) Fetch(_ context.Context, req contract.FetchRequest) (contract.FetchPage, error) {
+	if err := e.desc.EnsureMode(req.Mode); err != nil {
+		return contract.FetchPage{}, err
+	}
+	if err := req.Validate(); err != nil {
+		return contract.FetchPage{}, err
+	}
+	start, err := parseOffset(req.Cursor)
+	if err != nil {
+		return contract.FetchPage{}, err
+	}
+	e.mu.RLock()
+	hits := e.ranked(req.Query, req.Mode, &req.Filter)
+	e.mu.RUnlock()
+	if req.RefersTo != nil {
+		hits = req.RefersTo.RankByHint(hits)
+	}
+	lo, hi, next := window(len(hits), start, req.Limit)
+	return contract.FetchPage{Hits: slices.Clone(hits[lo:hi]), NextCursor: next}, nil
+}
+
+// Recall answers from the hybrid ranking's best hits.
+func (e *Engine) Recall(_ context.Context, req contract.RecallRequest) (contract.RecallAnswer, error) {
+	if err := req.Validate(); err != nil {
+		return contract.RecallAnswer{}, err
+	}
+	e.mu.RLock()
+	hits := e.ranked(req.Question, contract.ModeHybrid, &req.Filter)
+	e.mu.RUnlock()
+	if req.RefersTo != nil {
+		hits = req.RefersTo.RankByHint(hits)
+	}
+	hits = hits[:min(len(hits), req.Limit)]
+	model := "reference"
+	if len(hits) == 0 {
+		return contract.RecallAnswer{Answer: "Nothing stored answers this question.", Citations: []contract.Citation{}, Model: &model}, nil
+	}
+	citations := make([]contract.Citation, len(hits))
+	answer := "From " + strconv.Itoa(len(hits)) + " stored items: "
+	for i, h := range hits {
+		score := h.Score
+		citations[i] = contract.Citation{ID: h.ID, Kind: h.Kind, Snippet: h.Text, Meta: h.Meta, Score: &score}
+		if i > 0 {
+			answer += " | "
+		}
+		answer += h.Text
+	}
+	return contract.RecallAnswer{Answer: answer, Citations: citations, Model: &model}, nil
+}
+
+// Forget removes records by id (anywhere, sandboxes included) or by filter, from
+// every read path at once.
+func (e *Engine) Forget(_ context.Context, target contract.ForgetTarget) (contract.ForgetReport, error) {
+	if err := target.Validate(); err != nil {
+		return contract.ForgetReport{}, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	if target.Filter != nil {
+		for id, s := range e.records {
+			if target.Filter.AdmitsStatus(s.status, false) && target.Filter.Matches(s.item.Type, &s.item.Meta) {
+				delete(e.records, id)
+				n++
+			}
+		}
+		return contract.ForgetReport{Forgotten: n}, nil
+	}
+	for _, id := range target.IDs {
+		if _, ok := e.records[id]; ok {
+			delete(e.records, id)
+			n++
+		}
+	}
+	return contract.ForgetReport{Forgotten: n}, nil
+}
+
+// ForgetWithin forgets only the ids found inside the reach.
+func (e *Engine) ForgetWithin(ctx context.Context, ids []string, reach contract.Reach) (contract.ForgetReport, error) {
+	return contract.ForgetWithinByGet(ctx, e, ids, reach)
+}
+
+// Erase is not offered (the contract's default).
+func (e *Engine) Erase(_ context.Context, req contract.EraseRequest) (contract.EraseReport, error) {
+	return contract.UnsupportedErase(e.desc, req)
+}
+
+// Consolidate is not offered (the contract's default).
+func (e *Engine) Consolidate(_ context.Context, req contract.ConsolidateRequest) (contract.ConsolidateReceipt, error) {
+	return contract.UnsupportedConsolidate(e.desc, req)
+}
+
+// Beliefs are never built, so there are none.
+func (e *Engine) Beliefs(_ context.Context, req contract.BeliefsRequest) ([]contract.Hit, error) {
+	return contract.NoBeliefs(req)
+}
+
+// Browse answers the browse query over a snapshot of every record.
+func (e *Engine) Browse(_ context.Context, q contract.BrowseQuery) (contract.BrowsePage, error) {
+	if err := q.Validate(); err != nil {
+		return contract.BrowsePage{}, err
+	}
+	e.mu.RLock()
+	snapshot := make([]contract.Record, 0, len(e.records))
+	for _, s := range e.records {
+		snapshot = append(snapshot, s.record())
+	}
+	e.mu.RUnlock()
+	return contract.BrowseSlice(q, snapshot)
+}
+
+func missingRecord(id string) error { return contract.NotFound("record %s does not exist", id) }
+
+// Review approves a candidate (it becomes active) or rejects it (it is forgotten).
+func (e *Engine) Review(_ context.Context, req contract.ReviewRequest) (contract.ReviewResult, error) {
+	if err := req.Validate(); err != nil {
+		return contract.ReviewResult{}, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s, ok := e.records[req.ID]
+	if !ok {
+		return contract.ReviewResult{}, missingRecord(req.ID)
+	}
+	if s.status != contract.StatusCandidate {
+		return contract.ReviewResult{}, contract.Conflict("record %s is '%s', not a candidate", req.ID, s.status)
+	}
+	if req.Action == contract.ReviewReject {
+		delete(e.records, req.ID)
+		return contract.ReviewResult{Forgotten: 1}, nil
+	}
+	s.status = contract.StatusActive
+	s.updated = e.stamp()
+	r := s.record()
+	return contract.ReviewResult{Record: &r}, nil
+}
+
+// Supersede marks a record as superseded by another held record.
+func (e *Engine) Supersede(_ context.Context, req contract.SupersedeRequest) (contract.Record, error) {
+	if err := req.Validate(); err != nil {
+		return contract.Record{}, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s, ok := e.records[req.ID]
+	if !ok {
+		return contract.Record{}, missingRecord(req.ID)
+	}
+	if _, ok := e.records[req.By]; !ok {
+		return contract.Record{}, missingRecord(req.By)
+	}
+	s.status = contract.StatusSuperseded
+	by := req.By
+	s.supersededBy = &by
+	s.updated = e.stamp()
+	return s.record(), nil
+}
