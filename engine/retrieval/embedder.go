@@ -1,0 +1,264 @@
+package retrieval
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Embedder turns texts into vectors. Model names the embedding space: vectors
+// from different models are not comparable, so engines tag stored vectors with
+// it and re-embed when it changes.
+type Embedder interface {
+	// Model is the embedding model id.
+	Model() string
+	// Dim is the length of every vector Embed returns.
+	Dim() int
+	// Embed returns one vector per text, in order.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// HashModelID is the model id of the default hashed n-gram embedder.
+const HashModelID = "mnemo-hash-ngram-v1"
+
+// HashConfig tunes the hashed n-gram embedder. The zero value is not useful;
+// start from DefaultHashConfig.
+type HashConfig struct {
+	// Dim is the vector length (number of hash buckets).
+	Dim int
+	// WordWeight, BigramWeight and CharWeight mix the three feature families.
+	// Each family is normalised on its own first, so the weights are their
+	// shares of the final vector whatever the text's length.
+	WordWeight, BigramWeight, CharWeight float64
+	// CharMin and CharMax bound the character n-gram sizes (of " word ").
+	CharMin, CharMax int
+	// Stem applies light English suffix stripping to word features.
+	Stem bool
+	// KeepStopWords keeps function words as features.
+	KeepStopWords bool
+}
+
+// DefaultHashConfig is the configuration NewHashEmbedder uses, tuned on the
+// evaluation set in engine/retrieval/eval.
+func DefaultHashConfig() HashConfig {
+	return HashConfig{
+		Dim:          256,
+		WordWeight:   1.0,
+		BigramWeight: 0.3,
+		CharWeight:   0.8,
+		CharMin:      3,
+		CharMax:      4,
+		Stem:         true,
+	}
+}
+
+// hashEmbedder is a deterministic feature-hashing embedder: no model file, no
+// network, the same vector for the same text on every machine.
+type hashEmbedder struct {
+	cfg   HashConfig
+	model string
+}
+
+// NewHashEmbedder returns the built-in offline embedder (model
+// "mnemo-hash-ngram-v1"): word unigrams and bigrams of content words plus
+// character 3- and 4-grams, sublinear term weights, signed feature hashing,
+// unit length.
+func NewHashEmbedder() Embedder { return NewHashEmbedderWith(DefaultHashConfig()) }
+
+// NewHashEmbedderWith returns a hashed n-gram embedder with a custom
+// configuration. Its model id is HashModelID followed by a digest of the
+// configuration, so vectors of different configurations are never mixed; the
+// default configuration keeps the plain id.
+func NewHashEmbedderWith(cfg HashConfig) Embedder {
+	if cfg.Dim <= 0 {
+		cfg.Dim = DefaultHashConfig().Dim
+	}
+	if cfg.CharMin <= 0 {
+		cfg.CharMin = 3
+	}
+	if cfg.CharMax < cfg.CharMin {
+		cfg.CharMax = cfg.CharMin
+	}
+	model := HashModelID
+	if cfg != DefaultHashConfig() {
+		sum := sha256.Sum256([]byte(fmt.Sprintf("%+v", cfg)))
+		model = HashModelID + "-" + hex.EncodeToString(sum[:4])
+	}
+	return &hashEmbedder{cfg: cfg, model: model}
+}
+
+func (h *hashEmbedder) Model() string { return h.model }
+func (h *hashEmbedder) Dim() int      { return h.cfg.Dim }
+
+func (h *hashEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	scratch := newHashScratch(h.cfg.Dim)
+	for i, t := range texts {
+		if i%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		out[i] = h.embedOne(t, scratch)
+	}
+	return out, nil
+}
+
+// hashScratch holds the per-call buffers of one Embed call.
+type hashScratch struct {
+	counts [3]map[uint64]float64
+	part   []float64
+	sum    []float64
+	runes  []rune
+	keys   []uint64
+}
+
+func newHashScratch(dim int) *hashScratch {
+	s := &hashScratch{part: make([]float64, dim), sum: make([]float64, dim)}
+	for i := range s.counts {
+		s.counts[i] = make(map[uint64]float64)
+	}
+	return s
+}
+
+const (
+	familyWord = iota
+	familyBigram
+	familyChar
+)
+
+func (h *hashEmbedder) embedOne(text string, s *hashScratch) []float32 {
+	for _, m := range s.counts {
+		clear(m)
+	}
+	prev := ""
+	for _, w := range words(text) {
+		if !h.cfg.KeepStopWords && isStopWord(w) {
+			prev = ""
+			continue
+		}
+		t := w
+		if h.cfg.Stem {
+			t = stem(w)
+		}
+		s.counts[familyWord][featureHash('w', t, "")]++
+		if prev != "" && h.cfg.BigramWeight > 0 {
+			s.counts[familyBigram][featureHash('b', prev, t)]++
+		}
+		prev = t
+		if h.cfg.CharWeight > 0 {
+			h.charGrams(w, s)
+		}
+	}
+	clear(s.sum)
+	weights := [3]float64{h.cfg.WordWeight, h.cfg.BigramWeight, h.cfg.CharWeight}
+	for f, m := range s.counts {
+		if weights[f] == 0 || len(m) == 0 {
+			continue
+		}
+		clear(s.part)
+		// visit features in a fixed order: floating-point sums depend on order,
+		// and the same text must give the same bits on every run
+		s.keys = s.keys[:0]
+		for key := range m {
+			s.keys = append(s.keys, key)
+		}
+		slices.Sort(s.keys)
+		for _, key := range s.keys {
+			// sublinear term frequency: the tenth mention of a word adds little
+			wgt := 1 + math.Log(m[key])
+			idx := int((key >> 1) % uint64(len(s.part)))
+			if key&1 == 1 {
+				wgt = -wgt
+			}
+			s.part[idx] += wgt
+		}
+		norm := l2(s.part)
+		if norm == 0 {
+			continue
+		}
+		scale := weights[f] / norm
+		for i, v := range s.part {
+			s.sum[i] += v * scale
+		}
+	}
+	out := make([]float32, len(s.sum))
+	norm := l2(s.sum)
+	if norm == 0 {
+		return out
+	}
+	for i, v := range s.sum {
+		out[i] = float32(v / norm)
+	}
+	return out
+}
+
+// charGrams counts the character n-grams of " w " (padded so that word starts
+// and ends are features of their own).
+func (h *hashEmbedder) charGrams(w string, s *hashScratch) {
+	s.runes = append(s.runes[:0], ' ')
+	s.runes = append(s.runes, []rune(w)...)
+	s.runes = append(s.runes, ' ')
+	for n := h.cfg.CharMin; n <= h.cfg.CharMax; n++ {
+		for i := 0; i+n <= len(s.runes); i++ {
+			s.counts[familyChar][runeHash(byte('0'+n), s.runes[i:i+n])]++
+		}
+	}
+}
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// featureHash is FNV-1a over a family tag and one or two strings, finished
+// with a mixer so that both the bucket and the sign bit are well spread.
+func featureHash(tag byte, a, b string) uint64 {
+	h := uint64(fnvOffset)
+	h = (h ^ uint64(tag)) * fnvPrime
+	for i := 0; i < len(a); i++ {
+		h = (h ^ uint64(a[i])) * fnvPrime
+	}
+	if b != "" {
+		h = (h ^ 0) * fnvPrime
+		for i := 0; i < len(b); i++ {
+			h = (h ^ uint64(b[i])) * fnvPrime
+		}
+	}
+	return mix64(h)
+}
+
+func runeHash(tag byte, rs []rune) uint64 {
+	h := uint64(fnvOffset)
+	h = (h ^ uint64(tag)) * fnvPrime
+	for _, r := range rs {
+		for v := uint32(r); ; v >>= 8 {
+			h = (h ^ uint64(v&0xff)) * fnvPrime
+			if v < 0x100 {
+				break
+			}
+		}
+	}
+	return mix64(h)
+}
+
+// mix64 is the splitmix64 finaliser.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+func l2(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x * x
+	}
+	return math.Sqrt(s)
+}

@@ -1,0 +1,388 @@
+package retrieval
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+)
+
+// Scored is one vector search result: an id and its cosine similarity to the
+// query (in [-1, 1]).
+type Scored struct {
+	ID    string
+	Score float64
+}
+
+// VectorOption configures a VectorIndex.
+type VectorOption func(*vectorConfig)
+
+type vectorConfig struct {
+	int8    bool
+	workers int
+}
+
+// WithInt8 stores vectors quantised to int8 (one scale per vector): a quarter
+// of the memory of float32, scored with integer dot products. Rankings agree
+// closely with float32 but not exactly; see the package benchmarks.
+func WithInt8() VectorOption { return func(c *vectorConfig) { c.int8 = true } }
+
+// WithWorkers sets how many goroutines one search uses (default GOMAXPROCS at
+// search time). One makes searches sequential.
+func WithWorkers(n int) VectorOption { return func(c *vectorConfig) { c.workers = n } }
+
+// parallelMin is the index size below which one goroutine beats several: the
+// scan is shorter than starting and joining the workers.
+const parallelMin = 4096
+
+// VectorIndex is an exact (brute-force) cosine-similarity index held in
+// memory. Vectors are normalised to unit length on insert. It is safe for
+// concurrent use: searches share a read lock, writes take the write lock.
+type VectorIndex struct {
+	dim int
+	cfg vectorConfig
+
+	mu    sync.RWMutex
+	ids   []string       // slot -> id
+	slots map[string]int // id -> slot
+	f32   []float32      // slot*dim.. when float32
+	i8    []int8         // slot*dim.. when int8
+	scale []float32      // per slot, when int8: value = i8 * scale
+}
+
+// NewVectorIndex returns an empty index for vectors of length dim.
+func NewVectorIndex(dim int, opts ...VectorOption) *VectorIndex {
+	if dim <= 0 {
+		panic(fmt.Sprintf("retrieval: vector dimension must be positive, got %d", dim))
+	}
+	v := &VectorIndex{dim: dim, slots: make(map[string]int)}
+	for _, o := range opts {
+		o(&v.cfg)
+	}
+	return v
+}
+
+// Dim is the vector length the index holds.
+func (v *VectorIndex) Dim() int { return v.dim }
+
+// Quantized tells whether vectors are stored as int8.
+func (v *VectorIndex) Quantized() bool { return v.cfg.int8 }
+
+// Len is the number of vectors held.
+func (v *VectorIndex) Len() int {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return len(v.ids)
+}
+
+// Has tells whether id holds a vector.
+func (v *VectorIndex) Has(id string) bool {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	_, ok := v.slots[id]
+	return ok
+}
+
+// Upsert sets the vector of id, replacing any earlier one. The vector is
+// copied and normalised; a vector of the wrong length is a programming error
+// (it must come from the embedder the index was sized for) and panics.
+func (v *VectorIndex) Upsert(id string, vec []float32) {
+	if len(vec) != v.dim {
+		panic(fmt.Sprintf("retrieval: vector of length %d for an index of dimension %d", len(vec), v.dim))
+	}
+	unit := normalized(vec)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	slot, ok := v.slots[id]
+	if !ok {
+		slot = len(v.ids)
+		v.ids = append(v.ids, id)
+		v.slots[id] = slot
+		if v.cfg.int8 {
+			v.i8 = append(v.i8, make([]int8, v.dim)...)
+			v.scale = append(v.scale, 0)
+		} else {
+			v.f32 = append(v.f32, make([]float32, v.dim)...)
+		}
+	}
+	if v.cfg.int8 {
+		v.scale[slot] = quantize(unit, v.i8[slot*v.dim:(slot+1)*v.dim])
+	} else {
+		copy(v.f32[slot*v.dim:(slot+1)*v.dim], unit)
+	}
+}
+
+// Remove drops the vector of id; an unknown id is a no-op.
+func (v *VectorIndex) Remove(id string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	slot, ok := v.slots[id]
+	if !ok {
+		return
+	}
+	last := len(v.ids) - 1
+	// move the last vector into the hole so the matrix stays dense
+	if slot != last {
+		moved := v.ids[last]
+		v.ids[slot] = moved
+		v.slots[moved] = slot
+		if v.cfg.int8 {
+			copy(v.i8[slot*v.dim:(slot+1)*v.dim], v.i8[last*v.dim:])
+			v.scale[slot] = v.scale[last]
+		} else {
+			copy(v.f32[slot*v.dim:(slot+1)*v.dim], v.f32[last*v.dim:])
+		}
+	}
+	delete(v.slots, id)
+	v.ids[last] = ""
+	v.ids = v.ids[:last]
+	if v.cfg.int8 {
+		v.i8 = v.i8[:last*v.dim]
+		v.scale = v.scale[:last]
+	} else {
+		v.f32 = v.f32[:last*v.dim]
+	}
+}
+
+// Search returns the k vectors most similar to q (cosine), best first, ties
+// broken by id. admit, when not nil, is the filter: only ids it accepts are
+// returned, and it is applied inside the search, so k admitted results come
+// back whenever k exist. admit is called only for vectors that would enter
+// the current top k, but from several goroutines at once: it must be safe for
+// concurrent use (a lookup in a map built beforehand is) and must not write
+// to this index. A cancelled context ends the search early and returns nil.
+// A query of the wrong length panics, like Upsert.
+func (v *VectorIndex) Search(ctx context.Context, q []float32, k int, admit func(id string) bool) []Scored {
+	if len(q) != v.dim {
+		panic(fmt.Sprintf("retrieval: query of length %d for an index of dimension %d", len(q), v.dim))
+	}
+	if k <= 0 {
+		return []Scored{}
+	}
+	unit := normalized(q)
+	var q8 []int8
+	var qscale float32
+	if v.cfg.int8 {
+		q8 = make([]int8, v.dim)
+		qscale = quantize(unit, q8)
+	}
+
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	n := len(v.ids)
+	workers := v.cfg.workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if n < parallelMin {
+		workers = 1
+	}
+	workers = min(workers, max(n, 1))
+
+	tops := make([]topK, workers)
+	chunk := (n + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*chunk, min((w+1)*chunk, n)
+		tops[w] = topK{k: k}
+		scan := func() {
+			if v.cfg.int8 {
+				v.scanInt8(ctx, q8, qscale, lo, hi, admit, &tops[w])
+			} else {
+				v.scanFloat(ctx, unit, lo, hi, admit, &tops[w])
+			}
+		}
+		if workers == 1 {
+			scan()
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			scan()
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return nil
+	}
+
+	var all []hit
+	for _, t := range tops {
+		all = append(all, t.items...)
+	}
+	slices.SortFunc(all, func(a, b hit) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	if len(all) > k {
+		all = all[:k]
+	}
+	out := make([]Scored, len(all))
+	for i, h := range all {
+		out[i] = Scored{ID: h.id, Score: h.score}
+	}
+	return out
+}
+
+// cancelCheckEvery is how many vectors a worker scans between context checks.
+const cancelCheckEvery = 8192
+
+func (v *VectorIndex) scanFloat(ctx context.Context, q []float32, lo, hi int, admit func(string) bool, top *topK) {
+	dim := v.dim
+	for s := lo; s < hi; s++ {
+		if (s-lo)%cancelCheckEvery == 0 && ctx.Err() != nil {
+			return
+		}
+		score := float64(dotF32(q, v.f32[s*dim:(s+1)*dim]))
+		top.offer(score, v.ids[s], admit)
+	}
+}
+
+func (v *VectorIndex) scanInt8(ctx context.Context, q []int8, qscale float32, lo, hi int, admit func(string) bool, top *topK) {
+	dim := v.dim
+	for s := lo; s < hi; s++ {
+		if (s-lo)%cancelCheckEvery == 0 && ctx.Err() != nil {
+			return
+		}
+		score := float64(float32(dotI8(q, v.i8[s*dim:(s+1)*dim])) * qscale * v.scale[s])
+		top.offer(score, v.ids[s], admit)
+	}
+}
+
+type hit struct {
+	score float64
+	id    string
+}
+
+// worse orders hits from the one to drop first: lower score, then larger id.
+func worse(a, b hit) bool {
+	if a.score != b.score {
+		return a.score < b.score
+	}
+	return a.id > b.id
+}
+
+// topK keeps the best k hits seen, as a min-heap on worse.
+type topK struct {
+	k     int
+	items []hit
+}
+
+func (t *topK) offer(score float64, id string, admit func(string) bool) {
+	h := hit{score: score, id: id}
+	if len(t.items) == t.k && !worse(t.items[0], h) {
+		return
+	}
+	if admit != nil && !admit(id) {
+		return
+	}
+	if len(t.items) < t.k {
+		t.items = append(t.items, h)
+		t.up(len(t.items) - 1)
+		return
+	}
+	t.items[0] = h
+	t.down(0)
+}
+
+func (t *topK) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !worse(t.items[i], t.items[p]) {
+			return
+		}
+		t.items[i], t.items[p] = t.items[p], t.items[i]
+		i = p
+	}
+}
+
+func (t *topK) down(i int) {
+	n := len(t.items)
+	for {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && worse(t.items[l], t.items[m]) {
+			m = l
+		}
+		if r < n && worse(t.items[r], t.items[m]) {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		t.items[i], t.items[m] = t.items[m], t.items[i]
+		i = m
+	}
+}
+
+// normalized returns a unit-length copy of vec (all zeros stays all zeros).
+func normalized(vec []float32) []float32 {
+	var s float64
+	for _, x := range vec {
+		s += float64(x) * float64(x)
+	}
+	out := make([]float32, len(vec))
+	if s == 0 || math.IsNaN(s) || math.IsInf(s, 0) {
+		return out
+	}
+	inv := 1 / math.Sqrt(s)
+	for i, x := range vec {
+		out[i] = float32(float64(x) * inv)
+	}
+	return out
+}
+
+// quantize writes vec as int8 into dst (symmetric, largest magnitude -> 127)
+// and returns the scale that maps the ints back.
+func quantize(vec []float32, dst []int8) float32 {
+	var maxAbs float32
+	for _, x := range vec {
+		maxAbs = max(maxAbs, float32(math.Abs(float64(x))))
+	}
+	if maxAbs == 0 {
+		clear(dst)
+		return 0
+	}
+	inv := 127 / maxAbs
+	for i, x := range vec {
+		dst[i] = int8(math.Round(float64(x * inv)))
+	}
+	return maxAbs / 127
+}
+
+func dotF32(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}
+
+func dotI8(a, b []int8) int32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 int32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += int32(a[i]) * int32(b[i])
+		s1 += int32(a[i+1]) * int32(b[i+1])
+		s2 += int32(a[i+2]) * int32(b[i+2])
+		s3 += int32(a[i+3]) * int32(b[i+3])
+	}
+	for ; i < len(a); i++ {
+		s0 += int32(a[i]) * int32(b[i])
+	}
+	return s0 + s1 + s2 + s3
+}

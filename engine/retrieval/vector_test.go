@@ -1,0 +1,232 @@
+package retrieval
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func randomVectors(n, dim int, seed uint64) ([]string, [][]float32) {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	ids := make([]string, n)
+	vecs := make([][]float32, n)
+	for i := range n {
+		ids[i] = fmt.Sprintf("id%06d", i)
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = float32(r.NormFloat64())
+		}
+		vecs[i] = v
+	}
+	return ids, vecs
+}
+
+// bruteForce is the obvious exact search the index must agree with.
+func bruteForce(ids []string, vecs [][]float32, q []float32, k int, admit func(string) bool) []Scored {
+	var all []Scored
+	for i, v := range vecs {
+		if admit != nil && !admit(ids[i]) {
+			continue
+		}
+		all = append(all, Scored{ID: ids[i], Score: cosine(q, v)})
+	}
+	slices.SortFunc(all, func(a, b Scored) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return all[:min(k, len(all))]
+}
+
+func sameIDs(a, b []Scored) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].ID != b[i].ID {
+			return false
+		}
+	}
+	return true
+}
+
+func TestVectorSearchIsExact(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 5000, 20000} {
+		for _, workers := range []int{1, 2, 3} {
+			t.Run(fmt.Sprintf("n=%d/workers=%d", n, workers), func(t *testing.T) {
+				ids, vecs := randomVectors(n, 32, uint64(n))
+				idx := NewVectorIndex(32, WithWorkers(workers))
+				for i := range ids {
+					idx.Upsert(ids[i], vecs[i])
+				}
+				_, qs := randomVectors(5, 32, 99)
+				for _, q := range qs {
+					got := idx.Search(context.Background(), q, 10, nil)
+					want := bruteForce(ids, vecs, q, 10, nil)
+					if !sameIDs(got, want) {
+						t.Fatalf("got %v\nwant %v", got, want)
+					}
+					for i := range got {
+						if d := got[i].Score - want[i].Score; d > 1e-5 || d < -1e-5 {
+							t.Fatalf("score %v, want %v", got[i].Score, want[i].Score)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestVectorSearchAppliesFilterInside(t *testing.T) {
+	ids, vecs := randomVectors(10000, 16, 7)
+	idx := NewVectorIndex(16)
+	for i := range ids {
+		idx.Upsert(ids[i], vecs[i])
+	}
+	// admit one id in 97: a post-filter of the unfiltered top 10 would find almost none
+	admit := func(id string) bool { return id[len(id)-2:] == "97" || strings.HasSuffix(id, "0") && id[len(id)-3] == '5' }
+	q := vecs[123]
+	got := idx.Search(context.Background(), q, 10, admit)
+	want := bruteForce(ids, vecs, q, 10, admit)
+	if len(got) != 10 || !sameIDs(got, want) {
+		t.Fatalf("got %v\nwant %v", got, want)
+	}
+	for _, s := range got {
+		if !admit(s.ID) {
+			t.Fatalf("returned %s which the filter refuses", s.ID)
+		}
+	}
+	if none := idx.Search(context.Background(), q, 10, func(string) bool { return false }); len(none) != 0 {
+		t.Fatalf("a filter admitting nothing returned %v", none)
+	}
+}
+
+func TestVectorUpsertReplacesAndRemoveForgets(t *testing.T) {
+	idx := NewVectorIndex(3)
+	idx.Upsert("a", []float32{1, 0, 0})
+	idx.Upsert("b", []float32{0, 1, 0})
+	idx.Upsert("c", []float32{0, 0, 1})
+	idx.Upsert("a", []float32{0, 0, 5}) // a now points where c does
+	if idx.Len() != 3 {
+		t.Fatalf("Len = %d after replacing, want 3", idx.Len())
+	}
+	got := idx.Search(context.Background(), []float32{0, 0, 1}, 2, nil)
+	if len(got) != 2 || got[0].ID != "a" || got[1].ID != "c" || got[0].Score < 0.9999 {
+		t.Fatalf("got %v, want a and c (tie broken by id) at cosine 1", got)
+	}
+	idx.Remove("a")
+	idx.Remove("a")
+	idx.Remove("missing")
+	if idx.Len() != 2 || idx.Has("a") {
+		t.Fatalf("after remove: Len %d, Has(a) %v", idx.Len(), idx.Has("a"))
+	}
+	got = idx.Search(context.Background(), []float32{0, 0, 1}, 5, nil)
+	if len(got) != 2 || got[0].ID != "c" {
+		t.Fatalf("after remove got %v, want c first and no a", got)
+	}
+	idx.Remove("b")
+	idx.Remove("c")
+	if got := idx.Search(context.Background(), []float32{0, 0, 1}, 5, nil); len(got) != 0 {
+		t.Fatalf("empty index returned %v", got)
+	}
+}
+
+func TestVectorInt8AgreesWithFloat32(t *testing.T) {
+	ids, vecs := randomVectors(20000, 64, 3)
+	f := NewVectorIndex(64)
+	q8 := NewVectorIndex(64, WithInt8())
+	for i := range ids {
+		f.Upsert(ids[i], vecs[i])
+		q8.Upsert(ids[i], vecs[i])
+	}
+	_, qs := randomVectors(50, 64, 11)
+	agree, total := 0, 0
+	for _, q := range qs {
+		a := f.Search(context.Background(), q, 10, nil)
+		b := q8.Search(context.Background(), q, 10, nil)
+		set := map[string]bool{}
+		for _, s := range a {
+			set[s.ID] = true
+		}
+		for _, s := range b {
+			if set[s.ID] {
+				agree++
+			}
+		}
+		total += len(a)
+		if d := a[0].Score - b[0].Score; d > 0.02 || d < -0.02 {
+			t.Errorf("int8 score %v far from float32 %v", b[0].Score, a[0].Score)
+		}
+	}
+	// random Gaussian vectors are the hard case (scores crowd together); real
+	// embeddings agree more, see the eval package
+	if ratio := float64(agree) / float64(total); ratio < 0.8 {
+		t.Errorf("int8 recall@10 against float32 = %.3f, want >= 0.8", ratio)
+	}
+}
+
+func TestVectorConcurrentUse(t *testing.T) {
+	ids, vecs := randomVectors(6000, 16, 5)
+	idx := NewVectorIndex(16, WithInt8())
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(ids); i += 4 {
+				idx.Upsert(ids[i], vecs[i])
+				if i%10 == 0 {
+					idx.Remove(ids[i])
+				}
+			}
+		}()
+	}
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				res := idx.Search(context.Background(), vecs[i], 5, func(string) bool { return true })
+				for _, r := range res {
+					if r.ID == "" {
+						t.Error("empty id in results")
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if want := len(ids) - len(ids)/10; idx.Len() != want {
+		t.Errorf("Len = %d, want %d", idx.Len(), want)
+	}
+}
+
+func TestVectorSearchCancelled(t *testing.T) {
+	ids, vecs := randomVectors(100, 8, 1)
+	idx := NewVectorIndex(8)
+	for i := range ids {
+		idx.Upsert(ids[i], vecs[i])
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if got := idx.Search(ctx, vecs[0], 3, nil); got != nil {
+		t.Errorf("cancelled search returned %v", got)
+	}
+}
+
+func TestVectorZeroQueryAndEdgeK(t *testing.T) {
+	idx := NewVectorIndex(2)
+	idx.Upsert("a", []float32{1, 0})
+	if got := idx.Search(context.Background(), []float32{0, 0}, 3, nil); len(got) != 1 || got[0].Score != 0 {
+		t.Errorf("zero query: got %v, want a at score 0", got)
+	}
+	if got := idx.Search(context.Background(), []float32{1, 0}, 0, nil); len(got) != 0 {
+		t.Errorf("k=0 returned %v", got)
+	}
+}
