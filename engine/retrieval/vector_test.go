@@ -90,7 +90,9 @@ func TestVectorSearchAppliesFilterInside(t *testing.T) {
 		idx.Upsert(ids[i], vecs[i])
 	}
 	// admit one id in 97: a post-filter of the unfiltered top 10 would find almost none
-	admit := func(id string) bool { return id[len(id)-2:] == "97" || strings.HasSuffix(id, "0") && id[len(id)-3] == '5' }
+	admit := func(id string) bool {
+		return id[len(id)-2:] == "97" || strings.HasSuffix(id, "0") && id[len(id)-3] == '5'
+	}
 	q := vecs[123]
 	got := idx.Search(context.Background(), q, 10, admit)
 	want := bruteForce(ids, vecs, q, 10, admit)
