@@ -1,0 +1,156 @@
+package index
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	bolt "go.etcd.io/bbolt"
+
+	"mnemo/contract"
+)
+
+// Doc is what the index holds for one record.
+type Doc struct {
+	ID         string
+	Kind       contract.ItemKind
+	Text       string // contract render_text
+	Meta       contract.MemoryMeta
+	Status     contract.Status // empty reads as active
+	Confidence *float32
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	ExpiresAt  *time.Time
+}
+
+// Scored is one keyword hit.
+type Scored struct {
+	ID    string
+	Score float64
+}
+
+// Index is a Bleve scorch index of the store's records. It is safe for
+// concurrent use; Apply calls are expected from one writer at a time (the
+// engine's write lock), reads may run alongside.
+type Index struct {
+	dir          string
+	idx          bleve.Index
+	build        *builder
+	needsRebuild bool
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// lockTimeout bounds the wait for scorch's own root file lock, so a second
+// process fails instead of hanging (the bbolt record is locked first anyway).
+const lockTimeout = "1s"
+
+func runtimeConfig() map[string]interface{} {
+	return map[string]interface{}{"bolt_timeout": lockTimeout}
+}
+
+// Open opens or creates the scorch index at dir. An index that is missing,
+// unreadable or built with another mapping version is replaced by a fresh
+// empty one, and NeedsRebuild reports true so the engine refills it from the
+// record.
+func Open(dir string) (*Index, error) {
+	im, err := newMapping()
+	if err != nil {
+		return nil, fmt.Errorf("index mapping: %w", err)
+	}
+	b, err := newBuilder(im)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := bleve.OpenUsing(dir, runtimeConfig())
+	if err == nil {
+		version, verr := idx.GetInternal(keyMappingVersion)
+		if verr == nil && string(version) == MappingVersion {
+			return &Index{dir: dir, idx: idx, build: b}, nil
+		}
+		if cerr := idx.Close(); cerr != nil {
+			return nil, fmt.Errorf("close outdated index %s: %w", dir, cerr)
+		}
+	} else if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("index %s is in use by another process: %w", dir, err)
+	}
+	// Missing, corrupt or outdated: the record can rebuild it, so start over.
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("remove unusable index %s: %w", dir, err)
+	}
+	idx, err = bleve.NewUsing(dir, im, scorch.Name, scorch.Name, runtimeConfig())
+	if err != nil {
+		return nil, fmt.Errorf("create index %s: %w", dir, err)
+	}
+	if err := idx.SetInternal(keyMappingVersion, []byte(MappingVersion)); err != nil {
+		_ = idx.Close()
+		return nil, fmt.Errorf("mark index %s: %w", dir, err)
+	}
+	return &Index{dir: dir, idx: idx, build: b, needsRebuild: true}, nil
+}
+
+// NeedsRebuild tells whether Open started a fresh index that the engine must
+// refill from the record.
+func (ix *Index) NeedsRebuild() bool { return ix.needsRebuild }
+
+// AppliedSeq is the store sequence number of the last batch applied, 0 when none.
+func (ix *Index) AppliedSeq() (uint64, error) {
+	v, err := ix.idx.GetInternal(keyAppliedSeq)
+	if err != nil {
+		return 0, fmt.Errorf("read applied_seq: %w", err)
+	}
+	if len(v) == 0 {
+		return 0, nil
+	}
+	if len(v) != 8 {
+		return 0, fmt.Errorf("applied_seq holds %d bytes, want 8", len(v))
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+// Apply writes one Bleve batch: the deletes, then the upserts (so an id in
+// both lists ends up indexed), and applied_seq = appliedSeq, all or nothing.
+// It returns once the batch is persisted.
+func (ix *Index) Apply(docs []Doc, deletes []string, appliedSeq uint64) error {
+	batch := ix.idx.NewBatch()
+	for _, id := range deletes {
+		batch.Delete(id)
+	}
+	for i := range docs {
+		doc, err := ix.build.document(docs[i])
+		if err != nil {
+			return fmt.Errorf("index record %s: %w", docs[i].ID, err)
+		}
+		if err := batch.IndexAdvanced(doc); err != nil {
+			return fmt.Errorf("index record %s: %w", docs[i].ID, err)
+		}
+	}
+	var seq [8]byte
+	binary.BigEndian.PutUint64(seq[:], appliedSeq)
+	batch.SetInternal(keyAppliedSeq, seq[:])
+	if err := ix.idx.Batch(batch); err != nil {
+		return fmt.Errorf("apply index batch: %w", err)
+	}
+	return nil
+}
+
+// DocCount is the number of documents in the index.
+func (ix *Index) DocCount() (uint64, error) {
+	n, err := ix.idx.DocCount()
+	if err != nil {
+		return 0, fmt.Errorf("count index documents: %w", err)
+	}
+	return n, nil
+}
+
+// Close closes the index; later calls return the first result.
+func (ix *Index) Close() error {
+	ix.closeOnce.Do(func() { ix.closeErr = ix.idx.Close() })
+	return ix.closeErr
+}

@@ -1,0 +1,311 @@
+package index
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"mnemo/contract"
+)
+
+func openTemp(t testing.TB) (*Index, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "index")
+	ix, err := Open(dir)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = ix.Close() })
+	return ix, dir
+}
+
+func doc(id, text string) Doc {
+	return Doc{ID: id, Kind: contract.KindDocument, Text: text, Status: contract.StatusActive,
+		CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), UpdatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+}
+
+func ids(hits []Scored) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.ID
+	}
+	return out
+}
+
+func TestFreshIndexNeedsRebuildAndReopenKeepsAppliedSeq(t *testing.T) {
+	ctx := context.Background()
+	ix, dir := openTemp(t)
+	if !ix.NeedsRebuild() {
+		t.Fatal("a newly created index must ask for a rebuild")
+	}
+	if seq, err := ix.AppliedSeq(); err != nil || seq != 0 {
+		t.Fatalf("AppliedSeq of a fresh index = %d, %v; want 0", seq, err)
+	}
+	if err := ix.Apply([]Doc{doc("a", "alpha"), doc("b", "beta"), doc("c", "gamma")}, nil, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Apply(nil, []string{"b"}, 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	again, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if again.NeedsRebuild() {
+		t.Fatal("reopening a good index must not ask for a rebuild")
+	}
+	if seq, err := again.AppliedSeq(); err != nil || seq != 4 {
+		t.Fatalf("AppliedSeq after reopen = %d, %v; want 4", seq, err)
+	}
+	if n, err := again.DocCount(); err != nil || n != 2 {
+		t.Fatalf("DocCount after reopen = %d, %v; want 2", n, err)
+	}
+	hits, total, err := again.Keyword(ctx, "beta alpha", contract.MetaFilter{}, false, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != 1 || !slices.Equal(ids(hits), []string{"a"}) {
+		t.Fatalf("deleted doc still searchable: %v total %d", ids(hits), total)
+	}
+}
+
+func TestDeleteAndUpsertOfSameIDInOneBatchKeepsTheUpsert(t *testing.T) {
+	ix, _ := openTemp(t)
+	if err := ix.Apply([]Doc{doc("a", "old words")}, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Apply([]Doc{doc("a", "new words")}, []string{"a"}, 2); err != nil {
+		t.Fatal(err)
+	}
+	hits, _, err := ix.Keyword(context.Background(), "new", contract.MetaFilter{}, false, 0, 10)
+	if err != nil || !slices.Equal(ids(hits), []string{"a"}) {
+		t.Fatalf("hits %v, %v; want [a]", ids(hits), err)
+	}
+	hits, _, _ = ix.Keyword(context.Background(), "old", contract.MetaFilter{}, false, 0, 10)
+	if len(hits) != 0 {
+		t.Fatalf("the replaced text is still indexed: %v", ids(hits))
+	}
+}
+
+func TestMappingVersionMismatchStartsEmpty(t *testing.T) {
+	ix, dir := openTemp(t)
+	if err := ix.Apply([]Doc{doc("a", "alpha")}, nil, 7); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.idx.SetInternal(keyMappingVersion, []byte("mnemo-index-0")); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	assertFreshAndEmpty(t, again)
+}
+
+func TestCorruptIndexStartsEmpty(t *testing.T) {
+	for name, corrupt := range map[string]func(t *testing.T, dir string){
+		"garbage meta": func(t *testing.T, dir string) {
+			if err := os.WriteFile(filepath.Join(dir, "index_meta.json"), []byte("{not json"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"garbage root": func(t *testing.T, dir string) {
+			if err := os.WriteFile(filepath.Join(dir, "store", "root.bolt"), []byte("not a bolt file at all, just words"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"plain file": func(t *testing.T, dir string) {
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(dir, []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ix, dir := openTemp(t)
+			if err := ix.Apply([]Doc{doc("a", "alpha")}, nil, 7); err != nil {
+				t.Fatal(err)
+			}
+			if err := ix.Close(); err != nil {
+				t.Fatal(err)
+			}
+			corrupt(t, dir)
+			again, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer again.Close()
+			assertFreshAndEmpty(t, again)
+		})
+	}
+}
+
+func assertFreshAndEmpty(t *testing.T, ix *Index) {
+	t.Helper()
+	if !ix.NeedsRebuild() {
+		t.Fatal("NeedsRebuild() = false; want true")
+	}
+	if n, err := ix.DocCount(); err != nil || n != 0 {
+		t.Fatalf("DocCount = %d, %v; want 0", n, err)
+	}
+	if seq, err := ix.AppliedSeq(); err != nil || seq != 0 {
+		t.Fatalf("AppliedSeq = %d, %v; want 0", seq, err)
+	}
+}
+
+func TestBM25RanksTheRareTermFirst(t *testing.T) {
+	ix, _ := openTemp(t)
+	var docs []Doc
+	for i := range 20 {
+		docs = append(docs, doc(string(rune('a'+i))+"-common", "the meeting notes about the project plan"))
+	}
+	docs = append(docs, doc("z-rare", "the meeting notes mention the zeppelin once"))
+	if err := ix.Apply(docs, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	hits, total, err := ix.Keyword(context.Background(), "meeting zeppelin", contract.MetaFilter{}, false, 0, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != 21 {
+		t.Fatalf("total = %d; want 21 (every doc holds `meeting`)", total)
+	}
+	if hits[0].ID != "z-rare" || !(hits[0].Score > hits[1].Score) {
+		t.Fatalf("hits %+v; want z-rare first with a higher score", hits)
+	}
+	// Equal scores page by id.
+	if hits[1].ID != "a-common" || hits[2].ID != "b-common" {
+		t.Fatalf("ties not broken by id: %v", ids(hits))
+	}
+	page2, _, err := ix.Keyword(context.Background(), "meeting zeppelin", contract.MetaFilter{}, false, 3, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ids(page2), []string{"c-common", "d-common", "e-common"}) {
+		t.Fatalf("page 2 = %v", ids(page2))
+	}
+}
+
+func TestFilterTermsDoNotChangeScores(t *testing.T) {
+	ix, _ := openTemp(t)
+	a := doc("a", "river stone")
+	a.Meta.Tags = []string{"x"}
+	b := doc("b", "river stone river")
+	b.Meta.Tags = []string{"x", "y"}
+	if err := ix.Apply([]Doc{a, b}, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	plain, _, err := ix.Keyword(context.Background(), "river", contract.MetaFilter{}, false, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	filtered, _, err := ix.Keyword(context.Background(), "river", contract.MetaFilter{TagsAny: []string{"x", "y"}}, false, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(plain, filtered) {
+		t.Fatalf("a filter changed the ranking: %+v vs %+v", plain, filtered)
+	}
+}
+
+func TestUnicodeTextIsSearchable(t *testing.T) {
+	ix, _ := openTemp(t)
+	docs := []Doc{
+		doc("cyr", "Большой ЖУК сидит на траве"),
+		doc("de", "Die Straße in München ist schön"),
+		doc("ja", "東京 の 天気 は 晴れ"),
+		doc("fr", "Café crème à la française"),
+		doc("plain", "nothing special here"),
+	}
+	if err := ix.Apply(docs, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ query, want string }{
+		{"жук", "cyr"},
+		{"ЖУК", "cyr"},
+		{"müNCHEN", "de"},
+		{"munchen", "de"},
+		{"東京", "ja"},
+		{"晴れ", "ja"},
+		{"cafe", "fr"},
+		{"CRÈME", "fr"},
+	} {
+		hits, _, err := ix.Keyword(context.Background(), tc.query, contract.MetaFilter{}, false, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(ids(hits), []string{tc.want}) {
+			t.Errorf("Keyword(%q) = %v; want [%s]", tc.query, ids(hits), tc.want)
+		}
+	}
+}
+
+func TestRankedReadsSeeOnlyActiveRecords(t *testing.T) {
+	ix, _ := openTemp(t)
+	cand := doc("cand", "shared word")
+	cand.Status = contract.StatusCandidate
+	old := doc("old", "shared word")
+	old.Status = contract.StatusSuperseded
+	unset := doc("unset", "shared word")
+	unset.Status = ""
+	if err := ix.Apply([]Doc{doc("act", "shared word"), cand, old, unset}, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	hits, _, _ := ix.Keyword(ctx, "shared", contract.MetaFilter{}, true, 0, 10)
+	if !slices.Equal(ids(hits), []string{"act", "unset"}) {
+		t.Fatalf("ranked hits %v; want [act unset]", ids(hits))
+	}
+	hits, _, _ = ix.Keyword(ctx, "shared", contract.MetaFilter{}, false, 0, 10)
+	if len(hits) != 4 {
+		t.Fatalf("unranked hits %v; want all four", ids(hits))
+	}
+	hits, _, _ = ix.Keyword(ctx, "shared", contract.MetaFilter{Statuses: []contract.Status{contract.StatusCandidate}}, true, 0, 10)
+	if !slices.Equal(ids(hits), []string{"cand"}) {
+		t.Fatalf("statuses=[candidate] hits %v; want [cand]", ids(hits))
+	}
+	counts, total, missing, err := ix.Facet(ctx, contract.MetaFilter{}, contract.FacetStatus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != 4 || missing != 0 || counts["active"] != 2 || counts["candidate"] != 1 || counts["superseded"] != 1 {
+		t.Fatalf("status facet %v total %d missing %d", counts, total, missing)
+	}
+}
+
+func TestQueryWithoutTermsMatchesNothing(t *testing.T) {
+	ix, _ := openTemp(t)
+	if err := ix.Apply([]Doc{doc("a", "alpha")}, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	hits, total, err := ix.Keyword(context.Background(), " ,.; ", contract.MetaFilter{}, false, 0, 10)
+	if err != nil || total != 0 || len(hits) != 0 {
+		t.Fatalf("punctuation query = %v, %d, %v; want nothing", ids(hits), total, err)
+	}
+}
+
+func TestCancelledContextStopsSearch(t *testing.T) {
+	ix, _ := openTemp(t)
+	if err := ix.Apply([]Doc{doc("a", "alpha")}, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := ix.Keyword(ctx, "alpha", contract.MetaFilter{}, false, 0, 10); err == nil {
+		t.Fatal("a cancelled context must fail the search")
+	}
+}

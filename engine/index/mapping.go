@@ -1,0 +1,345 @@
+package index
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	_ "github.com/blevesearch/bleve/v2/analysis/analyzer/custom"  // registers the custom analyzer type
+	_ "github.com/blevesearch/bleve/v2/analysis/analyzer/keyword" // the keyword field mapping's analyzer
+	"github.com/blevesearch/bleve/v2/analysis/char/asciifolding"
+	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+	"github.com/blevesearch/bleve/v2/document"
+	"github.com/blevesearch/bleve/v2/mapping"
+	bleveindex "github.com/blevesearch/bleve_index_api"
+
+	"mnemo/contract"
+)
+
+// MappingVersion names the field layout below. Change it whenever a field, an
+// analyzer or a term encoding changes: an index carrying another version is
+// discarded and rebuilt from the record.
+const MappingVersion = "mnemo-index-3"
+
+// Field names. Keyword fields hold one exact term per value (no analysis);
+// the derived fields exist so every MetaFilter form is a term lookup.
+const (
+	fieldText      = "text"
+	fieldKind      = "kind"
+	fieldSource    = "source"
+	fieldSourceID  = "source_id"
+	fieldWorkspace = "workspace"
+	fieldFolder    = "folder"
+	fieldFilePath  = "file_path"
+	fieldLanguage  = "language"
+	fieldRepo      = "repo"
+	fieldCommit    = "commit"
+	fieldURL       = "url"
+	fieldThreadID  = "thread_id"
+	fieldAgentID   = "agent_id"
+	fieldToolCall  = "tool_call"
+	fieldTag       = "tag"
+	fieldNS        = "ns"
+	fieldStatus    = "status"
+	fieldTurns     = "turns"
+
+	// fieldNSSub holds, for a record at namespace N, every proper ancestor P
+	// of N such that no segment of N below P is a service sandbox: the
+	// `descendants` form of a reach at P is then the single term P.
+	fieldNSSub = "ns_sub"
+	// fieldFolderPrefix and fieldFilePathPrefix hold every `/`-boundary
+	// prefix of the value (see pathPrefixes).
+	fieldFolderPrefix   = "folder_pfx"
+	fieldFilePathPrefix = "file_path_pfx"
+
+	fieldObservedAt = "observed_at"
+	// fieldObservedFar holds observed_at as an order-preserving hex term
+	// for instants a Bleve date (int64 nanoseconds) cannot represent.
+	fieldObservedFar = "observed_far"
+	fieldCreatedAt   = "created_at"
+	fieldUpdatedAt   = "updated_at"
+	fieldExpiresAt   = "expires_at"
+	fieldConfidence  = "confidence"
+)
+
+// Internal keys stored beside the documents.
+var (
+	keyAppliedSeq     = []byte("applied_seq")
+	keyMappingVersion = []byte("mapping_version")
+)
+
+const textAnalyzer = "mnemo_text"
+
+// keywordFields are the exact-term fields with doc values (facets, filters, sorts).
+var keywordFields = []string{fieldKind, fieldSource, fieldSourceID, fieldWorkspace, fieldFolder,
+	fieldFilePath, fieldLanguage, fieldRepo, fieldCommit, fieldURL, fieldThreadID, fieldAgentID,
+	fieldToolCall, fieldTag, fieldNS, fieldStatus, fieldTurns}
+
+// derivedFields are exact-term fields used only for lookups.
+var derivedFields = []string{fieldNSSub, fieldFolderPrefix, fieldFilePathPrefix, fieldObservedFar}
+
+var dateFields = []string{fieldObservedAt, fieldCreatedAt, fieldUpdatedAt, fieldExpiresAt}
+
+const (
+	textOptions    = bleveindex.IndexField
+	keywordOptions = bleveindex.IndexField | bleveindex.DocValues | bleveindex.SkipFreqNorm
+	derivedOptions = bleveindex.IndexField | bleveindex.SkipFreqNorm
+	dateOptions    = bleveindex.IndexField | bleveindex.DocValues | bleveindex.SkipFreqNorm
+)
+
+// newMapping builds the explicit mapping: dynamic mapping is off, so a field
+// not listed here is never indexed, and BM25 scores the text field.
+func newMapping() (*mapping.IndexMappingImpl, error) {
+	im := mapping.NewIndexMapping()
+	im.ScoringModel = bleveindex.BM25Scoring
+	im.IndexDynamic = false
+	im.StoreDynamic = false
+	im.DocValuesDynamic = false
+	err := im.AddCustomAnalyzer(textAnalyzer, map[string]interface{}{
+		"type":          "custom",
+		"char_filters":  []string{asciifolding.Name},
+		"tokenizer":     unicode.Name,
+		"token_filters": []string{lowercase.Name},
+	})
+	if err != nil {
+		return nil, err
+	}
+	im.DefaultAnalyzer = textAnalyzer
+	im.DefaultField = fieldText
+
+	dm := mapping.NewDocumentStaticMapping()
+	text := mapping.NewTextFieldMapping()
+	text.Analyzer = textAnalyzer
+	text.Store = false
+	text.IncludeTermVectors = false
+	text.IncludeInAll = false
+	text.DocValues = false
+	dm.AddFieldMappingsAt(fieldText, text)
+	for _, name := range keywordFields {
+		fm := mapping.NewKeywordFieldMapping()
+		fm.Store = false
+		fm.IncludeTermVectors = false
+		fm.IncludeInAll = false
+		fm.DocValues = true
+		fm.SkipFreqNorm = true
+		dm.AddFieldMappingsAt(name, fm)
+	}
+	for _, name := range derivedFields {
+		fm := mapping.NewKeywordFieldMapping()
+		fm.Store = false
+		fm.IncludeTermVectors = false
+		fm.IncludeInAll = false
+		fm.DocValues = false
+		fm.SkipFreqNorm = true
+		dm.AddFieldMappingsAt(name, fm)
+	}
+	for _, name := range dateFields {
+		fm := mapping.NewDateTimeFieldMapping()
+		fm.Store = false
+		fm.IncludeInAll = false
+		fm.DocValues = true
+		dm.AddFieldMappingsAt(name, fm)
+	}
+	conf := mapping.NewNumericFieldMapping()
+	conf.Store = false
+	conf.IncludeInAll = false
+	conf.DocValues = true
+	dm.AddFieldMappingsAt(fieldConfidence, conf)
+
+	im.DefaultMapping = dm
+	im.TypeMapping = map[string]*mapping.DocumentMapping{}
+	if err := im.Validate(); err != nil {
+		return nil, err
+	}
+	return im, nil
+}
+
+// builder turns Docs into Bleve documents directly, skipping the mapping's
+// reflection walk (the field table above is the mapping's single source).
+type builder struct {
+	text analysis.Analyzer
+}
+
+func newBuilder(im *mapping.IndexMappingImpl) (*builder, error) {
+	a := im.AnalyzerNamed(textAnalyzer)
+	if a == nil {
+		return nil, fmt.Errorf("index mapping lacks analyzer %s", textAnalyzer)
+	}
+	return &builder{text: a}, nil
+}
+
+func (b *builder) document(d Doc) (*document.Document, error) {
+	doc := document.NewDocument(d.ID)
+	doc.AddField(document.NewTextFieldCustom(fieldText, nil, []byte(d.Text), textOptions, b.text))
+	keyword := func(name, value string) {
+		doc.AddField(document.NewTextFieldCustom(name, nil, []byte(value), keywordOptions, nil))
+	}
+	derived := func(name, value string) {
+		doc.AddField(document.NewTextFieldCustom(name, nil, []byte(value), derivedOptions, nil))
+	}
+	optional := func(name string, value *string) {
+		if value != nil {
+			keyword(name, *value)
+		}
+	}
+	m := &d.Meta
+	keyword(fieldKind, string(d.Kind))
+	keyword(fieldSource, string(m.SourceKindOf()))
+	optional(fieldSourceID, m.Source.ID)
+	optional(fieldWorkspace, m.Workspace)
+	optional(fieldLanguage, m.Language)
+	optional(fieldRepo, m.Repo)
+	optional(fieldCommit, m.Commit)
+	optional(fieldURL, m.URL)
+	optional(fieldThreadID, m.ThreadID)
+	optional(fieldAgentID, m.AgentID)
+	if m.Folder != nil {
+		keyword(fieldFolder, *m.Folder)
+		for _, p := range pathPrefixes(*m.Folder) {
+			derived(fieldFolderPrefix, p)
+		}
+	}
+	if m.FilePath != nil {
+		keyword(fieldFilePath, *m.FilePath)
+		for _, p := range pathPrefixes(*m.FilePath) {
+			derived(fieldFilePathPrefix, p)
+		}
+	}
+	if m.ToolCall != nil {
+		keyword(fieldToolCall, m.ToolCall.Name)
+	}
+	if m.Turns != nil {
+		keyword(fieldTurns, turnsTerm(*m.Turns))
+	}
+	for _, tag := range distinct(m.Tags) {
+		keyword(fieldTag, tag)
+	}
+	keyword(fieldNS, m.Namespace.String())
+	for _, p := range subtreeAnchors(m.Namespace) {
+		derived(fieldNSSub, p)
+	}
+	keyword(fieldStatus, string(statusOf(d.Status)))
+
+	if m.ObservedAt != nil {
+		if representable(*m.ObservedAt) {
+			if err := addDate(doc, fieldObservedAt, *m.ObservedAt); err != nil {
+				return nil, err
+			}
+		} else {
+			derived(fieldObservedFar, farTerm(*m.ObservedAt))
+		}
+	}
+	for _, dt := range []struct {
+		name string
+		at   *time.Time
+	}{{fieldCreatedAt, &d.CreatedAt}, {fieldUpdatedAt, &d.UpdatedAt}, {fieldExpiresAt, d.ExpiresAt}} {
+		if dt.at != nil && !dt.at.IsZero() && representable(*dt.at) {
+			if err := addDate(doc, dt.name, *dt.at); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if d.Confidence != nil {
+		doc.AddField(document.NewNumericFieldWithIndexingOptions(fieldConfidence, nil, float64(*d.Confidence), dateOptions))
+	}
+	return doc, nil
+}
+
+func addDate(doc *document.Document, name string, at time.Time) error {
+	f, err := document.NewDateTimeFieldWithIndexingOptions(name, nil, at, time.RFC3339Nano, dateOptions)
+	if err != nil {
+		return err
+	}
+	doc.AddField(f)
+	return nil
+}
+
+// statusOf reads an unset status as active, the record default.
+func statusOf(s contract.Status) contract.Status {
+	if s == "" {
+		return contract.StatusActive
+	}
+	return s
+}
+
+func turnsTerm(t contract.TurnRange) string {
+	return strconv.FormatUint(uint64(t.First), 10) + "-" + strconv.FormatUint(uint64(t.Last), 10)
+}
+
+func distinct(values []string) []string {
+	if len(values) < 2 {
+		return values
+	}
+	out := make([]string, 0, len(values))
+	for _, v := range values {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// pathPrefixes lists the terms a held folder or file path answers to as a
+// base: the value itself and every prefix that ends just before a `/`.
+// contract.PathMatch admits a held value for a wanted path when the held
+// value equals it, or when it starts with base (the wanted path without
+// trailing slashes) followed by `/` or its end, which is exactly "base is one
+// of these prefixes". Every term carries a leading marker so the empty
+// prefix of an absolute path is a real term.
+func pathPrefixes(held string) []string {
+	out := []string{prefixTerm(held)}
+	for i := 0; i < len(held); i++ {
+		if held[i] == '/' {
+			p := prefixTerm(held[:i])
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func prefixTerm(base string) string { return ">" + base }
+
+// subtreeAnchors lists the proper ancestors P of ns from which a
+// descendants reach admits ns: no segment of ns below P is a service sandbox.
+func subtreeAnchors(ns contract.Namespace) []string {
+	segs := ns.Segments()
+	var out []string
+	for depth := len(segs) - 1; depth >= 0; depth-- {
+		if segs[depth].Kind == contract.SegService {
+			break
+		}
+		anchor, err := contract.NewNamespace(segs[:depth]...)
+		if err != nil {
+			break
+		}
+		out = append(out, anchor.String())
+	}
+	return out
+}
+
+// Bleve dates are int64 nanoseconds since the epoch, and its date range
+// queries accept only instants in [dateMin, dateMax]; observed_at outside that
+// span goes to fieldObservedFar instead.
+var (
+	dateMin = time.Date(1677, 12, 1, 0, 0, 0, 0, time.UTC)
+	dateMax = time.Date(2262, 4, 11, 11, 59, 59, 0, time.UTC)
+)
+
+func representable(t time.Time) bool {
+	return !t.Before(dateMin) && !t.After(dateMax)
+}
+
+// farTerm encodes an instant so that byte order is time order: the seconds
+// since the epoch biased to unsigned, then the nanoseconds, both big-endian hex.
+func farTerm(t time.Time) string {
+	var buf [12]byte
+	binary.BigEndian.PutUint64(buf[:8], uint64(t.Unix())^(1<<63))
+	binary.BigEndian.PutUint32(buf[8:], uint32(t.Nanosecond()))
+	return fmt.Sprintf("%x", buf[:])
+}

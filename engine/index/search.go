@@ -1,0 +1,101 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search/query"
+
+	"mnemo/contract"
+)
+
+// Keyword ranks the documents matching f by BM25 over their text for query
+// (every query term optional), best first with ties by id ascending so pages
+// are stable, and returns the page [offset, offset+size) and the number of
+// matching documents. ranked applies the statuses rule of fetch and recall
+// (only active records unless f names statuses). A query without a single
+// searchable term matches nothing.
+func (ix *Index) Keyword(ctx context.Context, q string, f contract.MetaFilter, ranked bool, offset, size int) ([]Scored, uint64, error) {
+	if offset < 0 || size < 0 {
+		return nil, 0, fmt.Errorf("keyword page [%d, +%d) is negative", offset, size)
+	}
+	match := query.NewMatchQuery(q)
+	match.SetField(fieldText)
+	match.Analyzer = textAnalyzer
+	match.SetOperator(query.MatchQueryOperatorOr)
+	bq := query.NewBooleanQuery([]query.Query{match}, nil, nil)
+	bq.AddFilter(filterQuery(f, ranked))
+
+	req := bleve.NewSearchRequestOptions(bq, size, offset, false)
+	req.SortBy([]string{"-_score", "_id"})
+	res, err := ix.idx.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, 0, fmt.Errorf("keyword search: %w", err)
+	}
+	out := make([]Scored, len(res.Hits))
+	for i, h := range res.Hits {
+		out[i] = Scored{ID: h.ID, Score: h.Score}
+	}
+	return out, res.Total, nil
+}
+
+// Count is the number of documents matching f (every status unless f names some).
+func (ix *Index) Count(ctx context.Context, f contract.MetaFilter) (uint64, error) {
+	req := bleve.NewSearchRequestOptions(filterQuery(f, false), 0, 0, false)
+	req.Score = "none"
+	res, err := ix.idx.SearchInContext(ctx, req)
+	if err != nil {
+		return 0, fmt.Errorf("count: %w", err)
+	}
+	return res.Total, nil
+}
+
+// facetFields maps each facet to its keyword field.
+var facetFields = map[contract.Facet]string{
+	contract.FacetKind:      fieldKind,
+	contract.FacetSource:    fieldSource,
+	contract.FacetSourceID:  fieldSourceID,
+	contract.FacetWorkspace: fieldWorkspace,
+	contract.FacetFolder:    fieldFolder,
+	contract.FacetFilePath:  fieldFilePath,
+	contract.FacetLanguage:  fieldLanguage,
+	contract.FacetRepo:      fieldRepo,
+	contract.FacetURL:       fieldURL,
+	contract.FacetThread:    fieldThreadID,
+	contract.FacetAgent:     fieldAgentID,
+	contract.FacetToolCall:  fieldToolCall,
+	contract.FacetTag:       fieldTag,
+	contract.FacetNamespace: fieldNS,
+	contract.FacetStatus:    fieldStatus,
+}
+
+const facetName = "facet"
+
+// Facet counts, exactly, the documents matching f per value of facet (a
+// document counts once per distinct tag), and reports the number of matching
+// documents and of those with no value for the facet.
+func (ix *Index) Facet(ctx context.Context, f contract.MetaFilter, facet contract.Facet) (map[string]uint64, uint64, uint64, error) {
+	field, ok := facetFields[facet]
+	if !ok {
+		return nil, 0, 0, contract.Invalid("`%s` is not a facet", facet)
+	}
+	req := bleve.NewSearchRequestOptions(filterQuery(f, false), 0, 0, false)
+	req.Score = "none"
+	// The builder keeps every term anyway; the size only trims the answer.
+	req.AddFacet(facetName, bleve.NewFacetRequest(field, math.MaxInt32))
+	res, err := ix.idx.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("facet %s: %w", facet, err)
+	}
+	counts := map[string]uint64{}
+	fr := res.Facets[facetName]
+	if fr == nil {
+		return counts, res.Total, res.Total, nil
+	}
+	for _, t := range fr.Terms.Terms() {
+		counts[t.Term] = uint64(t.Count)
+	}
+	return counts, res.Total, uint64(fr.Missing), nil
+}
