@@ -1,0 +1,57 @@
+// Package common holds what every part of the mnemo TUI shares within one
+// session: the engine, size, styles, keys, scope, clock and logger, plus the
+// messages panes use to talk to the shell. One Common exists per session, so
+// many SSH sessions can run in one process.
+package common
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"mnemo/contract"
+)
+
+// Common is the per-session kernel handed to every view by pointer. Only the
+// root model's Update changes it.
+type Common struct {
+	Ctx        context.Context
+	Engine     contract.Engine
+	Descriptor contract.Descriptor
+	StoreLabel string
+	Width      int
+	Height     int
+	Styles     Styles
+	Keys       KeyMap
+	Logger     *slog.Logger
+	Now        func() time.Time
+	ReadOnly   bool
+	Plain      bool
+	Scope      Scope
+	// ScopeGen increases with every scope change, so panes know when to reload.
+	ScopeGen int
+	// DataGen increases with every write the session makes (forget, undo, review,
+	// demo load), so panes reload what they show.
+	DataGen int
+	// Total is the number of records in the store (the header's count), -1 until known.
+	Total int
+}
+
+// Filter is the current scope's filter.
+func (c *Common) Filter() contract.MetaFilter { return c.Scope.MustFilter() }
+
+// Log returns the session logger (a discarding one when none was given).
+func (c *Common) Log() *slog.Logger {
+	if c.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.Logger
+}
+
+// Context returns the session context.
+func (c *Common) Context() context.Context {
+	if c.Ctx == nil {
+		return context.Background()
+	}
+	return c.Ctx
+}

@@ -1,0 +1,89 @@
+package common
+
+import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"mnemo/contract"
+)
+
+// OpenRecordMsg asks the shell to open a record in the detail view.
+type OpenRecordMsg struct {
+	ID string
+	// Record is what the caller already has (shown at once while the whole record loads).
+	Record *contract.Record
+}
+
+// NarrowMsg asks the shell to narrow the scope by one crumb.
+type NarrowMsg struct{ Crumb Crumb }
+
+// WidenMsg asks the shell to pop the last crumb.
+type WidenMsg struct{}
+
+// ToastMsg shows a transient message in the footer.
+type ToastMsg struct{ Text string }
+
+// ErrorMsg reports a failed operation: one line in the footer, the whole text on `!`.
+type ErrorMsg struct {
+	Op  string
+	Err error
+}
+
+// CopyMsg asks the shell to copy text to the clipboard (OSC52) and say what was copied.
+type CopyMsg struct {
+	Text string
+	What string
+}
+
+// ForgetTarget describes what a forget would remove, for the confirmation dialog.
+type ForgetTarget struct {
+	// IDs are the records to forget (one record or a selection), or nil for a scope.
+	IDs []string
+	// Title names the single record ("prefers tabs over spaces").
+	Title string
+	// Scope is the scope to forget when IDs is nil.
+	Scope *Scope
+	// Count is the exact number of records the forget removes.
+	Count int
+}
+
+// ForgetRequestMsg asks the shell to confirm and run a forget.
+type ForgetRequestMsg struct{ Target ForgetTarget }
+
+// DataChangedMsg tells every pane that the store changed (forget, undo, review,
+// demo load) and what it shows may be stale.
+type DataChangedMsg struct{}
+
+// UndoMsg asks the shell to undo the last forget of the session.
+type UndoMsg struct{}
+
+// ForgetScopeMsg asks the shell to count the current scope and confirm forgetting it.
+type ForgetScopeMsg struct{}
+
+// StatusMsg reports a background task for the footer's spinner; empty Label ends it.
+type StatusMsg struct {
+	Task  string
+	Label string
+}
+
+// SwitchViewMsg asks the shell to show another view.
+type SwitchViewMsg struct{ View string }
+
+// Pane is what every view implements for the shell. Views are pointers and
+// change in place; they never call the engine outside a tea.Cmd.
+type Pane interface {
+	Init() tea.Cmd
+	Update(msg tea.Msg) tea.Cmd
+	// View draws exactly the size last given to SetSize.
+	View() string
+	SetSize(width, height int)
+	// ShortHelp lists the keys that matter in the focused pane, most useful first.
+	ShortHelp() []key.Binding
+	// Capturing tells whether a text field has focus, so printable keys belong to it.
+	Capturing() bool
+	// Busy names the background task the view waits for, "" when idle.
+	Busy() string
+}
+
+// LoadDemoMsg asks the shell to load the built-in demo corpus.
+type LoadDemoMsg struct{}

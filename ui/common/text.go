@@ -1,0 +1,131 @@
+package common
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Fit cuts s to width cells (with an ellipsis) and pads it with spaces to exactly width.
+func Fit(s string, width int) string {
+	if width <= 0 {
+		return ""
+	}
+	w := ansi.StringWidth(s)
+	if w > width {
+		s = ansi.Truncate(s, width, "…")
+		w = ansi.StringWidth(s)
+	}
+	if w < width {
+		s += strings.Repeat(" ", width-w)
+	}
+	return s
+}
+
+// Cut cuts s to width cells with an ellipsis, without padding.
+func Cut(s string, width int) string {
+	if width <= 0 {
+		return ""
+	}
+	if ansi.StringWidth(s) <= width {
+		return s
+	}
+	return ansi.Truncate(s, width, "…")
+}
+
+// PadLeft right-aligns s in width cells.
+func PadLeft(s string, width int) string {
+	w := ansi.StringWidth(s)
+	if w >= width {
+		return Cut(s, width)
+	}
+	return strings.Repeat(" ", width-w) + s
+}
+
+// Width is the display width of s in cells, ANSI sequences excluded.
+func Width(s string) int { return ansi.StringWidth(s) }
+
+// OneLine turns text into a single line: the first non-blank line, tabs and
+// control characters replaced, so rows never break the layout.
+func OneLine(s string) string {
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		line = strings.TrimLeft(line, "# ")
+		return strings.Map(func(r rune) rune {
+			if r < 0x20 || r == 0x7f {
+				return ' '
+			}
+			return r
+		}, line)
+	}
+	return ""
+}
+
+// Thousands prints n with comma thousands separators: 12,408.
+func Thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// Ago prints how long before now t was, coarsely: "just now", "5m ago", "2d ago".
+func Ago(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d/time.Minute))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d/time.Hour))
+	case d < 60*24*time.Hour:
+		return fmt.Sprintf("%dd ago", int(d/(24*time.Hour)))
+	case d < 730*24*time.Hour:
+		return fmt.Sprintf("%dmo ago", int(d/(30*24*time.Hour)))
+	}
+	return fmt.Sprintf("%dy ago", int(d/(365*24*time.Hour)))
+}
+
+// ShortID is the first 8 hex digits of an id, enough to tell records apart on screen.
+func ShortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// Plural writes "1 record" or "3 records".
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return Thousands(n) + " " + many
+}
+
+// Wrap word-wraps s to width cells, breaking long words, keeping its newlines.
+func Wrap(s string, width int) string {
+	if width <= 0 {
+		return s
+	}
+	s = strings.ReplaceAll(s, "\t", "    ")
+	return ansi.Wrap(s, width, "")
+}
