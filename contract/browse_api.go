@@ -1,17 +1,19 @@
 package contract
 
-// This file pins the browse API other packages build on; browse_*.go implement it.
-// (The bodies here are placeholders until the browse implementation lands.)
+import (
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+)
 
-// ParseBrowseQuery reads a browse query from untyped JSON and validates it
-// fail-fast, in Dawn's check order with its messages adapted to our snake_case
-// field names (every error is an InvalidRequest with code invalid-query).
-func ParseBrowseQuery(data []byte) (BrowseQuery, error) {
-	return BrowseQuery{}, QueryErr("browse query parsing is being written")
-}
+// This file holds the browse API other packages build on; browse_*.go implement
+// the parsing, checks, matching and ordering behind it.
 
-// Validate checks a typed query with the same rules and messages as ParseBrowseQuery.
-func (q BrowseQuery) Validate() error { return QueryErr("browse query validation is being written") }
+// Validate checks a typed query with the same rules and messages as
+// ParseBrowseQuery (a Limit of 0 means the default; an empty Cursor means none).
+func (q BrowseQuery) Validate() error { return q.validate() }
 
 // EffectiveLimit is the limit, 50 when unset.
 func (q BrowseQuery) EffectiveLimit() int {
@@ -24,24 +26,25 @@ func (q BrowseQuery) EffectiveLimit() int {
 // Order returns the resolved sort keys (default updated_at desc), without the id tie-break.
 func (q BrowseQuery) Order() []SortKey {
 	if len(q.OrderBy) == 0 {
-		return []SortKey{{Field: "updated_at", Dir: "desc"}}
+		return []SortKey{{Field: BrowseFieldUpdatedAt, Dir: SortDesc}}
 	}
 	return q.OrderBy
 }
 
 // Identity is the canonical description of which records match and in which
-// order (every field but limit, offset and cursor); cursors bind its hash.
-func (q BrowseQuery) Identity() string { return "" }
+// order (every field but limit, offset and cursor); cursors bind its hash. Sets
+// are sorted, filters are canonical strings in sorted order, the order is the
+// resolved one (so an explicit `updated_at desc` equals no order), and the
+// MetaFilter appears as its JSON with sorted sets.
+func (q BrowseQuery) Identity() string { return q.identity() }
+
+// Fingerprint is the 8-hex FNV-1a of Identity, the `fp` a cursor carries.
+func (q BrowseQuery) Fingerprint() string { return fmt.Sprintf("%08x", FNV1a32([]byte(q.identity()))) }
 
 // Matches tells whether a record belongs to the query's set: the filter, the
 // status and kind shorthands, every browse filter, and expiry against now. The
 // cursor is not a clause here.
-func (q BrowseQuery) Matches(r *Record) bool { return false }
-
-// CompareRecords orders two records by the resolved order, then id ascending by
-// bytes. A record without a value for a sort field sorts after every record with
-// one, in either direction.
-func CompareRecords(order []SortKey, a, b *Record) int { return 0 }
+func (q BrowseQuery) Matches(r *Record) bool { return q.compile().matches(r) }
 
 // CursorPos is a decoded continuation: the last row's sort key (one entry per
 // order key: string, float64, or nil when the record had no value) and its id.
@@ -50,22 +53,81 @@ type CursorPos struct {
 	ID  string
 }
 
-// EncodeCursor returns the continuation after record last for query q.
-func EncodeCursor(q BrowseQuery, last *Record) string { return "" }
+// EncodeCursor returns the continuation after record last for query q:
+// base64url (no padding) of {"v":1,"fp":"<8 hex>","key":[...],"id":"..."}.
+func EncodeCursor(q BrowseQuery, last *Record) string {
+	buf := []byte(`{"v":`)
+	buf = strconv.AppendInt(buf, BrowseCursorVersion, 10)
+	buf = append(buf, `,"fp":`...)
+	buf = appendJSONString(buf, q.Fingerprint())
+	buf = append(buf, `,"key":[`...)
+	for i, k := range q.Order() {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendKeyValue(buf, k.Field, last)
+	}
+	buf = append(buf, `],"id":`...)
+	buf = appendJSONString(buf, last.ID)
+	buf = append(buf, '}')
+	return base64.RawURLEncoding.EncodeToString(buf)
+}
 
 // DecodeCursor checks q.Cursor against q and returns its position, or nil when q
 // has no cursor. Errors carry the continuation-invalid code.
-func (q BrowseQuery) DecodeCursor() (*CursorPos, error) { return nil, nil }
+func (q BrowseQuery) DecodeCursor() (*CursorPos, error) {
+	if q.Cursor == "" {
+		return nil, nil
+	}
+	return decodeCursor(q.Cursor, q.Fingerprint(), q.Order())
+}
 
 // After tells whether r sorts strictly after the cursor position under order.
-func (p CursorPos) After(order []SortKey, r *Record) bool { return false }
+func (p CursorPos) After(order []SortKey, r *Record) bool {
+	for i, k := range order {
+		var v any
+		if i < len(p.Key) {
+			v = p.Key[i]
+		}
+		if c := compareVals(k.Field, k.Dir, recordVal(k.Field, r), keyVal(k.Field, v)); c != 0 {
+			return c > 0
+		}
+	}
+	return r.ID > p.ID
+}
 
 // BrowseSlice answers q over a snapshot of records (any order): validation,
 // matching, sorting, cursor or offset, limit, exact total and continuation. The
 // reference engine uses it, and engine tests use it as the oracle.
 func BrowseSlice(q BrowseQuery, records []Record) (BrowsePage, error) {
-	return BrowsePage{}, QueryErr("browse is being written")
+	if err := q.Validate(); err != nil {
+		return BrowsePage{}, err
+	}
+	pos, err := q.DecodeCursor()
+	if err != nil {
+		return BrowsePage{}, err
+	}
+	m := q.compile()
+	matched := make([]*Record, 0, len(records))
+	for i := range records {
+		if m.matches(&records[i]) {
+			matched = append(matched, &records[i])
+		}
+	}
+	order := q.Order()
+	slices.SortFunc(matched, func(a, b *Record) int { return CompareRecords(order, a, b) })
+	start := min(q.Offset, len(matched))
+	if pos != nil {
+		start = sort.Search(len(matched), func(i int) bool { return pos.After(order, matched[i]) })
+	}
+	limit := q.EffectiveLimit()
+	end := min(start+limit, len(matched))
+	page := BrowsePage{Records: make([]Record, 0, end-start), Total: len(matched)}
+	for _, r := range matched[start:end] {
+		page.Records = append(page.Records, *r)
+	}
+	if len(page.Records) == limit {
+		page.Continuation = Ptr(EncodeCursor(q, &page.Records[len(page.Records)-1]))
+	}
+	return page, nil
 }
-
-// FoldCase folds s with Unicode simple case folding, for content filters.
-func FoldCase(s string) string { return s }

@@ -1,0 +1,383 @@
+package contract
+
+import (
+	"cmp"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// sortVal is one record's value for a sort or filter field. Times are UTC
+// milliseconds (the wire precision, so a record sorts the same after a JSON
+// round trip); confidence is compared as the f32 it is stored as.
+type sortVal struct {
+	ok bool
+	ms int64
+	f  float32
+	s  string
+}
+
+func millis(t time.Time) int64 { return t.UnixMilli() }
+
+// recordVal reads a field of r; ok is false when the record has no value
+// (confidence on a document or conversation, observed_at unset).
+func recordVal(field string, r *Record) sortVal {
+	switch field {
+	case BrowseFieldUpdatedAt:
+		return sortVal{ok: true, ms: millis(r.UpdatedAt)}
+	case BrowseFieldCreatedAt:
+		return sortVal{ok: true, ms: millis(r.CreatedAt)}
+	case BrowseFieldObservedAt:
+		if r.Meta.ObservedAt == nil {
+			return sortVal{}
+		}
+		return sortVal{ok: true, ms: millis(*r.Meta.ObservedAt)}
+	case BrowseFieldConfidence:
+		if r.Confidence == nil {
+			return sortVal{}
+		}
+		return sortVal{ok: true, f: float32(*r.Confidence)}
+	case BrowseFieldNamespace:
+		return sortVal{ok: true, s: r.Meta.Namespace.String()}
+	case BrowseFieldKind:
+		return sortVal{ok: true, s: string(r.Kind)}
+	case BrowseFieldStatus:
+		return sortVal{ok: true, s: string(r.Status)}
+	}
+	return sortVal{}
+}
+
+// compareVals orders two values of one field ascending; a missing value sorts
+// after every present one whatever the direction, so desc negates only the
+// comparison of two present values.
+func compareVals(field, dir string, a, b sortVal) int {
+	switch {
+	case !a.ok && !b.ok:
+		return 0
+	case !a.ok:
+		return 1
+	case !b.ok:
+		return -1
+	}
+	var c int
+	switch {
+	case isTimeField(field):
+		c = cmp.Compare(a.ms, b.ms)
+	case field == BrowseFieldConfidence:
+		c = cmp.Compare(a.f, b.f)
+	default:
+		c = strings.Compare(a.s, b.s)
+	}
+	if dir == SortDesc {
+		return -c
+	}
+	return c
+}
+
+// CompareRecords orders two records by the resolved order, then id ascending by
+// bytes. A record without a value for a sort field sorts after every record with
+// one, in either direction. Times compare at millisecond precision, confidence
+// as an f32, namespaces by their printed form (`root` for the root).
+func CompareRecords(order []SortKey, a, b *Record) int {
+	for _, k := range order {
+		if c := compareVals(k.Field, k.Dir, recordVal(k.Field, a), recordVal(k.Field, b)); c != 0 {
+			return c
+		}
+	}
+	return strings.Compare(a.ID, b.ID)
+}
+
+// FoldCase folds s with Unicode simple case folding, for content filters: every
+// rune becomes the smallest member of its unicode.SimpleFold orbit, so `É` and
+// `é` fold alike, as do `Ж` and `ж`, and `k`, `K` and the Kelvin sign.
+func FoldCase(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		// For ASCII letters the smallest orbit member is the upper-case letter
+		// (the other members, like U+212A KELVIN SIGN, are above ASCII).
+		return strings.ToUpper(s)
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		b.WriteRune(foldRune(r))
+	}
+	return b.String()
+}
+
+func foldRune(r rune) rune {
+	least := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f < least {
+			least = f
+		}
+	}
+	return least
+}
+
+// compiledFilter is a browse filter with its operands resolved once per query.
+type compiledFilter struct {
+	BrowseFilter
+	needle   string    // folded content operand
+	ns       Namespace // namespace operand
+	lo, hi   int64     // half-open millisecond window of a day op
+	num      float32   // confidence operand
+	min, max float32
+}
+
+func dayStartMillis(day string) (int64, bool) {
+	t, err := time.Parse(time.DateOnly, day)
+	if err != nil {
+		return 0, false
+	}
+	return t.UnixMilli(), true
+}
+
+const dayMillis = 24 * 60 * 60 * 1000
+
+func compileFilter(f BrowseFilter) compiledFilter {
+	c := compiledFilter{BrowseFilter: f}
+	switch {
+	case f.Field == BrowseFieldContent:
+		c.needle = FoldCase(f.Text)
+	case f.Field == BrowseFieldNamespace:
+		c.ns, _ = ParseNamespace(f.Text)
+	case f.Field == BrowseFieldConfidence:
+		c.num, c.min, c.max = float32(f.Num), float32(f.Min), float32(f.Max)
+	case isTimeField(f.Field):
+		switch f.Op {
+		case "on_day":
+			start, _ := dayStartMillis(f.Day)
+			c.lo, c.hi = start, start+dayMillis
+		case "before_day":
+			start, _ := dayStartMillis(f.Day)
+			c.hi = start
+		case "after_day":
+			start, _ := dayStartMillis(f.Day)
+			c.lo = start + dayMillis
+		case "between_days":
+			from, _ := dayStartMillis(f.FromDay)
+			until, _ := dayStartMillis(f.UntilDay)
+			c.lo, c.hi = from, until+dayMillis
+		}
+	}
+	return c
+}
+
+// admits applies the filter to r, with r's folded text computed at most once.
+func (c *compiledFilter) admits(r *Record, folded func() string) bool {
+	switch c.Field {
+	case BrowseFieldStatus:
+		return slices.Contains(c.Values, string(r.Status)) == (c.Op == "in")
+	case BrowseFieldKind:
+		return slices.Contains(c.Values, string(r.Kind)) == (c.Op == "in")
+	case BrowseFieldContent:
+		text := folded()
+		switch c.Op {
+		case "contains":
+			return strings.Contains(text, c.needle)
+		case "not_contains":
+			return !strings.Contains(text, c.needle)
+		case "equals":
+			return text == c.needle
+		case "not_equals":
+			return text != c.needle
+		case "starts_with":
+			return strings.HasPrefix(text, c.needle)
+		case "ends_with":
+			return strings.HasSuffix(text, c.needle)
+		}
+	case BrowseFieldNamespace:
+		if c.Op == "equals" {
+			return r.Meta.Namespace.Equal(c.ns)
+		}
+		return r.Meta.Namespace.IsWithin(c.ns)
+	case BrowseFieldConfidence:
+		if r.Confidence == nil {
+			return false
+		}
+		v := float32(*r.Confidence)
+		switch c.Op {
+		case "eq":
+			return v == c.num
+		case "neq":
+			return v != c.num
+		case "gt":
+			return v > c.num
+		case "gte":
+			return v >= c.num
+		case "lt":
+			return v < c.num
+		case "lte":
+			return v <= c.num
+		case "between":
+			return v >= c.min && v <= c.max
+		}
+	default:
+		v := recordVal(c.Field, r)
+		if !v.ok {
+			return false
+		}
+		switch c.Op {
+		case "on_day", "between_days":
+			return v.ms >= c.lo && v.ms < c.hi
+		case "before_day":
+			return v.ms < c.hi
+		case "after_day":
+			return v.ms >= c.lo
+		}
+	}
+	return false
+}
+
+// matcher is a query compiled for matching many records.
+type matcher struct {
+	q       *BrowseQuery
+	filters []compiledFilter
+	nowMS   int64
+}
+
+func (q *BrowseQuery) compile() *matcher {
+	m := &matcher{q: q, filters: make([]compiledFilter, len(q.Filters))}
+	for i, f := range q.Filters {
+		m.filters[i] = compileFilter(f)
+	}
+	if q.Now != nil {
+		m.nowMS = millis(*q.Now)
+	}
+	return m
+}
+
+func (m *matcher) matches(r *Record) bool {
+	q := m.q
+	if !q.Filter.Matches(r.Kind, &r.Meta) || !q.Filter.AdmitsStatus(r.Status, false) {
+		return false
+	}
+	if q.Status != nil && !slices.Contains(q.Status, r.Status) {
+		return false
+	}
+	if q.Kind != nil && !slices.Contains(q.Kind, r.Kind) {
+		return false
+	}
+	if q.Now != nil && r.ExpiresAt != nil && millis(*r.ExpiresAt) <= m.nowMS {
+		return false
+	}
+	var folded string
+	done := false
+	fold := func() string {
+		if !done {
+			folded, done = FoldCase(r.Text), true
+		}
+		return folded
+	}
+	for i := range m.filters {
+		if !m.filters[i].admits(r, fold) {
+			return false
+		}
+	}
+	return true
+}
+
+// canonicalFilter is a filter's identity string: field|op|operands, sets sorted.
+func canonicalFilter(f BrowseFilter) string {
+	parts := []string{f.Field, f.Op}
+	switch {
+	case f.Field == BrowseFieldStatus || f.Field == BrowseFieldKind:
+		vals := slices.Clone(f.Values)
+		slices.Sort(vals)
+		parts = append(parts, strings.Join(slices.Compact(vals), ","))
+	case f.Field == BrowseFieldContent:
+		parts = append(parts, f.Text)
+	case f.Field == BrowseFieldNamespace:
+		if ns, err := ParseNamespace(f.Text); err == nil {
+			parts = append(parts, ns.String())
+		} else {
+			parts = append(parts, f.Text)
+		}
+	case f.Field == BrowseFieldConfidence && f.Op == "between":
+		parts = append(parts, formatNum(f.Min), formatNum(f.Max))
+	case f.Field == BrowseFieldConfidence:
+		parts = append(parts, formatNum(f.Num))
+	case f.Op == "between_days":
+		parts = append(parts, f.FromDay, f.UntilDay)
+	default:
+		parts = append(parts, f.Day)
+	}
+	return strings.Join(parts, "|")
+}
+
+func sortedSet[T ~string](vals []T) []string {
+	if vals == nil {
+		return nil
+	}
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		out[i] = string(v)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// canonicalMetaFilter is the MetaFilter's JSON with its sets sorted, or null when empty.
+func canonicalMetaFilter(f MetaFilter) json.RawMessage {
+	if f.IsEmpty() {
+		return json.RawMessage("null")
+	}
+	c := f.Clone()
+	slices.Sort(c.TagsAny)
+	c.TagsAny = slices.Compact(c.TagsAny)
+	slices.Sort(c.Kinds)
+	c.Kinds = slices.Compact(c.Kinds)
+	slices.Sort(c.Sources)
+	c.Sources = slices.Compact(c.Sources)
+	slices.Sort(c.Statuses)
+	c.Statuses = slices.Compact(c.Statuses)
+	b, err := json.Marshal(c)
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	return b
+}
+
+// browseIdentity is the canonical description a cursor fingerprint hashes.
+type browseIdentity struct {
+	Filter  json.RawMessage `json:"filter"`
+	Status  []string        `json:"status"`
+	Kind    []string        `json:"kind"`
+	Now     *string         `json:"now"`
+	Filters []string        `json:"filters"`
+	Order   []string        `json:"order"`
+}
+
+func (q BrowseQuery) identity() string {
+	id := browseIdentity{
+		Filter:  canonicalMetaFilter(q.Filter),
+		Status:  sortedSet(q.Status),
+		Kind:    sortedSet(q.Kind),
+		Filters: make([]string, len(q.Filters)),
+	}
+	if q.Now != nil {
+		id.Now = Ptr(FormatMillis(*q.Now))
+	}
+	for i, f := range q.Filters {
+		id.Filters[i] = canonicalFilter(f)
+	}
+	slices.Sort(id.Filters)
+	for _, k := range q.Order() {
+		id.Order = append(id.Order, k.Field+":"+k.Dir)
+	}
+	b, err := json.Marshal(id)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
