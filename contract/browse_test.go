@@ -25,13 +25,15 @@ func rec(id string, opts ...func(*Record)) Record {
 func learning(conf float32) func(*Record) {
 	return func(r *Record) { r.Kind = KindLearning; r.Confidence = Ptr(F32(conf)) }
 }
-func withText(s string) func(*Record)       { return func(r *Record) { r.Text = s } }
-func withStatus(s Status) func(*Record)     { return func(r *Record) { r.Status = s } }
-func withKind(k ItemKind) func(*Record)     { return func(r *Record) { r.Kind = k } }
-func withNS(ns string) func(*Record)        { return func(r *Record) { r.Meta.Namespace = MustNamespace(ns) } }
-func updated(ts string) func(*Record)       { return func(r *Record) { r.UpdatedAt = mustTime(ts) } }
-func created(ts string) func(*Record)       { return func(r *Record) { r.CreatedAt = mustTime(ts) } }
-func observed(ts string) func(*Record)      { return func(r *Record) { r.Meta.ObservedAt = Ptr(mustTime(ts)) } }
+func withText(s string) func(*Record)   { return func(r *Record) { r.Text = s } }
+func withStatus(s Status) func(*Record) { return func(r *Record) { r.Status = s } }
+func withKind(k ItemKind) func(*Record) { return func(r *Record) { r.Kind = k } }
+func withNS(ns string) func(*Record)    { return func(r *Record) { r.Meta.Namespace = MustNamespace(ns) } }
+func updated(ts string) func(*Record)   { return func(r *Record) { r.UpdatedAt = mustTime(ts) } }
+func created(ts string) func(*Record)   { return func(r *Record) { r.CreatedAt = mustTime(ts) } }
+func observed(ts string) func(*Record) {
+	return func(r *Record) { r.Meta.ObservedAt = Ptr(mustTime(ts)) }
+}
 func expires(ts string) func(*Record)       { return func(r *Record) { r.ExpiresAt = Ptr(mustTime(ts)) } }
 func withTags(tags ...string) func(*Record) { return func(r *Record) { r.Meta.Tags = tags } }
 

@@ -113,7 +113,7 @@ func NewNamespace(segs ...Segment) (Namespace, error) {
 	return Namespace{segs: append([]Segment(nil), segs...)}, nil
 }
 
-// ParseNamespace reads `root`, `` or `kind:id/kind:id...`.
+// ParseNamespace reads `root`, the empty string (both the root) or `kind:id/kind:id...`.
 func ParseNamespace(s string) (Namespace, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || s == RootLabel {
