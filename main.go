@@ -1,3 +1,88 @@
+// Command mnemo is a terminal explorer for AI-agent memory and the command line
+// of the embedded memory engine under it: every operation of the contract is
+// reachable from the shell with the contract's JSON in and out (cli.md).
+//
+// This file is the cobra wiring only; each command lives in a cmd_*.go file and
+// talks to a contract.Engine opened by openEngine (engine.go).
 package main
 
-func main() {}
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run executes one mnemo invocation and returns its exit code (cli.md section 3).
+// Tests call it in-process with their own streams.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	a := newApp(stdin, stdout, stderr)
+	defer a.close()
+	root := newRootCommand(a)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	return a.report(err)
+}
+
+// commandConstructors lists every subcommand. A helper adding a command (serve,
+// audit, mcp) appends its constructor here.
+var commandConstructors = []func(*app) *cobra.Command{
+	newImportCommand,
+	newExportCommand,
+	newStoreCommand,
+	newGetCommand,
+	newListCommand,
+	newFetchCommand,
+	newRecallCommand,
+	newExploreCommand,
+	newNarrowCommand,
+	newBrowseCommand,
+	newForgetCommand,
+	newReviewCommand,
+	newSupersedeCommand,
+	newFingerprintCommand,
+	newHealthCommand,
+	newInfoCommand,
+	newCompletionCommand,
+}
+
+func newRootCommand(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "mnemo",
+		Short: "Explore, search and curate the memory of AI agents",
+		Long: `mnemo is a terminal explorer for AI-agent memory and the embedded memory engine under it.
+
+With no subcommand it opens the TUI on the store (same as "mnemo tui"). Every other
+command speaks the memory contract's JSON on stdin and stdout, so scripts and agents
+use the same store as the TUI.`,
+		Args:              cobra.NoArgs,
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return a.setup(cmd) },
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err.Error()) })
+
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.flags.db, "db", "", "the store directory (env MNEMO_DB; default $XDG_DATA_HOME/mnemo)")
+	pf.StringVar(&a.flags.remote, "remote", "", "talk to a running \"mnemo serve\" at this URL (env MNEMO_REMOTE; token from MNEMO_TOKEN)")
+	pf.StringVar(&a.flags.config, "config", "", "config file (default $XDG_CONFIG_HOME/mnemo/config.toml)")
+	pf.BoolVar(&a.flags.debug, "debug", false, "log to $XDG_STATE_HOME/mnemo/mnemo.log (never to the terminal)")
+
+	for _, build := range commandConstructors {
+		root.AddCommand(build(a))
+	}
+	return root
+}

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+
+	"github.com/adrg/xdg"
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+
+	"mnemo/contract"
+)
+
+// globalFlags are the flags every command shares (cli.md section 1).
+type globalFlags struct {
+	db     string
+	remote string
+	config string
+	debug  bool
+}
+
+// app is one invocation's state: its streams, resolved settings and the engine
+// it opened. Nothing here is shared between invocations, so tests can run many.
+type app struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+
+	// getenv and isTerminal are the process environment, replaceable in tests.
+	getenv     func(string) string
+	isTerminal func(stream any) bool
+
+	flags globalFlags
+
+	cfg        config
+	configPath string
+	logPath    string
+	logger     *slog.Logger
+	logFile    *os.File
+
+	store  *openStore
+	closed bool
+}
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
+	return &app{
+		stdin:      stdin,
+		stdout:     stdout,
+		stderr:     stderr,
+		getenv:     os.Getenv,
+		isTerminal: streamIsTerminal,
+		logger:     slog.New(slog.DiscardHandler),
+	}
+}
+
+// streamIsTerminal tells whether a stream is an interactive terminal.
+func streamIsTerminal(stream any) bool {
+	f, ok := stream.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
+}
+
+// setup resolves the config file and logging before any command runs.
+func (a *app) setup(cmd *cobra.Command) error {
+	a.configPath = a.flags.config
+	explicit := a.configPath != ""
+	if !explicit {
+		a.configPath = filepath.Join(a.xdgDir("XDG_CONFIG_HOME", xdg.ConfigHome), "mnemo", "config.toml")
+	}
+	cfg, err := loadConfig(a.configPath, explicit)
+	if err != nil {
+		return err
+	}
+	a.cfg = cfg
+	a.logPath = filepath.Join(a.xdgDir("XDG_STATE_HOME", xdg.StateHome), "mnemo", "mnemo.log")
+	if a.flags.debug {
+		if err := a.openLog(); err != nil {
+			return err
+		}
+		a.logger.Debug("mnemo start", "command", cmd.CommandPath(), "version", version())
+	}
+	return nil
+}
+
+// xdgDir reads an XDG base directory from the environment at call time (the xdg
+// package reads it once at start, which tests and long-lived hosts outlive).
+func (a *app) xdgDir(env, fallback string) string {
+	if v := a.getenv(env); v != "" && filepath.IsAbs(v) {
+		return v
+	}
+	return fallback
+}
+
+func (a *app) openLog() error {
+	if err := os.MkdirAll(filepath.Dir(a.logPath), 0o700); err != nil {
+		return contract.ConfigErr("cannot create the log directory: %v", err)
+	}
+	f, err := os.OpenFile(a.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return contract.ConfigErr("cannot open the log file: %v", err)
+	}
+	a.logFile = f
+	a.logger = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return nil
+}
+
+// storeDir is the store directory: --db, then MNEMO_DB, then the config file's
+// store, then $XDG_DATA_HOME/mnemo.
+func (a *app) storeDir() string {
+	switch {
+	case a.flags.db != "":
+		return a.flags.db
+	case a.getenv("MNEMO_DB") != "":
+		return a.getenv("MNEMO_DB")
+	case a.cfg.Store != "":
+		return expandHome(a.cfg.Store)
+	}
+	return filepath.Join(a.xdgDir("XDG_DATA_HOME", xdg.DataHome), "mnemo")
+}
+
+// remoteURL is the server to talk to instead of a store: --remote, then
+// MNEMO_REMOTE, then the config file's remote.
+func (a *app) remoteURL() string {
+	switch {
+	case a.flags.remote != "":
+		return a.flags.remote
+	case a.getenv("MNEMO_REMOTE") != "":
+		return a.getenv("MNEMO_REMOTE")
+	}
+	return a.cfg.Remote
+}
+
+func expandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, strings.TrimPrefix(p, "~"))
+		}
+	}
+	return p
+}
+
+// close releases the engine and the log file; safe to call twice.
+func (a *app) close() {
+	if a.closed {
+		return
+	}
+	a.closed = true
+	if a.store != nil {
+		if err := a.store.close(); err != nil {
+			a.logger.Error("closing the store", "err", err)
+		}
+		a.store = nil
+	}
+	if a.logFile != nil {
+		_ = a.logFile.Close()
+		a.logFile = nil
+	}
+}
+
+// writeJSON prints one JSON value on stdout: indented for a person at a
+// terminal, compact otherwise. HTML characters stay as they are.
+func (a *app) writeJSON(v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if a.isTerminal(a.stdout) {
+		enc.SetIndent("", "  ")
+	}
+	if err := enc.Encode(v); err != nil {
+		return contract.EngineErr("cannot encode the answer: %v", err)
+	}
+	_, err := a.stdout.Write(buf.Bytes())
+	return err
+}
+
+// jsonLines writes one compact JSON value per line.
+type jsonLines struct {
+	w   *bufio.Writer
+	enc *json.Encoder
+}
+
+func newJSONLines(w io.Writer) *jsonLines {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	return &jsonLines{w: bw, enc: enc}
+}
+
+func (j *jsonLines) write(v any) error { return j.enc.Encode(v) }
+func (j *jsonLines) flush() error      { return j.w.Flush() }
+
+// readInput reads all of stdin, refusing to wait on an interactive terminal.
+func (a *app) readInput(what string) ([]byte, error) {
+	if a.isTerminal(a.stdin) {
+		return nil, usageError(fmt.Sprintf("%s expects %s on stdin", "this command", what))
+	}
+	data, err := io.ReadAll(a.stdin)
+	if err != nil {
+		return nil, contract.EngineErr("cannot read stdin: %v", err)
+	}
+	return data, nil
+}
+
+// version is the module version, or the VCS revision for a development build.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return "devel-" + rev
+}
+
+// errAborted reports a confirmation the user declined.
+var errAborted = errors.New("aborted: nothing was changed")

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"mnemo/contract"
+)
+
+// exportPageLimit is how many records one export page carries; it matches the
+// largest get, so each page's system fields come back in one call.
+const exportPageLimit = contract.MaxGetIDs
+
+// exportLine is one line of an export: the reference's {id, item} plus the
+// record's status, expiry and successor, so an import reproduces the store.
+type exportLine struct {
+	ID           string             `json:"id"`
+	Item         contract.StoreItem `json:"item"`
+	Status       contract.Status    `json:"status,omitempty"`
+	ExpiresAt    string             `json:"expires_at,omitempty"`
+	SupersededBy string             `json:"superseded_by,omitempty"`
+}
+
+func newExportCommand(a *app) *cobra.Command {
+	var (
+		filter string
+		out    string
+	)
+	cmd := &cobra.Command{
+		Use:   "export",
+		Short: "Write every matching record as JSONL (import reads it back)",
+		Long: `Walk every record the filter matches through export pages and write one JSON line
+per record: {"id", "item", "status"?, "expires_at"?, "superseded_by"?} (status is
+left out for active records). Importing the file into an empty store reproduces
+the same ids and statuses.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, err := parseFilterFlag("--filter", filter)
+			if err != nil {
+				return err
+			}
+			e, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if out == "" || out == "-" {
+				return exportAll(cmd.Context(), e, f, a.stdout)
+			}
+			return exportToFile(cmd.Context(), e, f, out)
+		},
+	}
+	cmd.Flags().StringVar(&filter, "filter", "", "export only what this MetaFilter (JSON) matches")
+	cmd.Flags().StringVar(&out, "out", "", "write to this file instead of stdout (replaced only when the export completes)")
+	return cmd
+}
+
+// exportToFile writes to a temporary file beside path and renames it into place,
+// so a failed export never leaves a truncated file that looks complete.
+func exportToFile(ctx context.Context, e contract.Engine, f contract.MetaFilter, path string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return contract.Invalid("cannot write %s: %v", path, unwrapPathError(err))
+	}
+	defer func() { _ = os.Remove(tmp.Name()) }()
+	if err := exportAll(ctx, e, f, tmp); err != nil {
+		_ = tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return contract.EngineErr("cannot write %s: %v", path, unwrapPathError(err))
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return contract.EngineErr("cannot write %s: %v", path, unwrapPathError(err))
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return contract.EngineErr("cannot write %s: %v", path, unwrapPathError(err))
+	}
+	return nil
+}
+
+// exportAll writes every record the filter matches as JSON lines.
+func exportAll(ctx context.Context, e contract.Engine, f contract.MetaFilter, w io.Writer) error {
+	out := newJSONLines(w)
+	req := contract.ListRequest{Filter: f, Limit: exportPageLimit}
+	err := walkPages(nil, "export", func(cursor *string) (*string, error) {
+		req.Cursor = cursor
+		page, err := e.Export(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		if len(page.Incomplete) > 0 {
+			return nil, contract.EngineErr("export holds %d items only partly (first: %s)", len(page.Incomplete), page.Incomplete[0])
+		}
+		lines, err := exportLines(ctx, e, f.Reach, page.Items)
+		if err != nil {
+			return nil, err
+		}
+		for i := range lines {
+			if err := out.write(&lines[i]); err != nil {
+				return nil, contract.EngineErr("cannot write the export: %v", err)
+			}
+		}
+		return page.NextCursor, nil
+	})
+	if ferr := out.flush(); err == nil && ferr != nil {
+		err = contract.EngineErr("cannot write the export: %v", ferr)
+	}
+	return err
+}
+
+// exportLines joins one export page with its records' system fields.
+func exportLines(ctx context.Context, e contract.Engine, reach *contract.Reach, items []contract.Exported) ([]exportLine, error) {
+	lines := make([]exportLine, len(items))
+	if len(items) == 0 {
+		return lines, nil
+	}
+	ids := make([]string, len(items))
+	for i, it := range items {
+		ids[i] = it.ID
+		lines[i] = exportLine{ID: it.ID, Item: it.Item}
+	}
+	byID := make(map[string]*contract.Record, len(items))
+	for start := 0; start < len(ids); start += contract.MaxGetIDs {
+		recs, err := e.GetRecords(ctx, contract.GetRequest{IDs: ids[start:min(start+contract.MaxGetIDs, len(ids))], Reach: reach})
+		if err != nil {
+			return nil, err
+		}
+		for i := range recs {
+			byID[recs[i].ID] = &recs[i]
+		}
+	}
+	for i := range lines {
+		// A record forgotten between the page and the read keeps the bare line.
+		r, ok := byID[lines[i].ID]
+		if !ok {
+			continue
+		}
+		if r.Status != contract.StatusActive {
+			lines[i].Status = r.Status
+		}
+		if r.ExpiresAt != nil {
+			lines[i].ExpiresAt = contract.FormatMillis(*r.ExpiresAt)
+		}
+		if r.SupersededBy != nil {
+			lines[i].SupersededBy = *r.SupersededBy
+		}
+	}
+	return lines, nil
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"mnemo/contract"
+)
+
+// forgetPlan is a validated forget: what to remove and how.
+type forgetPlan struct {
+	ids    []string
+	reach  *contract.Reach
+	filter *contract.MetaFilter
+}
+
+// dryRunReport is forget --dry-run's answer: what a forget would remove.
+type dryRunReport struct {
+	DryRun      bool     `json:"dry_run"`
+	WouldForget int      `json:"would_forget"`
+	IDs         []string `json:"ids,omitempty"`
+}
+
+func newForgetCommand(a *app) *cobra.Command {
+	var (
+		ids    []string
+		reach  string
+		filter string
+		dryRun bool
+		yes    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "forget (--ids ID... [--reach JSON] | --filter JSON)",
+		Short: "Remove items by id or by filter",
+		Long: `Remove items from every read path. Either by id (--ids a,b or --ids a --ids b;
+with --reach only ids inside that reach are removed, through forget_within) or by
+filter (--filter JSON; an empty filter, which would mean everything, is refused).
+Prints a ForgetReport. --dry-run reports what would go without removing anything.
+On a terminal, mnemo asks before forgetting unless --yes is given.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			plan, err := planForget(cmd, splitIDs(ids), reach, filter)
+			if err != nil {
+				return err
+			}
+			e, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			interactive := !yes && a.isTerminal(a.stdin) && a.isTerminal(a.stderr)
+			if dryRun || interactive {
+				report, err := plan.dryRun(cmd.Context(), e)
+				if err != nil {
+					return err
+				}
+				if dryRun {
+					return a.writeJSON(report)
+				}
+				if report.WouldForget == 0 {
+					return a.writeJSON(contract.ForgetReport{Forgotten: 0})
+				}
+				if !a.confirm(fmt.Sprintf("forget %d %s? [y/N] ", report.WouldForget, plural(report.WouldForget, "record", "records"))) {
+					return errAborted
+				}
+			}
+			report, err := plan.run(cmd.Context(), e)
+			if err != nil {
+				return err
+			}
+			return a.writeJSON(report)
+		},
+	}
+	cmd.Flags().StringSliceVar(&ids, "ids", nil, "ids to forget (comma-separated or repeated)")
+	cmd.Flags().StringVar(&reach, "reach", "", "with --ids: forget only ids inside this Reach (JSON)")
+	cmd.Flags().StringVar(&filter, "filter", "", "forget everything this MetaFilter (JSON) matches")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "report what would be forgotten without removing it")
+	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
+	return cmd
+}
+
+// planForget checks the flags and the target before any storage work.
+func planForget(cmd *cobra.Command, ids []string, reach, filter string) (forgetPlan, error) {
+	var plan forgetPlan
+	byIDs, byFilter := cmd.Flags().Changed("ids"), cmd.Flags().Changed("filter")
+	switch {
+	case byIDs && byFilter:
+		return plan, usageError("forget takes --ids or --filter, not both")
+	case !byIDs && !byFilter:
+		return plan, usageError("forget needs --ids ID... or --filter JSON")
+	case byFilter && cmd.Flags().Changed("reach"):
+		return plan, usageError("--reach goes with --ids; put a reach inside the --filter instead")
+	}
+	if byFilter {
+		f, err := parseFilterFlag("--filter", filter)
+		if err != nil {
+			return plan, err
+		}
+		if err := contract.ForgetFilter(f).Validate(); err != nil {
+			return plan, err
+		}
+		plan.filter = &f
+		return plan, nil
+	}
+	r, err := parseReachFlag("--reach", reach)
+	if err != nil {
+		return plan, err
+	}
+	deduped, err := contract.ForgetWithinIDs(ids)
+	if err != nil {
+		return plan, err
+	}
+	plan.ids, plan.reach = deduped, r
+	return plan, nil
+}
+
+// dryRun counts what the plan would remove: ids through get (under the reach),
+// a filter through explore's exact total.
+func (p forgetPlan) dryRun(ctx context.Context, e contract.Engine) (dryRunReport, error) {
+	if p.filter != nil {
+		page, err := e.Explore(ctx, contract.ExploreRequest{Facet: contract.FacetKind, Filter: *p.filter, Limit: contract.MaxBuckets})
+		if err != nil {
+			return dryRunReport{}, err
+		}
+		if page.Truncated {
+			return dryRunReport{}, contract.Unsupported("this engine cannot count the filter's matches exactly, so --dry-run cannot say what would go")
+		}
+		return dryRunReport{DryRun: true, WouldForget: int(page.Total)}, nil
+	}
+	found := make([]string, 0, len(p.ids))
+	for start := 0; start < len(p.ids); start += contract.MaxGetIDs {
+		chunk := p.ids[start:min(start+contract.MaxGetIDs, len(p.ids))]
+		hits, err := e.Get(ctx, contract.GetRequest{IDs: chunk, Reach: p.reach})
+		if err != nil {
+			return dryRunReport{}, err
+		}
+		for _, h := range hits {
+			found = append(found, h.ID)
+		}
+	}
+	return dryRunReport{DryRun: true, WouldForget: len(found), IDs: found}, nil
+}
+
+func (p forgetPlan) run(ctx context.Context, e contract.Engine) (contract.ForgetReport, error) {
+	switch {
+	case p.filter != nil:
+		return e.Forget(ctx, contract.ForgetFilter(*p.filter))
+	case p.reach != nil:
+		return e.ForgetWithin(ctx, p.ids, *p.reach)
+	}
+	return e.Forget(ctx, contract.ForgetIDs(p.ids...))
+}
+
+// confirm asks a yes/no question on stderr and reads the answer from stdin.
+func (a *app) confirm(question string) bool {
+	fmt.Fprint(a.stderr, question)
+	line, _ := bufio.NewReader(a.stdin).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true
+	}
+	return false
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

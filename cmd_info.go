@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"mnemo/contract"
+)
+
+func newHealthCommand(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "health",
+		Short: "Print the engine's health; exit 0 when it is serving",
+		Long: `Print {"state": "ok" | "degraded" | "down", "reason": ...}. Exits 0 when the
+engine is serving (ok or degraded), 1 when it is down.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			h := e.Health(cmd.Context())
+			if err := a.writeJSON(h); err != nil {
+				return err
+			}
+			if !h.IsServing() {
+				return exitError{code: exitFailure}
+			}
+			return nil
+		},
+	}
+}
+
+// infoReport is `mnemo info`'s answer.
+type infoReport struct {
+	Version    string              `json:"version"`
+	Store      string              `json:"store"`
+	Records    int                 `json:"records"`
+	Index      *indexInfo          `json:"index"`
+	Descriptor contract.Descriptor `json:"descriptor"`
+	Config     string              `json:"config"`
+	Log        string              `json:"log"`
+}
+
+func newInfoCommand(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "info",
+		Short: "Describe the store: version, location, record count, index state",
+		Long: `Print {"version", "store", "records", "index": {"state", "applied_seq"},
+"descriptor", "config", "log"}. "records" counts every record, service sandboxes
+included; "config" is the config file read (or that would be read) and "log" the
+file --debug writes to.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := a.openedStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			count, err := countRecords(cmd.Context(), s)
+			if err != nil {
+				return err
+			}
+			report := infoReport{
+				Version:    version(),
+				Store:      s.label,
+				Records:    count,
+				Descriptor: s.engine.Descriptor(),
+				Config:     a.configPath,
+				Log:        a.logPath,
+			}
+			if s.indexStatus != nil {
+				st := s.indexStatus()
+				report.Index = &st
+			}
+			return a.writeJSON(report)
+		},
+	}
+}
+
+// countRecords counts every record. Engines that can count sandboxes too say so
+// through recordCount; otherwise explore's exact total is what the contract sees.
+func countRecords(ctx context.Context, s *openStore) (int, error) {
+	if s.recordCount != nil {
+		return s.recordCount(ctx)
+	}
+	page, err := s.engine.Explore(ctx, contract.ExploreRequest{Facet: contract.FacetStatus, Limit: len(contract.Statuses)})
+	if err != nil {
+		return 0, err
+	}
+	return int(page.Total), nil
+}

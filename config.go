@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"mnemo/contract"
+)
+
+// config is the config file (cli.md section 1, default
+// $XDG_CONFIG_HOME/mnemo/config.toml). Unknown keys are errors that name the key,
+// so a typo never silently falls back to a default.
+type config struct {
+	// Store is the store directory used when neither --db nor MNEMO_DB is set.
+	Store string `toml:"store"`
+	// Remote is the server used when neither --remote nor MNEMO_REMOTE is set.
+	Remote   string         `toml:"remote"`
+	Embedder endpointConfig `toml:"embedder"`
+	Answer   endpointConfig `toml:"answer"`
+	Theme    string         `toml:"theme"`
+	Mouse    *bool          `toml:"mouse"`
+	// Keys maps an action name to the keys bound to it (keymap.go applies it).
+	Keys map[string][]string `toml:"keys"`
+}
+
+// endpointConfig names an OpenAI-compatible endpoint. The key itself never
+// lives in the file: APIKeyEnv names the environment variable that holds it.
+type endpointConfig struct {
+	Endpoint  string `toml:"endpoint"`
+	Model     string `toml:"model"`
+	APIKeyEnv string `toml:"api_key_env"`
+}
+
+// loadConfig reads the config file at path. A missing file is an empty config
+// unless the user named it with --config.
+func loadConfig(path string, explicit bool) (config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) && !explicit {
+			return config{}, nil
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return config{}, contract.ConfigErr("config file %s does not exist", path)
+		}
+		return config{}, contract.ConfigErr("cannot read config file %s: %v", path, err)
+	}
+	return parseConfig(path, data)
+}
+
+// parseConfig decodes a config file strictly.
+func parseConfig(path string, data []byte) (config, error) {
+	var cfg config
+	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return config{}, configDecodeError(path, err)
+	}
+	if err := cfg.validate(); err != nil {
+		return config{}, contract.ConfigErr("%s: %s", path, err)
+	}
+	return cfg, nil
+}
+
+func configDecodeError(path string, err error) error {
+	var strict *toml.StrictMissingError
+	if errors.As(err, &strict) && len(strict.Errors) > 0 {
+		names := make([]string, 0, len(strict.Errors))
+		for i := range strict.Errors {
+			e := &strict.Errors[i]
+			line, _ := e.Position()
+			names = append(names, fmt.Sprintf("%q (line %d)", strings.Join(e.Key(), "."), line))
+		}
+		noun := "unknown key"
+		if len(names) > 1 {
+			noun = "unknown keys"
+		}
+		return contract.ConfigErr("%s: %s %s", path, noun, strings.Join(names, ", "))
+	}
+	var decErr *toml.DecodeError
+	if errors.As(err, &decErr) {
+		line, col := decErr.Position()
+		msg := strings.TrimPrefix(decErr.Error(), "toml: ")
+		if key := decErr.Key(); len(key) > 0 {
+			return contract.ConfigErr("%s:%d:%d: %s: %s", path, line, col, strings.Join(key, "."), msg)
+		}
+		return contract.ConfigErr("%s:%d:%d: %s", path, line, col, msg)
+	}
+	return contract.ConfigErr("%s: %s", path, strings.TrimPrefix(err.Error(), "toml: "))
+}
+
+// validate checks what decoding cannot.
+func (c config) validate() error {
+	for _, ep := range []struct {
+		table string
+		cfg   endpointConfig
+	}{{"embedder", c.Embedder}, {"answer", c.Answer}} {
+		if ep.cfg.Endpoint != "" && !strings.HasPrefix(ep.cfg.Endpoint, "http://") && !strings.HasPrefix(ep.cfg.Endpoint, "https://") {
+			return fmt.Errorf("[%s] endpoint %q must be an http:// or https:// URL", ep.table, ep.cfg.Endpoint)
+		}
+		if ep.cfg.Endpoint == "" && (ep.cfg.Model != "" || ep.cfg.APIKeyEnv != "") {
+			return fmt.Errorf("[%s] sets model or api_key_env but no endpoint", ep.table)
+		}
+	}
+	return nil
+}

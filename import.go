@@ -1,0 +1,425 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"mnemo/contract"
+)
+
+// importLine is one parsed line of an import file: the item and how to store it.
+type importLine struct {
+	item contract.StoreItem
+	// status is the line's own status; empty means the import's default.
+	status    contract.Status
+	expiresAt *time.Time
+	// supersededBy is set for a superseded record of an export: it is stored
+	// active and superseded once every line is in.
+	supersededBy string
+}
+
+// lineEnvelope is the export line format {"id", "item", "status", "expires_at",
+// "superseded_by"}; a bare StoreItem line carries its "type" at the top level.
+type lineEnvelope struct {
+	ID           *string         `json:"id"`
+	Item         json.RawMessage `json:"item"`
+	Type         json.RawMessage `json:"type"`
+	Status       *string         `json:"status"`
+	ExpiresAt    *string         `json:"expires_at"`
+	SupersededBy *string         `json:"superseded_by"`
+}
+
+// parseImportLine reads one non-blank line: a bare StoreItem or the export
+// format, with mnemo's optional status and expires_at. The item is validated
+// and an id, when given, must be the item's fingerprint.
+func parseImportLine(data []byte) (importLine, error) {
+	var out importLine
+	var env lineEnvelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &typ) && typ.Field == "" {
+			return out, contract.Invalid("a line must be a JSON object, not %s", typ.Value)
+		}
+		if errors.As(err, &typ) {
+			return out, contract.Invalid("field %q must be %s, not %s", typ.Field, jsonTypeName(typ.Type.Kind().String()), typ.Value)
+		}
+		return out, contract.Invalid("invalid JSON: %s", jsonErrorText(err))
+	}
+	itemJSON := data
+	switch {
+	case env.Item != nil && env.Type != nil:
+		return out, contract.Invalid("a line is either a StoreItem or {\"id\", \"item\"}, not both")
+	case env.Item != nil:
+		itemJSON = env.Item
+	case env.Type == nil:
+		return out, contract.Invalid("a line must be a StoreItem (with \"type\") or {\"id\", \"item\"}")
+	case env.ID != nil:
+		return out, contract.Invalid("an \"id\" goes with {\"id\", \"item\"}, not beside a bare StoreItem")
+	}
+	if err := json.Unmarshal(itemJSON, &out.item); err != nil {
+		return out, contract.Invalid("invalid item: %s", jsonErrorText(err))
+	}
+	if err := out.item.Validate(); err != nil {
+		return out, err
+	}
+	if env.ID != nil {
+		if fp := out.item.Fingerprint(); *env.ID != fp {
+			return out, contract.Invalid("id %s does not match the item's fingerprint %s", *env.ID, fp)
+		}
+	}
+	if env.Status != nil {
+		s, ok := contract.ParseStatus(*env.Status)
+		if !ok {
+			return out, contract.Invalid("`%s` is not a status, expected one of active, candidate, superseded", *env.Status)
+		}
+		out.status = s
+	}
+	if env.ExpiresAt != nil {
+		t, err := contract.ParseTime(*env.ExpiresAt)
+		if err != nil {
+			return out, contract.Invalid("expires_at `%s` is not an RFC 3339 instant", *env.ExpiresAt)
+		}
+		out.expiresAt = &t
+	}
+	if env.SupersededBy != nil {
+		if out.status != "" && out.status != contract.StatusSuperseded {
+			return out, contract.Invalid("superseded_by goes with status `superseded`, not `%s`", out.status)
+		}
+		out.status = contract.StatusSuperseded
+		out.supersededBy = *env.SupersededBy
+		if !isRecordID(out.supersededBy) {
+			return out, contract.Invalid("superseded_by `%s` is not a record id", out.supersededBy)
+		}
+	} else if out.status == contract.StatusSuperseded {
+		return out, contract.Invalid("status `superseded` needs superseded_by, the id of the record that replaces it")
+	}
+	return out, nil
+}
+
+// isRecordID tells whether s looks like a fingerprint: 40 lowercase hex digits.
+func isRecordID(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// importSummary is import's answer on stdout.
+type importSummary struct {
+	Stored   int         `json:"stored"`
+	Replayed int         `json:"replayed"`
+	Failed   int         `json:"failed"`
+	Errors   []lineError `json:"errors"`
+}
+
+// lineError is one failed line.
+type lineError struct {
+	Line  int    `json:"line"`
+	Error string `json:"error"`
+}
+
+// parsedLine is a line on its way from the reader to the store.
+type parsedLine struct {
+	number int
+	line   importLine
+	err    error
+}
+
+// importer streams a JSONL file into store_many batches.
+type importer struct {
+	engine contract.Engine
+	// batch is the most items one store_many call carries (1..100).
+	batch int
+	// defaultStatus applies to lines without a status of their own.
+	defaultStatus contract.Status
+	// onProgress, when set, is told after each batch how far the import got.
+	onProgress func(bytesRead int64, records int)
+
+	summary    importSummary
+	supersedes []pendingSupersede
+	bytesRead  atomic.Int64
+}
+
+type pendingSupersede struct {
+	line     int
+	id, by   string
+	replayed bool
+}
+
+// errImportCut is returned by run when the import stopped early; the summary
+// tells how far it got.
+type errImportCut struct{ cause error }
+
+func (e errImportCut) Error() string { return e.cause.Error() }
+func (e errImportCut) Unwrap() error { return e.cause }
+
+// run reads r to the end, storing every valid line. Lines that fail are listed
+// in the summary; an engine failure stops the import (what was stored stays).
+func (im *importer) run(ctx context.Context, r io.Reader) (importSummary, error) {
+	if im.batch < 1 || im.batch > contract.MaxStoreMany {
+		return im.summary, contract.Invalid("--batch must be between 1 and %d", contract.MaxStoreMany)
+	}
+	im.summary.Errors = []lineError{}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan []parsedLine, 4)
+	readErr := make(chan error, 1)
+	// Parsing runs beside storing so the two overlap on a multi-core machine.
+	go func() {
+		defer close(batches)
+		readErr <- im.read(ctx, r, batches)
+	}()
+	var storeErr error
+	for b := range batches {
+		if storeErr != nil {
+			continue // drain so the reader can finish
+		}
+		if err := ctx.Err(); err != nil {
+			storeErr = err
+			cancel()
+			continue
+		}
+		if err := im.storeBatch(ctx, b); err != nil {
+			storeErr = err
+			cancel()
+			continue
+		}
+		if im.onProgress != nil {
+			im.onProgress(im.bytesRead.Load(), im.summary.Stored+im.summary.Replayed)
+		}
+	}
+	rerr := <-readErr
+	if storeErr == nil && rerr != nil && !errors.Is(rerr, context.Canceled) {
+		storeErr = rerr
+	}
+	if storeErr == nil {
+		storeErr = im.applySupersedes(ctx)
+		slices.SortStableFunc(im.summary.Errors, func(a, b lineError) int { return a.Line - b.Line })
+	}
+	if storeErr != nil {
+		if errors.Is(storeErr, context.Canceled) {
+			storeErr = contract.Unavailable("import interrupted; what was stored stays, and running it again replays it")
+		}
+		return im.summary, errImportCut{storeErr}
+	}
+	return im.summary, nil
+}
+
+// read splits r into lines and batches, parsing each line.
+func (im *importer) read(ctx context.Context, r io.Reader, out chan<- []parsedLine) error {
+	br := bufio.NewReaderSize(r, 256<<10)
+	batch := make([]parsedLine, 0, im.batch)
+	valid := 0
+	send := func() bool {
+		if len(batch) == 0 {
+			return true
+		}
+		select {
+		case out <- batch:
+		case <-ctx.Done():
+			return false
+		}
+		batch = make([]parsedLine, 0, im.batch)
+		valid = 0
+		return true
+	}
+	for number := 1; ; number++ {
+		raw, err := br.ReadBytes('\n')
+		im.bytesRead.Add(int64(len(raw)))
+		if len(raw) > 0 {
+			line := bytes.TrimSpace(raw)
+			if len(line) > 0 {
+				parsed, perr := parseImportLine(line)
+				batch = append(batch, parsedLine{number: number, line: parsed, err: perr})
+				if perr == nil {
+					valid++
+				}
+				// Invalid lines ride along for ordering but do not fill the batch.
+				if valid == im.batch || len(batch) >= 4*im.batch {
+					if !send() {
+						return ctx.Err()
+					}
+				}
+			}
+		}
+		if err == io.EOF {
+			if !send() {
+				return ctx.Err()
+			}
+			return nil
+		}
+		if err != nil {
+			return contract.EngineErr("cannot read the import at line %d: %v", number, err)
+		}
+	}
+}
+
+// optionsKey groups lines that store with the same options.
+type optionsKey struct {
+	status  contract.Status
+	expires int64
+	hasExp  bool
+}
+
+// storeBatch stores the valid lines of one batch, one store_many per distinct
+// set of options, and records the failed lines.
+func (im *importer) storeBatch(ctx context.Context, batch []parsedLine) error {
+	var order []optionsKey
+	groups := map[optionsKey][]*parsedLine{}
+	for i := range batch {
+		pl := &batch[i]
+		if pl.err != nil {
+			im.fail(pl.number, pl.err)
+			continue
+		}
+		k := im.keyOf(&pl.line)
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], pl)
+	}
+	for _, k := range order {
+		if err := im.storeGroup(ctx, k, groups[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (im *importer) keyOf(l *importLine) optionsKey {
+	s := l.status
+	if s == "" {
+		s = im.defaultStatus
+	}
+	if s == contract.StatusSuperseded {
+		// Stored active; supersede comes once both records are in.
+		s = contract.StatusActive
+	}
+	k := optionsKey{status: s}
+	if l.expiresAt != nil {
+		k.expires, k.hasExp = l.expiresAt.UnixNano(), true
+	}
+	return k
+}
+
+func (k optionsKey) options() contract.WriteOptions {
+	opts := contract.WriteOptions{Status: k.status}
+	if k.hasExp {
+		t := time.Unix(0, k.expires).UTC()
+		opts.ExpiresAt = &t
+	}
+	return opts
+}
+
+func (im *importer) storeGroup(ctx context.Context, k optionsKey, lines []*parsedLine) error {
+	items := make([]contract.StoreItem, len(lines))
+	for i, pl := range lines {
+		items[i] = pl.line.item
+	}
+	opts := k.options()
+	receipts, err := im.engine.StoreManyWith(ctx, items, opts)
+	if err == nil && len(receipts) != len(items) {
+		return contract.EngineErr("store_many answered %d receipts for %d items", len(receipts), len(items))
+	}
+	if err != nil {
+		if contract.KindOf(err) != contract.KindInvalidRequest {
+			return err
+		}
+		// The engine refused the batch: find the lines it refuses one by one and
+		// store the rest.
+		receipts = make([]contract.StoreReceipt, len(items))
+		for i := range items {
+			r, err := im.engine.StoreWith(ctx, items[i], opts)
+			if err != nil {
+				if contract.KindOf(err) != contract.KindInvalidRequest {
+					return err
+				}
+				lines[i].err = err
+				continue
+			}
+			receipts[i] = r
+		}
+	}
+	for i, pl := range lines {
+		if pl.err != nil {
+			im.fail(pl.number, pl.err)
+			continue
+		}
+		if receipts[i].Replayed {
+			im.summary.Replayed++
+		} else {
+			im.summary.Stored++
+		}
+		if pl.line.supersededBy != "" {
+			im.supersedes = append(im.supersedes, pendingSupersede{line: pl.number, id: receipts[i].ID,
+				by: pl.line.supersededBy, replayed: receipts[i].Replayed})
+		}
+	}
+	return nil
+}
+
+func (im *importer) fail(line int, err error) {
+	im.summary.Failed++
+	im.summary.Errors = append(im.summary.Errors, lineError{Line: line, Error: contract.AsError(err).Error()})
+}
+
+// applySupersedes marks superseded records once every line is stored, so a
+// record may name a successor that comes later in the file. A replayed record
+// already superseded by the same successor is left as it is.
+func (im *importer) applySupersedes(ctx context.Context) error {
+	done := map[string]string{}
+	var replayed []string
+	for _, p := range im.supersedes {
+		if p.replayed {
+			replayed = append(replayed, p.id)
+		}
+	}
+	for start := 0; start < len(replayed); start += contract.MaxGetIDs {
+		chunk := replayed[start:min(start+contract.MaxGetIDs, len(replayed))]
+		recs, err := im.engine.GetRecords(ctx, contract.GetRequest{IDs: chunk})
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			if r.Status == contract.StatusSuperseded && r.SupersededBy != nil {
+				done[r.ID] = *r.SupersededBy
+			}
+		}
+	}
+	for _, p := range im.supersedes {
+		if done[p.id] == p.by {
+			continue
+		}
+		if _, err := im.engine.Supersede(ctx, contract.SupersedeRequest{ID: p.id, By: p.by}); err != nil {
+			switch contract.KindOf(err) {
+			case contract.KindInvalidRequest, contract.KindNotFound, contract.KindConflict:
+			default:
+				return err
+			}
+			// The record is stored (active) but could not be superseded: the
+			// line counts as failed, not stored.
+			if p.replayed {
+				im.summary.Replayed--
+			} else {
+				im.summary.Stored--
+			}
+			im.summary.Failed++
+			im.summary.Errors = append(im.summary.Errors, lineError{Line: p.line,
+				Error: "stored as active, but not superseded: " + contract.AsError(err).Error()})
+		}
+	}
+	return nil
+}
