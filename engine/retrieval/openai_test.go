@@ -191,9 +191,11 @@ func TestOpenAIEmbedderErrors(t *testing.T) {
 			kind:   contract.KindEngine, requests: 1, contains: "malformed",
 		},
 		{
-			name:   "wrong embedding count",
-			handle: func(_ int, w http.ResponseWriter, _ map[string]any) { w.Write([]byte(`{"data":[{"embedding":[1,2],"index":0}]}`)) },
-			kind:   contract.KindEngine, requests: 1, contains: "1 embeddings for 2 texts",
+			name: "wrong embedding count",
+			handle: func(_ int, w http.ResponseWriter, _ map[string]any) {
+				w.Write([]byte(`{"data":[{"embedding":[1,2],"index":0}]}`))
+			},
+			kind: contract.KindEngine, requests: 1, contains: "1 embeddings for 2 texts",
 		},
 		{
 			name: "repeated index",
