@@ -1,0 +1,91 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"mnemo/contract"
+)
+
+func TestParseConfig(t *testing.T) {
+	full := `
+store = "/srv/mnemo"
+remote = "http://127.0.0.1:7077"
+theme = "dark"
+mouse = true
+
+[embedder]
+endpoint = "http://localhost:11434/v1"
+model = "nomic-embed-text"
+api_key_env = "OLLAMA_KEY"
+
+[answer]
+endpoint = "https://api.example.com/v1"
+model = "small"
+api_key_env = "ANSWER_KEY"
+
+[keys]
+quit = ["q", "ctrl+c"]
+forget = ["d"]
+`
+	cfg, err := parseConfig("config.toml", []byte(full))
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	if cfg.Store != "/srv/mnemo" || cfg.Remote != "http://127.0.0.1:7077" || cfg.Theme != "dark" || cfg.Mouse == nil || !*cfg.Mouse {
+		t.Errorf("top-level keys: %+v", cfg)
+	}
+	if cfg.Embedder.Model != "nomic-embed-text" || cfg.Answer.APIKeyEnv != "ANSWER_KEY" {
+		t.Errorf("endpoints: %+v %+v", cfg.Embedder, cfg.Answer)
+	}
+	if got := strings.Join(cfg.Keys["quit"], ","); got != "q,ctrl+c" {
+		t.Errorf("keys.quit = %q", got)
+	}
+
+	bad := []struct {
+		name, text, want string
+	}{
+		{"unknown top-level key", "stor = \"/x\"\n", `config.toml: unknown key "stor" (line 1)`},
+		{"unknown nested key", "[embedder]\nendpoint = \"http://x\"\nmodle = \"m\"\n", `config.toml: unknown key "embedder.modle" (line 3)`},
+		{"unknown table", "[colors]\nfg = 1\n", `unknown key "colors"`},
+		{"wrong type", "mouse = \"yes\"\n", "config.toml:1:"},
+		{"keys not a list", "[keys]\nquit = \"q\"\n", "config.toml:2:"},
+		{"syntax", "store = \n", "config.toml:1:"},
+		{"endpoint not a URL", "[answer]\nendpoint = \"localhost:8080\"\n", `[answer] endpoint "localhost:8080" must be an http:// or https:// URL`},
+		{"model without endpoint", "[embedder]\nmodel = \"m\"\n", "[embedder] sets model or api_key_env but no endpoint"},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseConfig("config.toml", []byte(tt.text))
+			if err == nil {
+				t.Fatalf("accepted %q", tt.text)
+			}
+			if contract.KindOf(err) != contract.KindConfig {
+				t.Errorf("kind %q, want configuration error", contract.KindOf(err))
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadConfigMissingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.toml")
+	if _, err := loadConfig(path, false); err != nil {
+		t.Errorf("a missing default config is not an error: %v", err)
+	}
+	_, err := loadConfig(path, true)
+	if err == nil || !strings.Contains(err.Error(), "config file "+path+" does not exist") {
+		t.Errorf("a missing --config file: %v", err)
+	}
+	if err := os.WriteFile(path, []byte("theme = \"light\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadConfig(path, true)
+	if err != nil || cfg.Theme != "light" {
+		t.Errorf("load: %+v, %v", cfg, err)
+	}
+}

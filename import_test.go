@@ -1,0 +1,133 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"mnemo/contract"
+)
+
+const (
+	tabsLearning   = `{"type":"learning","text":"prefers tabs","kind":"preference","confidence":0.8,"meta":{"source":{"kind":"agent"}}}`
+	tabsLearningID = "8a8f01f6a30ffa27d488a48fc9218a8ec5af4228"
+	xDocument      = `{"type":"document","body":{"text":"x"},"meta":{"source":{"kind":"agent"}}}`
+	xDocumentID    = "b3371e4dfaed9fc1e36eb64bc4452cd89dcc0dbc"
+)
+
+func TestParseImportLine(t *testing.T) {
+	expires := time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name       string
+		line       string
+		wantID     string
+		wantStatus contract.Status
+		wantExp    *time.Time
+		wantBy     string
+		wantErr    string
+	}{
+		{name: "bare item", line: tabsLearning, wantID: tabsLearningID},
+		{name: "export format", line: `{"id":"` + xDocumentID + `","item":` + xDocument + `}`, wantID: xDocumentID},
+		{name: "export format without id", line: `{"item":` + xDocument + `}`, wantID: xDocumentID},
+		{name: "status and expiry", line: `{"item":` + xDocument + `,"status":"candidate","expires_at":"2027-03-01T00:00:00Z"}`,
+			wantID: xDocumentID, wantStatus: contract.StatusCandidate, wantExp: &expires},
+		{name: "bare item with status", line: strings.TrimSuffix(tabsLearning, "}") + `,"status":"candidate"}`,
+			wantID: tabsLearningID, wantStatus: contract.StatusCandidate},
+		{name: "keys in any order, unknown keys ignored", line: `{"meta":{"source":{"kind":"agent"}},"body":{"text":"x"},"extra":1,"type":"document"}`, wantID: xDocumentID},
+		{name: "superseded", line: `{"item":` + xDocument + `,"status":"superseded","superseded_by":"` + tabsLearningID + `"}`,
+			wantID: xDocumentID, wantStatus: contract.StatusSuperseded, wantBy: tabsLearningID},
+		{name: "superseded_by alone implies superseded", line: `{"item":` + xDocument + `,"superseded_by":"` + tabsLearningID + `"}`,
+			wantID: xDocumentID, wantStatus: contract.StatusSuperseded, wantBy: tabsLearningID},
+
+		{name: "not JSON", line: `not json`, wantErr: "invalid request: invalid JSON: "},
+		{name: "truncated JSON", line: `{"type":"document"`, wantErr: "invalid request: invalid JSON: unexpected end of JSON input"},
+		{name: "array", line: `[1,2]`, wantErr: "invalid request: a line must be a JSON object, not array"},
+		{name: "string", line: `"hello"`, wantErr: "invalid request: a line must be a JSON object, not string"},
+		{name: "neither item nor type", line: `{"text":"x"}`, wantErr: `invalid request: a line must be a StoreItem (with "type") or {"id", "item"}`},
+		{name: "both item and type", line: `{"type":"document","item":` + xDocument + `}`, wantErr: "not both"},
+		{name: "id beside a bare item", line: strings.TrimSuffix(xDocument, "}") + `,"id":"` + xDocumentID + `"}`, wantErr: `an "id" goes with {"id", "item"}`},
+		{name: "wrong id", line: `{"id":"` + tabsLearningID + `","item":` + xDocument + `}`,
+			wantErr: "invalid request: id " + tabsLearningID + " does not match the item's fingerprint " + xDocumentID},
+		{name: "unknown type", line: `{"type":"poem","text":"x"}`, wantErr: "invalid request: invalid item: unknown item type `poem`, expected one of document, conversation, learning"},
+		{name: "empty body", line: `{"type":"document","body":{"text":"  "}}`, wantErr: "invalid request: document body must not be empty"},
+		{name: "confidence out of range", line: `{"type":"learning","text":"t","kind":"fact","confidence":1.5}`, wantErr: "invalid request: learning confidence 1.5 is outside 0.0..=1.0"},
+		{name: "unknown status", line: `{"item":` + xDocument + `,"status":"archived"}`, wantErr: "invalid request: `archived` is not a status, expected one of active, candidate, superseded"},
+		{name: "bad expiry", line: `{"item":` + xDocument + `,"expires_at":"tomorrow"}`, wantErr: "invalid request: expires_at `tomorrow` is not an RFC 3339 instant"},
+		{name: "superseded without successor", line: `{"item":` + xDocument + `,"status":"superseded"}`, wantErr: "status `superseded` needs superseded_by"},
+		{name: "successor with another status", line: `{"item":` + xDocument + `,"status":"candidate","superseded_by":"` + tabsLearningID + `"}`, wantErr: "superseded_by goes with status `superseded`, not `candidate`"},
+		{name: "successor not an id", line: `{"item":` + xDocument + `,"superseded_by":"later"}`, wantErr: "superseded_by `later` is not a record id"},
+		{name: "status not a string", line: `{"item":` + xDocument + `,"status":3}`, wantErr: `invalid request: field "status" must be a string, not number`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseImportLine([]byte(tt.line))
+			if tt.wantErr != "" {
+				if err == nil {
+					t.Fatalf("parsed %s without error, want %q", tt.line, tt.wantErr)
+				}
+				if !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %q, want it to contain %q", err, tt.wantErr)
+				}
+				if contract.KindOf(err) != contract.KindInvalidRequest {
+					t.Fatalf("error kind %q, want invalid request", contract.KindOf(err))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if id := got.item.Fingerprint(); id != tt.wantID {
+				t.Errorf("id %s, want %s", id, tt.wantID)
+			}
+			if got.status != tt.wantStatus {
+				t.Errorf("status %q, want %q", got.status, tt.wantStatus)
+			}
+			if (got.expiresAt == nil) != (tt.wantExp == nil) || (got.expiresAt != nil && !got.expiresAt.Equal(*tt.wantExp)) {
+				t.Errorf("expires_at %v, want %v", got.expiresAt, tt.wantExp)
+			}
+			if got.supersededBy != tt.wantBy {
+				t.Errorf("superseded_by %q, want %q", got.supersededBy, tt.wantBy)
+			}
+		})
+	}
+}
+
+// FuzzParseImportLine checks that any input either parses into a valid item
+// whose fingerprint is stable through a re-encode, or fails as an invalid
+// request - never a panic, never another error kind.
+func FuzzParseImportLine(f *testing.F) {
+	for _, seed := range []string{
+		tabsLearning, xDocument,
+		`{"id":"` + xDocumentID + `","item":` + xDocument + `,"status":"candidate","expires_at":"2027-03-01T00:00:00Z"}`,
+		`{"item":` + xDocument + `,"superseded_by":"` + tabsLearningID + `"}`,
+		`{"type":"conversation","turns":[{"role":"user","text":"hi","at":"2025-05-06T07:08:09Z"},{"role":"assistant","text":"yo","tool_calls":[{"name":"read_plan","id":"call-1"}]}],"meta":{"thread_id":"t1","source":{"kind":"conversation","id":"t1"}}}`,
+		`{"type":"learning","text":"x","kind":"fact","confidence":1e400}`,
+		`[]`, `null`, `{}`, `{"type":null}`, `{"item":null}`, "\xff\xfe",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := parseImportLine(data)
+		if err != nil {
+			if contract.KindOf(err) != contract.KindInvalidRequest {
+				t.Fatalf("error of kind %q: %v", contract.KindOf(err), err)
+			}
+			return
+		}
+		if err := got.item.Validate(); err != nil {
+			t.Fatalf("accepted an invalid item: %v", err)
+		}
+		again, err := json.Marshal(got.item)
+		if err != nil {
+			t.Fatalf("cannot re-encode an accepted item: %v", err)
+		}
+		var back contract.StoreItem
+		if err := json.Unmarshal(again, &back); err != nil {
+			t.Fatalf("cannot decode the re-encoded item %s: %v", again, err)
+		}
+		if back.Fingerprint() != got.item.Fingerprint() {
+			t.Fatalf("fingerprint changed through a re-encode: %s", again)
+		}
+	})
+}
