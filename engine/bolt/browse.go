@@ -1,0 +1,522 @@
+package bolt
+
+import (
+	"bytes"
+	"cmp"
+	"container/heap"
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	bbolt "go.etcd.io/bbolt"
+
+	"mnemo/contract"
+)
+
+// bval is one row's value for a browse sort or filter field, with the
+// contract's precision: times in UTC milliseconds, confidence as an f32.
+type bval struct {
+	ok bool
+	ms int64
+	f  float32
+	s  string
+}
+
+func (t *table) rowVal(field string, r *row) bval {
+	switch field {
+	case contract.BrowseFieldUpdatedAt:
+		return bval{ok: true, ms: r.updated}
+	case contract.BrowseFieldCreatedAt:
+		return bval{ok: true, ms: r.created}
+	case contract.BrowseFieldObservedAt:
+		if r.obsMs == noTime {
+			return bval{}
+		}
+		return bval{ok: true, ms: r.obsMs}
+	case contract.BrowseFieldConfidence:
+		if kindByCode[r.kind] != contract.KindLearning {
+			return bval{}
+		}
+		return bval{ok: true, f: r.conf}
+	case contract.BrowseFieldNamespace:
+		return bval{ok: true, s: t.ns.vals[r.ns]}
+	case contract.BrowseFieldKind:
+		return bval{ok: true, s: string(kindByCode[r.kind])}
+	case contract.BrowseFieldStatus:
+		return bval{ok: true, s: string(statusByCode[r.status])}
+	}
+	return bval{}
+}
+
+func isTimeField(f string) bool {
+	return f == contract.BrowseFieldUpdatedAt || f == contract.BrowseFieldCreatedAt || f == contract.BrowseFieldObservedAt
+}
+
+// compareBvals orders one field ascending, missing values last in either direction.
+func compareBvals(field, dir string, a, b bval) int {
+	switch {
+	case !a.ok && !b.ok:
+		return 0
+	case !a.ok:
+		return 1
+	case !b.ok:
+		return -1
+	}
+	var c int
+	switch {
+	case isTimeField(field):
+		c = cmp.Compare(a.ms, b.ms)
+	case field == contract.BrowseFieldConfidence:
+		c = cmp.Compare(a.f, b.f)
+	default:
+		c = strings.Compare(a.s, b.s)
+	}
+	if dir == contract.SortDesc {
+		return -c
+	}
+	return c
+}
+
+func (t *table) compareRows(order []contract.SortKey, a, b *row) int {
+	for _, k := range order {
+		if c := compareBvals(k.Field, k.Dir, t.rowVal(k.Field, a), t.rowVal(k.Field, b)); c != 0 {
+			return c
+		}
+	}
+	return strings.Compare(a.id, b.id)
+}
+
+// cursorVals converts a decoded cursor key to comparable values.
+func cursorVals(order []contract.SortKey, pos *contract.CursorPos) []bval {
+	out := make([]bval, len(order))
+	for i, k := range order {
+		if i >= len(pos.Key) {
+			continue
+		}
+		switch x := pos.Key[i].(type) {
+		case string:
+			if isTimeField(k.Field) {
+				if tm, err := time.Parse("2006-01-02T15:04:05.000Z", x); err == nil {
+					out[i] = bval{ok: true, ms: tm.UnixMilli()}
+				}
+			} else if k.Field != contract.BrowseFieldConfidence {
+				out[i] = bval{ok: true, s: x}
+			}
+		case float64:
+			if k.Field == contract.BrowseFieldConfidence {
+				out[i] = bval{ok: true, f: float32(x)}
+			}
+		}
+	}
+	return out
+}
+
+// afterCursor tells whether r sorts strictly after the cursor position.
+func (t *table) afterCursor(order []contract.SortKey, key []bval, id string, r *row) bool {
+	for i, k := range order {
+		if c := compareBvals(k.Field, k.Dir, t.rowVal(k.Field, r), key[i]); c != 0 {
+			return c > 0
+		}
+	}
+	return r.id > id
+}
+
+// browsePlan is a browse query compiled against the table.
+type browsePlan struct {
+	meta    rowFilter
+	checks  []func(r *row) bool
+	content *contentCheck
+	trivial bool // no clause beyond a reach: total comes from the counters
+}
+
+type contentCheck struct {
+	op     string
+	needle string // folded
+}
+
+func (c *contentCheck) admits(folded string) bool {
+	switch c.op {
+	case "contains":
+		return strings.Contains(folded, c.needle)
+	case "not_contains":
+		return !strings.Contains(folded, c.needle)
+	case "equals":
+		return folded == c.needle
+	case "not_equals":
+		return folded != c.needle
+	case "starts_with":
+		return strings.HasPrefix(folded, c.needle)
+	case "ends_with":
+		return strings.HasSuffix(folded, c.needle)
+	}
+	return false
+}
+
+// narrows tells whether the content op implies the text contains the needle,
+// so the trigram index can propose candidates.
+func (c *contentCheck) narrows() bool {
+	switch c.op {
+	case "contains", "equals", "starts_with", "ends_with":
+		return true
+	}
+	return false
+}
+
+func (p *browsePlan) rowOK(r *row) bool {
+	if !p.meta.match(r) {
+		return false
+	}
+	for _, c := range p.checks {
+		if !c(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func codeSet[T comparable](all [3]T, vals []T) [3]bool {
+	var ok [3]bool
+	for i, v := range all {
+		ok[i] = slices.Contains(vals, v)
+	}
+	return ok
+}
+
+func dayMillis(day string) int64 {
+	t, err := time.Parse(time.DateOnly, day)
+	if err != nil {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+const msPerDay = 24 * 60 * 60 * 1000
+
+func (t *table) compileBrowse(q *contract.BrowseQuery) *browsePlan {
+	p := &browsePlan{meta: t.compileFilter(q.Filter, false)}
+	add := func(c func(r *row) bool) { p.checks = append(p.checks, c) }
+	if q.Status != nil {
+		ok := codeSet(statusByCode, q.Status)
+		add(func(r *row) bool { return ok[r.status] })
+	}
+	if q.Kind != nil {
+		ok := codeSet(kindByCode, q.Kind)
+		add(func(r *row) bool { return ok[r.kind] })
+	}
+	if q.Now != nil && t.expiring > 0 {
+		now := q.Now.UnixMilli()
+		add(func(r *row) bool { return r.expires == noTime || r.expires > now })
+	}
+	for _, f := range q.Filters {
+		switch f.Field {
+		case contract.BrowseFieldStatus:
+			vals := make([]contract.Status, len(f.Values))
+			for i, v := range f.Values {
+				vals[i] = contract.Status(v)
+			}
+			ok, in := codeSet(statusByCode, vals), f.Op == "in"
+			add(func(r *row) bool { return ok[r.status] == in })
+		case contract.BrowseFieldKind:
+			vals := make([]contract.ItemKind, len(f.Values))
+			for i, v := range f.Values {
+				vals[i] = contract.ItemKind(v)
+			}
+			ok, in := codeSet(kindByCode, vals), f.Op == "in"
+			add(func(r *row) bool { return ok[r.kind] == in })
+		case contract.BrowseFieldContent:
+			p.content = &contentCheck{op: f.Op, needle: contract.FoldCase(f.Text)}
+		case contract.BrowseFieldNamespace:
+			want, _ := contract.ParseNamespace(f.Text)
+			ok := make([]bool, len(t.nsVals))
+			for i := 1; i < len(t.nsVals); i++ {
+				if f.Op == "equals" {
+					ok[i] = t.nsVals[i].Equal(want)
+				} else {
+					ok[i] = t.nsVals[i].IsWithin(want)
+				}
+			}
+			add(func(r *row) bool { return ok[r.ns] })
+		case contract.BrowseFieldConfidence:
+			num, lo, hi, op := float32(f.Num), float32(f.Min), float32(f.Max), f.Op
+			add(func(r *row) bool {
+				if kindByCode[r.kind] != contract.KindLearning {
+					return false
+				}
+				v := r.conf
+				switch op {
+				case "eq":
+					return v == num
+				case "neq":
+					return v != num
+				case "gt":
+					return v > num
+				case "gte":
+					return v >= num
+				case "lt":
+					return v < num
+				case "lte":
+					return v <= num
+				case "between":
+					return v >= lo && v <= hi
+				}
+				return false
+			})
+		default:
+			field := f.Field
+			lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+			switch f.Op {
+			case "on_day":
+				lo = dayMillis(f.Day)
+				hi = lo + msPerDay
+			case "before_day":
+				hi = dayMillis(f.Day)
+			case "after_day":
+				lo = dayMillis(f.Day) + msPerDay
+			case "between_days":
+				lo, hi = dayMillis(f.FromDay), dayMillis(f.UntilDay)+msPerDay
+			}
+			add(func(r *row) bool {
+				v := t.rowVal(field, r)
+				return v.ok && v.ms >= lo && v.ms < hi
+			})
+		}
+	}
+	p.trivial = onlyReach(q.Filter) && len(p.checks) == 0 && p.content == nil
+	return p
+}
+
+// recordText reads only the rendered text of an encoded record.
+func recordText(v []byte) (string, bool) {
+	const fixed = 1 + 4 + 1 + 1 + 8 + 8 + 8
+	if len(v) < fixed {
+		return "", false
+	}
+	r := decoder{buf: v[fixed:]}
+	r.raw() // superseded_by
+	r.u32() // confidence
+	t := r.raw()
+	return string(t), r.err == nil
+}
+
+// Browse answers contract.md §4 from one snapshot: the table (under the read
+// lock) and one bbolt read transaction. The default order walks the
+// updated_at index from the cursor's position (a seek, O(page)); other orders
+// and selective filters take the top of the matching rows with a bounded heap.
+// The total is exact: from the per-namespace counters when the query has no
+// clause but a reach, else counted over the table's rows, with content
+// filters narrowed by the trigram index and verified against the text.
+func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.BrowsePage, error) {
+	if err := q.Validate(); err != nil {
+		return contract.BrowsePage{}, err
+	}
+	pos, err := q.DecodeCursor()
+	if err != nil {
+		return contract.BrowsePage{}, err
+	}
+	if err := e.checkOpen(); err != nil {
+		return contract.BrowsePage{}, err
+	}
+	limit := q.EffectiveLimit()
+	order := q.Order()
+	var curKey []bval
+	if pos != nil {
+		curKey = cursorVals(order, pos)
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	t := e.t
+	p := t.compileBrowse(&q)
+	page := contract.BrowsePage{Records: []contract.Record{}}
+	err = e.db.View(func(tx *bbolt.Tx) error {
+		recs := tx.Bucket(bucketRecords)
+		// The matching set: counted always, kept when a heap or a content
+		// filter needs it.
+		var matched []uint32
+		var inSet *roaring.Bitmap
+		if p.trivial {
+			nsOK := t.nsAdmitted(q.Filter.Reach)
+			for ns, c := range t.nsTotal {
+				if nsOK[ns] {
+					page.Total += int(c)
+				}
+			}
+		} else {
+			visit := func(ord uint32) error {
+				if !t.alive[ord] {
+					return nil
+				}
+				r := &t.rows[ord]
+				if !p.rowOK(r) {
+					return nil
+				}
+				if p.content != nil {
+					text, ok := recordText(recs.Get([]byte(r.id)))
+					if !ok {
+						return contract.EngineErr("record %s is corrupt", r.id)
+					}
+					if !p.content.admits(contract.FoldCase(text)) {
+						return nil
+					}
+				}
+				matched = append(matched, ord)
+				return nil
+			}
+			var cand *roaring.Bitmap
+			if p.content != nil && p.content.narrows() {
+				cand, _ = e.tri.candidates(p.content.needle)
+			}
+			if cand != nil {
+				it := cand.Iterator()
+				for it.HasNext() {
+					if ord := it.Next(); int(ord) < len(t.alive) {
+						if err := visit(ord); err != nil {
+							return err
+						}
+					}
+				}
+			} else {
+				for ord := range t.alive {
+					if ord%4096 == 0 {
+						if err := ctx.Err(); err != nil {
+							return contract.Unavailable("%v", err)
+						}
+					}
+					if err := visit(uint32(ord)); err != nil {
+						return err
+					}
+				}
+			}
+			page.Total = len(matched)
+			if p.content != nil {
+				inSet = roaring.BitmapOf(matched...)
+			}
+		}
+		admit := func(r *row, ord uint32) bool {
+			if inSet != nil {
+				return inSet.Contains(ord)
+			}
+			return p.rowOK(r)
+		}
+
+		var ords []uint32
+		walkIndex := len(order) == 1 && order[0].Dir == contract.SortDesc &&
+			(order[0].Field == contract.BrowseFieldUpdatedAt || order[0].Field == contract.BrowseFieldCreatedAt) &&
+			(p.trivial || len(matched)*20 >= t.live)
+		if walkIndex {
+			bucket := bucketUpdated
+			if order[0].Field == contract.BrowseFieldCreatedAt {
+				bucket = bucketCreated
+			}
+			c := tx.Bucket(bucket).Cursor()
+			var k, v []byte
+			if pos != nil {
+				seek := descMillisKey(curKey[0].ms, pos.ID)
+				k, v = c.Seek(seek)
+				if k != nil && bytes.Equal(k, seek) {
+					k, v = c.Next()
+				}
+			} else {
+				k, v = c.First()
+			}
+			skip := q.Offset
+			for ; k != nil && len(ords) < limit; k, v = c.Next() {
+				ord := getOrd(v)
+				if int(ord) >= len(t.alive) || !t.alive[ord] || !admit(&t.rows[ord], ord) {
+					continue
+				}
+				if skip > 0 {
+					skip--
+					continue
+				}
+				ords = append(ords, ord)
+			}
+		} else {
+			top := &rowHeap{t: t, order: order, max: q.Offset + limit}
+			offer := func(ord uint32) {
+				r := &t.rows[ord]
+				if pos != nil && !t.afterCursor(order, curKey, pos.ID, r) {
+					return
+				}
+				top.offer(ord)
+			}
+			if p.trivial {
+				for ord, alive := range t.alive {
+					if alive && p.meta.match(&t.rows[ord]) {
+						offer(uint32(ord))
+					}
+				}
+			} else {
+				for _, ord := range matched {
+					offer(ord)
+				}
+			}
+			ords = top.sorted()
+			ords = ords[min(q.Offset, len(ords)):]
+		}
+		for _, ord := range ords {
+			id := t.rows[ord].id
+			s, err := decodeRecord(recs.Get([]byte(id)), partHit, t.namespaceOf)
+			if err != nil {
+				return contract.EngineErr("record %s: %v", id, err)
+			}
+			rec, err := s.record(id, false)
+			if err != nil {
+				return err
+			}
+			page.Records = append(page.Records, rec)
+		}
+		return nil
+	})
+	if err != nil {
+		return contract.BrowsePage{}, asContractErr(err)
+	}
+	if len(page.Records) == limit {
+		page.Continuation = contract.Ptr(contract.EncodeCursor(q, &page.Records[len(page.Records)-1]))
+	}
+	return page, nil
+}
+
+// rowHeap keeps the max best rows under an order: a max-heap whose top is the
+// worst kept row, so most rows are rejected with one comparison.
+type rowHeap struct {
+	t     *table
+	order []contract.SortKey
+	max   int
+	ords  []uint32
+}
+
+func (h *rowHeap) Len() int { return len(h.ords) }
+func (h *rowHeap) Less(i, j int) bool {
+	return h.t.compareRows(h.order, &h.t.rows[h.ords[i]], &h.t.rows[h.ords[j]]) > 0
+}
+func (h *rowHeap) Swap(i, j int) { h.ords[i], h.ords[j] = h.ords[j], h.ords[i] }
+func (h *rowHeap) Push(x any)    { h.ords = append(h.ords, x.(uint32)) }
+func (h *rowHeap) Pop() any {
+	n := len(h.ords) - 1
+	x := h.ords[n]
+	h.ords = h.ords[:n]
+	return x
+}
+
+func (h *rowHeap) offer(ord uint32) {
+	if h.max <= 0 {
+		return
+	}
+	if len(h.ords) < h.max {
+		heap.Push(h, ord)
+		return
+	}
+	if h.t.compareRows(h.order, &h.t.rows[ord], &h.t.rows[h.ords[0]]) < 0 {
+		h.ords[0] = ord
+		heap.Fix(h, 0)
+	}
+}
+
+func (h *rowHeap) sorted() []uint32 {
+	out := slices.Clone(h.ords)
+	slices.SortFunc(out, func(a, b uint32) int { return h.t.compareRows(h.order, &h.t.rows[a], &h.t.rows[b]) })
+	return out
+}

@@ -1,0 +1,397 @@
+package bolt
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"time"
+
+	"mnemo/contract"
+)
+
+// recordVersion tags the binary layout of a stored record, so a later layout
+// can be told apart instead of being misread.
+const recordVersion = 1
+
+// noTime marks an absent instant in int64 columns and in the codec.
+const noTime = math.MinInt64
+
+// storedRecord is one record as bbolt holds it. The rendered text and the
+// metadata are kept in a compact binary form ahead of the item's wire JSON, so
+// listings and browse pages decode without touching JSON.
+type storedRecord struct {
+	ord          uint32
+	status       contract.Status
+	kind         contract.ItemKind
+	created      int64 // unix milliseconds
+	updated      int64 // unix milliseconds
+	expires      int64 // unix nanoseconds, noTime when unset
+	supersededBy string
+	text         string
+	confidence   float32 // meaningful for learnings only
+	meta         contract.MemoryMeta
+	itemJSON     []byte
+}
+
+var errCorruptRecord = errors.New("stored record is corrupt")
+
+type encoder struct{ buf []byte }
+
+func (w *encoder) u8(v uint8)   { w.buf = append(w.buf, v) }
+func (w *encoder) u32(v uint32) { w.buf = binary.BigEndian.AppendUint32(w.buf, v) }
+func (w *encoder) i64(v int64)  { w.buf = binary.BigEndian.AppendUint64(w.buf, uint64(v)) }
+func (w *encoder) bytes(b []byte) {
+	w.buf = binary.AppendUvarint(w.buf, uint64(len(b)))
+	w.buf = append(w.buf, b...)
+}
+func (w *encoder) str(s string) {
+	w.buf = binary.AppendUvarint(w.buf, uint64(len(s)))
+	w.buf = append(w.buf, s...)
+}
+func (w *encoder) optStr(p *string) {
+	if p == nil {
+		w.u8(0)
+		return
+	}
+	w.u8(1)
+	w.str(*p)
+}
+func (w *encoder) optTime(t *time.Time) {
+	if t == nil {
+		w.u8(0)
+		return
+	}
+	w.u8(1)
+	w.i64(t.Unix())
+	w.u32(uint32(t.Nanosecond()))
+}
+
+type decoder struct {
+	buf []byte
+	err error
+}
+
+func (r *decoder) fail() { r.err = errCorruptRecord; r.buf = nil }
+
+func (r *decoder) u8() uint8 {
+	if len(r.buf) < 1 {
+		r.fail()
+		return 0
+	}
+	v := r.buf[0]
+	r.buf = r.buf[1:]
+	return v
+}
+
+func (r *decoder) u32() uint32 {
+	if len(r.buf) < 4 {
+		r.fail()
+		return 0
+	}
+	v := binary.BigEndian.Uint32(r.buf)
+	r.buf = r.buf[4:]
+	return v
+}
+
+func (r *decoder) i64() int64 {
+	if len(r.buf) < 8 {
+		r.fail()
+		return 0
+	}
+	v := binary.BigEndian.Uint64(r.buf)
+	r.buf = r.buf[8:]
+	return int64(v)
+}
+
+func (r *decoder) raw() []byte {
+	n, k := binary.Uvarint(r.buf)
+	if k <= 0 || uint64(len(r.buf)-k) < n {
+		r.fail()
+		return nil
+	}
+	b := r.buf[k : k+int(n)]
+	r.buf = r.buf[k+int(n):]
+	return b
+}
+
+func (r *decoder) str() string { return string(r.raw()) }
+
+func (r *decoder) optStr() *string {
+	if r.u8() == 0 {
+		return nil
+	}
+	s := r.str()
+	return &s
+}
+
+func (r *decoder) optTime() *time.Time {
+	if r.u8() == 0 {
+		return nil
+	}
+	sec := r.i64()
+	nsec := r.u32()
+	t := time.Unix(sec, int64(nsec)).UTC()
+	return &t
+}
+
+func statusCode(s contract.Status) uint8 {
+	switch s {
+	case contract.StatusCandidate:
+		return 0
+	case contract.StatusSuperseded:
+		return 2
+	}
+	return 1
+}
+
+var statusByCode = [3]contract.Status{contract.StatusCandidate, contract.StatusActive, contract.StatusSuperseded}
+
+func kindCode(k contract.ItemKind) uint8 {
+	switch k {
+	case contract.KindConversation:
+		return 1
+	case contract.KindLearning:
+		return 2
+	}
+	return 0
+}
+
+var kindByCode = [3]contract.ItemKind{contract.KindDocument, contract.KindConversation, contract.KindLearning}
+
+func sourceCode(k contract.SourceKind) uint8 {
+	for i, s := range contract.SourceKinds {
+		if s == k {
+			return uint8(i)
+		}
+	}
+	return sourceCode(contract.SourceAgent)
+}
+
+func encodeRecord(r *storedRecord) []byte {
+	w := encoder{buf: make([]byte, 0, 128+len(r.text)+len(r.itemJSON))}
+	w.u8(recordVersion)
+	w.u32(r.ord)
+	w.u8(statusCode(r.status))
+	w.u8(kindCode(r.kind))
+	w.i64(r.created)
+	w.i64(r.updated)
+	w.i64(r.expires)
+	w.str(r.supersededBy)
+	w.u32(math.Float32bits(r.confidence))
+	w.str(r.text)
+	encodeMeta(&w, &r.meta)
+	w.bytes(r.itemJSON)
+	return w.buf
+}
+
+func encodeMeta(w *encoder, m *contract.MemoryMeta) {
+	w.str(m.Namespace.String())
+	for _, p := range []*string{m.Workspace, m.Folder, m.FilePath, m.Language, m.Repo, m.Commit, m.URL, m.ThreadID} {
+		w.optStr(p)
+	}
+	if m.Turns == nil {
+		w.u8(0)
+	} else {
+		w.u8(1)
+		w.u32(m.Turns.First)
+		w.u32(m.Turns.Last)
+	}
+	w.optStr(m.AgentID)
+	if m.ToolCall == nil {
+		w.u8(0)
+	} else {
+		w.u8(1)
+		w.str(m.ToolCall.Name)
+		w.optStr(m.ToolCall.ID)
+	}
+	w.u8(sourceCode(m.SourceKindOf()))
+	w.optStr(m.Source.ID)
+	w.buf = binary.AppendUvarint(w.buf, uint64(len(m.Tags)))
+	for _, t := range m.Tags {
+		w.str(t)
+	}
+	w.optTime(m.ObservedAt)
+	switch {
+	case m.Derive == nil:
+		w.u8(0)
+	case *m.Derive:
+		w.u8(2)
+	default:
+		w.u8(1)
+	}
+	if m.ObservedActor == nil {
+		w.u8(0)
+	} else {
+		w.u8(1)
+		w.str(m.ObservedActor.ID)
+		w.optStr(m.ObservedActor.Name)
+	}
+}
+
+// recordPart says how much of a record to decode: listings never need the
+// item's JSON, and the loader at open needs neither the text nor the JSON.
+type recordPart int
+
+const (
+	partHeader recordPart = iota // system fields and metadata
+	partHit                      // plus the rendered text
+	partFull                     // plus the item's JSON
+)
+
+// decodeRecord reads a stored record. nsOf turns a printed namespace into its
+// value (callers cache them; the namespace strings are few).
+func decodeRecord(b []byte, part recordPart, nsOf func(string) contract.Namespace) (storedRecord, error) {
+	r := decoder{buf: b}
+	if r.u8() != recordVersion {
+		return storedRecord{}, errCorruptRecord
+	}
+	var out storedRecord
+	out.ord = r.u32()
+	sc := r.u8()
+	kc := r.u8()
+	if sc > 2 || kc > 2 {
+		return storedRecord{}, errCorruptRecord
+	}
+	out.status = statusByCode[sc]
+	out.kind = kindByCode[kc]
+	out.created = r.i64()
+	out.updated = r.i64()
+	out.expires = r.i64()
+	out.supersededBy = r.str()
+	out.confidence = math.Float32frombits(r.u32())
+	text := r.raw()
+	if part >= partHit {
+		out.text = string(text)
+	}
+	decodeMeta(&r, &out.meta, nsOf)
+	js := r.raw()
+	if part >= partFull {
+		out.itemJSON = append([]byte(nil), js...)
+	}
+	if r.err != nil {
+		return storedRecord{}, r.err
+	}
+	return out, nil
+}
+
+func decodeMeta(r *decoder, m *contract.MemoryMeta, nsOf func(string) contract.Namespace) {
+	m.Namespace = nsOf(r.str())
+	m.Workspace = r.optStr()
+	m.Folder = r.optStr()
+	m.FilePath = r.optStr()
+	m.Language = r.optStr()
+	m.Repo = r.optStr()
+	m.Commit = r.optStr()
+	m.URL = r.optStr()
+	m.ThreadID = r.optStr()
+	if r.u8() == 1 {
+		m.Turns = &contract.TurnRange{First: r.u32(), Last: r.u32()}
+	}
+	m.AgentID = r.optStr()
+	if r.u8() == 1 {
+		m.ToolCall = &contract.ToolCallRef{Name: r.str(), ID: r.optStr()}
+	}
+	sc := r.u8()
+	if int(sc) >= len(contract.SourceKinds) {
+		r.fail()
+		return
+	}
+	m.Source = contract.SourceRef{Kind: contract.SourceKinds[sc], ID: r.optStr()}
+	n, k := binary.Uvarint(r.buf)
+	if k <= 0 || n > uint64(len(r.buf)) {
+		r.fail()
+		return
+	}
+	r.buf = r.buf[k:]
+	if n > 0 {
+		m.Tags = make([]string, n)
+		for i := range m.Tags {
+			m.Tags[i] = r.str()
+		}
+	}
+	m.ObservedAt = r.optTime()
+	switch r.u8() {
+	case 1:
+		m.Derive = contract.Ptr(false)
+	case 2:
+		m.Derive = contract.Ptr(true)
+	}
+	if r.u8() == 1 {
+		m.ObservedActor = &contract.ObservedActor{ID: r.str(), Name: r.optStr()}
+	}
+}
+
+// record turns a stored record into the contract's record.
+func (s *storedRecord) record(id string, withItem bool) (contract.Record, error) {
+	rec := contract.Record{
+		ID: id, Kind: s.kind, Text: s.text, Meta: s.meta, Status: s.status,
+		CreatedAt: time.UnixMilli(s.created).UTC(), UpdatedAt: time.UnixMilli(s.updated).UTC(),
+	}
+	if s.kind == contract.KindLearning {
+		c := contract.F32(s.confidence)
+		rec.Confidence = &c
+	}
+	if s.expires != noTime {
+		t := time.Unix(0, s.expires).UTC()
+		rec.ExpiresAt = &t
+	}
+	if s.supersededBy != "" {
+		rec.SupersededBy = contract.Ptr(s.supersededBy)
+	}
+	if withItem {
+		it, err := s.item()
+		if err != nil {
+			return contract.Record{}, err
+		}
+		rec.Item = &it
+	}
+	return rec, nil
+}
+
+func (s *storedRecord) hit(id string) contract.Hit {
+	h := contract.Hit{ID: id, Kind: s.kind, Text: s.text, Meta: s.meta}
+	if s.kind == contract.KindLearning {
+		c := contract.F32(s.confidence)
+		h.Confidence = &c
+	}
+	return h
+}
+
+func (s *storedRecord) item() (contract.StoreItem, error) {
+	var it contract.StoreItem
+	if err := it.UnmarshalJSON(s.itemJSON); err != nil {
+		return contract.StoreItem{}, errCorruptRecord
+	}
+	return it, nil
+}
+
+// Ordered keys: a big-endian prefix that sorts the wanted way, then the id.
+// Descending timestamps are stored complemented so that a forward cursor walk
+// yields newest first with ids ascending among equal instants.
+
+func descMillisKey(ms int64, id string) []byte {
+	k := make([]byte, 8, 8+len(id))
+	binary.BigEndian.PutUint64(k, ^uint64(ms)^(1<<63))
+	return append(k, id...)
+}
+
+func splitDescMillisKey(k []byte) (int64, string, bool) {
+	if len(k) < 8 {
+		return 0, "", false
+	}
+	return int64(^binary.BigEndian.Uint64(k[:8]) ^ (1 << 63)), string(k[8:]), true
+}
+
+func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
+
+func ordValue(ord uint32) []byte { return binary.BigEndian.AppendUint32(nil, ord) }
+
+// parseNS reads a stored printed namespace without the table's cache (for
+// background work that does not hold the engine's lock).
+func parseNS(s string) contract.Namespace {
+	ns, err := contract.ParseNamespace(s)
+	if err != nil {
+		return contract.Root
+	}
+	return ns
+}

@@ -1,0 +1,481 @@
+// Package bolt is mnemo's storage engine: bbolt holds the record (the truth),
+// a Bleve index derived from it serves keyword search, and an in-memory table
+// derived from it serves filters, explore counts and browse.
+//
+// A store is a directory holding mnemo.db (bbolt) and index/ (Bleve). Every
+// write is one bbolt transaction that updates the record, its ordered keys, a
+// monotonically increasing sequence number and an outbox entry; the Bleve
+// batch for those records then carries the applied sequence, and applied
+// outbox entries are pruned by a later write. On open the outbox is replayed;
+// a missing, corrupt or outdated index is rebuilt from bbolt in the
+// background while list, get, explore and browse keep working. During a
+// rebuild, fetch and recall answer Unavailable with the progress (health says
+// degraded), rather than serving a partial ranking.
+package bolt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"mnemo/contract"
+	"mnemo/engine/index"
+	"mnemo/engine/retrieval"
+)
+
+// File names inside a store directory.
+const (
+	DBFile    = "mnemo.db"
+	IndexDir  = "index"
+	PIDFile   = "mnemo.pid"
+	AddrFile  = "serve.addr"
+	schemaVer = "1"
+)
+
+var (
+	bucketMeta    = []byte("meta")
+	bucketRecords = []byte("records")
+	bucketUpdated = []byte("by_updated")
+	bucketCreated = []byte("by_created")
+	bucketOutbox  = []byte("outbox")
+	bucketVectors = []byte("vectors")
+
+	keySchema  = []byte("schema")
+	keySeq     = []byte("seq")
+	keyNextOrd = []byte("next_ord")
+	keyRebuild = []byte("index_rebuild")
+)
+
+// Options configure a store. The zero value is usable.
+type Options struct {
+	// LockTimeout bounds the wait for another process's lock (default 1 s).
+	LockTimeout time.Duration
+	// Embedder embeds texts for vector and hybrid fetch (default: the hashed
+	// n-gram embedder).
+	Embedder retrieval.Embedder
+	// Answerer writes recall answers (default: the extractive answerer).
+	Answerer retrieval.Answerer
+	// FetchModes are the modes the engine declares and serves (default all three).
+	FetchModes []contract.FetchMode
+	// Logger receives background progress and failures (default: discard).
+	Logger *slog.Logger
+	// Clock stamps created_at and updated_at (default time.Now).
+	Clock func() time.Time
+	// SyncRebuildBelow rebuilds a missing index during Open when the store
+	// holds fewer records than this (default 2000), so small stores open ready.
+	SyncRebuildBelow int
+}
+
+// LockedError says another process holds the store.
+type LockedError struct {
+	Path string
+	PID  int
+	Addr string
+}
+
+func (e *LockedError) Error() string {
+	remote := "..."
+	if e.Addr != "" {
+		remote = e.Addr
+	}
+	pid := "unknown"
+	if e.PID > 0 {
+		pid = strconv.Itoa(e.PID)
+	}
+	return fmt.Sprintf("store %s is in use by another mnemo process (pid %s); run \"mnemo tui --remote %s\" to attach to it, or stop it",
+		e.Path, pid, remote)
+}
+
+// IndexStatus reports the search index's state.
+type IndexStatus struct {
+	State      string // "ready" or "rebuilding"
+	Done       int
+	Total      int
+	AppliedSeq uint64
+}
+
+// Engine is a store opened for reading and writing. It is safe for concurrent use.
+type Engine struct {
+	dir   string
+	db    *bbolt.DB
+	ix    *index.Index
+	opts  Options
+	desc  contract.Descriptor
+	log   *slog.Logger
+	clock func() time.Time
+
+	// mu serialises writers and lets readers see the table and a bbolt
+	// snapshot of the same state: writers hold it across commit and table update.
+	mu      sync.RWMutex
+	t       *table
+	seq     uint64
+	nextOrd uint32
+	tri     *trigramIndex
+
+	// idxMu serialises applying the outbox to the index and the vectors.
+	idxMu        sync.Mutex
+	applied      atomic.Uint64
+	rebuilding   atomic.Bool
+	rebuildDone  atomic.Int64
+	rebuildTotal atomic.Int64
+	idxErr       atomic.Pointer[string]
+
+	embedder retrieval.Embedder
+	answerer retrieval.Answerer
+	vec      *retrieval.VectorIndex
+
+	kick    chan struct{}
+	closing chan struct{}
+	bg      sync.WaitGroup
+	closed  atomic.Bool
+	closeMu sync.Mutex
+}
+
+var _ contract.Engine = (*Engine)(nil)
+
+// Open opens (creating if needed) the store in dir.
+func Open(dir string, opts Options) (*Engine, error) {
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = time.Second
+	}
+	if opts.FetchModes == nil {
+		opts.FetchModes = append([]contract.FetchMode(nil), contract.FetchModes...)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	if opts.SyncRebuildBelow == 0 {
+		opts.SyncRebuildBelow = 2000
+	}
+	needVectors := false
+	for _, m := range opts.FetchModes {
+		if m == contract.ModeVector || m == contract.ModeHybrid {
+			needVectors = true
+		}
+	}
+	if opts.Embedder == nil && needVectors {
+		opts.Embedder = retrieval.NewHashEmbedder()
+	}
+	if opts.Answerer == nil {
+		opts.Answerer = retrieval.NewExtractive()
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, contract.ConfigErr("store directory %s: %v", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return nil, contract.ConfigErr("create store directory %s: %v", abs, err)
+	}
+	db, err := bbolt.Open(filepath.Join(abs, DBFile), 0o600, &bbolt.Options{
+		Timeout: opts.LockTimeout, FreelistType: bbolt.FreelistMapType, NoFreelistSync: true,
+	})
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return nil, lockedError(abs)
+		}
+		return nil, contract.EngineErr("open store %s: %v", abs, err)
+	}
+	e := &Engine{
+		dir: abs, db: db, opts: opts, log: opts.Logger, clock: opts.Clock, t: newTable(),
+		embedder: opts.Embedder, answerer: opts.Answerer,
+		kick: make(chan struct{}, 1), closing: make(chan struct{}),
+	}
+	e.desc = contract.Descriptor{
+		ID: "mnemo", Label: "mnemo (bbolt + Bleve)",
+		Description:   "Local memory store: bbolt is the record, Bleve the keyword index, exact vector search in memory.",
+		FetchModes:    append([]contract.FetchMode(nil), opts.FetchModes...),
+		Consolidation: contract.ConsolidationNone,
+	}
+	if err := os.WriteFile(filepath.Join(abs, PIDFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+		_ = db.Close()
+		return nil, contract.EngineErr("write %s: %v", PIDFile, err)
+	}
+	if err := e.init(); err != nil {
+		e.abort()
+		return nil, err
+	}
+	return e, nil
+}
+
+func lockedError(dir string) error {
+	le := &LockedError{Path: dir}
+	if b, err := os.ReadFile(filepath.Join(dir, PIDFile)); err == nil {
+		le.PID, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, AddrFile)); err == nil {
+		le.Addr = strings.TrimSpace(string(b))
+	}
+	return le
+}
+
+func (e *Engine) abort() {
+	if e.ix != nil {
+		_ = e.ix.Close()
+	}
+	_ = os.Remove(filepath.Join(e.dir, PIDFile))
+	_ = e.db.Close()
+}
+
+// init creates the buckets, loads the table and opens the index.
+func (e *Engine) init() error {
+	err := e.db.Update(func(tx *bbolt.Tx) error {
+		for _, b := range [][]byte{bucketMeta, bucketRecords, bucketUpdated, bucketCreated, bucketOutbox, bucketVectors} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		meta := tx.Bucket(bucketMeta)
+		switch v := meta.Get(keySchema); {
+		case v == nil:
+			return meta.Put(keySchema, []byte(schemaVer))
+		case string(v) != schemaVer:
+			return contract.ConfigErr("store %s has schema version %s; this mnemo reads version %s", e.dir, v, schemaVer)
+		}
+		return nil
+	})
+	if err != nil {
+		return asContractErr(err)
+	}
+	rebuildMarked := false
+	err = e.db.View(func(tx *bbolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		e.seq = getU64(meta.Get(keySeq))
+		e.nextOrd = uint32(getU64(meta.Get(keyNextOrd)))
+		rebuildMarked = meta.Get(keyRebuild) != nil
+		return tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
+			s, err := decodeRecord(v, partHeader, e.t.namespaceOf)
+			if err != nil {
+				return fmt.Errorf("record %s: %w", k, err)
+			}
+			e.t.put(string(k), &s)
+			return nil
+		})
+	})
+	if err != nil {
+		return contract.EngineErr("load store %s: %v", e.dir, err)
+	}
+	e.tri = newTrigramIndex()
+	if err := e.openIndex(rebuildMarked); err != nil {
+		return err
+	}
+	if e.embedder != nil {
+		e.vec = retrieval.NewVectorIndex(e.embedder.Dim())
+		if err := e.loadVectors(); err != nil {
+			return err
+		}
+	}
+	small := e.t.live < e.opts.SyncRebuildBelow
+	if small {
+		if err := e.buildTrigrams(); err != nil {
+			return err
+		}
+	} else {
+		e.goBackground(func() {
+			if err := e.buildTrigrams(); err != nil {
+				e.log.Error("content index build failed", "err", err)
+			}
+		})
+	}
+	if e.rebuilding.Load() {
+		if small {
+			if err := e.rebuildIndex(); err != nil {
+				return err
+			}
+		} else {
+			e.goBackground(func() {
+				if err := e.rebuildIndex(); err != nil {
+					e.setIndexErr(err)
+					e.log.Error("index rebuild failed", "err", err)
+				}
+			})
+		}
+	} else if err := e.flushIndex(context.Background()); err != nil {
+		return err
+	}
+	if e.vec != nil {
+		if small {
+			if err := e.embedMissing(context.Background()); err != nil {
+				return err
+			}
+		} else {
+			e.goBackground(func() {
+				if err := e.embedMissing(context.Background()); err != nil {
+					e.log.Error("embedding stored records failed", "err", err)
+				}
+			})
+		}
+	}
+	e.goBackground(e.indexWorker)
+	return nil
+}
+
+func (e *Engine) goBackground(f func()) {
+	e.bg.Add(1)
+	go func() {
+		defer e.bg.Done()
+		f()
+	}()
+}
+
+// openIndex opens the Bleve index and decides whether it must be rebuilt.
+func (e *Engine) openIndex(rebuildMarked bool) error {
+	dir := filepath.Join(e.dir, IndexDir)
+	if rebuildMarked {
+		// A rebuild was interrupted: whatever the index holds is partial.
+		if err := os.RemoveAll(dir); err != nil {
+			return contract.EngineErr("remove partial index: %v", err)
+		}
+	}
+	ix, err := index.Open(dir)
+	if err != nil {
+		return contract.EngineErr("open index: %v", err)
+	}
+	e.ix = ix
+	if ix.NeedsRebuild() {
+		e.rebuilding.Store(true)
+		return nil
+	}
+	applied, err := ix.AppliedSeq()
+	if err != nil || applied > e.seq {
+		// The index describes writes this record never made: it belongs to
+		// another copy of the store, so start it over.
+		_ = ix.Close()
+		if err := os.RemoveAll(dir); err != nil {
+			return contract.EngineErr("remove foreign index: %v", err)
+		}
+		if e.ix, err = index.Open(dir); err != nil {
+			return contract.EngineErr("open index: %v", err)
+		}
+		e.rebuilding.Store(true)
+		return nil
+	}
+	e.applied.Store(applied)
+	return nil
+}
+
+// Close stops background work and closes the store. Acknowledged writes are
+// already durable; index work not yet applied is replayed at the next open.
+func (e *Engine) Close() error {
+	e.closeMu.Lock()
+	defer e.closeMu.Unlock()
+	if e.closed.Swap(true) {
+		return nil
+	}
+	close(e.closing)
+	e.bg.Wait()
+	e.idxMu.Lock()
+	ierr := e.ix.Close()
+	e.idxMu.Unlock()
+	_ = os.Remove(filepath.Join(e.dir, PIDFile))
+	derr := e.db.Close()
+	if ierr != nil {
+		return contract.EngineErr("close index: %v", ierr)
+	}
+	if derr != nil {
+		return contract.EngineErr("close store: %v", derr)
+	}
+	return nil
+}
+
+// Dir is the store directory.
+func (e *Engine) Dir() string { return e.dir }
+
+// Descriptor describes the engine.
+func (e *Engine) Descriptor() contract.Descriptor {
+	d := e.desc
+	d.FetchModes = append([]contract.FetchMode(nil), e.desc.FetchModes...)
+	return d
+}
+
+// Health is ok, degraded while the index is rebuilt or failing, down when closed.
+func (e *Engine) Health(ctx context.Context) contract.Health {
+	if e.closed.Load() {
+		return contract.Health{State: contract.HealthDown, Reason: "the store is closed"}
+	}
+	if e.rebuilding.Load() {
+		return contract.Health{State: contract.HealthDegraded, Reason: e.rebuildMessage()}
+	}
+	if p := e.idxErr.Load(); p != nil {
+		return contract.Health{State: contract.HealthDegraded, Reason: *p}
+	}
+	return contract.Health{State: contract.HealthOK}
+}
+
+// IndexStatus reports whether the search index is ready and how far a rebuild got.
+func (e *Engine) IndexStatus() IndexStatus {
+	st := IndexStatus{State: "ready", AppliedSeq: e.applied.Load()}
+	if e.rebuilding.Load() {
+		st.State = "rebuilding"
+		st.Done = int(e.rebuildDone.Load())
+		st.Total = int(e.rebuildTotal.Load())
+	}
+	return st
+}
+
+// WaitIndex waits until the index is ready and has applied every write made
+// before the call.
+func (e *Engine) WaitIndex(ctx context.Context) error {
+	for e.rebuilding.Load() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return e.flushIndex(ctx)
+}
+
+func (e *Engine) rebuildMessage() string {
+	return fmt.Sprintf("the search index is being rebuilt (%d of %d)", e.rebuildDone.Load(), e.rebuildTotal.Load())
+}
+
+func (e *Engine) setIndexErr(err error) {
+	if err == nil {
+		e.idxErr.Store(nil)
+		return
+	}
+	msg := "the search index failed to update: " + err.Error()
+	e.idxErr.Store(&msg)
+}
+
+func (e *Engine) checkOpen() error {
+	if e.closed.Load() {
+		return contract.Unavailable("the store is closed")
+	}
+	return nil
+}
+
+func getU64(b []byte) uint64 {
+	if len(b) != 8 {
+		return 0
+	}
+	var v uint64
+	for _, c := range b {
+		v = v<<8 | uint64(c)
+	}
+	return v
+}
+
+func putU64(v uint64) []byte { return seqKey(v) }
+
+func asContractErr(err error) error {
+	var ce *contract.Error
+	if errors.As(err, &ce) {
+		return ce
+	}
+	return contract.EngineErr("%v", err)
+}

@@ -1,0 +1,146 @@
+package bolt
+
+import (
+	"slices"
+
+	"mnemo/contract"
+)
+
+// rowFilter is a MetaFilter compiled against the table's dictionaries: every
+// string comparison is done once per distinct value, so matching a row is a
+// handful of array lookups. It gives exactly contract.MetaFilter.Matches plus
+// the statuses rule, because each per-value decision calls the contract's own
+// predicates (AdmittedBy, PathMatch, SameID).
+type rowFilter struct {
+	none   bool
+	checks []func(r *row) bool
+}
+
+func (p *rowFilter) match(r *row) bool {
+	if p.none {
+		return false
+	}
+	for _, c := range p.checks {
+		if !c(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// valueSet decides each interned value of a dictionary once.
+func valueSet(d *dict, admit func(v string) bool) []bool {
+	ok := make([]bool, len(d.vals))
+	for i := 1; i < len(d.vals); i++ {
+		ok[i] = admit(d.vals[i])
+	}
+	return ok
+}
+
+// compileFilter compiles f; ranked applies fetch's default of active records
+// only when the filter names no status.
+func (t *table) compileFilter(f contract.MetaFilter, ranked bool) rowFilter {
+	var p rowFilter
+	add := func(c func(r *row) bool) { p.checks = append(p.checks, c) }
+
+	nsOK := t.nsAdmitted(f.Reach)
+	add(func(r *row) bool { return nsOK[r.ns] })
+
+	exact := func(col int, want *string) {
+		if want == nil {
+			return
+		}
+		id, ok := t.str[col].lookup(*want)
+		if !ok {
+			p.none = true
+			return
+		}
+		add(func(r *row) bool { return r.str[col] == id })
+	}
+	set := func(col int, admit func(v string) bool) {
+		ok := valueSet(t.str[col], admit)
+		add(func(r *row) bool { return ok[r.str[col]] })
+	}
+	exact(colWorkspace, f.Workspace)
+	exact(colLanguage, f.Language)
+	exact(colRepo, f.Repo)
+	exact(colCommit, f.Commit)
+	exact(colURL, f.URL)
+	exact(colToolCall, f.ToolCall)
+	if f.Turns != nil {
+		exact(colTurns, contract.Ptr(turnsKey(*f.Turns)))
+	}
+	if f.Folder != nil {
+		want := *f.Folder
+		set(colFolder, func(v string) bool { return contract.PathMatch(want, &v) })
+	}
+	if f.FilePath != nil {
+		want := *f.FilePath
+		set(colFilePath, func(v string) bool { return contract.PathMatch(want, &v) })
+	}
+	for col, want := range map[int]*string{colThread: f.ThreadID, colAgent: f.AgentID, colSourceID: f.SourceID} {
+		if want != nil {
+			w := *want
+			set(col, func(v string) bool { return contract.SameID(&v, w) })
+		}
+	}
+	if len(f.Kinds) > 0 {
+		var ok [3]bool
+		for _, k := range f.Kinds {
+			ok[kindCode(k)] = true
+		}
+		add(func(r *row) bool { return ok[r.kind] })
+	}
+	if len(f.Sources) > 0 {
+		ok := make([]bool, len(contract.SourceKinds))
+		for _, s := range f.Sources {
+			if i := slices.Index(contract.SourceKinds, s); i >= 0 {
+				ok[i] = true
+			}
+		}
+		add(func(r *row) bool { return ok[r.source] })
+	}
+	if len(f.TagsAny) > 0 {
+		ok := valueSet(t.tags, func(v string) bool { return slices.Contains(f.TagsAny, v) })
+		add(func(r *row) bool {
+			for _, tg := range r.tags {
+				if ok[tg] {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	if f.ObservedAfter != nil || f.ObservedBefore != nil {
+		after, before := int64(noTime), int64(0)
+		hasBefore := f.ObservedBefore != nil
+		if f.ObservedAfter != nil {
+			after = f.ObservedAfter.UnixNano()
+		}
+		if hasBefore {
+			before = f.ObservedBefore.UnixNano()
+		}
+		add(func(r *row) bool {
+			if r.observed == noTime || r.observed < after {
+				return false
+			}
+			return !hasBefore || r.observed < before
+		})
+	}
+	var statusOK [3]bool
+	for i, s := range statusByCode {
+		statusOK[i] = f.AdmitsStatus(s, ranked)
+	}
+	if !(statusOK[0] && statusOK[1] && statusOK[2]) {
+		add(func(r *row) bool { return statusOK[r.status] })
+	}
+	return p
+}
+
+// onlyReach tells whether the filter sets nothing but (possibly) a reach: the
+// root of explore, answered from the counters.
+func onlyReach(f contract.MetaFilter) bool {
+	g := f
+	g.Reach = nil
+	return g.IsEmpty()
+}

@@ -1,0 +1,328 @@
+package bolt
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"strings"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"mnemo/contract"
+	"mnemo/engine/index"
+)
+
+// applyChunk bounds how many records one Bleve batch carries when the outbox
+// or a rebuild has a lot to apply.
+const applyChunk = 2000
+
+// indexWorker applies the outbox in the background after store_many, forget,
+// review and supersede, coalescing bursts into few Bleve batches.
+func (e *Engine) indexWorker() {
+	for {
+		select {
+		case <-e.closing:
+			return
+		case <-e.kick:
+			// Let a burst of batches accumulate into one Bleve batch.
+			select {
+			case <-e.closing:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+			if err := e.flushIndex(context.Background()); err != nil {
+				e.log.Error("index update failed", "err", err)
+			}
+		}
+	}
+}
+
+// flushIndex applies every outbox entry the index lacks; callers that need
+// ranked reads to see all earlier writes call it first. During a rebuild it
+// does nothing (the rebuild catches up when it ends).
+func (e *Engine) flushIndex(ctx context.Context) error {
+	if e.rebuilding.Load() {
+		return nil
+	}
+	e.idxMu.Lock()
+	defer e.idxMu.Unlock()
+	if e.rebuilding.Load() || e.closed.Load() && e.ix == nil {
+		return nil
+	}
+	for {
+		applied := e.applied.Load()
+		var docs []index.Doc
+		var deletes []string
+		var upto uint64
+		err := e.db.View(func(tx *bbolt.Tx) error {
+			recs := tx.Bucket(bucketRecords)
+			seen := map[string]bool{}
+			c := tx.Bucket(bucketOutbox).Cursor()
+			for k, v := c.Seek(seqKey(applied + 1)); k != nil; k, v = c.Next() {
+				for _, id := range strings.Split(string(v), "\n") {
+					if seen[id] {
+						continue
+					}
+					seen[id] = true
+					rv := recs.Get([]byte(id))
+					if rv == nil {
+						deletes = append(deletes, id)
+						continue
+					}
+					s, err := decodeRecord(rv, partHit, parseNS)
+					if err != nil {
+						return contract.EngineErr("record %s: %v", id, err)
+					}
+					docs = append(docs, docOf(id, &s))
+				}
+				upto = getU64(k)
+				if len(seen) >= applyChunk {
+					break
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return asContractErr(err)
+		}
+		if upto <= applied {
+			return nil
+		}
+		if err := e.ix.Apply(docs, deletes, upto); err != nil {
+			e.setIndexErr(err)
+			return contract.EngineErr("update the search index: %v", err)
+		}
+		if err := e.embedDocs(ctx, docs); err != nil {
+			e.setIndexErr(err)
+			e.log.Error("embedding failed", "err", err)
+		} else {
+			e.setIndexErr(nil)
+		}
+		e.applied.Store(upto)
+	}
+}
+
+func docOf(id string, s *storedRecord) index.Doc {
+	d := index.Doc{ID: id, Kind: s.kind, Text: s.text, Meta: s.meta, Status: s.status,
+		CreatedAt: time.UnixMilli(s.created).UTC(), UpdatedAt: time.UnixMilli(s.updated).UTC()}
+	if s.kind == contract.KindLearning {
+		d.Confidence = contract.Ptr(s.confidence)
+	}
+	if s.expires != noTime {
+		d.ExpiresAt = contract.Ptr(time.Unix(0, s.expires).UTC())
+	}
+	return d
+}
+
+// rebuildIndex refills a fresh index from the record. It notes the sequence
+// first and reads the records in chunks; every write after that sequence is
+// in the outbox and is applied once the refill ends, so nothing is missed
+// even though the chunks are not one snapshot. A marker in bbolt makes an
+// interrupted rebuild start over at the next open.
+func (e *Engine) rebuildIndex() error {
+	e.idxMu.Lock()
+	err := e.db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bucketMeta).Put(keyRebuild, []byte{1}) })
+	if err != nil {
+		e.idxMu.Unlock()
+		return asContractErr(err)
+	}
+	e.mu.RLock()
+	start := e.seq
+	e.rebuildTotal.Store(int64(e.t.live))
+	e.mu.RUnlock()
+	e.rebuildDone.Store(0)
+	var after []byte
+	for {
+		select {
+		case <-e.closing:
+			e.idxMu.Unlock()
+			return nil
+		default:
+		}
+		var docs []index.Doc
+		err := e.db.View(func(tx *bbolt.Tx) error {
+			c := tx.Bucket(bucketRecords).Cursor()
+			k, v := c.First()
+			if after != nil {
+				k, v = c.Seek(after)
+				if k != nil && string(k) == string(after) {
+					k, v = c.Next()
+				}
+			}
+			for ; k != nil && len(docs) < applyChunk; k, v = c.Next() {
+				s, err := decodeRecord(v, partHit, parseNS)
+				if err != nil {
+					return contract.EngineErr("record %s: %v", k, err)
+				}
+				docs = append(docs, docOf(string(k), &s))
+				after = append(after[:0], k...)
+			}
+			return nil
+		})
+		if err != nil {
+			e.idxMu.Unlock()
+			return asContractErr(err)
+		}
+		if len(docs) == 0 {
+			break
+		}
+		if err := e.ix.Apply(docs, nil, 0); err != nil {
+			e.idxMu.Unlock()
+			return contract.EngineErr("rebuild the search index: %v", err)
+		}
+		e.rebuildDone.Add(int64(len(docs)))
+	}
+	if err := e.ix.Apply(nil, nil, start); err != nil {
+		e.idxMu.Unlock()
+		return contract.EngineErr("rebuild the search index: %v", err)
+	}
+	err = e.db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bucketMeta).Delete(keyRebuild) })
+	if err != nil {
+		e.idxMu.Unlock()
+		return asContractErr(err)
+	}
+	e.applied.Store(start)
+	e.rebuilding.Store(false)
+	e.idxMu.Unlock()
+	e.log.Info("search index rebuilt", "records", e.rebuildDone.Load())
+	return e.flushIndex(context.Background())
+}
+
+// Vectors are stored as the model id, a zero byte, then little-endian float32s.
+
+func encodeVector(model string, vec []float32) []byte {
+	b := make([]byte, 0, len(model)+1+4*len(vec))
+	b = append(b, model...)
+	b = append(b, 0)
+	for _, f := range vec {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
+	}
+	return b
+}
+
+func decodeVector(b []byte, model string, dim int) ([]float32, bool) {
+	if len(b) != len(model)+1+4*dim || string(b[:len(model)]) != model || b[len(model)] != 0 {
+		return nil, false
+	}
+	b = b[len(model)+1:]
+	out := make([]float32, dim)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out, true
+}
+
+// loadVectors fills the vector index with the stored vectors of the current
+// model; records without one are embedded by embedMissing.
+func (e *Engine) loadVectors() error {
+	model, dim := e.embedder.Model(), e.embedder.Dim()
+	err := e.db.View(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketVectors).ForEach(func(k, v []byte) error {
+			if _, alive := e.t.idOrd[string(k)]; !alive {
+				return nil
+			}
+			if vec, ok := decodeVector(v, model, dim); ok {
+				e.vec.Upsert(string(k), vec)
+			}
+			return nil
+		})
+	})
+	return asErr(err)
+}
+
+// embedMissing embeds every record the vector index lacks (new store after a
+// crash, or a changed embedding model), in chunks.
+func (e *Engine) embedMissing(ctx context.Context) error {
+	e.mu.RLock()
+	var missing []string
+	for id := range e.t.idOrd {
+		if !e.vec.Has(id) {
+			missing = append(missing, id)
+		}
+	}
+	e.mu.RUnlock()
+	for start := 0; start < len(missing); start += 256 {
+		select {
+		case <-e.closing:
+			return nil
+		default:
+		}
+		ids := missing[start:min(start+256, len(missing))]
+		var docs []index.Doc
+		err := e.db.View(func(tx *bbolt.Tx) error {
+			recs := tx.Bucket(bucketRecords)
+			for _, id := range ids {
+				if v := recs.Get([]byte(id)); v != nil {
+					s, err := decodeRecord(v, partHit, parseNS)
+					if err != nil {
+						return err
+					}
+					docs = append(docs, index.Doc{ID: id, Text: s.text})
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return asContractErr(err)
+		}
+		if err := e.embedDocs(ctx, docs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// embedDocs embeds the docs the vector index lacks, stores their vectors and
+// adds them to the index (only while the record still exists, so a forget
+// racing the embedding leaves no vector behind).
+func (e *Engine) embedDocs(ctx context.Context, docs []index.Doc) error {
+	if e.vec == nil || len(docs) == 0 {
+		return nil
+	}
+	var ids, texts []string
+	for i := range docs {
+		if !e.vec.Has(docs[i].ID) {
+			ids = append(ids, docs[i].ID)
+			texts = append(texts, docs[i].Text)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	vecs := make([][]float32, 0, len(ids))
+	for start := 0; start < len(texts); start += 64 {
+		got, err := e.embedder.Embed(ctx, texts[start:min(start+64, len(texts))])
+		if err != nil {
+			return err
+		}
+		vecs = append(vecs, got...)
+	}
+	if len(vecs) != len(ids) {
+		return contract.EngineErr("the embedder returned %d vectors for %d texts", len(vecs), len(ids))
+	}
+	model := e.embedder.Model()
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	err := e.db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketVectors)
+		for i, id := range ids {
+			if _, alive := e.t.idOrd[id]; !alive {
+				continue
+			}
+			if err := b.Put([]byte(id), encodeVector(model, vecs[i])); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return asContractErr(err)
+	}
+	for i, id := range ids {
+		if _, alive := e.t.idOrd[id]; alive {
+			e.vec.Upsert(id, vecs[i])
+		}
+	}
+	return nil
+}

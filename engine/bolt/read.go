@@ -1,0 +1,268 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"strings"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"mnemo/contract"
+)
+
+// List pages through the records matching the filter, newest created first,
+// then by id; the cursor is the position of the last record returned.
+func (e *Engine) List(ctx context.Context, req contract.ListRequest) (contract.ListPage, error) {
+	if err := req.Validate(); err != nil {
+		return contract.ListPage{}, err
+	}
+	after, err := decodeListCursor(req.Cursor)
+	if err != nil {
+		return contract.ListPage{}, err
+	}
+	page := contract.ListPage{Items: []contract.Hit{}}
+	next, err := e.scanCreated(ctx, req.Filter, after, req.Limit, partHit, func(id string, s *storedRecord) error {
+		page.Items = append(page.Items, s.hit(id))
+		return nil
+	})
+	page.NextCursor = next
+	return page, err
+}
+
+// Export pages like List and hands back each item exactly as stored.
+func (e *Engine) Export(ctx context.Context, req contract.ListRequest) (contract.ExportPage, error) {
+	if err := req.Validate(); err != nil {
+		return contract.ExportPage{}, err
+	}
+	after, err := decodeListCursor(req.Cursor)
+	if err != nil {
+		return contract.ExportPage{}, err
+	}
+	page := contract.ExportPage{Items: []contract.Exported{}}
+	next, err := e.scanCreated(ctx, req.Filter, after, req.Limit, partFull, func(id string, s *storedRecord) error {
+		it, err := s.item()
+		if err != nil {
+			return err
+		}
+		page.Items = append(page.Items, contract.Exported{ID: id, Item: it})
+		return nil
+	})
+	page.NextCursor = next
+	return page, err
+}
+
+const listCursorPrefix = "c1."
+
+func decodeListCursor(c *string) ([]byte, error) {
+	if c == nil {
+		return nil, nil
+	}
+	raw, ok := strings.CutPrefix(*c, listCursorPrefix)
+	if ok {
+		if k, err := base64.RawURLEncoding.DecodeString(raw); err == nil && len(k) > 8 {
+			return k, nil
+		}
+	}
+	return nil, contract.Invalid("unknown cursor `%s`", *c)
+}
+
+func encodeListCursor(key []byte) *string {
+	return contract.Ptr(listCursorPrefix + base64.RawURLEncoding.EncodeToString(key))
+}
+
+// scanCreated walks the created_at index after the given key, emitting up to
+// limit matching records; it returns a cursor when more matching records follow.
+func (e *Engine) scanCreated(ctx context.Context, f contract.MetaFilter, after []byte, limit int, part recordPart, emit func(string, *storedRecord) error) (*string, error) {
+	if err := e.checkOpen(); err != nil {
+		return nil, err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	p := e.t.compileFilter(f, false)
+	var next *string
+	err := e.db.View(func(tx *bbolt.Tx) error {
+		recs := tx.Bucket(bucketRecords)
+		c := tx.Bucket(bucketCreated).Cursor()
+		var k, v []byte
+		if after == nil {
+			k, v = c.First()
+		} else {
+			k, v = c.Seek(after)
+			if k != nil && bytes.Equal(k, after) {
+				k, v = c.Next()
+			}
+		}
+		n := 0
+		var last []byte
+		for ; k != nil; k, v = c.Next() {
+			ord := getOrd(v)
+			if int(ord) >= len(e.t.rows) || !e.t.alive[ord] || !p.match(&e.t.rows[ord]) {
+				continue
+			}
+			if n == limit {
+				next = encodeListCursor(last)
+				return nil
+			}
+			if n%256 == 0 {
+				if err := ctx.Err(); err != nil {
+					return contract.Unavailable("%v", err)
+				}
+			}
+			id := e.t.rows[ord].id
+			s, err := decodeRecord(recs.Get([]byte(id)), part, e.t.namespaceOf)
+			if err != nil {
+				return contract.EngineErr("record %s: %v", id, err)
+			}
+			if err := emit(id, &s); err != nil {
+				return err
+			}
+			last = k
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, asContractErr(err)
+	}
+	return next, nil
+}
+
+func getOrd(v []byte) uint32 {
+	if len(v) != 4 {
+		return ^uint32(0)
+	}
+	return uint32(v[0])<<24 | uint32(v[1])<<16 | uint32(v[2])<<8 | uint32(v[3])
+}
+
+// Get reads hits by id, in the order named, leaving out ids outside the reach.
+func (e *Engine) Get(ctx context.Context, req contract.GetRequest) ([]contract.Hit, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	out := []contract.Hit{}
+	err := e.lookup(req, partHit, func(id string, s *storedRecord) error {
+		out = append(out, s.hit(id))
+		return nil
+	})
+	return out, err
+}
+
+// GetRecords reads whole records by id, in the order named, leaving out ids
+// outside the reach.
+func (e *Engine) GetRecords(ctx context.Context, req contract.GetRequest) ([]contract.Record, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	out := []contract.Record{}
+	err := e.lookup(req, partFull, func(id string, s *storedRecord) error {
+		r, err := s.record(id, true)
+		if err != nil {
+			return err
+		}
+		out = append(out, r)
+		return nil
+	})
+	return out, err
+}
+
+func (e *Engine) lookup(req contract.GetRequest, part recordPart, emit func(string, *storedRecord) error) error {
+	if err := e.checkOpen(); err != nil {
+		return err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	seen := make(map[string]bool, len(req.IDs))
+	err := e.db.View(func(tx *bbolt.Tx) error {
+		recs := tx.Bucket(bucketRecords)
+		for _, id := range req.IDs {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			v := recs.Get([]byte(id))
+			if v == nil {
+				continue
+			}
+			s, err := decodeRecord(v, part, e.t.namespaceOf)
+			if err != nil {
+				return contract.EngineErr("record %s: %v", id, err)
+			}
+			if !contract.AdmittedBy(req.Reach, s.meta.Namespace) {
+				continue
+			}
+			if err := emit(id, &s); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return asErr(err)
+}
+
+func asErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return asContractErr(err)
+}
+
+// Explore counts a facet's values exactly. With no filter field but a reach it
+// reads the per-namespace counters kept with every write; otherwise it counts
+// over the table rows the filter admits. Never truncated.
+func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (contract.ExplorePage, error) {
+	if err := req.Validate(); err != nil {
+		return contract.ExplorePage{}, err
+	}
+	if err := e.checkOpen(); err != nil {
+		return contract.ExplorePage{}, err
+	}
+	fi := facetIndex(req.Facet)
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	t := e.t
+	byValue := map[uint32]uint64{}
+	var total, missing uint64
+	if onlyReach(req.Filter) {
+		nsOK := t.nsAdmitted(req.Filter.Reach)
+		for k, c := range t.counters[fi] {
+			if nsOK[uint32(k>>32)] {
+				byValue[uint32(k)] += c
+			}
+		}
+		for ns, c := range t.missing[fi] {
+			if nsOK[ns] {
+				missing += c
+			}
+		}
+		for ns, c := range t.nsTotal {
+			if nsOK[ns] {
+				total += c
+			}
+		}
+	} else {
+		p := t.compileFilter(req.Filter, false)
+		for ord, alive := range t.alive {
+			if !alive {
+				continue
+			}
+			r := &t.rows[ord]
+			if !p.match(r) {
+				continue
+			}
+			total++
+			vals := t.facetValueIDs(r, req.Facet)
+			if len(vals) == 0 {
+				missing++
+			}
+			for _, v := range vals {
+				byValue[v]++
+			}
+		}
+	}
+	counts := make(map[string]uint64, len(byValue))
+	for v, c := range byValue {
+		counts[t.facetValueName(req.Facet, v)] += c
+	}
+	return contract.ExplorePageOf(req.Facet, counts, req.Limit, total, missing, false), nil
+}

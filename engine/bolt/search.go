@@ -1,0 +1,300 @@
+package bolt
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"hash/fnv"
+	"strconv"
+	"strings"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"mnemo/contract"
+	"mnemo/engine/retrieval"
+)
+
+// hintWindow is how many of the best results a refers_to hint reorders; it is
+// fixed so every page of one fetch sees the same order.
+const hintWindow = 256
+
+// minVectorScore leaves out vectors that share nothing with the query.
+const minVectorScore = 0.05
+
+type rankedID struct {
+	id    string
+	score float64
+}
+
+// Fetch ranks records for a query in one of the declared modes, the filter
+// applied inside the search, and pages the ranking with a cursor bound to
+// the query. Every hit is re-read from bbolt, so a forgotten record can never
+// come back even if the index has not caught up yet.
+func (e *Engine) Fetch(ctx context.Context, req contract.FetchRequest) (contract.FetchPage, error) {
+	if err := e.desc.EnsureMode(req.Mode); err != nil {
+		return contract.FetchPage{}, err
+	}
+	if err := req.Validate(); err != nil {
+		return contract.FetchPage{}, err
+	}
+	binding := fetchBinding(req)
+	offset, err := decodeFetchCursor(req.Cursor, binding)
+	if err != nil {
+		return contract.FetchPage{}, err
+	}
+	want := offset + req.Limit + 1
+	if req.RefersTo != nil {
+		want = max(want, hintWindow)
+	}
+	ranked, err := e.rank(ctx, req.Mode, req.Query, req.Filter, want)
+	if err != nil {
+		return contract.FetchPage{}, err
+	}
+	hits, err := e.hitsFor(ranked, req.Filter)
+	if err != nil {
+		return contract.FetchPage{}, err
+	}
+	if req.RefersTo != nil {
+		// The hint reorders a fixed head of the ranking, so pages stay disjoint.
+		hits = compactHits(hits)
+		head := min(len(hits), hintWindow)
+		hits = append(hintRanked(req.RefersTo, hits[:head]), hits[head:]...)
+	}
+	page := contract.FetchPage{Hits: []contract.Hit{}}
+	for _, h := range hits[min(offset, len(hits)):min(len(hits), offset+req.Limit)] {
+		if h != nil {
+			page.Hits = append(page.Hits, *h)
+		}
+	}
+	if len(ranked) > offset+req.Limit {
+		page.NextCursor = encodeFetchCursor(offset+req.Limit, binding)
+	}
+	return page, nil
+}
+
+// rank returns up to want ids in rank order for a mode, filter inside.
+func (e *Engine) rank(ctx context.Context, mode contract.FetchMode, q string, f contract.MetaFilter, want int) ([]rankedID, error) {
+	if err := e.checkOpen(); err != nil {
+		return nil, err
+	}
+	if e.rebuilding.Load() {
+		return nil, contract.Unavailable("%s", e.rebuildMessage())
+	}
+	if err := e.flushIndex(ctx); err != nil {
+		return nil, err
+	}
+	switch mode {
+	case contract.ModeKeyword:
+		return e.rankKeyword(ctx, q, f, want)
+	case contract.ModeVector:
+		return e.rankVector(ctx, q, f, want)
+	}
+	kw, err := e.rankKeyword(ctx, q, f, retrieval.HybridWindow)
+	if err != nil {
+		return nil, err
+	}
+	vec, err := e.rankVector(ctx, q, f, retrieval.HybridWindow)
+	if err != nil {
+		return nil, err
+	}
+	fused := retrieval.RRF(retrieval.RRFK, idsOf(kw), idsOf(vec))
+	out := make([]rankedID, 0, min(len(fused), want))
+	for _, x := range fused[:min(len(fused), want)] {
+		out = append(out, rankedID{x.ID, x.Score})
+	}
+	return out, nil
+}
+
+func idsOf(r []rankedID) []string {
+	out := make([]string, len(r))
+	for i, x := range r {
+		out[i] = x.id
+	}
+	return out
+}
+
+func (e *Engine) rankKeyword(ctx context.Context, q string, f contract.MetaFilter, want int) ([]rankedID, error) {
+	scored, _, err := e.ix.Keyword(ctx, q, f, true, 0, want)
+	if err != nil {
+		return nil, asContractErr(err)
+	}
+	out := make([]rankedID, len(scored))
+	for i, s := range scored {
+		out[i] = rankedID{s.ID, s.Score}
+	}
+	return out, nil
+}
+
+func (e *Engine) rankVector(ctx context.Context, q string, f contract.MetaFilter, want int) ([]rankedID, error) {
+	if e.vec == nil {
+		return nil, nil
+	}
+	qv, err := e.embedder.Embed(ctx, []string{q})
+	if err != nil {
+		return nil, asContractErr(err)
+	}
+	if len(qv) != 1 {
+		return nil, contract.EngineErr("the embedder returned %d vectors for 1 text", len(qv))
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	p := e.t.compileFilter(f, true)
+	admit := func(id string) bool {
+		ord, ok := e.t.idOrd[id]
+		return ok && p.match(&e.t.rows[ord])
+	}
+	found := e.vec.Search(ctx, qv[0], want, admit)
+	out := make([]rankedID, 0, len(found))
+	for _, s := range found {
+		if s.Score >= minVectorScore {
+			out = append(out, rankedID{s.ID, s.Score})
+		}
+	}
+	return out, nil
+}
+
+// hitsFor re-reads ranked ids from bbolt. The result is aligned with ranked,
+// with nil where a record no longer exists or no longer passes the filter
+// (with fetch's statuses rule), so cursor offsets keep counting ranks.
+func (e *Engine) hitsFor(ranked []rankedID, f contract.MetaFilter) ([]*contract.Hit, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	p := e.t.compileFilter(f, true)
+	hits := make([]*contract.Hit, len(ranked))
+	err := e.db.View(func(tx *bbolt.Tx) error {
+		recs := tx.Bucket(bucketRecords)
+		for i, r := range ranked {
+			ord, ok := e.t.idOrd[r.id]
+			if !ok || !p.match(&e.t.rows[ord]) {
+				continue
+			}
+			v := recs.Get([]byte(r.id))
+			if v == nil {
+				continue
+			}
+			s, err := decodeRecord(v, partHit, e.t.namespaceOf)
+			if err != nil {
+				return contract.EngineErr("record %s: %v", r.id, err)
+			}
+			h := s.hit(r.id)
+			h.Score = contract.F32(r.score)
+			hits[i] = &h
+		}
+		return nil
+	})
+	return hits, asErr(err)
+}
+
+func compactHits(hits []*contract.Hit) []*contract.Hit {
+	out := hits[:0:0]
+	for _, h := range hits {
+		if h != nil {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+func hintRanked(hint *contract.TimeHint, hits []*contract.Hit) []*contract.Hit {
+	plain := make([]contract.Hit, len(hits))
+	for i, h := range hits {
+		plain[i] = *h
+	}
+	plain = hint.RankByHint(plain)
+	out := make([]*contract.Hit, len(plain))
+	for i := range plain {
+		out[i] = &plain[i]
+	}
+	return out
+}
+
+const fetchCursorPrefix = "f1."
+
+// fetchBinding identifies a fetch's ranking: a cursor from another query,
+// mode or filter is refused rather than paging a different list.
+func fetchBinding(req contract.FetchRequest) string {
+	h := fnv.New64a()
+	fj, _ := json.Marshal(req.Filter)
+	hj, _ := json.Marshal(req.RefersTo)
+	for _, part := range [][]byte{[]byte(req.Mode), []byte(req.Query), fj, hj} {
+		h.Write(part)
+		h.Write([]byte{0})
+	}
+	return strconv.FormatUint(h.Sum64(), 36)
+}
+
+func encodeFetchCursor(offset int, binding string) *string {
+	raw := strconv.Itoa(offset) + "." + binding
+	return contract.Ptr(fetchCursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(raw)))
+}
+
+func decodeFetchCursor(c *string, binding string) (int, error) {
+	if c == nil {
+		return 0, nil
+	}
+	if raw, ok := strings.CutPrefix(*c, fetchCursorPrefix); ok {
+		if b, err := base64.RawURLEncoding.DecodeString(raw); err == nil {
+			off, bind, _ := strings.Cut(string(b), ".")
+			if n, err := strconv.Atoi(off); err == nil && n >= 0 && bind == binding {
+				return n, nil
+			}
+		}
+	}
+	return 0, contract.Invalid("unknown cursor `%s`", *c)
+}
+
+// Recall gathers up to limit citations with the best ranking the engine has
+// (hybrid when vectors are on, keyword otherwise) and asks the answerer.
+func (e *Engine) Recall(ctx context.Context, req contract.RecallRequest) (contract.RecallAnswer, error) {
+	if err := req.Validate(); err != nil {
+		return contract.RecallAnswer{}, err
+	}
+	mode := contract.ModeKeyword
+	if e.vec != nil {
+		mode = contract.ModeHybrid
+	}
+	want := req.Limit
+	if req.RefersTo != nil {
+		want = max(want, hintWindow)
+	}
+	ranked, err := e.rank(ctx, mode, req.Question, req.Filter, want)
+	if err != nil {
+		return contract.RecallAnswer{}, err
+	}
+	aligned, err := e.hitsFor(ranked, req.Filter)
+	if err != nil {
+		return contract.RecallAnswer{}, err
+	}
+	hits := compactHits(aligned)
+	if req.RefersTo != nil {
+		hits = hintRanked(req.RefersTo, hits)
+	}
+	hits = hits[:min(len(hits), req.Limit)]
+	cites := make([]contract.Citation, len(hits))
+	for i, h := range hits {
+		score := h.Score
+		cites[i] = contract.Citation{ID: h.ID, Kind: h.Kind, Snippet: h.Text, Meta: h.Meta, Score: &score}
+	}
+	answer, err := e.answerer.Answer(ctx, retrieval.AnswerRequest{
+		Question: req.Question, Instructions: contract.Deref(req.Instructions), Citations: cites,
+	})
+	if err != nil {
+		return contract.RecallAnswer{}, asContractErr(err)
+	}
+	return contract.RecallAnswer{Answer: answer, Citations: cites, Model: contract.Ptr(e.answerer.Model())}, nil
+}
+
+// Erase is not offered: forget removes items (contract default).
+func (e *Engine) Erase(ctx context.Context, req contract.EraseRequest) (contract.EraseReport, error) {
+	return contract.UnsupportedErase(e.desc, req)
+}
+
+// Consolidate is not offered (consolidation: none).
+func (e *Engine) Consolidate(ctx context.Context, req contract.ConsolidateRequest) (contract.ConsolidateReceipt, error) {
+	return contract.UnsupportedConsolidate(e.desc, req)
+}
+
+// Beliefs are never derived here: always none.
+func (e *Engine) Beliefs(ctx context.Context, req contract.BeliefsRequest) ([]contract.Hit, error) {
+	return contract.NoBeliefs(req)
+}

@@ -1,0 +1,332 @@
+package bolt
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"mnemo/contract"
+)
+
+// The string columns of the table: every metadata field a filter or a facet
+// reads as one dictionary-encoded value per record.
+const (
+	colWorkspace = iota
+	colFolder
+	colFilePath
+	colLanguage
+	colRepo
+	colCommit
+	colURL
+	colThread
+	colAgent
+	colToolCall
+	colSourceID
+	colTurns
+	numStrCols
+)
+
+func strColValues(m *contract.MemoryMeta) [numStrCols]*string {
+	var v [numStrCols]*string
+	v[colWorkspace], v[colFolder], v[colFilePath], v[colLanguage] = m.Workspace, m.Folder, m.FilePath, m.Language
+	v[colRepo], v[colCommit], v[colURL], v[colThread], v[colAgent] = m.Repo, m.Commit, m.URL, m.ThreadID, m.AgentID
+	if m.ToolCall != nil {
+		v[colToolCall] = &m.ToolCall.Name
+	}
+	v[colSourceID] = m.Source.ID
+	if m.Turns != nil {
+		v[colTurns] = contract.Ptr(turnsKey(*m.Turns))
+	}
+	return v
+}
+
+func turnsKey(t contract.TurnRange) string { return fmt.Sprintf("%d-%d", t.First, t.Last) }
+
+// dict interns the values of one column; id 0 means "no value".
+type dict struct {
+	ids  map[string]uint32
+	vals []string
+}
+
+func newDict() *dict { return &dict{ids: map[string]uint32{}, vals: []string{""}} }
+
+func (d *dict) intern(s string) uint32 {
+	if id, ok := d.ids[s]; ok {
+		return id
+	}
+	id := uint32(len(d.vals))
+	d.vals = append(d.vals, s)
+	d.ids[s] = id
+	return id
+}
+
+func (d *dict) lookup(s string) (uint32, bool) {
+	id, ok := d.ids[s]
+	return id, ok
+}
+
+// row is what the table holds for one record: everything a filter, a facet,
+// a sort or a browse predicate reads, without the text or the item.
+type row struct {
+	id       string
+	kind     uint8
+	status   uint8
+	source   uint8
+	ns       uint32
+	str      [numStrCols]uint32
+	tags     []uint32
+	created  int64 // unix ms
+	updated  int64 // unix ms
+	observed int64 // unix ns, noTime when unset
+	obsMs    int64 // observed_at in unix ms (browse precision), noTime when unset
+	conf     float32
+	expires  int64 // unix ms (browse precision), noTime when unset
+}
+
+// table is the in-memory, derived image of the records: a row per ordinal,
+// interned values, and per-namespace facet counters so the root explore never
+// scans. It is rebuilt from bbolt at open and changed under the engine's write
+// lock in the same critical section as the bbolt commit, so a reader holding
+// the read lock sees the table and a bbolt snapshot describing the same state.
+type table struct {
+	rows  []row
+	alive []bool
+	live  int
+	// expiring counts live rows with an expires_at, so a browse `now` can be
+	// skipped when nothing expires.
+	expiring int
+	idOrd    map[string]uint32
+	ns       *dict
+	nsVals   []contract.Namespace // parsed namespaces by ns id
+	str      [numStrCols]*dict
+	tags     *dict
+
+	// counters[facet] maps ns<<32|value to the number of live records at that
+	// namespace holding the value; missing[facet] and nsTotal count by namespace.
+	counters [numFacets]map[uint64]uint64
+	missing  [numFacets]map[uint32]uint64
+	nsTotal  map[uint32]uint64
+}
+
+const numFacets = 15
+
+func facetIndex(f contract.Facet) int { return slices.Index(contract.Facets, f) }
+
+func newTable() *table {
+	t := &table{idOrd: map[string]uint32{}, ns: newDict(), tags: newDict(), nsTotal: map[uint32]uint64{}}
+	t.nsVals = []contract.Namespace{contract.Root}
+	for i := range t.str {
+		t.str[i] = newDict()
+	}
+	for i := range t.counters {
+		t.counters[i] = map[uint64]uint64{}
+		t.missing[i] = map[uint32]uint64{}
+	}
+	return t
+}
+
+func (t *table) internNS(ns contract.Namespace) uint32 {
+	s := ns.String()
+	if id, ok := t.ns.lookup(s); ok {
+		return id
+	}
+	id := t.ns.intern(s)
+	t.nsVals = append(t.nsVals, ns)
+	return id
+}
+
+// namespaceOf returns the parsed namespace for its printed form, reusing the
+// table's values so decoding a page does not parse namespaces again.
+func (t *table) namespaceOf(s string) contract.Namespace {
+	if id, ok := t.ns.lookup(s); ok {
+		return t.nsVals[id]
+	}
+	ns, err := contract.ParseNamespace(s)
+	if err != nil {
+		return contract.Root
+	}
+	return ns
+}
+
+func (t *table) rowOf(id string, s *storedRecord) row {
+	r := row{id: id, kind: kindCode(s.kind), status: statusCode(s.status), source: sourceCode(s.meta.SourceKindOf()),
+		ns: t.internNS(s.meta.Namespace), created: s.created, updated: s.updated, observed: noTime,
+		obsMs: noTime, conf: s.confidence, expires: noTime}
+	if s.expires != noTime {
+		r.expires = time.Unix(0, s.expires).UnixMilli()
+	}
+	for i, v := range strColValues(&s.meta) {
+		if v != nil {
+			r.str[i] = t.str[i].intern(*v)
+		}
+	}
+	if len(s.meta.Tags) > 0 {
+		r.tags = make([]uint32, 0, len(s.meta.Tags))
+		for _, tag := range s.meta.Tags {
+			r.tags = append(r.tags, t.tags.intern(tag))
+		}
+	}
+	if s.meta.ObservedAt != nil {
+		r.observed = s.meta.ObservedAt.UnixNano()
+		r.obsMs = s.meta.ObservedAt.UnixMilli()
+	}
+	return r
+}
+
+// put adds or replaces the row at its ordinal.
+func (t *table) put(id string, s *storedRecord) {
+	ord := s.ord
+	for int(ord) >= len(t.rows) {
+		t.rows = append(t.rows, row{})
+		t.alive = append(t.alive, false)
+	}
+	if t.alive[ord] {
+		t.remove(ord)
+	}
+	t.rows[ord] = t.rowOf(id, s)
+	t.alive[ord] = true
+	t.live++
+	if t.rows[ord].expires != noTime {
+		t.expiring++
+	}
+	t.idOrd[id] = ord
+	t.count(ord, +1)
+}
+
+// remove drops the row at ord.
+func (t *table) remove(ord uint32) {
+	if int(ord) >= len(t.alive) || !t.alive[ord] {
+		return
+	}
+	t.count(ord, -1)
+	if t.rows[ord].expires != noTime {
+		t.expiring--
+	}
+	delete(t.idOrd, t.rows[ord].id)
+	t.alive[ord] = false
+	t.rows[ord] = row{}
+	t.live--
+}
+
+// setStatus changes a live row's status and updated_at.
+func (t *table) setStatus(ord uint32, status contract.Status, updated int64) {
+	t.count(ord, -1)
+	t.rows[ord].status = statusCode(status)
+	t.rows[ord].updated = updated
+	t.count(ord, +1)
+}
+
+func (t *table) count(ord uint32, delta int) {
+	r := &t.rows[ord]
+	nsKey := uint64(r.ns) << 32
+	add := func(m map[uint64]uint64, k uint64) {
+		if delta > 0 {
+			m[k]++
+		} else if m[k] <= 1 {
+			delete(m, k)
+		} else {
+			m[k]--
+		}
+	}
+	addMissing := func(m map[uint32]uint64) {
+		if delta > 0 {
+			m[r.ns]++
+		} else if m[r.ns] <= 1 {
+			delete(m, r.ns)
+		} else {
+			m[r.ns]--
+		}
+	}
+	addMissing(t.nsTotal)
+	for fi, f := range contract.Facets {
+		vals := t.facetValueIDs(r, f)
+		if len(vals) == 0 {
+			addMissing(t.missing[fi])
+			continue
+		}
+		for _, v := range vals {
+			add(t.counters[fi], nsKey|uint64(v))
+		}
+	}
+}
+
+// facetValueIDs returns the row's value ids for a facet (dictionary ids, or
+// enum codes for kind, source and status, or the ns id for namespace).
+func (t *table) facetValueIDs(r *row, f contract.Facet) []uint32 {
+	one := func(v uint32) []uint32 {
+		if v == 0 {
+			return nil
+		}
+		return []uint32{v}
+	}
+	switch f {
+	case contract.FacetKind:
+		return []uint32{uint32(r.kind)}
+	case contract.FacetSource:
+		return []uint32{uint32(r.source)}
+	case contract.FacetStatus:
+		return []uint32{uint32(r.status)}
+	case contract.FacetNamespace:
+		return []uint32{r.ns}
+	case contract.FacetTag:
+		return r.tags
+	}
+	if c, ok := facetColumn(f); ok {
+		return one(r.str[c])
+	}
+	return nil
+}
+
+func facetColumn(f contract.Facet) (int, bool) {
+	switch f {
+	case contract.FacetSourceID:
+		return colSourceID, true
+	case contract.FacetWorkspace:
+		return colWorkspace, true
+	case contract.FacetFolder:
+		return colFolder, true
+	case contract.FacetFilePath:
+		return colFilePath, true
+	case contract.FacetLanguage:
+		return colLanguage, true
+	case contract.FacetRepo:
+		return colRepo, true
+	case contract.FacetURL:
+		return colURL, true
+	case contract.FacetThread:
+		return colThread, true
+	case contract.FacetAgent:
+		return colAgent, true
+	case contract.FacetToolCall:
+		return colToolCall, true
+	}
+	return 0, false
+}
+
+// facetValueName prints a facet value id.
+func (t *table) facetValueName(f contract.Facet, v uint32) string {
+	switch f {
+	case contract.FacetKind:
+		return string(kindByCode[v])
+	case contract.FacetSource:
+		return string(contract.SourceKinds[v])
+	case contract.FacetStatus:
+		return string(statusByCode[v])
+	case contract.FacetNamespace:
+		return t.ns.vals[v]
+	case contract.FacetTag:
+		return t.tags.vals[v]
+	}
+	c, _ := facetColumn(f)
+	return t.str[c].vals[v]
+}
+
+// nsAdmitted evaluates a reach once per interned namespace (id 0 is the
+// dictionary's "no value" slot and never admitted).
+func (t *table) nsAdmitted(reach *contract.Reach) []bool {
+	ok := make([]bool, len(t.nsVals))
+	for i := 1; i < len(t.nsVals); i++ {
+		ok[i] = contract.AdmittedBy(reach, t.nsVals[i])
+	}
+	return ok
+}

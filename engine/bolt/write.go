@@ -1,0 +1,421 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"strings"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"mnemo/contract"
+)
+
+// nowMillis is the clock truncated to the millisecond precision records carry.
+func (e *Engine) nowMillis() int64 { return e.clock().UTC().UnixMilli() }
+
+// Store writes one item; it is ranked by fetch and recall on return.
+func (e *Engine) Store(ctx context.Context, item contract.StoreItem) (contract.StoreReceipt, error) {
+	return e.StoreWith(ctx, item, contract.WriteOptions{})
+}
+
+// StoreWith writes one item with options: wait, status and expires_at.
+func (e *Engine) StoreWith(ctx context.Context, item contract.StoreItem, opts contract.WriteOptions) (contract.StoreReceipt, error) {
+	if err := item.Validate(); err != nil {
+		return contract.StoreReceipt{}, err
+	}
+	if err := opts.Validate(); err != nil {
+		return contract.StoreReceipt{}, err
+	}
+	rs, err := e.write(ctx, []contract.StoreItem{item}, opts)
+	if err != nil {
+		return contract.StoreReceipt{}, err
+	}
+	if opts.Wait != contract.WaitAccepted && !rs[0].Replayed {
+		if err := e.flushIndex(ctx); err != nil {
+			return contract.StoreReceipt{}, err
+		}
+	}
+	return rs[0], nil
+}
+
+// StoreMany writes 1..100 items in one transaction.
+func (e *Engine) StoreMany(ctx context.Context, items []contract.StoreItem) ([]contract.StoreReceipt, error) {
+	return e.StoreManyWith(ctx, items, contract.WriteOptions{})
+}
+
+// StoreManyWith writes 1..100 items with options. The items are readable by
+// list, get, browse, explore and forget on return; the index catches up in
+// the background and fetch waits for it.
+func (e *Engine) StoreManyWith(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
+	if err := contract.ValidateMany(items); err != nil {
+		return nil, err
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	rs, err := e.write(ctx, items, opts)
+	if err != nil {
+		return nil, err
+	}
+	e.kickIndex()
+	return rs, nil
+}
+
+func (e *Engine) kickIndex() {
+	select {
+	case e.kick <- struct{}{}:
+	default:
+	}
+}
+
+type written struct {
+	id string
+	s  storedRecord
+}
+
+// write stores validated items in one bbolt transaction.
+func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, contract.Unavailable("%v", err)
+	}
+	status := opts.Status
+	if status == "" {
+		status = contract.StatusActive
+	}
+	expires := int64(noTime)
+	if opts.ExpiresAt != nil {
+		expires = opts.ExpiresAt.UnixNano()
+	}
+	// Encoding happens before the lock: only the bbolt work is serialised.
+	type prepared struct {
+		id string
+		s  storedRecord
+	}
+	preps := make([]prepared, len(items))
+	for i := range items {
+		it := &items[i]
+		js, err := it.MarshalJSON()
+		if err != nil {
+			return nil, contract.Invalid("%v", err)
+		}
+		s := storedRecord{status: status, kind: it.Type, expires: expires, text: it.RenderText(), meta: it.Meta, itemJSON: js}
+		if it.Type == contract.KindLearning {
+			s.confidence = it.Confidence
+		}
+		preps[i] = prepared{id: it.Fingerprint(), s: s}
+	}
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.checkOpen(); err != nil {
+		return nil, err
+	}
+	now := e.nowMillis()
+	receipts := make([]contract.StoreReceipt, len(items))
+	var added []written
+	var seq uint64
+	err := e.db.Update(func(tx *bbolt.Tx) error {
+		recs := tx.Bucket(bucketRecords)
+		seen := make(map[string]bool, len(items))
+		for i := range preps {
+			p := &preps[i]
+			receipts[i].ID = p.id
+			if seen[p.id] || recs.Get([]byte(p.id)) != nil {
+				receipts[i].Replayed = true
+				continue
+			}
+			seen[p.id] = true
+			p.s.ord = e.nextOrd + uint32(len(added))
+			p.s.created, p.s.updated = now, now
+			if err := putRecord(tx, p.id, &p.s); err != nil {
+				return err
+			}
+			added = append(added, written{p.id, p.s})
+		}
+		if len(added) == 0 {
+			return nil
+		}
+		ids := make([]string, len(added))
+		for i, w := range added {
+			ids[i] = w.id
+		}
+		var err error
+		seq, err = e.logWrite(tx, ids, e.nextOrd+uint32(len(added)))
+		return err
+	})
+	if err != nil {
+		return nil, asContractErr(err)
+	}
+	if len(added) > 0 {
+		e.seq = seq
+		e.nextOrd += uint32(len(added))
+		for i := range added {
+			w := &added[i]
+			e.t.put(w.id, &w.s)
+			e.tri.add(w.s.ord, w.s.text)
+		}
+	}
+	return receipts, nil
+}
+
+// putRecord writes a record and its ordered keys.
+func putRecord(tx *bbolt.Tx, id string, s *storedRecord) error {
+	if err := tx.Bucket(bucketRecords).Put([]byte(id), encodeRecord(s)); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketUpdated).Put(descMillisKey(s.updated, id), ordValue(s.ord)); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketCreated).Put(descMillisKey(s.created, id), ordValue(s.ord))
+}
+
+// deleteRecord removes a record, its ordered keys and its vector.
+func deleteRecord(tx *bbolt.Tx, id string, s *storedRecord) error {
+	if err := tx.Bucket(bucketRecords).Delete([]byte(id)); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketUpdated).Delete(descMillisKey(s.updated, id)); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketCreated).Delete(descMillisKey(s.created, id)); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketVectors).Delete([]byte(id))
+}
+
+// logWrite bumps the sequence, appends the outbox entry naming the changed
+// ids, and prunes the entries the index has already applied.
+func (e *Engine) logWrite(tx *bbolt.Tx, ids []string, nextOrd uint32) (uint64, error) {
+	seq := e.seq + 1
+	meta := tx.Bucket(bucketMeta)
+	if err := meta.Put(keySeq, putU64(seq)); err != nil {
+		return 0, err
+	}
+	if err := meta.Put(keyNextOrd, putU64(uint64(nextOrd))); err != nil {
+		return 0, err
+	}
+	ob := tx.Bucket(bucketOutbox)
+	if err := ob.Put(seqKey(seq), []byte(strings.Join(ids, "\n"))); err != nil {
+		return 0, err
+	}
+	applied := e.applied.Load()
+	var stale [][]byte
+	c := ob.Cursor()
+	for k, _ := c.First(); k != nil && getU64(k) <= applied; k, _ = c.Next() {
+		stale = append(stale, bytes.Clone(k))
+	}
+	for _, k := range stale {
+		if err := ob.Delete(k); err != nil {
+			return 0, err
+		}
+	}
+	return seq, nil
+}
+
+// Forget removes items by id (anywhere, sandboxes included) or by filter.
+func (e *Engine) Forget(ctx context.Context, target contract.ForgetTarget) (contract.ForgetReport, error) {
+	if err := target.Validate(); err != nil {
+		return contract.ForgetReport{}, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.checkOpen(); err != nil {
+		return contract.ForgetReport{}, err
+	}
+	var ids []string
+	if target.Filter != nil {
+		p := e.t.compileFilter(*target.Filter, false)
+		for ord, alive := range e.t.alive {
+			if alive && p.match(&e.t.rows[ord]) {
+				ids = append(ids, e.t.rows[ord].id)
+			}
+		}
+	} else {
+		ids = target.IDs
+	}
+	n, err := e.deleteLocked(ids)
+	if err != nil {
+		return contract.ForgetReport{}, err
+	}
+	return contract.ForgetReport{Forgotten: n}, nil
+}
+
+// ForgetWithin forgets the ids that live inside the reach, skipping the others.
+func (e *Engine) ForgetWithin(ctx context.Context, ids []string, reach contract.Reach) (contract.ForgetReport, error) {
+	ids, err := contract.ForgetWithinIDs(ids)
+	if err != nil {
+		return contract.ForgetReport{}, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.checkOpen(); err != nil {
+		return contract.ForgetReport{}, err
+	}
+	inside := ids[:0:0]
+	for _, id := range ids {
+		if ord, ok := e.t.idOrd[id]; ok && reach.Admits(e.t.nsVals[e.t.rows[ord].ns]) {
+			inside = append(inside, id)
+		}
+	}
+	n, err := e.deleteLocked(inside)
+	if err != nil {
+		return contract.ForgetReport{}, err
+	}
+	return contract.ForgetReport{Forgotten: n}, nil
+}
+
+// deleteLocked removes the named records in one transaction; the caller holds mu.
+func (e *Engine) deleteLocked(ids []string) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	var removed []written
+	var seq uint64
+	err := e.db.Update(func(tx *bbolt.Tx) error {
+		recs := tx.Bucket(bucketRecords)
+		seen := make(map[string]bool, len(ids))
+		for _, id := range ids {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			v := recs.Get([]byte(id))
+			if v == nil {
+				continue
+			}
+			s, err := decodeRecord(v, partHeader, e.t.namespaceOf)
+			if err != nil {
+				return err
+			}
+			if err := deleteRecord(tx, id, &s); err != nil {
+				return err
+			}
+			removed = append(removed, written{id, s})
+		}
+		if len(removed) == 0 {
+			return nil
+		}
+		names := make([]string, len(removed))
+		for i, w := range removed {
+			names[i] = w.id
+		}
+		var err error
+		seq, err = e.logWrite(tx, names, e.nextOrd)
+		return err
+	})
+	if err != nil {
+		return 0, asContractErr(err)
+	}
+	if len(removed) > 0 {
+		e.seq = seq
+		for _, w := range removed {
+			e.t.remove(w.s.ord)
+			if e.vec != nil {
+				e.vec.Remove(w.id)
+			}
+		}
+		e.kickIndex()
+	}
+	return len(removed), nil
+}
+
+// Review approves a candidate (it becomes active, updated now) or rejects it
+// (it is forgotten).
+func (e *Engine) Review(ctx context.Context, req contract.ReviewRequest) (contract.ReviewResult, error) {
+	if err := req.Validate(); err != nil {
+		return contract.ReviewResult{}, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.checkOpen(); err != nil {
+		return contract.ReviewResult{}, err
+	}
+	s, err := e.loadLocked(req.ID)
+	if err != nil {
+		return contract.ReviewResult{}, err
+	}
+	if s.status != contract.StatusCandidate {
+		return contract.ReviewResult{}, contract.Conflict("record %s is '%s', not a candidate", req.ID, s.status)
+	}
+	if req.Action == contract.ReviewReject {
+		n, err := e.deleteLocked([]string{req.ID})
+		if err != nil {
+			return contract.ReviewResult{}, err
+		}
+		return contract.ReviewResult{Forgotten: n}, nil
+	}
+	rec, err := e.restatusLocked(req.ID, s, contract.StatusActive, s.supersededBy)
+	if err != nil {
+		return contract.ReviewResult{}, err
+	}
+	return contract.ReviewResult{Record: &rec}, nil
+}
+
+// Supersede marks id as superseded by another record; both must exist.
+func (e *Engine) Supersede(ctx context.Context, req contract.SupersedeRequest) (contract.Record, error) {
+	if err := req.Validate(); err != nil {
+		return contract.Record{}, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.checkOpen(); err != nil {
+		return contract.Record{}, err
+	}
+	s, err := e.loadLocked(req.ID)
+	if err != nil {
+		return contract.Record{}, err
+	}
+	if _, err := e.loadLocked(req.By); err != nil {
+		return contract.Record{}, err
+	}
+	return e.restatusLocked(req.ID, s, contract.StatusSuperseded, req.By)
+}
+
+// loadLocked reads a whole record or answers not found.
+func (e *Engine) loadLocked(id string) (storedRecord, error) {
+	var s storedRecord
+	found := false
+	err := e.db.View(func(tx *bbolt.Tx) error {
+		v := tx.Bucket(bucketRecords).Get([]byte(id))
+		if v == nil {
+			return nil
+		}
+		found = true
+		var err error
+		s, err = decodeRecord(v, partFull, e.t.namespaceOf)
+		return err
+	})
+	if err != nil {
+		return storedRecord{}, asContractErr(err)
+	}
+	if !found {
+		return storedRecord{}, contract.NotFound("record %s does not exist", id)
+	}
+	return s, nil
+}
+
+// restatusLocked changes a record's status (and superseded_by), stamping updated_at.
+func (e *Engine) restatusLocked(id string, s storedRecord, status contract.Status, by string) (contract.Record, error) {
+	old := s
+	s.status, s.supersededBy = status, by
+	s.updated = e.nowMillis()
+	var seq uint64
+	err := e.db.Update(func(tx *bbolt.Tx) error {
+		if err := tx.Bucket(bucketUpdated).Delete(descMillisKey(old.updated, id)); err != nil {
+			return err
+		}
+		if err := putRecord(tx, id, &s); err != nil {
+			return err
+		}
+		var err error
+		seq, err = e.logWrite(tx, []string{id}, e.nextOrd)
+		return err
+	})
+	if err != nil {
+		return contract.Record{}, asContractErr(err)
+	}
+	e.seq = seq
+	e.t.setStatus(s.ord, status, s.updated)
+	e.kickIndex()
+	return s.record(id, false)
+}
