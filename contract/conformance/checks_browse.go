@@ -329,6 +329,9 @@ func checkBrowseWalk(r *run) error {
 	if err != nil {
 		return err
 	}
+	if len(whole.Records) != n {
+		return fail("browsing the six fixture records answered %d", len(whole.Records))
+	}
 	if got, want := recordIDs(off.Records), recordIDs(whole.Records)[3:5]; !slices.Equal(got, want) || off.Total != n {
 		return fail("browse with offset 3 and limit 2 answered %s (total %d); want %s (total %d)", fx.labelled(got), off.Total, fx.labelled(want), n)
 	}
@@ -425,6 +428,9 @@ func checkBrowseCursor(r *run) error {
 	next, err := r.browsePage(q)
 	if err != nil {
 		return err
+	}
+	if len(all.Records) != len(fixtureLabels) {
+		return fail("browsing the six fixture records answered %d", len(all.Records))
 	}
 	if got, want := recordIDs(next.Records), recordIDs(all.Records)[2:5]; !slices.Equal(got, want) {
 		return fail("a cursor followed with another limit answered %s; want %s", fx.labelled(got), fx.labelled(want))

@@ -113,7 +113,7 @@ func Run(ctx context.Context, engine contract.Engine) Report {
 	var rep Report
 	for _, c := range checks() {
 		start := time.Now()
-		err := c.run(r)
+		err := runCheck(c, r)
 		res := Result{Name: c.name, Duration: time.Since(start)}
 		var skip *skipped
 		switch {
@@ -128,6 +128,18 @@ func Run(ctx context.Context, engine contract.Engine) Report {
 		rep.Results = append(rep.Results, res)
 	}
 	return rep
+}
+
+// runCheck runs one check, turning a panic (an engine answering something the
+// check could not even index, say) into that check's failure rather than
+// ending the whole run.
+func runCheck(c check, r *run) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fail("the check panicked on the engine's answer: %v", p)
+		}
+	}()
+	return c.run(r)
 }
 
 // failure is a wrong answer.

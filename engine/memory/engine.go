@@ -512,3 +512,10 @@ func (e *Engine) Supersede(_ context.Context, req contract.SupersedeRequest) (co
 	s.updated = e.stamp()
 	return s.record(), nil
 }
+
+// Len is the number of records held, every status and namespace included.
+func (e *Engine) Len() int {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return len(e.records)
+}
