@@ -1,0 +1,159 @@
+package bolt_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"mnemo/contract"
+	"mnemo/contract/conformance"
+	"mnemo/engine/bolt"
+)
+
+func openStore(t testing.TB, dir string, opts bolt.Options) *bolt.Engine {
+	t.Helper()
+	e, err := bolt.Open(dir, opts)
+	if err != nil {
+		t.Fatalf("open %s: %v", dir, err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	return e
+}
+
+func TestConformance(t *testing.T) {
+	e := openStore(t, t.TempDir(), bolt.Options{})
+	rep := conformance.Run(context.Background(), e)
+	for _, res := range rep.Results {
+		switch {
+		case res.Passed:
+			t.Logf("ok   %-18s %v", res.Name, res.Duration)
+		case res.Skipped:
+			t.Logf("skip %-18s %s", res.Name, res.Detail)
+		default:
+			t.Logf("FAIL %-18s %s", res.Name, res.Detail)
+		}
+	}
+	if err := rep.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConformanceWithForeignData(t *testing.T) {
+	ctx := context.Background()
+	e := openStore(t, t.TempDir(), bolt.Options{})
+	foreign := contract.Document("foreign note that the suite must leave alone", contract.MemoryMeta{Tags: []string{"foreign"}})
+	if _, err := e.Store(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	if err := conformance.Run(ctx, e).Err(); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := e.Get(ctx, contract.GetRequest{IDs: []string{foreign.Fingerprint()}})
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("foreign record after the suite: %v %v", hits, err)
+	}
+}
+
+func TestDescriptor(t *testing.T) {
+	e := openStore(t, t.TempDir(), bolt.Options{FetchModes: []contract.FetchMode{contract.ModeKeyword}})
+	d := e.Descriptor()
+	if d.ID != "mnemo" || d.Label != "mnemo (bbolt + Bleve)" || d.Consolidation != contract.ConsolidationNone {
+		t.Fatalf("descriptor %+v", d)
+	}
+	if len(d.FetchModes) != 1 || d.FetchModes[0] != contract.ModeKeyword {
+		t.Fatalf("fetch modes %v", d.FetchModes)
+	}
+	_, err := e.Fetch(context.Background(), contract.FetchRequest{Query: "x", Mode: contract.ModeVector, Limit: 1})
+	if !errors.Is(err, contract.ErrUnsupported) {
+		t.Fatalf("vector fetch on a keyword-only store: %v", err)
+	}
+}
+
+func TestLockedStoreNamesThePID(t *testing.T) {
+	dir := t.TempDir()
+	openStore(t, dir, bolt.Options{})
+	if err := os.WriteFile(filepath.Join(dir, bolt.AddrFile), []byte("http://127.0.0.1:7077\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := bolt.Open(dir, bolt.Options{LockTimeout: 50 * time.Millisecond})
+	var le *bolt.LockedError
+	if !errors.As(err, &le) {
+		t.Fatalf("second open: %v", err)
+	}
+	abs, _ := filepath.Abs(dir)
+	want := "store " + abs + " is in use by another mnemo process (pid " + strconv.Itoa(os.Getpid()) +
+		"); run \"mnemo tui --remote http://127.0.0.1:7077\" to attach to it, or stop it"
+	if err.Error() != want {
+		t.Fatalf("message\n got %s\nwant %s", err, want)
+	}
+}
+
+func learning(text string, conf float32, tags ...string) contract.StoreItem {
+	return contract.Learning(text, contract.LearningFact, conf, contract.MemoryMeta{Tags: tags})
+}
+
+func TestReviewAndSupersede(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	e := openStore(t, t.TempDir(), bolt.Options{Clock: clock})
+	cand := learning("the deploy window is friday", 0.6)
+	r, err := e.StoreWith(ctx, cand, contract.WriteOptions{Status: contract.StatusCandidate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Candidates are hidden from fetch unless asked for.
+	page, err := e.Fetch(ctx, contract.FetchRequest{Query: "deploy window", Mode: contract.ModeKeyword, Limit: 5})
+	if err != nil || len(page.Hits) != 0 {
+		t.Fatalf("fetch saw a candidate: %v %v", page.Hits, err)
+	}
+	page, err = e.Fetch(ctx, contract.FetchRequest{Query: "deploy window", Mode: contract.ModeKeyword, Limit: 5,
+		Filter: contract.MetaFilter{Statuses: []contract.Status{contract.StatusCandidate}}})
+	if err != nil || len(page.Hits) != 1 {
+		t.Fatalf("fetch asking for candidates: %v %v", page.Hits, err)
+	}
+	now = now.Add(time.Hour)
+	res, err := e.Review(ctx, contract.ReviewRequest{ID: r.ID, Action: contract.ReviewApprove})
+	if err != nil || res.Record == nil || res.Record.Status != contract.StatusActive || !res.Record.UpdatedAt.Equal(now) {
+		t.Fatalf("approve: %+v %v", res, err)
+	}
+	_, err = e.Review(ctx, contract.ReviewRequest{ID: r.ID, Action: contract.ReviewApprove})
+	if !errors.Is(err, contract.ErrConflict) || !strings.Contains(err.Error(), "record "+r.ID+" is 'active', not a candidate") {
+		t.Fatalf("second approve: %v", err)
+	}
+	_, err = e.Review(ctx, contract.ReviewRequest{ID: "nope", Action: contract.ReviewReject})
+	if !errors.Is(err, contract.ErrNotFound) || err.Error() != "not found: record nope does not exist" {
+		t.Fatalf("review unknown: %v", err)
+	}
+	page, err = e.Fetch(ctx, contract.FetchRequest{Query: "deploy window", Mode: contract.ModeKeyword, Limit: 5})
+	if err != nil || len(page.Hits) != 1 {
+		t.Fatalf("fetch after approve: %v %v", page.Hits, err)
+	}
+	newer := learning("the deploy window is thursday", 0.9)
+	nr, err := e.Store(ctx, newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := e.Supersede(ctx, contract.SupersedeRequest{ID: r.ID, By: nr.ID})
+	if err != nil || rec.Status != contract.StatusSuperseded || contract.Deref(rec.SupersededBy) != nr.ID {
+		t.Fatalf("supersede: %+v %v", rec, err)
+	}
+	page, err = e.Fetch(ctx, contract.FetchRequest{Query: "deploy window", Mode: contract.ModeHybrid, Limit: 5})
+	if err != nil || len(page.Hits) != 1 || page.Hits[0].ID != nr.ID {
+		t.Fatalf("fetch after supersede: %v %v", page.Hits, err)
+	}
+	// Reject forgets a candidate.
+	c2, _ := e.StoreWith(ctx, learning("a rejected idea", 0.1), contract.WriteOptions{Status: contract.StatusCandidate})
+	res, err = e.Review(ctx, contract.ReviewRequest{ID: c2.ID, Action: contract.ReviewReject})
+	if err != nil || res.Forgotten != 1 {
+		t.Fatalf("reject: %+v %v", res, err)
+	}
+	if hits, _ := e.Get(ctx, contract.GetRequest{IDs: []string{c2.ID}}); len(hits) != 0 {
+		t.Fatalf("rejected candidate still readable")
+	}
+}
