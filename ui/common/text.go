@@ -129,3 +129,6 @@ func Wrap(s string, width int) string {
 	s = strings.ReplaceAll(s, "\t", "    ")
 	return ansi.Wrap(s, width, "")
 }
+
+// Strip removes ANSI sequences.
+func Strip(s string) string { return ansi.Strip(s) }

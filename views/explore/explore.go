@@ -57,8 +57,11 @@ type Model struct {
 	loaded   bool
 	pending  int
 
-	preview   bool
-	filtering bool
+	// preview shows the record under the cursor beside the list on wide screens;
+	// previewNarrow shows it below the list on narrow ones (toggled with p).
+	preview       bool
+	previewNarrow bool
+	filtering     bool
 	filter    components.Input
 	content   string
 }
@@ -101,6 +104,9 @@ type contentMsg struct {
 
 // Init starts the first load.
 func (m *Model) Init() tea.Cmd { return m.ensureLoaded() }
+
+// Activate reloads when the scope or the data changed since the last load.
+func (m *Model) Activate() tea.Cmd { return m.ensureLoaded() }
 
 // Total is the number of records in scope (-1 before the first answer).
 func (m *Model) Total() int {
@@ -297,7 +303,11 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	case key.Matches(msg, k.TogglePreview):
-		m.preview = !m.preview
+		if m.width >= wideLayout {
+			m.preview = !m.preview
+		} else {
+			m.previewNarrow = !m.previewNarrow
+		}
 		m.SetSize(m.width, m.height)
 		return nil
 	case key.Matches(msg, k.Filter):
@@ -503,7 +513,7 @@ func (m *Model) SetSize(width, height int) {
 }
 
 func (m *Model) previewBeside() bool { return m.preview && m.width >= wideLayout }
-func (m *Model) previewBelow() bool  { return m.preview && m.width < wideLayout && m.height >= 20 }
+func (m *Model) previewBelow() bool  { return m.previewNarrow && m.width < wideLayout && m.height >= 12 }
 
 func (m *Model) recordsWidth() int {
 	w := m.width - facetsWidth
@@ -639,7 +649,11 @@ func RecordRow(st *common.Styles, r *contract.Record, width int, now time.Time) 
 		conf = fmt.Sprintf("%.2f", float32(*r.Confidence))
 	}
 	ago := common.Ago(now, r.UpdatedAt)
-	kindW, confW, agoW := 12, 5, 8
+	kind := string(r.Kind)
+	kindW, confW, agoW := 12, 4, 7
+	if width < 70 {
+		kindW, kind = 4, shortKind(r.Kind)
+	}
 	textW := width - 2 - kindW - confW - agoW - 3
 	if textW < 10 {
 		kindW, confW = 0, 0
@@ -650,7 +664,7 @@ func RecordRow(st *common.Styles, r *contract.Record, width int, now time.Time) 
 	p.WriteString(mark + " " + text)
 	b.WriteString(markStyle.Render(mark) + " " + textStyle.Render(text))
 	if kindW > 0 {
-		kind := " " + common.Fit(string(r.Kind), kindW)
+		kind := " " + common.Fit(kind, kindW)
 		c := " " + common.PadLeft(conf, confW)
 		p.WriteString(kind + c)
 		b.WriteString(st.Kind.Render(kind) + st.Number.Render(c))
@@ -664,6 +678,19 @@ func RecordRow(st *common.Styles, r *contract.Record, width int, now time.Time) 
 		styled += strings.Repeat(" ", w-common.Width(p.String()))
 	}
 	return components.Row{Plain: plain, Styled: styled}
+}
+
+// shortKind abbreviates a kind for narrow rows.
+func shortKind(k contract.ItemKind) string {
+	switch k {
+	case contract.KindDocument:
+		return "doc"
+	case contract.KindConversation:
+		return "conv"
+	case contract.KindLearning:
+		return "lrn"
+	}
+	return string(k)
 }
 
 // View draws the facet tree, the records and, when there is room, the preview.

@@ -1,0 +1,115 @@
+package ui
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"mnemo/ui/uitest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden screens in testdata/golden")
+
+// harness drives a root model synchronously on the fixture store.
+type harness struct {
+	t *testing.T
+	m *model
+}
+
+func newHarness(t *testing.T, w, h int, mutate ...func(*Options)) *harness {
+	t.Helper()
+	e, err := uitest.Fixture()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Engine: e, StoreLabel: "~/.local/share/mnemo", Keys: uitest.Keys(), Now: uitest.Now}
+	for _, f := range mutate {
+		f(&opts)
+	}
+	hs := &harness{t: t, m: newModel(opts)}
+	hs.send(tea.WindowSizeMsg{Width: w, Height: h})
+	hs.pump(hs.m.Init())
+	return hs
+}
+
+func (h *harness) pump(cmd tea.Cmd) {
+	uitest.Drain(func(msg tea.Msg) tea.Cmd {
+		if _, ok := msg.(spinTickMsg); ok {
+			return nil
+		}
+		_, c := h.m.Update(msg)
+		return c
+	}, cmd, 400*time.Millisecond)
+}
+
+func (h *harness) send(msg tea.Msg) {
+	_, cmd := h.m.Update(msg)
+	h.pump(cmd)
+}
+
+func (h *harness) keys(names ...string) {
+	for _, n := range names {
+		h.send(KeyPress(n))
+	}
+}
+
+func (h *harness) screen() string {
+	return ansi.Strip(h.m.View().Content)
+}
+
+func (h *harness) contains(want string) {
+	h.t.Helper()
+	if s := h.screen(); !strings.Contains(s, want) {
+		h.t.Fatalf("screen lacks %q:\n%s", want, s)
+	}
+}
+
+func (h *harness) lacks(unwanted string) {
+	h.t.Helper()
+	if s := h.screen(); strings.Contains(s, unwanted) {
+		h.t.Fatalf("screen still shows %q:\n%s", unwanted, s)
+	}
+}
+
+// golden compares the ANSI-stripped screen with testdata/golden/<name>.golden
+// at the repository root; -update rewrites it.
+func golden(t *testing.T, name, screen string) {
+	t.Helper()
+	path := filepath.Join("..", "testdata", "golden", name+".golden")
+	lines := strings.Split(screen, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimRight(lines[i], " ")
+	}
+	screen = strings.Join(lines, "\n") + "\n"
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(screen), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./ui -update to create it)", err)
+	}
+	if string(want) != screen {
+		t.Fatalf("screen %s differs from its golden file:\n--- got\n%s\n--- want\n%s", name, screen, want)
+	}
+}
+
+func TestSmoke(t *testing.T) {
+	h := newHarness(t, 80, 24)
+	t.Log("\n" + h.screen())
+	h.keys("enter")
+	t.Log("\n" + h.screen())
+	h.keys("j", "enter")
+	t.Log("\n" + h.screen())
+}

@@ -1,0 +1,73 @@
+// Package ui is the shell of the mnemo terminal UI: the root Bubble Tea model
+// (header, scope line, views, footer, overlays), its options and Run. The views
+// live in mnemo/views/...; what they share lives in mnemo/ui/common. The UI talks
+// only to a contract.Engine, so it runs the same on a local store, a remote
+// server or the in-memory engine of tests.
+package ui
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"mnemo/contract"
+	"mnemo/ui/common"
+)
+
+// KeyMap is every key binding of the TUI; build it with NewKeyMap.
+type KeyMap = common.KeyMap
+
+// NewKeyMap builds a key map from action names to keys, refusing unknown
+// actions and keys bound to two actions in one view.
+func NewKeyMap(bindings map[string][]string) (KeyMap, error) { return common.NewKeyMap(bindings) }
+
+// Actions lists every bindable action (names, descriptions, views).
+func Actions() []common.Action { return common.Actions() }
+
+// Options configure one TUI session.
+type Options struct {
+	Engine     contract.Engine
+	StoreLabel string // store path or server address, shown in the header
+	Keys       KeyMap // from keymap.go
+	ReadOnly   bool   // no forget, no review
+	Plain      bool   // ASCII borders and spinners
+	Mouse      bool
+	Logger     *slog.Logger                    // --debug logging, never to the terminal
+	LoadDemo   func(ctx context.Context) error // the welcome screen's `L`
+	Now        func() time.Time                // clock, for tests
+	// Reach confines every read of the session (serve mode); nil sees everything.
+	Reach *contract.Reach
+	// ExportDir is where the detail view's `e` writes; the working directory when empty.
+	ExportDir string
+	// Input and Output replace the terminal (SSH sessions, tests).
+	Input  io.Reader
+	Output io.Writer
+	// ProgramOptions are passed to tea.NewProgram (SSH sessions add theirs).
+	ProgramOptions []tea.ProgramOption
+}
+
+// New returns the root model of a session.
+func New(opts Options) tea.Model { return newModel(opts) }
+
+// Run runs the TUI on the terminal (or the given input and output) until the
+// user quits or ctx ends.
+func Run(ctx context.Context, opts Options) error {
+	m := newModel(opts)
+	m.c.Ctx = ctx
+	popts := []tea.ProgramOption{tea.WithContext(ctx)}
+	if opts.Input != nil {
+		popts = append(popts, tea.WithInput(opts.Input))
+	}
+	if opts.Output != nil {
+		popts = append(popts, tea.WithOutput(opts.Output))
+	}
+	popts = append(popts, opts.ProgramOptions...)
+	_, err := tea.NewProgram(m, popts...).Run()
+	if err == tea.ErrProgramKilled && ctx.Err() != nil {
+		return nil
+	}
+	return err
+}

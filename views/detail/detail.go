@@ -1,0 +1,540 @@
+// Package detail shows one whole record: every set field, times, and the body
+// (markdown through glamour, conversations as transcripts, learnings with their
+// evidence), with `/` search, copying over OSC52 and JSON export.
+package detail
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/glamour/v2"
+
+	"mnemo/contract"
+	"mnemo/ui/common"
+	"mnemo/ui/components"
+)
+
+// Model is the detail view of one record.
+type Model struct {
+	c      *common.Common
+	width  int
+	height int
+
+	id     string
+	rec    *contract.Record
+	gen    int
+	loaded bool
+
+	// body is the rendered body for (id, bodyWidth); markdown arrives from a Cmd.
+	body      []string
+	bodyWidth int
+	lines     []string
+	offset    int
+
+	searching bool
+	search    components.Input
+	query     string
+	matches   []int
+	match     int
+	// ExportDir is where `e` writes; the working directory when empty.
+	ExportDir string
+}
+
+// New returns an empty detail view.
+func New(c *common.Common) *Model {
+	return &Model{c: c, search: components.NewInput(c, "/")}
+}
+
+type recordMsg struct {
+	gen int
+	rec contract.Record
+	err error
+}
+
+type renderedMsg struct {
+	id    string
+	width int
+	lines []string
+}
+
+// Open shows the record with id, starting from what the caller had, and loads it whole.
+func (m *Model) Open(id string, known *contract.Record) tea.Cmd {
+	m.gen++
+	m.id, m.rec, m.loaded = id, known, false
+	m.offset, m.query, m.matches, m.searching = 0, "", nil, false
+	m.search.SetValue("")
+	m.body, m.bodyWidth = nil, 0
+	m.relayout()
+	engine, ctx, gen := m.c.Engine, m.c.Context(), m.gen
+	return func() tea.Msg {
+		recs, err := engine.GetRecords(ctx, contract.GetRequest{IDs: []string{id}})
+		if err == nil && len(recs) == 0 {
+			err = contract.NotFound("no record with id %s", id)
+		}
+		if err != nil {
+			return recordMsg{gen: gen, err: err}
+		}
+		return recordMsg{gen: gen, rec: recs[0]}
+	}
+}
+
+// ID is the record shown.
+func (m *Model) ID() string { return m.id }
+
+// Record is the record shown (nil before it loads).
+func (m *Model) Record() *contract.Record { return m.rec }
+
+// Init does nothing: the detail loads on Open.
+func (m *Model) Init() tea.Cmd { return nil }
+
+// Update handles replies and keys.
+func (m *Model) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case recordMsg:
+		if msg.gen != m.gen {
+			return nil
+		}
+		if msg.err != nil {
+			return func() tea.Msg { return common.ErrorMsg{Op: "get " + common.ShortID(m.id), Err: msg.err} }
+		}
+		r := msg.rec
+		m.rec, m.loaded = &r, true
+		return m.renderBody()
+	case renderedMsg:
+		if msg.id != m.id || msg.width != m.bodyWidth {
+			return nil
+		}
+		m.body = msg.lines
+		m.relayout()
+	case tea.KeyPressMsg:
+		return m.key(msg)
+	}
+	return nil
+}
+
+func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	k := &m.c.Keys
+	if m.searching {
+		switch msg.String() {
+		case "enter":
+			m.searching = false
+			return nil
+		case "esc":
+			m.searching = false
+			m.search.SetValue("")
+			m.setQuery("")
+			return nil
+		}
+		if m.search.Update(msg) {
+			m.setQuery(m.search.Value())
+		}
+		return nil
+	}
+	page := max(1, m.viewHeight())
+	switch {
+	case key.Matches(msg, k.Up):
+		m.scroll(-1)
+	case key.Matches(msg, k.Down):
+		m.scroll(1)
+	case key.Matches(msg, k.PageUp):
+		m.scroll(-page)
+	case key.Matches(msg, k.PageDown):
+		m.scroll(page)
+	case key.Matches(msg, k.HalfPageUp):
+		m.scroll(-page / 2)
+	case key.Matches(msg, k.HalfPageDown):
+		m.scroll(page / 2)
+	case key.Matches(msg, k.Top):
+		m.offset = 0
+	case key.Matches(msg, k.End):
+		m.scroll(len(m.lines))
+	case key.Matches(msg, k.Search):
+		m.searching = true
+	case key.Matches(msg, k.NextMatch):
+		m.jump(1)
+	case key.Matches(msg, k.PrevMatch):
+		m.jump(-1)
+	case key.Matches(msg, k.CopyID):
+		id := m.id
+		return func() tea.Msg { return common.CopyMsg{Text: id, What: "id " + common.ShortID(id)} }
+	case key.Matches(msg, k.CopyText):
+		if m.rec == nil {
+			return nil
+		}
+		text := m.rec.Text
+		return func() tea.Msg { return common.CopyMsg{Text: text, What: "text"} }
+	case key.Matches(msg, k.Export):
+		return m.export()
+	case key.Matches(msg, k.Forget):
+		if m.c.ReadOnly || m.rec == nil {
+			return nil
+		}
+		t := common.ForgetTarget{IDs: []string{m.id}, Title: common.OneLine(m.rec.Text), Count: 1}
+		return func() tea.Msg { return common.ForgetRequestMsg{Target: t} }
+	}
+	return nil
+}
+
+func (m *Model) export() tea.Cmd {
+	if m.rec == nil || !m.loaded {
+		return nil
+	}
+	rec := *m.rec
+	dir := m.ExportDir
+	return func() tea.Msg {
+		data, err := json.MarshalIndent(rec, "", "  ")
+		if err != nil {
+			return common.ErrorMsg{Op: "export", Err: err}
+		}
+		if dir == "" {
+			if dir, err = os.Getwd(); err != nil {
+				return common.ErrorMsg{Op: "export", Err: err}
+			}
+		}
+		path := filepath.Join(dir, "mnemo-"+common.ShortID(rec.ID)+".json")
+		if err := os.WriteFile(path, append(data, '\n'), 0o600); err != nil {
+			return common.ErrorMsg{Op: "export", Err: err}
+		}
+		return common.ToastMsg{Text: "exported to " + path}
+	}
+}
+
+func (m *Model) setQuery(q string) {
+	m.query = q
+	m.matches = nil
+	m.match = 0
+	if q != "" {
+		lq := contract.FoldCase(q)
+		for i, l := range m.lines {
+			if strings.Contains(contract.FoldCase(stripANSI(l)), lq) {
+				m.matches = append(m.matches, i)
+			}
+		}
+	}
+	if len(m.matches) > 0 {
+		m.offset = m.matches[0]
+		m.scroll(0)
+	}
+}
+
+func (m *Model) jump(delta int) {
+	if len(m.matches) == 0 {
+		return
+	}
+	m.match = (m.match + delta + len(m.matches)) % len(m.matches)
+	m.offset = m.matches[m.match]
+	m.scroll(0)
+}
+
+func (m *Model) scroll(delta int) {
+	m.offset += delta
+	if maxOff := max(0, len(m.lines)-m.viewHeight()); m.offset > maxOff {
+		m.offset = maxOff
+	}
+	if m.offset < 0 {
+		m.offset = 0
+	}
+}
+
+func (m *Model) viewHeight() int {
+	h := m.height - 2
+	if m.searching || m.query != "" {
+		h--
+	}
+	return max(1, h)
+}
+
+// SetSize re-lays out the record; the body is re-rendered for a new width.
+func (m *Model) SetSize(width, height int) {
+	m.width, m.height = width, height
+	m.relayout()
+}
+
+// ResizeCmd re-renders the body when the width changed.
+func (m *Model) ResizeCmd() tea.Cmd {
+	if m.rec == nil || m.bodyWidth == m.innerWidth() {
+		return nil
+	}
+	return m.renderBody()
+}
+
+func (m *Model) innerWidth() int { return max(10, m.width-4) }
+
+// renderBody renders the body in a Cmd: glamour is slow and must never run in View.
+func (m *Model) renderBody() tea.Cmd {
+	if m.rec == nil {
+		return nil
+	}
+	width := m.innerWidth()
+	m.bodyWidth = width
+	rec := *m.rec
+	dark, plain := m.c.Styles.Dark, m.c.Plain
+	m.body = plainBody(&rec, width)
+	m.relayout()
+	if !isMarkdown(&rec) {
+		return nil
+	}
+	return func() tea.Msg {
+		return renderedMsg{id: rec.ID, width: width, lines: markdownBody(&rec, width, dark, plain)}
+	}
+}
+
+func isMarkdown(r *contract.Record) bool {
+	if r.Item == nil || r.Item.Type != contract.KindDocument || r.Item.Mime == nil {
+		return false
+	}
+	mime := strings.ToLower(*r.Item.Mime)
+	return strings.Contains(mime, "markdown") || strings.HasSuffix(mime, "/md")
+}
+
+func markdownBody(r *contract.Record, width int, dark, plain bool) []string {
+	style := "light"
+	switch {
+	case plain:
+		style = "notty"
+	case dark:
+		style = "dark"
+	}
+	tr, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(width))
+	if err != nil {
+		return plainBody(r, width)
+	}
+	out, err := tr.Render(r.Item.Body.String())
+	if err != nil {
+		return plainBody(r, width)
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	for i := range lines {
+		lines[i] = common.Fit(lines[i], width)
+	}
+	return lines
+}
+
+func plainBody(r *contract.Record, width int) []string {
+	var text string
+	switch {
+	case r.Item != nil && r.Item.Type == contract.KindConversation:
+		var b strings.Builder
+		for i, t := range r.Item.Turns {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			at := ""
+			if t.At != nil {
+				at = "  (" + contract.FormatTime(*t.At) + ")"
+			}
+			b.WriteString(strings.ToUpper(string(t.Role)) + at + "\n")
+			b.WriteString(t.Text + "\n")
+			for _, c := range t.ToolCalls {
+				id := ""
+				if c.ID != nil {
+					id = " (" + *c.ID + ")"
+				}
+				b.WriteString("  -> tool call " + c.Name + id + "\n")
+			}
+		}
+		text = b.String()
+	case r.Item != nil && r.Item.Type == contract.KindDocument:
+		text = r.Item.Body.String()
+	default:
+		text = r.Text
+	}
+	lines := strings.Split(strings.TrimRight(common.Wrap(text, width), "\n"), "\n")
+	for i := range lines {
+		lines[i] = common.Fit(lines[i], width)
+	}
+	return lines
+}
+
+// relayout rebuilds the field lines; it runs on data or size change, not per frame.
+func (m *Model) relayout() {
+	if m.rec == nil {
+		m.lines = nil
+		return
+	}
+	st := &m.c.Styles
+	width := m.innerWidth()
+	r := m.rec
+	var lines []string
+	field := func(label, value string) {
+		if value == "" {
+			return
+		}
+		first := true
+		for _, l := range strings.Split(common.Wrap(value, width-14), "\n") {
+			lab := ""
+			if first {
+				lab = label
+			}
+			first = false
+			lines = append(lines, st.Label.Render(common.Fit(lab, 14))+st.Value.Render(common.Fit(l, width-14)))
+		}
+	}
+	opt := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	now := m.c.Now()
+	field("kind", string(r.Kind))
+	field("id", r.ID)
+	status := string(r.Status)
+	if r.SupersededBy != nil {
+		status += " by " + *r.SupersededBy
+	}
+	field("status", status)
+	field("namespace", r.Meta.Namespace.String())
+	if r.Item != nil && r.Item.Type == contract.KindDocument {
+		field("title", opt(r.Item.Title))
+		field("mime", opt(r.Item.Mime))
+	}
+	if r.Item != nil && r.Item.Type == contract.KindLearning {
+		field("learning", string(r.Item.Kind))
+		field("evidence", opt(r.Item.Evidence))
+	}
+	if r.Confidence != nil {
+		field("confidence", fmt.Sprintf("%.2f", float32(*r.Confidence)))
+	}
+	mt := &r.Meta
+	src := string(mt.SourceKindOf())
+	if mt.Source.ID != nil {
+		src += " " + *mt.Source.ID
+	}
+	field("source", src)
+	field("workspace", opt(mt.Workspace))
+	field("folder", opt(mt.Folder))
+	field("file path", opt(mt.FilePath))
+	field("language", opt(mt.Language))
+	field("repo", opt(mt.Repo))
+	field("commit", opt(mt.Commit))
+	field("url", opt(mt.URL))
+	field("thread", opt(mt.ThreadID))
+	if mt.Turns != nil {
+		field("turns", fmt.Sprintf("%d..%d", mt.Turns.First, mt.Turns.Last))
+	}
+	field("agent", opt(mt.AgentID))
+	if mt.ToolCall != nil {
+		field("tool call", mt.ToolCall.Name+" "+opt(mt.ToolCall.ID))
+	}
+	field("tags", strings.Join(mt.Tags, ", "))
+	if mt.ObservedAt != nil {
+		field("observed", contract.FormatTime(*mt.ObservedAt)+"  ("+common.Ago(now, *mt.ObservedAt)+")")
+	}
+	if mt.ObservedActor != nil {
+		field("observed by", mt.ObservedActor.ID+" "+opt(mt.ObservedActor.Name))
+	}
+	field("created", contract.FormatMillis(r.CreatedAt)+"  ("+common.Ago(now, r.CreatedAt)+")")
+	field("updated", contract.FormatMillis(r.UpdatedAt)+"  ("+common.Ago(now, r.UpdatedAt)+")")
+	if r.ExpiresAt != nil {
+		field("expires", contract.FormatMillis(*r.ExpiresAt))
+	}
+	lines = append(lines, common.Fit("", width), st.Heading.Render(common.Fit(bodyHeading(r), width)))
+	body := m.body
+	if body == nil {
+		body = plainBody(r, width)
+	}
+	lines = append(lines, body...)
+	m.lines = lines
+	if m.query != "" {
+		m.setQuery(m.query)
+	}
+	m.scroll(0)
+}
+
+func bodyHeading(r *contract.Record) string {
+	switch r.Kind {
+	case contract.KindConversation:
+		return "Transcript"
+	case contract.KindLearning:
+		return "Learning"
+	}
+	return "Body"
+}
+
+func stripANSI(s string) string { return common.Strip(s) }
+
+// View draws the record with the search line and the match highlights.
+func (m *Model) View() string {
+	st := &m.c.Styles
+	width := m.innerWidth()
+	h := m.viewHeight()
+	end := min(len(m.lines), m.offset+h)
+	out := make([]string, 0, h+1)
+	for i := m.offset; i < end; i++ {
+		l := m.lines[i]
+		if m.query != "" {
+			l = highlight(st, l, m.query, width)
+		}
+		out = append(out, " "+l+" ")
+	}
+	if m.searching || m.query != "" {
+		for len(out) < h {
+			out = append(out, strings.Repeat(" ", width+2))
+		}
+		info := ""
+		if m.query != "" {
+			info = fmt.Sprintf("  %d matches", len(m.matches))
+			if len(m.matches) > 0 {
+				info = fmt.Sprintf("  match %d of %d (n/N)", m.match+1, len(m.matches))
+			}
+		}
+		out = append(out, " "+common.Fit(m.search.View(width-common.Width(info), m.searching)+info, width)+" ")
+	}
+	title := "Record"
+	if m.rec != nil {
+		title = string(m.rec.Kind) + " " + common.ShortID(m.rec.ID)
+	}
+	if !m.loaded && m.rec == nil {
+		out = []string{common.Fit(" loading"+st.Glyphs.Ellipsis, width+2)}
+	}
+	return components.Box(st, title, out, m.width, m.height, true)
+}
+
+// highlight marks every case-insensitive occurrence of q in a line (on its plain text).
+func highlight(st *common.Styles, line, q string, width int) string {
+	plain := common.Strip(line)
+	lp, lq := strings.ToLower(plain), strings.ToLower(q)
+	if !strings.Contains(lp, lq) || len(lp) != len(plain) {
+		return line
+	}
+	var b strings.Builder
+	i := 0
+	for {
+		j := strings.Index(lp[i:], lq)
+		if j < 0 {
+			break
+		}
+		b.WriteString(plain[i : i+j])
+		b.WriteString(st.Match.Render(plain[i+j : i+j+len(q)]))
+		i += j + len(q)
+	}
+	b.WriteString(plain[i:])
+	return common.Fit(b.String(), width)
+}
+
+// Capturing is true while the search line has focus.
+func (m *Model) Capturing() bool { return m.searching }
+
+// Busy names what the view waits for.
+func (m *Model) Busy() string {
+	if m.rec != nil && !m.loaded {
+		return "loading record"
+	}
+	return ""
+}
+
+// ShortHelp lists the detail keys.
+func (m *Model) ShortHelp() []key.Binding {
+	k := &m.c.Keys
+	out := []key.Binding{k.Back, k.Search, k.NextMatch, k.CopyID, k.CopyText, k.Export}
+	if !m.c.ReadOnly {
+		out = append(out, k.Forget)
+	}
+	return append(out, k.Help, k.Quit)
+}
