@@ -658,3 +658,16 @@ func TestInRequestOrder(t *testing.T) {
 func sameReach(a, b Reach) bool {
 	return a.At.Equal(b.At) && a.Inherit == b.Inherit && a.Descendants == b.Descendants
 }
+
+func TestParseTimeRefusesUnprintableYears(t *testing.T) {
+	for _, s := range []string{"0000-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"} {
+		if _, err := ParseTime(s); err == nil {
+			t.Errorf("ParseTime(%s) accepted an instant outside years 0000..9999 in UTC", s)
+		}
+	}
+	for _, s := range []string{"0000-01-01T00:00:00Z", "9999-12-31T23:59:59.999999999Z", "0001-01-01T00:30:00+00:30"} {
+		if _, err := ParseTime(s); err != nil {
+			t.Errorf("ParseTime(%s): %v", s, err)
+		}
+	}
+}

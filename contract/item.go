@@ -388,13 +388,19 @@ func (t Turn) MarshalJSON() ([]byte, error) {
 	return w.buf, nil
 }
 
-// ParseTime reads an RFC 3339 timestamp and returns it in UTC.
+// ParseTime reads an RFC 3339 timestamp and returns it in UTC. An instant whose
+// UTC year falls outside 0000..9999 is refused: its UTC form could not be
+// written back as RFC 3339, so it would not survive a round trip.
 func ParseTime(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("`%s` is not an rfc 3339 timestamp", s)
 	}
-	return t.UTC(), nil
+	t = t.UTC()
+	if y := t.Year(); y < 0 || y > 9999 {
+		return time.Time{}, fmt.Errorf("`%s` is not an rfc 3339 timestamp", s)
+	}
+	return t, nil
 }
 
 // FormatTime prints t in UTC the way the reference does: no fraction when it is

@@ -1,0 +1,195 @@
+package contract
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"math"
+	"testing"
+)
+
+func FuzzParseNamespace(f *testing.F) {
+	for _, s := range []string{"", "root", " root ", "agent:x", "team:acme/agent:writer", "agent", "robot:x", "agent:",
+		"agent:a.b", "agent:a/", "agent:a//agent:b", "ws:main/service:flow/agent:a-b_C9", "agent:a:b", "\tuser:u\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ns, err := ParseNamespace(s)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidRequest) {
+				t.Fatalf("ParseNamespace(%q) failed with a non-contract error %v", s, err)
+			}
+			return
+		}
+		printed := ns.String()
+		again, err := ParseNamespace(printed)
+		if err != nil {
+			t.Fatalf("printed form %q of %q does not parse: %v", printed, s, err)
+		}
+		if !again.Equal(ns) || again.String() != printed {
+			t.Fatalf("parse -> print -> parse drifted: %q -> %q -> %q", s, printed, again.String())
+		}
+		if ns.Depth() > MaxDepth {
+			t.Fatalf("%q parsed deeper than %d", s, MaxDepth)
+		}
+	})
+}
+
+func FuzzStoreItemJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"document","body":{"text":"x"},"meta":{"source":{"kind":"agent"}}}`,
+		`{"type":"learning","text":"prefers tabs","kind":"preference","confidence":0.8,"meta":{"namespace":"team:acme/agent:writer","source":{"kind":"agent"},"tags":["style"]}}`,
+		`{"type":"conversation","turns":[{"role":"user","text":"hi","at":"2025-05-06T07:08:09Z"},{"role":"assistant","text":"yo","tool_calls":[{"name":"read_plan","id":"call-1"}]}],"meta":{"thread_id":"t1","source":{"kind":"conversation","id":"t1"}}}`,
+		`{"meta":{"observed_at":"2026-01-02T03:04:05.5+02:00","derive":false,"turns":{"first":1,"last":2}},"title":"<T>","body":{"uri":"u"},"type":"document","x":1}`,
+		`{"type":"learning","text":"a\u2028b\u0000","kind":"fact","confidence":1e-7,"evidence":"e"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var it StoreItem
+		if err := json.Unmarshal(data, &it); err != nil {
+			return
+		}
+		if c := float64(it.Confidence); it.Type == KindLearning && math.IsInf(c, 0) {
+			// A number beyond f32 range decodes to an infinity and prints as
+			// null, exactly like serde; Validate refuses such an item.
+			if it.Validate() == nil {
+				t.Fatalf("an infinite confidence passed Validate")
+			}
+			return
+		}
+		wire, err := json.Marshal(it)
+		if err != nil {
+			t.Fatalf("marshal of a decoded item failed: %v", err)
+		}
+		var back StoreItem
+		if err := json.Unmarshal(wire, &back); err != nil {
+			t.Fatalf("wire form %s does not decode: %v", wire, err)
+		}
+		if !bytes.Equal(it.CanonicalJSON(), back.CanonicalJSON()) {
+			t.Fatalf("canonical form drifted:\n%s\n%s", it.CanonicalJSON(), back.CanonicalJSON())
+		}
+		if it.Fingerprint() != back.Fingerprint() {
+			t.Fatalf("fingerprint drifted for %s", wire)
+		}
+		wire2, _ := json.Marshal(back)
+		if !bytes.Equal(wire, wire2) {
+			t.Fatalf("wire form drifted:\n%s\n%s", wire, wire2)
+		}
+		if !json.Valid(it.CanonicalJSON()) {
+			t.Fatalf("canonical form is not JSON: %q", it.CanonicalJSON())
+		}
+	})
+}
+
+func FuzzMetaFilterJSON(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{"reach":{"at":"team:acme","inherit":false,"descendants":true}}`,
+		`{"workspace":"w","folder":"/a/","file_path":"/a/b","kinds":["learning"],"sources":["rss"],"tags_any":["x"],"statuses":["candidate"]}`,
+		`{"observed_after":"2000-01-01T00:00:00Z","observed_before":"2002-01-01T00:00:00.5Z","turns":{"first":4,"last":5},"tool_call":"t"}`,
+		`{"reach":{},"thread_id":"tm-redacted:00","unknown":[1,2]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var mf MetaFilter
+		if err := json.Unmarshal(data, &mf); err != nil {
+			return
+		}
+		wire, err := json.Marshal(mf)
+		if err != nil {
+			t.Fatalf("marshal of a decoded filter failed: %v", err)
+		}
+		var back MetaFilter
+		if err := json.Unmarshal(wire, &back); err != nil {
+			t.Fatalf("wire form %s does not decode: %v", wire, err)
+		}
+		wire2, _ := json.Marshal(back)
+		if !bytes.Equal(wire, wire2) {
+			t.Fatalf("filter drifted:\n%s\n%s", wire, wire2)
+		}
+		if mf.IsEmpty() != back.IsEmpty() {
+			t.Fatalf("emptiness drifted for %s", wire)
+		}
+	})
+}
+
+func FuzzParseBrowseQuery(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{"limit":1000,"offset":3}`, `{"status":[],"kind":"learning"}`,
+		`{"filter":{"reach":{"at":"team:acme"},"statuses":["active"]},"now":"2026-11-29T18:00:00.000Z"}`,
+		`{"filters":[{"field":"content","op":"contains","value":"Élan"},{"field":"confidence","op":"between","min":0.1,"max":0.9},{"field":"updated_at","op":"between_days","from_day":"2026-01-01","until_day":"2026-02-01"},{"field":"namespace","op":"within","value":"root"},{"field":"status","op":"not_in","values":["superseded"]}]}`,
+		`{"order_by":[{"field":"confidence","dir":"desc"},{"field":"observed_at","dir":"asc"}],"cursor":"eyJ2IjoxfQ"}`,
+		`{"limit":0}`, `{"now":"2026-02-31T00:00:00.000Z"}`, `{"filters":[{"field":"x"}]}`, `[]`, `{"filters":[{"field":"confidence","op":"gt","value":1e999}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		q, err := ParseBrowseQuery(data)
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) || e.Kind != KindInvalidRequest || e.Code != CodeInvalidQuery {
+				t.Fatalf("ParseBrowseQuery error %v is not an invalid-query error", err)
+			}
+			return
+		}
+		if err := q.Validate(); err != nil {
+			t.Fatalf("a parsed query fails Validate: %v\n%s", err, data)
+		}
+		wire, err := json.Marshal(q)
+		if err != nil {
+			t.Fatalf("marshal: %v", err)
+		}
+		back, err := ParseBrowseQuery(wire)
+		if err != nil {
+			t.Fatalf("re-marshalled query %s does not parse: %v", wire, err)
+		}
+		wire2, _ := json.Marshal(back)
+		if !bytes.Equal(wire, wire2) {
+			t.Fatalf("query drifted:\n%s\n%s", wire, wire2)
+		}
+		if q.Identity() != back.Identity() || q.EffectiveLimit() != back.EffectiveLimit() || q.Offset != back.Offset || q.Cursor != back.Cursor {
+			t.Fatalf("re-marshalled query differs: %s", wire)
+		}
+		// Matching and ordering never panic on a valid query.
+		r := rec("x", learning(0.5), observed("2026-01-01T00:00:00Z"))
+		_ = q.Matches(&r)
+		_ = CompareRecords(q.Order(), &r, &r)
+	})
+}
+
+func FuzzDecodeCursor(f *testing.F) {
+	r := rec("last", learning(0.25), observed("2026-01-01T00:00:00Z"))
+	orders := [][]SortKey{nil, {{"confidence", "desc"}}, {{"observed_at", "asc"}, {"namespace", "asc"}, {"kind", "desc"}}}
+	for i, o := range orders {
+		q := BrowseQuery{OrderBy: o}
+		f.Add(EncodeCursor(q, &r), uint8(i))
+	}
+	enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+	f.Add(enc(`{"v":1,"fp":"00000000","key":[],"id":"a"}`), uint8(0))
+	f.Add(enc(`{"v":1,"fp":"`+(BrowseQuery{}).Fingerprint()+`","key":[null],"id":"a"}`), uint8(0))
+	f.Add(enc(`{"v":1.0,"fp":"`+(BrowseQuery{OrderBy: orders[1]}).Fingerprint()+`","key":[1e999],"id":""}`), uint8(1))
+	f.Add("!!", uint8(2))
+	f.Fuzz(func(t *testing.T, cursor string, which uint8) {
+		q := BrowseQuery{OrderBy: orders[int(which)%len(orders)], Cursor: cursor}
+		pos, err := q.DecodeCursor()
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) || e.Kind != KindInvalidRequest || e.Code != CodeContinuationInvalid {
+				t.Fatalf("DecodeCursor error %v is not continuation-invalid", err)
+			}
+			return
+		}
+		if cursor == "" {
+			if pos != nil {
+				t.Fatal("no cursor decodes to a position")
+			}
+			return
+		}
+		if pos == nil || pos.ID == "" || len(pos.Key) != len(q.Order()) {
+			t.Fatalf("accepted cursor decoded to %+v", pos)
+		}
+		_ = pos.After(q.Order(), &r)
+	})
+}
