@@ -53,10 +53,12 @@ type VectorIndex struct {
 	scale []float32      // per slot, when int8: value = i8 * scale
 }
 
-// NewVectorIndex returns an empty index for vectors of length dim.
+// NewVectorIndex returns an empty index for vectors of length dim. A dim of 0
+// takes the length of the first vector upserted (for an embedder that learns
+// its dimension from its first reply); until then searches find nothing.
 func NewVectorIndex(dim int, opts ...VectorOption) *VectorIndex {
-	if dim <= 0 {
-		panic(fmt.Sprintf("retrieval: vector dimension must be positive, got %d", dim))
+	if dim < 0 {
+		panic(fmt.Sprintf("retrieval: vector dimension must not be negative, got %d", dim))
 	}
 	v := &VectorIndex{dim: dim, slots: make(map[string]int)}
 	for _, o := range opts {
@@ -65,8 +67,12 @@ func NewVectorIndex(dim int, opts ...VectorOption) *VectorIndex {
 	return v
 }
 
-// Dim is the vector length the index holds.
-func (v *VectorIndex) Dim() int { return v.dim }
+// Dim is the vector length the index holds (0 while a lazily sized index is empty).
+func (v *VectorIndex) Dim() int {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return v.dim
+}
 
 // Quantized tells whether vectors are stored as int8.
 func (v *VectorIndex) Quantized() bool { return v.cfg.int8 }
@@ -90,12 +96,15 @@ func (v *VectorIndex) Has(id string) bool {
 // copied and normalised; a vector of the wrong length is a programming error
 // (it must come from the embedder the index was sized for) and panics.
 func (v *VectorIndex) Upsert(id string, vec []float32) {
-	if len(vec) != v.dim {
-		panic(fmt.Sprintf("retrieval: vector of length %d for an index of dimension %d", len(vec), v.dim))
-	}
 	unit := normalized(vec)
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if v.dim == 0 && len(vec) > 0 {
+		v.dim = len(vec)
+	}
+	if len(vec) != v.dim {
+		panic(fmt.Sprintf("retrieval: vector of length %d for an index of dimension %d", len(vec), v.dim))
+	}
 	slot, ok := v.slots[id]
 	if !ok {
 		slot = len(v.ids)
@@ -156,11 +165,14 @@ func (v *VectorIndex) Remove(id string) {
 // to this index. A cancelled context ends the search early and returns nil.
 // A query of the wrong length panics, like Upsert.
 func (v *VectorIndex) Search(ctx context.Context, q []float32, k int, admit func(id string) bool) []Scored {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	n := len(v.ids)
+	if n == 0 || k <= 0 {
+		return []Scored{}
+	}
 	if len(q) != v.dim {
 		panic(fmt.Sprintf("retrieval: query of length %d for an index of dimension %d", len(q), v.dim))
-	}
-	if k <= 0 {
-		return []Scored{}
 	}
 	unit := normalized(q)
 	var q8 []int8
@@ -170,9 +182,6 @@ func (v *VectorIndex) Search(ctx context.Context, q []float32, k int, admit func
 		qscale = quantize(unit, q8)
 	}
 
-	v.mu.RLock()
-	defer v.mu.RUnlock()
-	n := len(v.ids)
 	workers := v.cfg.workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -180,7 +189,7 @@ func (v *VectorIndex) Search(ctx context.Context, q []float32, k int, admit func
 	if n < parallelMin {
 		workers = 1
 	}
-	workers = min(workers, max(n, 1))
+	workers = min(workers, n)
 
 	tops := make([]topK, workers)
 	chunk := (n + workers - 1) / workers

@@ -232,3 +232,23 @@ func TestVectorZeroQueryAndEdgeK(t *testing.T) {
 		t.Errorf("k=0 returned %v", got)
 	}
 }
+
+func TestVectorLazyDimension(t *testing.T) {
+	idx := NewVectorIndex(0)
+	if got := idx.Search(context.Background(), []float32{1, 2, 3}, 3, nil); len(got) != 0 {
+		t.Fatalf("empty lazy index returned %v", got)
+	}
+	idx.Upsert("a", []float32{1, 2, 3})
+	if idx.Dim() != 3 {
+		t.Fatalf("Dim = %d after the first vector, want 3", idx.Dim())
+	}
+	if got := idx.Search(context.Background(), []float32{1, 2, 3}, 3, nil); len(got) != 1 || got[0].ID != "a" {
+		t.Fatalf("got %v", got)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Errorf("a vector of another length did not panic")
+		}
+	}()
+	idx.Upsert("b", []float32{1, 2})
+}
