@@ -78,11 +78,19 @@ file --debug writes to.`,
 	}
 }
 
-// countRecords counts every record. Engines that can count sandboxes too say so
-// through recordCount; otherwise explore's exact total is what the contract sees.
+// recordCounter is an engine that counts every record it holds, service
+// sandboxes included (engine/memory and engine/bolt).
+type recordCounter interface{ Len() int }
+
+// countRecords counts every record. The contract's reads never enter service
+// sandboxes without a reach naming them, so an engine that cannot count them
+// reports explore's exact total of everything else.
 func countRecords(ctx context.Context, s *openStore) (int, error) {
 	if s.recordCount != nil {
 		return s.recordCount(ctx)
+	}
+	if c, ok := s.engine.(recordCounter); ok {
+		return c.Len(), nil
 	}
 	page, err := s.engine.Explore(ctx, contract.ExploreRequest{Facet: contract.FacetStatus, Limit: len(contract.Statuses)})
 	if err != nil {

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"mnemo/contract"
-	"mnemo/engine/memory"
+	"mnemo/engine/bolt"
+	"mnemo/engine/retrieval"
 )
 
 // openStore is an opened engine and what the CLI reports about it.
@@ -63,9 +66,44 @@ func openRemote(_ context.Context, _ *app, url string) (*openStore, error) {
 	return nil, contract.Unsupported("this build of mnemo cannot attach to a server (%s); run mnemo on the server's store instead", url)
 }
 
-// openLocal opens the store in dir.
+// storeLockTimeout is how long an open waits for another process's lock.
+const storeLockTimeout = time.Second
+
+// openLocal opens the store in dir with the embedder and answerer the config
+// file names.
 func openLocal(_ context.Context, a *app, dir string) (*openStore, error) {
-	e := memory.New()
-	a.logger.Debug("opened the in-memory engine", "dir", dir)
-	return &openStore{engine: e, label: dir, dir: dir, close: func() error { return nil }}, nil
+	opts := bolt.Options{LockTimeout: storeLockTimeout, Logger: a.logger}
+	if ep := a.cfg.Embedder; ep.Endpoint != "" {
+		emb, err := retrieval.NewOpenAIEmbedder(retrieval.OpenAIConfig{Endpoint: ep.Endpoint, Model: ep.Model, APIKeyEnv: ep.APIKeyEnv}, nil)
+		if err != nil {
+			return nil, err
+		}
+		opts.Embedder = emb
+	}
+	if ep := a.cfg.Answer; ep.Endpoint != "" {
+		ans, err := retrieval.NewOpenAIChat(retrieval.ChatConfig{Endpoint: ep.Endpoint, Model: ep.Model, APIKeyEnv: ep.APIKeyEnv}, nil)
+		if err != nil {
+			return nil, err
+		}
+		opts.Answerer = ans
+	}
+	e, err := bolt.Open(dir, opts)
+	if err != nil {
+		var locked *bolt.LockedError
+		if errors.As(err, &locked) {
+			return nil, lockedError{message: locked.Error()}
+		}
+		return nil, err
+	}
+	a.logger.Debug("opened the store", "dir", e.Dir())
+	return &openStore{
+		engine: e,
+		label:  e.Dir(),
+		dir:    e.Dir(),
+		indexStatus: func() indexInfo {
+			st := e.IndexStatus()
+			return indexInfo{State: st.State, AppliedSeq: st.AppliedSeq}
+		},
+		close: e.Close,
+	}, nil
 }

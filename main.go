@@ -23,9 +23,13 @@ func main() {
 // run executes one mnemo invocation and returns its exit code (cli.md section 3).
 // Tests call it in-process with their own streams.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return newApp(stdin, stdout, stderr).execute(args)
+}
+
+// execute runs the command line args on this app and returns the exit code.
+func (a *app) execute(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	a := newApp(stdin, stdout, stderr)
 	defer a.close()
 	root := newRootCommand(a)
 	root.SetArgs(args)
@@ -36,6 +40,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // commandConstructors lists every subcommand. A helper adding a command (serve,
 // audit, mcp) appends its constructor here.
 var commandConstructors = []func(*app) *cobra.Command{
+	newTUICommand,
+	newDemoCommand,
 	newImportCommand,
 	newExportCommand,
 	newStoreCommand,
@@ -52,6 +58,7 @@ var commandConstructors = []func(*app) *cobra.Command{
 	newFingerprintCommand,
 	newHealthCommand,
 	newInfoCommand,
+	newConformanceCommand,
 	newCompletionCommand,
 }
 
@@ -68,6 +75,9 @@ use the same store as the TUI.`,
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return a.setup(cmd) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runTUI(cmd.Context(), tuiFlags{})
+		},
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetIn(a.stdin)
@@ -84,5 +94,21 @@ use the same store as the TUI.`,
 	for _, build := range commandConstructors {
 		root.AddCommand(build(a))
 	}
+	usageArgs(root)
 	return root
+}
+
+// usageArgs makes every command's argument errors usage errors (exit 2).
+func usageArgs(cmd *cobra.Command) {
+	if check := cmd.Args; check != nil {
+		cmd.Args = func(c *cobra.Command, args []string) error {
+			if err := check(c, args); err != nil {
+				return usageError(err.Error())
+			}
+			return nil
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		usageArgs(sub)
+	}
 }

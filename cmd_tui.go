@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"mnemo/contract"
+	"mnemo/ui"
+)
+
+// demoCorpus is the built-in demo corpus (testdata/demo/demo.jsonl): about
+// 1,500 memories of a software team's agents in the import line format.
+//
+//go:embed testdata/demo/demo.jsonl
+var demoCorpus []byte
+
+// tuiFlags are the TUI's own flags.
+type tuiFlags struct {
+	readOnly bool
+	plain    bool
+}
+
+func newTUICommand(a *app) *cobra.Command {
+	var f tuiFlags
+	cmd := &cobra.Command{
+		Use:   "tui",
+		Short: "Open the terminal UI (the default command)",
+		Long: `Open the terminal UI on the store (or on a server with --remote): explore by
+facets, browse and sort, search, ask, review candidates and forget.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runTUI(cmd.Context(), f)
+		},
+	}
+	cmd.Flags().BoolVar(&f.readOnly, "readonly", false, "no forget, no review")
+	cmd.Flags().BoolVar(&f.plain, "plain", false, "ASCII borders and spinners")
+	return cmd
+}
+
+// runTUI opens the engine and runs the TUI on the terminal until the user quits.
+func (a *app) runTUI(ctx context.Context, f tuiFlags) error {
+	keys, err := loadKeymap(a.cfg.Keys)
+	if err != nil {
+		return contract.ConfigErr("%s: %s", a.configPath, err.Error())
+	}
+	s, err := a.openedStore(ctx)
+	if err != nil {
+		return err
+	}
+	opts := ui.Options{
+		Engine:     s.engine,
+		StoreLabel: s.label,
+		Keys:       keys,
+		ReadOnly:   f.readOnly,
+		Plain:      f.plain,
+		Mouse:      a.cfg.Mouse != nil && *a.cfg.Mouse,
+		Logger:     a.logger,
+	}
+	// The process's own terminal is the TUI's default; other streams (tests,
+	// pipes handed in by a host) are passed explicitly.
+	if _, isFile := a.stdin.(*os.File); !isFile {
+		opts.Input = a.stdin
+	}
+	if _, isFile := a.stdout.(*os.File); !isFile {
+		opts.Output = a.stdout
+	}
+	if !f.readOnly {
+		opts.LoadDemo = func(ctx context.Context) error {
+			_, err := storeDemo(ctx, s.engine)
+			return err
+		}
+	}
+	return ui.Run(ctx, opts)
+}
+
+// storeDemo stores the demo corpus; a second run replays it.
+func storeDemo(ctx context.Context, e contract.Engine) (importSummary, error) {
+	im := &importer{engine: e, batch: contract.MaxStoreMany, defaultStatus: contract.StatusActive}
+	summary, err := im.run(ctx, bytes.NewReader(demoCorpus))
+	if err == nil && summary.Failed > 0 {
+		err = contract.EngineErr("the demo corpus has %d bad lines (first: line %d: %s)", summary.Failed,
+			summary.Errors[0].Line, summary.Errors[0].Error)
+	}
+	return summary, err
+}
+
+func newDemoCommand(a *app) *cobra.Command {
+	var noTUI bool
+	var f tuiFlags
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Store the built-in demo corpus and open the TUI on it",
+		Long: `Store the built-in demo corpus (about 1,500 memories of a software team's agents:
+documents, conversations and learnings over namespaces, with candidates awaiting
+review and some expiring records) and open the TUI. A second run replays: nothing
+is stored twice. Prints the import summary; --no-tui only stores.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			summary, err := storeDemo(cmd.Context(), e)
+			if werr := a.writeJSON(summary); err == nil {
+				err = werr
+			}
+			if err != nil || noTUI {
+				return err
+			}
+			return a.runTUI(cmd.Context(), f)
+		},
+	}
+	cmd.Flags().BoolVar(&noTUI, "no-tui", false, "only store the corpus")
+	cmd.Flags().BoolVar(&f.plain, "plain", false, "ASCII borders and spinners")
+	return cmd
+}
