@@ -54,6 +54,8 @@ func defaultBindings() map[string][]string {
 		"select":         {"space"},
 		"sort":           {"s"},
 		"add-sort":       {"S"},
+		"prev-column":    {"left", "h"},
+		"next-column":    {"right", "l"},
 		"filter-editor":  {"f"},
 		"toggle-preview": {"p"},
 		"export":         {"e"},

@@ -34,6 +34,7 @@ type KeyMap struct {
 	CopyID, CopyText, Forget, ForgetScope, Undo                    key.Binding
 	Approve, Reject, Select, Sort, AddSort, FilterEditor           key.Binding
 	TogglePreview, Export, LoadDemo, CycleMode                     key.Binding
+	PrevColumn, NextColumn                                         key.Binding
 }
 
 // Action describes one bindable action: its config name, what it does, the
@@ -100,6 +101,8 @@ func Actions() []Action {
 		a("select", "select", v(ViewBrowse), func(k *KeyMap) *key.Binding { return &k.Select }),
 		a("sort", "sort column", v(ViewBrowse), func(k *KeyMap) *key.Binding { return &k.Sort }),
 		a("add-sort", "add sort key", v(ViewBrowse), func(k *KeyMap) *key.Binding { return &k.AddSort }),
+		a("prev-column", "column left", v(ViewBrowse), func(k *KeyMap) *key.Binding { return &k.PrevColumn }),
+		a("next-column", "column right", v(ViewBrowse), func(k *KeyMap) *key.Binding { return &k.NextColumn }),
 		a("filter-editor", "filter editor", v(ViewBrowse), func(k *KeyMap) *key.Binding { return &k.FilterEditor }),
 		a("toggle-preview", "preview", v(ViewExplore, ViewBrowse), func(k *KeyMap) *key.Binding { return &k.TogglePreview }),
 		a("export", "export JSON", v(ViewDetail), func(k *KeyMap) *key.Binding { return &k.Export }),

@@ -47,6 +47,8 @@ func Bindings() map[string][]string {
 		"select":         {"space"},
 		"sort":           {"s"},
 		"add-sort":       {"S"},
+		"prev-column":    {"left", "h"},
+		"next-column":    {"right", "l"},
 		"filter-editor":  {"f"},
 		"toggle-preview": {"p"},
 		"export":         {"e"},

@@ -62,8 +62,8 @@ type Model struct {
 	preview       bool
 	previewNarrow bool
 	filtering     bool
-	filter    components.Input
-	content   string
+	filter        components.Input
+	content       string
 }
 
 // New returns the explore view; it loads when it is first shown.

@@ -1,0 +1,665 @@
+// Package browse is the sortable, filterable table of records with candidate
+// review: keyset paging through browse continuations with one pinned `now` per
+// walk, up to three sort keys, a filter editor for every browse filter, and
+// bulk approve, reject and forget over a selection with a per-row report.
+package browse
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"mnemo/contract"
+	"mnemo/ui/common"
+	"mnemo/ui/components"
+)
+
+const (
+	pageSize   = 200
+	loadMargin = 40
+	wide       = 120
+)
+
+// column is one table column; field is its browse sort field ("" when the
+// column cannot be sorted).
+type column struct {
+	title string
+	field string
+	width int
+	flex  bool
+}
+
+// Model is the browse view.
+type Model struct {
+	c      *common.Common
+	width  int
+	height int
+
+	cols    []column
+	col     int
+	order   []contract.SortKey
+	filters []contract.BrowseFilter
+	status  []contract.Status
+	kinds   []contract.ItemKind
+
+	records []contract.Record
+	total   int
+	cont    *string
+	walkNow time.Time
+	loading bool
+	loaded  bool
+	list    components.List
+
+	selected map[string]bool
+
+	gen      int
+	scopeGen int
+	dataGen  int
+
+	editor     *editor
+	confirming *confirm
+	reviewing  bool
+}
+
+type confirm struct {
+	ids   []string
+	title string
+}
+
+// New returns the browse view; it loads when first shown.
+func New(c *common.Common) *Model {
+	return &Model{c: c, scopeGen: -1, dataGen: -1, selected: map[string]bool{}}
+}
+
+type pageMsg struct {
+	gen    int
+	page   contract.BrowsePage
+	append bool
+	err    error
+}
+
+type reviewedMsg struct {
+	action   contract.ReviewAction
+	done     int
+	failures []string
+}
+
+// Init loads the first page.
+func (m *Model) Init() tea.Cmd { return m.Activate() }
+
+// Activate reloads from the head when the scope or data changed.
+func (m *Model) Activate() tea.Cmd {
+	if m.scopeGen == m.c.ScopeGen && m.dataGen == m.c.DataGen {
+		return nil
+	}
+	return m.reload()
+}
+
+// Total is how many records match (-1 before the first answer).
+func (m *Model) Total() int {
+	if !m.loaded {
+		return -1
+	}
+	return m.total
+}
+
+// Records are the loaded records.
+func (m *Model) Records() []contract.Record { return m.records }
+
+// Order is the current sort.
+func (m *Model) Order() []contract.SortKey { return m.order }
+
+// Query is the browse query of the current walk (without cursor).
+func (m *Model) Query() contract.BrowseQuery {
+	now := m.walkNow
+	q := contract.BrowseQuery{Filter: m.c.Filter(), Limit: pageSize, Now: &now,
+		OrderBy: append([]contract.SortKey(nil), m.order...), Filters: m.filters}
+	if m.status != nil {
+		q.Status = m.status
+	}
+	if m.kinds != nil {
+		q.Kind = m.kinds
+	}
+	return q
+}
+
+func (m *Model) reload() tea.Cmd {
+	m.scopeGen, m.dataGen = m.c.ScopeGen, m.c.DataGen
+	m.gen++
+	m.walkNow = m.c.Now().UTC().Truncate(time.Millisecond)
+	m.loading = true
+	return m.pageCmd(m.gen, nil)
+}
+
+func (m *Model) pageCmd(gen int, cursor *string) tea.Cmd {
+	engine, ctx := m.c.Engine, m.c.Context()
+	q := m.Query()
+	appendPage := cursor != nil
+	if cursor != nil {
+		q.Cursor = *cursor
+	}
+	return func() tea.Msg {
+		page, err := engine.Browse(ctx, q)
+		return pageMsg{gen: gen, page: page, append: appendPage, err: err}
+	}
+}
+
+// Update handles pages, review results and keys.
+func (m *Model) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case pageMsg:
+		if msg.gen != m.gen {
+			return nil
+		}
+		m.loading = false
+		if msg.err != nil {
+			return errCmd("browse", msg.err)
+		}
+		m.loaded = true
+		if msg.append {
+			m.records = append(m.records, msg.page.Records...)
+		} else {
+			m.records = msg.page.Records
+			m.list.Top()
+		}
+		m.total, m.cont = msg.page.Total, msg.page.Continuation
+		m.rebuild()
+	case reviewedMsg:
+		m.reviewing = false
+		m.selected = map[string]bool{}
+		verb := "approved"
+		if msg.action == contract.ReviewReject {
+			verb = "rejected"
+		}
+		cmds := []tea.Cmd{func() tea.Msg { return common.DataChangedMsg{} }}
+		if len(msg.failures) > 0 {
+			report := fmt.Errorf("%s %d, %d failed:\n%s", verb, msg.done, len(msg.failures), strings.Join(msg.failures, "\n"))
+			cmds = append(cmds, errCmd("review", report))
+		} else {
+			text := verb + " " + common.Plural(msg.done, "record", "records")
+			cmds = append(cmds, func() tea.Msg { return common.ToastMsg{Text: text} })
+		}
+		return tea.Batch(cmds...)
+	case editorCancelMsg:
+		m.editor = nil
+	case editorDoneMsg:
+		m.editor = nil
+		m.status, m.kinds, m.filters = msg.status, msg.kinds, msg.filters
+		m.dataGen = -1
+		return m.Activate()
+	case tea.KeyPressMsg:
+		return m.key(msg)
+	}
+	return nil
+}
+
+func errCmd(op string, err error) tea.Cmd {
+	return func() tea.Msg { return common.ErrorMsg{Op: op, Err: err} }
+}
+
+func (m *Model) current() *contract.Record {
+	if len(m.records) == 0 {
+		return nil
+	}
+	return &m.records[m.list.Cursor]
+}
+
+// targets are the selected ids, or the record under the cursor.
+func (m *Model) targets() []string {
+	if len(m.selected) > 0 {
+		ids := make([]string, 0, len(m.selected))
+		for _, r := range m.records {
+			if m.selected[r.ID] {
+				ids = append(ids, r.ID)
+			}
+		}
+		return ids
+	}
+	if r := m.current(); r != nil {
+		return []string{r.ID}
+	}
+	return nil
+}
+
+func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	if m.editor != nil {
+		return m.editor.update(msg)
+	}
+	if m.confirming != nil {
+		c := m.confirming
+		m.confirming = nil
+		if msg.String() == "y" || msg.String() == "Y" {
+			return m.review(contract.ReviewReject, c.ids)
+		}
+		return func() tea.Msg { return common.ToastMsg{Text: "reject cancelled"} }
+	}
+	k := &m.c.Keys
+	if moved(k, &m.list, msg) {
+		if !m.loading && m.cont != nil && m.list.NearEnd(loadMargin) {
+			m.loading = true
+			return m.pageCmd(m.gen, m.cont)
+		}
+		return nil
+	}
+	switch {
+	case key.Matches(msg, k.PrevColumn):
+		m.col = max(0, m.col-1)
+		m.rebuild()
+	case key.Matches(msg, k.NextColumn):
+		m.col = min(len(m.cols)-1, m.col+1)
+		m.rebuild()
+	case key.Matches(msg, k.Sort):
+		return m.sort(false)
+	case key.Matches(msg, k.AddSort):
+		return m.sort(true)
+	case key.Matches(msg, k.FilterEditor), key.Matches(msg, k.Filter):
+		m.editor = newEditor(m.c, m.status, m.kinds, m.filters)
+	case key.Matches(msg, k.Select):
+		if r := m.current(); r != nil {
+			if m.selected[r.ID] {
+				delete(m.selected, r.ID)
+			} else {
+				m.selected[r.ID] = true
+			}
+			m.rebuild()
+			m.list.Move(1)
+		}
+	case key.Matches(msg, k.Back):
+		if len(m.selected) > 0 {
+			m.selected = map[string]bool{}
+			m.rebuild()
+			return nil
+		}
+		return func() tea.Msg { return common.WidenMsg{} }
+	case key.Matches(msg, k.Open):
+		if r := m.current(); r != nil {
+			rec := *r
+			return func() tea.Msg { return common.OpenRecordMsg{ID: rec.ID, Record: &rec} }
+		}
+	case key.Matches(msg, k.CopyID):
+		if r := m.current(); r != nil {
+			id := r.ID
+			return func() tea.Msg { return common.CopyMsg{Text: id, What: "id " + common.ShortID(id)} }
+		}
+	case key.Matches(msg, k.CopyText):
+		if r := m.current(); r != nil {
+			text := r.Text
+			return func() tea.Msg { return common.CopyMsg{Text: text, What: "text"} }
+		}
+	case key.Matches(msg, k.Approve):
+		if ids := m.targets(); len(ids) > 0 && !m.c.ReadOnly {
+			return m.review(contract.ReviewApprove, ids)
+		}
+	case key.Matches(msg, k.Reject):
+		if ids := m.targets(); len(ids) > 0 && !m.c.ReadOnly {
+			title := ""
+			if r := m.current(); len(ids) == 1 && r != nil {
+				title = common.OneLine(r.Text)
+			}
+			m.confirming = &confirm{ids: ids, title: title}
+		}
+	case key.Matches(msg, k.Forget):
+		ids := m.targets()
+		if len(ids) == 0 || m.c.ReadOnly {
+			return nil
+		}
+		t := common.ForgetTarget{IDs: ids, Count: len(ids)}
+		if len(ids) == 1 {
+			for _, r := range m.records {
+				if r.ID == ids[0] {
+					t.Title = common.OneLine(r.Text)
+				}
+			}
+		}
+		return func() tea.Msg { return common.ForgetRequestMsg{Target: t} }
+	case key.Matches(msg, k.ForgetScope):
+		if !m.c.ReadOnly {
+			return func() tea.Msg { return common.ForgetScopeMsg{} }
+		}
+	}
+	return nil
+}
+
+func moved(k *common.KeyMap, l *components.List, msg tea.KeyPressMsg) bool {
+	half := max(1, l.Height/2)
+	switch {
+	case key.Matches(msg, k.Up):
+		l.Move(-1)
+	case key.Matches(msg, k.Down):
+		l.Move(1)
+	case key.Matches(msg, k.PageUp):
+		l.Move(-l.Height)
+	case key.Matches(msg, k.PageDown):
+		l.Move(l.Height)
+	case key.Matches(msg, k.HalfPageUp):
+		l.Move(-half)
+	case key.Matches(msg, k.HalfPageDown):
+		l.Move(half)
+	case key.Matches(msg, k.Top):
+		l.Top()
+	case key.Matches(msg, k.End):
+		l.Bottom()
+	default:
+		return false
+	}
+	return true
+}
+
+// sort cycles the column under the cursor: desc, asc, off. Alone (`s`) it
+// replaces the order; added (`S`) it becomes a further key, at most three.
+func (m *Model) sort(add bool) tea.Cmd {
+	if len(m.cols) == 0 {
+		return nil
+	}
+	col := m.cols[m.col]
+	if col.field == "" {
+		return toast(col.title + " cannot be sorted")
+	}
+	idx := -1
+	for i, k := range m.order {
+		if k.Field == col.field {
+			idx = i
+		}
+	}
+	next := func(dir string) string {
+		switch dir {
+		case "desc":
+			return "asc"
+		case "asc":
+			return ""
+		}
+		return "desc"
+	}
+	switch {
+	case !add && idx == 0 && len(m.order) == 1, add && idx >= 0:
+		if d := next(m.order[idx].Dir); d == "" {
+			m.order = append(m.order[:idx:idx], m.order[idx+1:]...)
+		} else {
+			m.order[idx].Dir = d
+		}
+	case !add:
+		dir := "desc"
+		if idx >= 0 {
+			if dir = next(m.order[idx].Dir); dir == "" {
+				m.order = nil
+				break
+			}
+		}
+		m.order = []contract.SortKey{{Field: col.field, Dir: dir}}
+	default:
+		if len(m.order) >= contract.BrowseMaxOrderBy {
+			return toast(fmt.Sprintf("at most %d sort keys; press s to sort by %s alone", contract.BrowseMaxOrderBy, col.title))
+		}
+		m.order = append(m.order, contract.SortKey{Field: col.field, Dir: "desc"})
+	}
+	m.dataGen = -1
+	return m.Activate()
+}
+
+func toast(text string) tea.Cmd { return func() tea.Msg { return common.ToastMsg{Text: text} } }
+
+// review approves or rejects each id, collecting a per-row failure report.
+func (m *Model) review(action contract.ReviewAction, ids []string) tea.Cmd {
+	m.reviewing = true
+	engine, ctx := m.c.Engine, m.c.Context()
+	return func() tea.Msg {
+		res := reviewedMsg{action: action}
+		for _, id := range ids {
+			if _, err := engine.Review(ctx, contract.ReviewRequest{ID: id, Action: action}); err != nil {
+				res.failures = append(res.failures, common.ShortID(id)+": "+contract.AsError(err).Error())
+				continue
+			}
+			res.done++
+		}
+		return res
+	}
+}
+
+// SetSize lays out the columns.
+func (m *Model) SetSize(width, height int) {
+	m.width, m.height = width, height
+	m.list.SetHeight(height - 3)
+	m.layoutColumns()
+	m.rebuild()
+}
+
+func (m *Model) layoutColumns() {
+	inner := m.width - 2
+	cols := []column{
+		{title: "status", field: "status", width: 6},
+		{title: "kind", field: "kind", width: 4},
+		{title: "namespace", field: "namespace", width: 16},
+		{title: "text", flex: true},
+		{title: "conf", field: "confidence", width: 4},
+		{title: "updated", field: "updated_at", width: 8},
+	}
+	if m.width >= wide {
+		cols[1].width = 12
+		cols[2].width = 22
+		cols = append(cols, column{title: "created", field: "created_at", width: 8},
+			column{title: "observed", field: "observed_at", width: 8})
+	}
+	used := 2 // selection mark
+	for _, c := range cols {
+		used += c.width + 1
+	}
+	for i := range cols {
+		if cols[i].flex {
+			cols[i].width = max(8, inner-used)
+		}
+	}
+	m.cols = cols
+	m.col = min(m.col, len(cols)-1)
+}
+
+func (m *Model) sortMark(field string) string {
+	for i, k := range m.order {
+		if k.Field == field {
+			arrow := "↓"
+			if k.Dir == "asc" {
+				arrow = "↑"
+			}
+			if m.c.Plain {
+				arrow = "v"
+				if k.Dir == "asc" {
+					arrow = "^"
+				}
+			}
+			return fmt.Sprintf("%s%d", arrow, i+1)
+		}
+	}
+	if len(m.order) == 0 && field == "updated_at" {
+		if m.c.Plain {
+			return "v"
+		}
+		return "↓"
+	}
+	return ""
+}
+
+// rebuild renders every row once (on data, selection, width or sort change).
+func (m *Model) rebuild() {
+	if len(m.cols) == 0 {
+		return
+	}
+	st := &m.c.Styles
+	now := m.c.Now()
+	rows := make([]components.Row, len(m.records))
+	for i := range m.records {
+		rows[i] = m.row(st, &m.records[i], now)
+	}
+	m.list.SetRows(rows)
+}
+
+func (m *Model) row(st *common.Styles, r *contract.Record, now time.Time) components.Row {
+	g := st.Glyphs
+	var plain, styled strings.Builder
+	sel := "  "
+	if m.selected[r.ID] {
+		sel = g.Selected + " "
+	}
+	plain.WriteString(sel)
+	styled.WriteString(st.Selected.Render(sel))
+	rowStyle := st.Row
+	switch r.Status {
+	case contract.StatusCandidate:
+		rowStyle = st.Candidate
+	case contract.StatusSuperseded:
+		rowStyle = st.Superseded
+	}
+	for _, c := range m.cols {
+		var v string
+		style := st.Row
+		switch c.title {
+		case "status":
+			v = statusCell(g, r.Status)
+			style = rowStyle
+		case "kind":
+			v = string(r.Kind)
+			if c.width < 8 {
+				v = shortKind(r.Kind)
+			}
+			style = st.Kind
+		case "namespace":
+			v = r.Meta.Namespace.String()
+			style = st.Dim
+		case "text":
+			v = common.OneLine(r.Text)
+			style = rowStyle
+			if r.Status == contract.StatusActive {
+				style = st.Row
+			}
+		case "conf":
+			if r.Confidence != nil {
+				v = fmt.Sprintf("%.2f", float32(*r.Confidence))
+			}
+		case "updated":
+			v = common.Ago(now, r.UpdatedAt)
+			style = st.Dim
+		case "created":
+			v = common.Ago(now, r.CreatedAt)
+			style = st.Dim
+		case "observed":
+			if r.Meta.ObservedAt != nil {
+				v = common.Ago(now, *r.Meta.ObservedAt)
+			}
+			style = st.Dim
+		}
+		cell := common.Fit(v, c.width)
+		if c.title == "conf" || c.title == "updated" || c.title == "created" || c.title == "observed" {
+			cell = common.PadLeft(v, c.width)
+		}
+		plain.WriteString(cell + " ")
+		styled.WriteString(style.Render(cell) + " ")
+	}
+	return components.Row{Plain: plain.String(), Styled: styled.String()}
+}
+
+// statusCell shows the status as a glyph and a word, so it never rests on colour.
+func statusCell(g common.Glyphs, s contract.Status) string {
+	switch s {
+	case contract.StatusCandidate:
+		return g.Candidate + " cand"
+	case contract.StatusSuperseded:
+		return g.Superseded + " sup"
+	}
+	return g.Active + " act"
+}
+
+func shortKind(k contract.ItemKind) string {
+	switch k {
+	case contract.KindDocument:
+		return "doc"
+	case contract.KindConversation:
+		return "conv"
+	case contract.KindLearning:
+		return "lrn"
+	}
+	return string(k)
+}
+
+func (m *Model) headerLine() string {
+	st := &m.c.Styles
+	var b strings.Builder
+	b.WriteString("  ")
+	for i, c := range m.cols {
+		title := c.title
+		if mark := m.sortMark(c.field); mark != "" {
+			title += " " + mark
+		}
+		cell := common.Fit(title, c.width)
+		if i == m.col {
+			b.WriteString(st.Cursor.Render(cell))
+		} else {
+			b.WriteString(st.Heading.Render(cell))
+		}
+		b.WriteByte(' ')
+	}
+	return common.Fit(b.String(), m.width-2)
+}
+
+// View draws the table, the editor or the reject confirmation.
+func (m *Model) View() string {
+	st := &m.c.Styles
+	if m.editor != nil {
+		return m.editor.view(m.width, m.height)
+	}
+	inner := m.width - 2
+	lines := []string{m.headerLine()}
+	if m.loaded && len(m.records) == 0 {
+		lines = append(lines, st.Dim.Render(common.Fit("  no records match", inner)))
+	}
+	lines = append(lines, m.list.Lines(st, true, inner)...)
+	if m.confirming != nil {
+		q := fmt.Sprintf("Reject %s? y rejects (forgets the candidate); any other key cancels.",
+			common.Plural(len(m.confirming.ids), "candidate", "candidates"))
+		if m.confirming.title != "" {
+			q = fmt.Sprintf("Reject candidate %q? y rejects; any other key cancels.", common.Cut(m.confirming.title, 40))
+		}
+		for len(lines) < m.height-3 {
+			lines = append(lines, common.Fit("", inner))
+		}
+		lines = append(lines[:m.height-3], st.Warning.Render(common.Fit(q, inner)))
+	}
+	title := "Browse"
+	if m.loaded {
+		title = fmt.Sprintf("Browse  %s loaded of %s matching", common.Thousands(len(m.records)), common.Thousands(m.total))
+		if len(m.selected) > 0 {
+			title += fmt.Sprintf("  %d selected", len(m.selected))
+		}
+		if d := describeFilters(m.status, m.kinds, m.filters); d != "" {
+			title += "  [" + d + "]"
+		}
+	}
+	return components.Box(st, title, lines, m.width, m.height, true)
+}
+
+// Capturing is true while the filter editor is open.
+func (m *Model) Capturing() bool { return m.editor != nil || m.confirming != nil }
+
+// Busy names what the view waits for.
+func (m *Model) Busy() string {
+	switch {
+	case m.reviewing:
+		return "reviewing"
+	case m.loading:
+		return "loading"
+	}
+	return ""
+}
+
+// ShortHelp lists the browse keys.
+func (m *Model) ShortHelp() []key.Binding {
+	k := &m.c.Keys
+	if m.editor != nil {
+		return nil
+	}
+	out := []key.Binding{k.Open, k.Sort, k.AddSort, k.FilterEditor}
+	if !m.c.ReadOnly {
+		out = append(out, k.Approve, k.Reject, k.Select, k.Forget)
+	}
+	return append(out, k.Refresh, k.Help, k.Quit)
+}

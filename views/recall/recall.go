@@ -1,0 +1,289 @@
+// Package recall is the question-answering view: a question line, an optional
+// instructions line, and the answer with its numbered citations (enter opens
+// one), the model that answered, a spinner with the elapsed time while waiting,
+// and esc to cancel the request through its context.
+package recall
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"mnemo/contract"
+	"mnemo/ui/common"
+	"mnemo/ui/components"
+)
+
+const citationLimit = 8
+
+type focus int
+
+const (
+	focusQuestion focus = iota
+	focusInstructions
+	focusAnswer
+)
+
+// Model is the recall view.
+type Model struct {
+	c      *common.Common
+	width  int
+	height int
+
+	question     components.Input
+	instructions components.Input
+	focus        focus
+
+	gen     int
+	waiting bool
+	started time.Time
+	elapsed time.Duration
+	cancel  context.CancelFunc
+
+	answer   *contract.RecallAnswer
+	answered time.Duration
+	body     []string
+	list     components.List
+}
+
+// New returns the recall view with the question focused.
+func New(c *common.Common) *Model {
+	return &Model{c: c, question: components.NewInput(c, "question: "),
+		instructions: components.NewInput(c, "instructions: ")}
+}
+
+// AnswerMsg is a recall answer; Gen tells which question it answers.
+type AnswerMsg struct {
+	Gen    int
+	Answer contract.RecallAnswer
+	Err    error
+}
+
+type tickMsg struct{ gen int }
+
+// Init does nothing: recall waits for a question.
+func (m *Model) Init() tea.Cmd { return nil }
+
+// Answer is the last answer (nil before one arrives).
+func (m *Model) Answer() *contract.RecallAnswer { return m.answer }
+
+// Waiting tells whether a question is in flight.
+func (m *Model) Waiting() bool { return m.waiting }
+
+func (m *Model) ask() tea.Cmd {
+	q := strings.TrimSpace(m.question.Value())
+	if q == "" {
+		return nil
+	}
+	if m.cancel != nil {
+		m.cancel()
+	}
+	m.gen++
+	gen := m.gen
+	ctx, cancel := context.WithCancel(m.c.Context())
+	m.cancel = cancel
+	m.waiting, m.started, m.elapsed = true, time.Now(), 0
+	req := contract.RecallRequest{Question: q, Filter: m.c.Filter(), Limit: citationLimit}
+	if in := strings.TrimSpace(m.instructions.Value()); in != "" {
+		req.Instructions = &in
+	}
+	engine := m.c.Engine
+	return tea.Batch(func() tea.Msg {
+		ans, err := engine.Recall(ctx, req)
+		return AnswerMsg{Gen: gen, Answer: ans, Err: err}
+	}, m.tick(gen))
+}
+
+func (m *Model) tick(gen int) tea.Cmd {
+	return tea.Tick(100*time.Millisecond, func(time.Time) tea.Msg { return tickMsg{gen: gen} })
+}
+
+// Cancel stops the question in flight.
+func (m *Model) Cancel() {
+	if m.cancel != nil {
+		m.cancel()
+		m.cancel = nil
+	}
+	if m.waiting {
+		m.waiting = false
+		m.gen++
+	}
+}
+
+// Update handles typing, the clock and answers.
+func (m *Model) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tickMsg:
+		if msg.gen != m.gen || !m.waiting {
+			return nil
+		}
+		m.elapsed = time.Since(m.started)
+		return m.tick(msg.gen)
+	case AnswerMsg:
+		if msg.Gen != m.gen {
+			return nil
+		}
+		m.waiting = false
+		if m.cancel != nil {
+			m.cancel()
+			m.cancel = nil
+		}
+		if msg.Err != nil {
+			return func() tea.Msg { return common.ErrorMsg{Op: "recall", Err: msg.Err} }
+		}
+		a := msg.Answer
+		m.answer = &a
+		m.answered = time.Since(m.started)
+		m.focus = focusAnswer
+		m.rebuild()
+	case tea.KeyPressMsg:
+		return m.key(msg)
+	}
+	return nil
+}
+
+func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	k := &m.c.Keys
+	if m.waiting && key.Matches(msg, k.Back) {
+		m.Cancel()
+		return func() tea.Msg { return common.ToastMsg{Text: "recall cancelled"} }
+	}
+	if key.Matches(msg, k.NextPane) || key.Matches(msg, k.PrevPane) {
+		step := 1
+		if key.Matches(msg, k.PrevPane) {
+			step = 2
+		}
+		m.focus = (m.focus + focus(step)) % 3
+		return nil
+	}
+	switch m.focus {
+	case focusQuestion, focusInstructions:
+		in := &m.question
+		if m.focus == focusInstructions {
+			in = &m.instructions
+		}
+		switch msg.String() {
+		case "enter":
+			return m.ask()
+		case "esc":
+			m.focus = focusAnswer
+			return nil
+		}
+		in.Update(msg)
+		return nil
+	}
+	switch {
+	case key.Matches(msg, k.Up):
+		m.list.Move(-1)
+	case key.Matches(msg, k.Down):
+		m.list.Move(1)
+	case key.Matches(msg, k.Top):
+		m.list.Top()
+	case key.Matches(msg, k.End):
+		m.list.Bottom()
+	case key.Matches(msg, k.Open):
+		if m.answer != nil && len(m.answer.Citations) > 0 {
+			id := m.answer.Citations[m.list.Cursor].ID
+			return func() tea.Msg { return common.OpenRecordMsg{ID: id} }
+		}
+	case key.Matches(msg, k.Back):
+		m.focus = focusQuestion
+	}
+	return nil
+}
+
+// SetSize lays the view out.
+func (m *Model) SetSize(width, height int) {
+	m.width, m.height = width, height
+	m.rebuild()
+}
+
+// rebuild renders the answer and citation rows on data or size change.
+func (m *Model) rebuild() {
+	inner := m.width - 2
+	m.body = nil
+	if m.answer == nil {
+		return
+	}
+	st := &m.c.Styles
+	for _, l := range strings.Split(common.Wrap(m.answer.Answer, inner-2), "\n") {
+		m.body = append(m.body, " "+common.Fit(l, inner-1))
+	}
+	rows := make([]components.Row, len(m.answer.Citations))
+	for i, c := range m.answer.Citations {
+		n := fmt.Sprintf(" [%d] ", i+1)
+		text := common.Fit(common.OneLine(c.Snippet), inner-len(n)-22)
+		ns := " " + common.Fit(c.Meta.Namespace.String(), 21)
+		rows[i] = components.Row{Plain: common.Fit(n+text+ns, inner),
+			Styled: st.FooterKey.Render(n) + text + st.Dim.Render(ns)}
+	}
+	citeRoom := min(len(rows), max(3, (m.height-6)/2))
+	m.list.SetHeight(citeRoom)
+	m.list.SetRows(rows)
+}
+
+// View draws the two input lines, the status line, the answer and the citations.
+func (m *Model) View() string {
+	st := &m.c.Styles
+	inner := m.width - 2
+	lines := []string{
+		m.question.View(inner, m.focus == focusQuestion),
+		m.instructions.View(inner, m.focus == focusInstructions),
+	}
+	status := ""
+	switch {
+	case m.waiting:
+		g := st.Glyphs.Spinner
+		frame := g[int(m.elapsed/(100*time.Millisecond))%len(g)]
+		status = st.Spinner.Render(frame) + fmt.Sprintf(" thinking… %.1fs   esc cancels", m.elapsed.Seconds())
+	case m.answer != nil:
+		model := "unknown model"
+		if m.answer.Model != nil {
+			model = *m.answer.Model
+		}
+		status = st.Dim.Render(fmt.Sprintf("answered by %s, %s", model, common.Plural(len(m.answer.Citations), "citation", "citations")))
+	default:
+		status = st.Dim.Render("ask a question about what is remembered in this scope; enter asks")
+	}
+	lines = append(lines, common.Fit(" "+status, inner), common.Fit("", inner))
+	if m.answer != nil {
+		citeH := m.list.Height
+		room := m.height - 2 - len(lines) - citeH - 2
+		body := m.body
+		if len(body) > room {
+			body = append(body[:max(0, room-1)], st.Dim.Render(common.Fit(" "+st.Glyphs.Ellipsis, inner)))
+		}
+		lines = append(lines, body...)
+		lines = append(lines, common.Fit("", inner), st.Heading.Render(common.Fit("Citations (enter opens)", inner)))
+		lines = append(lines, m.list.Lines(st, m.focus == focusAnswer, inner)...)
+	}
+	return components.Box(st, "Recall", lines, m.width, m.height, true)
+}
+
+// Capturing is true while an input line has focus.
+func (m *Model) Capturing() bool { return m.focus != focusAnswer }
+
+// Busy names what the view waits for.
+func (m *Model) Busy() string {
+	if m.waiting {
+		return "recalling"
+	}
+	return ""
+}
+
+// ShortHelp lists the recall keys.
+func (m *Model) ShortHelp() []key.Binding {
+	k := &m.c.Keys
+	if m.focus != focusAnswer {
+		return []key.Binding{
+			key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "ask")),
+			k.NextPane,
+			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "leave line")),
+		}
+	}
+	return []key.Binding{k.Open, k.NextPane, k.Back, k.Help, k.Quit}
+}
