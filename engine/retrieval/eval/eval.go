@@ -1,0 +1,425 @@
+// Package eval measures retrieval quality and latency of any contract.Engine
+// on a labelled corpus: 312 short real-world notes (programming, operations,
+// cooking, travel, science, health, home, hobbies, work) and 91 queries,
+// 42 quoting a note's own wording and 49 paraphrasing what a user would ask,
+// each labelled with the notes that answer it. It reports MRR@10 and
+// recall@10 per fetch mode and query kind, and fetch latency.
+package eval
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"mnemo/contract"
+	"mnemo/engine/retrieval"
+)
+
+//go:embed testdata/corpus.jsonl testdata/queries.jsonl
+var testdata embed.FS
+
+// Namespace is where the corpus is stored; every query is confined to it, so
+// the evaluation can run against a store holding other data.
+const Namespace = "project:mnemo-eval"
+
+// Query kinds.
+const (
+	KindExact      = "exact"
+	KindParaphrase = "paraphrase"
+	KindAll        = "all"
+)
+
+// Note is one corpus item with its label key.
+type Note struct {
+	Key  string             `json:"key"`
+	Item contract.StoreItem `json:"item"`
+}
+
+// Query is one labelled query.
+type Query struct {
+	Text     string   `json:"query"`
+	Kind     string   `json:"kind"`
+	Relevant []string `json:"relevant"`
+}
+
+// Corpus returns the evaluation notes.
+func Corpus() ([]Note, error) {
+	var notes []Note
+	err := readJSONL("testdata/corpus.jsonl", func(line []byte) error {
+		var n Note
+		if err := json.Unmarshal(line, &n); err != nil {
+			return err
+		}
+		notes = append(notes, n)
+		return nil
+	})
+	return notes, err
+}
+
+// Queries returns the labelled queries.
+func Queries() ([]Query, error) {
+	var qs []Query
+	err := readJSONL("testdata/queries.jsonl", func(line []byte) error {
+		var q Query
+		if err := json.Unmarshal(line, &q); err != nil {
+			return err
+		}
+		qs = append(qs, q)
+		return nil
+	})
+	return qs, err
+}
+
+func readJSONL(name string, each func([]byte) error) error {
+	raw, err := testdata.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		if err := each(line); err != nil {
+			return fmt.Errorf("%s line %d: %w", name, n, err)
+		}
+	}
+	return sc.Err()
+}
+
+// Metrics are ranking quality figures over a set of queries.
+type Metrics struct {
+	Queries int
+	// MRR is the mean reciprocal rank of the first relevant hit in the top K
+	// (0 when none is there).
+	MRR float64
+	// Recall is the mean share of a query's relevant notes found in the top K.
+	Recall float64
+}
+
+// Latency summarises fetch call durations.
+type Latency struct {
+	P50, P95, Max time.Duration
+}
+
+// ModeResult is the outcome of one fetch mode.
+type ModeResult struct {
+	Mode contract.FetchMode
+	// Served is false when the engine does not declare the mode.
+	Served  bool
+	ByKind  map[string]Metrics // KindExact, KindParaphrase, KindAll
+	Latency Latency
+}
+
+// QueryResult is one query's rank of its first relevant note per mode (0 =
+// not in the top K), for finding what a change helped or hurt.
+type QueryResult struct {
+	Query Query
+	Rank  map[contract.FetchMode]int
+}
+
+// Report is the outcome of Run.
+type Report struct {
+	Engine  string
+	Notes   int
+	K       int
+	Modes   []ModeResult
+	Queries []QueryResult
+	// LoadTime is how long storing the corpus took.
+	LoadTime time.Duration
+}
+
+// K is the cut-off of every metric.
+const K = 10
+
+// Load stores the corpus in e (a replay when it is already there) and returns
+// the id of every note key.
+func Load(ctx context.Context, e contract.Engine, notes []Note) (map[string]string, error) {
+	ids := make(map[string]string, len(notes))
+	for lo := 0; lo < len(notes); lo += contract.MaxStoreMany {
+		batch := notes[lo:min(lo+contract.MaxStoreMany, len(notes))]
+		items := make([]contract.StoreItem, len(batch))
+		for i, n := range batch {
+			items[i] = n.Item
+		}
+		receipts, err := e.StoreMany(ctx, items)
+		if err != nil {
+			return nil, fmt.Errorf("storing the corpus: %w", err)
+		}
+		if len(receipts) != len(batch) {
+			return nil, fmt.Errorf("storing the corpus: %d receipts for %d items", len(receipts), len(batch))
+		}
+		for i, r := range receipts {
+			ids[batch[i].Key] = r.ID
+		}
+	}
+	return ids, nil
+}
+
+// Run stores the corpus in e, asks every query in every fetch mode the engine
+// declares, and reports quality and latency. Each query is asked once
+// untimed first, so the figures do not include one-off index warm-up.
+func Run(ctx context.Context, e contract.Engine) (Report, error) {
+	notes, err := Corpus()
+	if err != nil {
+		return Report{}, err
+	}
+	queries, err := Queries()
+	if err != nil {
+		return Report{}, err
+	}
+	start := time.Now()
+	ids, err := Load(ctx, e, notes)
+	if err != nil {
+		return Report{}, err
+	}
+	rep := Report{Engine: e.Descriptor().ID, Notes: len(notes), K: K, LoadTime: time.Since(start)}
+	keyOf := make(map[string]string, len(ids))
+	for k, id := range ids {
+		keyOf[id] = k
+	}
+	ns, err := contract.ParseNamespace(Namespace)
+	if err != nil {
+		return Report{}, err
+	}
+	reach := contract.ReachSubtree(ns)
+	rep.Queries = make([]QueryResult, len(queries))
+	for i, q := range queries {
+		rep.Queries[i] = QueryResult{Query: q, Rank: map[contract.FetchMode]int{}}
+	}
+	desc := e.Descriptor()
+	for _, mode := range contract.FetchModes {
+		mr := ModeResult{Mode: mode, Served: desc.Supports(mode)}
+		if !mr.Served {
+			rep.Modes = append(rep.Modes, mr)
+			continue
+		}
+		var durations []time.Duration
+		ranked := make([][]string, len(queries))
+		for i, q := range queries {
+			req := contract.FetchRequest{Query: q.Text, Mode: mode, Filter: contract.MetaFilter{Reach: &reach}, Limit: K}
+			if _, err := e.Fetch(ctx, req); err != nil {
+				return Report{}, fmt.Errorf("%s fetch %q: %w", mode, q.Text, err)
+			}
+			t0 := time.Now()
+			page, err := e.Fetch(ctx, req)
+			durations = append(durations, time.Since(t0))
+			if err != nil {
+				return Report{}, fmt.Errorf("%s fetch %q: %w", mode, q.Text, err)
+			}
+			for _, h := range page.Hits {
+				ranked[i] = append(ranked[i], keyOf[h.ID])
+			}
+			rep.Queries[i].Rank[mode] = firstRelevant(ranked[i], q.Relevant, K)
+		}
+		mr.ByKind = Score(queries, ranked, K)
+		mr.Latency = summarise(durations)
+		rep.Modes = append(rep.Modes, mr)
+	}
+	return rep, nil
+}
+
+// Score computes MRR@k and recall@k of ranked (note keys, best first, one
+// list per query) per query kind and overall.
+func Score(queries []Query, ranked [][]string, k int) map[string]Metrics {
+	sums := map[string]*Metrics{}
+	add := func(kind string, rr, recall float64) {
+		m := sums[kind]
+		if m == nil {
+			m = &Metrics{}
+			sums[kind] = m
+		}
+		m.Queries++
+		m.MRR += rr
+		m.Recall += recall
+	}
+	for i, q := range queries {
+		top := ranked[i][:min(k, len(ranked[i]))]
+		rr := 0.0
+		if r := firstRelevant(top, q.Relevant, k); r > 0 {
+			rr = 1 / float64(r)
+		}
+		found := 0
+		for _, key := range q.Relevant {
+			if slices.Contains(top, key) {
+				found++
+			}
+		}
+		recall := 0.0
+		if len(q.Relevant) > 0 {
+			recall = float64(found) / float64(len(q.Relevant))
+		}
+		add(q.Kind, rr, recall)
+		add(KindAll, rr, recall)
+	}
+	out := make(map[string]Metrics, len(sums))
+	for kind, m := range sums {
+		out[kind] = Metrics{Queries: m.Queries, MRR: m.MRR / float64(m.Queries), Recall: m.Recall / float64(m.Queries)}
+	}
+	return out
+}
+
+// firstRelevant is the 1-based rank of the first relevant key within the top
+// k, or 0.
+func firstRelevant(ranked, relevant []string, k int) int {
+	for i, key := range ranked[:min(k, len(ranked))] {
+		if slices.Contains(relevant, key) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+func summarise(ds []time.Duration) Latency {
+	if len(ds) == 0 {
+		return Latency{}
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	at := func(p float64) time.Duration {
+		i := int(p*float64(len(s))+0.5) - 1
+		return s[max(0, min(i, len(s)-1))]
+	}
+	return Latency{P50: at(0.50), P95: at(0.95), Max: s[len(s)-1]}
+}
+
+// Table renders the report as a markdown table: one row per mode, MRR@10 and
+// recall@10 for exact, paraphrased and all queries, and latency.
+func (r Report) Table() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "engine `%s`, %d notes, K = %d\n\n", r.Engine, r.Notes, r.K)
+	b.WriteString("| mode | exact MRR | exact recall | paraphrase MRR | paraphrase recall | all MRR | all recall | p50 | p95 |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, m := range r.Modes {
+		if !m.Served {
+			fmt.Fprintf(&b, "| %s | not served | | | | | | | |\n", m.Mode)
+			continue
+		}
+		e, p, a := m.ByKind[KindExact], m.ByKind[KindParaphrase], m.ByKind[KindAll]
+		fmt.Fprintf(&b, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %s | %s |\n",
+			m.Mode, e.MRR, e.Recall, p.MRR, p.Recall, a.MRR, a.Recall, fmtDuration(m.Latency.P50), fmtDuration(m.Latency.P95))
+	}
+	return b.String()
+}
+
+// Misses lists, per query, the ranks that differ between two modes, worst
+// first for the second mode: what b gains or loses against a.
+func (r Report) Misses(a, b contract.FetchMode) string {
+	type row struct {
+		q      Query
+		ra, rb int
+	}
+	var rows []row
+	for _, qr := range r.Queries {
+		ra, rb := qr.Rank[a], qr.Rank[b]
+		if ra != rb {
+			rows = append(rows, row{qr.Query, ra, rb})
+		}
+	}
+	slices.SortFunc(rows, func(x, y row) int { return cmp.Compare(gain(x.ra, x.rb), gain(y.ra, y.rb)) })
+	var s strings.Builder
+	for _, x := range rows {
+		fmt.Fprintf(&s, "%-10s %s %2d -> %s %2d  %s\n", x.q.Kind, a, x.ra, b, x.rb, x.q.Text)
+	}
+	return s.String()
+}
+
+func gain(ra, rb int) float64 {
+	rr := func(r int) float64 {
+		if r == 0 {
+			return 0
+		}
+		return 1 / float64(r)
+	}
+	return rr(rb) - rr(ra)
+}
+
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
+	default:
+		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+	}
+}
+
+// EmbedderResult is the vector-only quality of an embedder on the corpus,
+// searched exactly in float32 and in int8, and how far the two agree.
+type EmbedderResult struct {
+	Model   string
+	Float32 map[string]Metrics
+	Int8    map[string]Metrics
+	// Int8Agreement is the mean share of the float32 top K that the int8
+	// search also returns.
+	Int8Agreement float64
+}
+
+// RunEmbedder embeds the corpus's rendered texts and the queries with emb and
+// scores exact vector search, without an engine: the quick loop for tuning
+// an embedder.
+func RunEmbedder(ctx context.Context, emb retrieval.Embedder) (EmbedderResult, error) {
+	notes, err := Corpus()
+	if err != nil {
+		return EmbedderResult{}, err
+	}
+	queries, err := Queries()
+	if err != nil {
+		return EmbedderResult{}, err
+	}
+	texts := make([]string, len(notes))
+	for i, n := range notes {
+		texts[i] = n.Item.RenderText()
+	}
+	vecs, err := emb.Embed(ctx, texts)
+	if err != nil {
+		return EmbedderResult{}, err
+	}
+	qtexts := make([]string, len(queries))
+	for i, q := range queries {
+		qtexts[i] = q.Text
+	}
+	qvecs, err := emb.Embed(ctx, qtexts)
+	if err != nil {
+		return EmbedderResult{}, err
+	}
+	f32 := retrieval.NewVectorIndex(len(vecs[0]))
+	i8 := retrieval.NewVectorIndex(len(vecs[0]), retrieval.WithInt8())
+	for i, n := range notes {
+		f32.Upsert(n.Key, vecs[i])
+		i8.Upsert(n.Key, vecs[i])
+	}
+	rf, ri := make([][]string, len(queries)), make([][]string, len(queries))
+	agree := 0.0
+	for i := range queries {
+		a := f32.Search(ctx, qvecs[i], K, nil)
+		b := i8.Search(ctx, qvecs[i], K, nil)
+		for _, s := range a {
+			rf[i] = append(rf[i], s.ID)
+		}
+		for _, s := range b {
+			ri[i] = append(ri[i], s.ID)
+		}
+		shared := 0
+		for _, id := range rf[i] {
+			if slices.Contains(ri[i], id) {
+				shared++
+			}
+		}
+		agree += float64(shared) / float64(max(1, len(rf[i])))
+	}
+	return EmbedderResult{
+		Model:         emb.Model(),
+		Float32:       Score(queries, rf, K),
+		Int8:          Score(queries, ri, K),
+		Int8Agreement: agree / float64(len(queries)),
+	}, nil
+}
