@@ -153,6 +153,18 @@ func checkReview(r *run) error {
 		return fail("approving moved created_at from %s to %s or updated_at back from %s to %s",
 			contract.FormatMillis(before.CreatedAt), contract.FormatMillis(after.CreatedAt), contract.FormatMillis(before.UpdatedAt), contract.FormatMillis(after.UpdatedAt))
 	}
+	again, err := r.storeWith(approve, contract.WriteOptions{Status: contract.StatusCandidate})
+	if err != nil {
+		return err
+	}
+	if !again.Replayed || again.ID != ids[0] {
+		return fail("storing an approved item again as a candidate answered %+v; want a replay of `%s`", again, ids[0])
+	}
+	if still, err := r.recordOf(ids[0]); err != nil {
+		return err
+	} else if still == nil || still.Status != contract.StatusActive {
+		return fail("a replayed store changed the held record's status; a replay must leave it as it was")
+	}
 	res, err = r.e.Review(r.ctx, contract.ReviewRequest{ID: ids[1], Action: contract.ReviewReject})
 	if err != nil {
 		return engineErr(err)

@@ -202,3 +202,16 @@ func newRun(ctx context.Context, e contract.Engine) *run {
 	return &run{ctx: ctx, e: e, desc: e.Descriptor(), nonce: nonce, marker: "tmconf" + nonce,
 		workspace: ws, probeWorkspace: ws + "/probes", started: now, walkNow: now}
 }
+
+// String is one report line: "ok", "skip" or "FAIL", the check's name, and its
+// duration or detail.
+func (res Result) String() string {
+	switch {
+	case res.Passed:
+		return fmt.Sprintf("ok   %-18s %s", res.Name, res.Duration.Round(time.Microsecond))
+	case res.Skipped:
+		return fmt.Sprintf("skip %-18s %s", res.Name, res.Detail)
+	default:
+		return fmt.Sprintf("FAIL %-18s %s", res.Name, res.Detail)
+	}
+}

@@ -11,14 +11,7 @@ import (
 func logReport(t *testing.T, rep conformance.Report) {
 	t.Helper()
 	for _, res := range rep.Results {
-		switch {
-		case res.Passed:
-			t.Logf("ok   %-18s %v", res.Name, res.Duration)
-		case res.Skipped:
-			t.Logf("skip %-18s %s", res.Name, res.Detail)
-		default:
-			t.Logf("FAIL %-18s %s", res.Name, res.Detail)
-		}
+		t.Log(res.String())
 	}
 }
 
