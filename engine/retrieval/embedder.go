@@ -45,10 +45,10 @@ type HashConfig struct {
 // evaluation set in engine/retrieval/eval.
 func DefaultHashConfig() HashConfig {
 	return HashConfig{
-		Dim:          256,
+		Dim:          512,
 		WordWeight:   1.0,
 		BigramWeight: 0.3,
-		CharWeight:   0.8,
+		CharWeight:   1.5,
 		CharMin:      3,
 		CharMax:      4,
 		Stem:         true,
