@@ -22,7 +22,7 @@ type Embedder interface {
 }
 
 // HashModelID is the model id of the default hashed n-gram embedder.
-const HashModelID = "mnemo-hash-ngram-v1"
+const HashModelID = "mnemo-hash-ngram-v2"
 
 // HashConfig tunes the hashed n-gram embedder. The zero value is not useful;
 // start from DefaultHashConfig.
@@ -63,7 +63,7 @@ type hashEmbedder struct {
 }
 
 // NewHashEmbedder returns the built-in offline embedder (model
-// "mnemo-hash-ngram-v1"): word unigrams and bigrams of content words plus
+// "mnemo-hash-ngram-v2"): word unigrams and bigrams of content words plus
 // character 3- and 4-grams, sublinear term weights, signed feature hashing,
 // unit length.
 func NewHashEmbedder() Embedder { return NewHashEmbedderWith(DefaultHashConfig()) }

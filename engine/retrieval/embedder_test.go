@@ -81,10 +81,10 @@ func TestHashEmbedderRanksRelatedTextsCloser(t *testing.T) {
 
 func TestHashEmbedderConfigChangesModelID(t *testing.T) {
 	cfg := DefaultHashConfig()
-	cfg.Dim = 512
+	cfg.Dim = 384
 	e := NewHashEmbedderWith(cfg)
-	if e.Model() == HashModelID || e.Dim() != 512 {
-		t.Errorf("custom config: model %q dim %d, want a distinct model id and dim 512", e.Model(), e.Dim())
+	if e.Model() == HashModelID || e.Dim() != 384 {
+		t.Errorf("custom config: model %q dim %d, want a distinct model id and dim 384", e.Model(), e.Dim())
 	}
 	if NewHashEmbedderWith(DefaultHashConfig()).Model() != HashModelID {
 		t.Errorf("default config must keep the plain model id")
