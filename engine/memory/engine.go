@@ -34,6 +34,7 @@ type stored struct {
 	id           string
 	item         contract.StoreItem
 	text         string
+	scored       scoredText
 	status       contract.Status
 	created      time.Time
 	updated      time.Time
@@ -159,7 +160,8 @@ func (e *Engine) storeLocked(item contract.StoreItem, opts contract.WriteOptions
 		expires = &t
 	}
 	kept := cloneItem(item)
-	e.records[id] = &stored{id: id, item: kept, text: kept.RenderText(), status: status,
+	text := kept.RenderText()
+	e.records[id] = &stored{id: id, item: kept, text: text, scored: prepare(text), status: status,
 		created: now, updated: now, expires: expires, seq: e.nextSeq}
 	e.nextSeq++
 	return contract.StoreReceipt{ID: id}
@@ -322,36 +324,58 @@ func (e *Engine) GetRecords(_ context.Context, req contract.GetRequest) ([]contr
 	return out, nil
 }
 
+// rankedRecord is a record with its score for one question.
+type rankedRecord struct {
+	s     *stored
+	score float64
+}
+
+func (r rankedRecord) hit() contract.Hit {
+	h := r.s.hit()
+	h.Score = contract.F32(r.score)
+	return h
+}
+
 // ranked scores every record the filter admits for ranked reads (active only
-// unless the filter names statuses), best first, ties in insertion order.
-// Callers hold the lock.
-func (e *Engine) ranked(text string, mode contract.FetchMode, f *contract.MetaFilter) []contract.Hit {
+// unless the filter names statuses), best first, ties in insertion order; with
+// a time hint, records observed on its days move first (contract.TimeHint's
+// stable partition). Only the page a caller keeps is turned into hits, so a
+// large store pays for its scores, not for copying every match. Callers hold
+// the lock.
+func (e *Engine) ranked(text string, mode contract.FetchMode, f *contract.MetaFilter, hint *contract.TimeHint) []rankedRecord {
 	q := newQuery(text)
-	type scored struct {
-		s     *stored
-		score float64
-	}
-	var hits []scored
+	var hits []rankedRecord
 	for _, s := range e.records {
 		if !f.AdmitsStatus(s.status, true) || !f.Matches(s.item.Type, &s.item.Meta) {
 			continue
 		}
-		if sc, ok := q.score(mode, s.text); ok {
-			hits = append(hits, scored{s, sc})
+		if sc, ok := q.score(mode, &s.scored); ok {
+			hits = append(hits, rankedRecord{s, sc})
 		}
 	}
-	slices.SortFunc(hits, func(a, b scored) int {
+	slices.SortFunc(hits, func(a, b rankedRecord) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.s.seq, b.s.seq)
 	})
-	out := make([]contract.Hit, len(hits))
-	for i, h := range hits {
-		out[i] = h.s.hit()
-		out[i].Score = contract.F32(h.score)
+	if hint != nil {
+		covered := func(r rankedRecord) bool {
+			at := r.s.item.Meta.ObservedAt
+			return at != nil && hint.Covers(*at)
+		}
+		first := make([]rankedRecord, 0, len(hits))
+		var rest []rankedRecord
+		for _, h := range hits {
+			if covered(h) {
+				first = append(first, h)
+			} else {
+				rest = append(rest, h)
+			}
+		}
+		hits = append(first, rest...)
 	}
-	return out
+	return hits
 }
 
 // Fetch ranks in one mode and pages with an offset cursor.
@@ -367,13 +391,14 @@ func (e *Engine) Fetch(_ context.Context, req contract.FetchRequest) (contract.F
 		return contract.FetchPage{}, err
 	}
 	e.mu.RLock()
-	hits := e.ranked(req.Query, req.Mode, &req.Filter)
-	e.mu.RUnlock()
-	if req.RefersTo != nil {
-		hits = req.RefersTo.RankByHint(hits)
+	defer e.mu.RUnlock()
+	ranked := e.ranked(req.Query, req.Mode, &req.Filter, req.RefersTo)
+	lo, hi, next := window(len(ranked), start, req.Limit)
+	hits := make([]contract.Hit, 0, hi-lo)
+	for _, r := range ranked[lo:hi] {
+		hits = append(hits, r.hit())
 	}
-	lo, hi, next := window(len(hits), start, req.Limit)
-	return contract.FetchPage{Hits: slices.Clone(hits[lo:hi]), NextCursor: next}, nil
+	return contract.FetchPage{Hits: hits, NextCursor: next}, nil
 }
 
 // Recall answers from the hybrid ranking's best hits.
@@ -382,12 +407,13 @@ func (e *Engine) Recall(_ context.Context, req contract.RecallRequest) (contract
 		return contract.RecallAnswer{}, err
 	}
 	e.mu.RLock()
-	hits := e.ranked(req.Question, contract.ModeHybrid, &req.Filter)
-	e.mu.RUnlock()
-	if req.RefersTo != nil {
-		hits = req.RefersTo.RankByHint(hits)
+	ranked := e.ranked(req.Question, contract.ModeHybrid, &req.Filter, req.RefersTo)
+	ranked = ranked[:min(len(ranked), req.Limit)]
+	hits := make([]contract.Hit, len(ranked))
+	for i, r := range ranked {
+		hits[i] = r.hit()
 	}
-	hits = hits[:min(len(hits), req.Limit)]
+	e.mu.RUnlock()
 	model := "reference"
 	if len(hits) == 0 {
 		return contract.RecallAnswer{Answer: "Nothing stored answers this question.", Citations: []contract.Citation{}, Model: &model}, nil

@@ -87,25 +87,34 @@ func newQuery(text string) query {
 	return query{words: ws, vector: embed(ws)}
 }
 
-// score ranks one text in a mode; ok tells whether the text is a hit at all.
-func (q *query) score(mode contract.FetchMode, text string) (score float64, ok bool) {
+// scoredText is a record's text prepared once, at store time, for every later
+// ranking: its distinct words and its embedding.
+type scoredText struct {
+	words  map[string]bool
+	vector [vectorDims]float64
+}
+
+func prepare(text string) scoredText {
 	ws := words(text)
 	set := make(map[string]bool, len(ws))
 	for _, w := range ws {
 		set[w] = true
 	}
+	return scoredText{words: set, vector: embed(ws)}
+}
+
+// score ranks one text in a mode; ok tells whether the text is a hit at all.
+func (q *query) score(mode contract.FetchMode, t *scoredText) (score float64, ok bool) {
 	switch mode {
 	case contract.ModeKeyword:
-		kw := keywordScore(q.words, set)
+		kw := keywordScore(q.words, t.words)
 		return kw, kw > 0
 	case contract.ModeVector:
-		v := embed(ws)
-		c := cosine(&q.vector, &v)
+		c := cosine(&q.vector, &t.vector)
 		return c, c >= vectorThreshold
 	default:
-		kw := keywordScore(q.words, set)
-		v := embed(ws)
-		c := cosine(&q.vector, &v)
+		kw := keywordScore(q.words, t.words)
+		c := cosine(&q.vector, &t.vector)
 		return (kw + c) / 2, kw > 0 || c >= vectorThreshold
 	}
 }
