@@ -1,0 +1,269 @@
+// Package bench is the runner behind `mnemo bench`: it loads the generated
+// corpus (bench/corpus) into any contract.Engine through store_many batches,
+// then times the operations of design.md §8 (the browse shapes the SQLite peer
+// in ../peerbench/dawn-sqlite also runs, explore at the root and after two
+// narrows, keyword fetch) and reports median and p95 per row against the
+// budget.
+//
+// Sampling follows the peer: each shape is called once to warm up, then
+// Iterations rounds call every shape once, round-robin, and percentiles are
+// nearest-rank (p50 is the 10th and p95 the 19th of 20 samples).
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"mnemo/bench/corpus"
+	"mnemo/contract"
+)
+
+// Options configure a run.
+type Options struct {
+	// Records is how many corpus entries to load (default 10,000).
+	Records int
+	// Seed picks the corpus (default 1).
+	Seed int64
+	// Iterations is the number of measured rounds (default 20, like the peer).
+	Iterations int
+	// Out receives progress lines; nil is silent.
+	Out io.Writer
+}
+
+func (o Options) withDefaults() Options {
+	if o.Records <= 0 {
+		o.Records = 10_000
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Iterations <= 0 {
+		o.Iterations = 20
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	return o
+}
+
+// BatchSize is the store_many batch the import uses (the contract's maximum).
+const BatchSize = contract.MaxStoreMany
+
+// Run loads the corpus into e and times every row. The engine must be empty:
+// each row's answer is checked against what the corpus says it must be.
+func Run(ctx context.Context, e contract.Engine, opts Options) (Table, error) {
+	opts = opts.withDefaults()
+	t := Table{
+		Engine: e.Descriptor().ID, Records: opts.Records, Seed: opts.Seed, Iterations: opts.Iterations,
+		GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0), Started: time.Now().UTC(),
+	}
+	t.LoadAvg = loadAvg()
+	before, err := e.Browse(ctx, contract.BrowseQuery{Limit: 1})
+	if err != nil {
+		return t, fmt.Errorf("counting existing records: %w", err)
+	}
+	if before.Total > 0 {
+		// The answer checks need to know every record; a used store would also
+		// time a different corpus than the one reported.
+		return t, fmt.Errorf("bench needs an empty store, this one holds %d records", before.Total)
+	}
+	exp, err := load(ctx, e, opts, &t.Import)
+	if err != nil {
+		return t, err
+	}
+	fmt.Fprintf(opts.Out, "loaded %d records in %s (%.0f records/s), %d superseded\n",
+		t.Import.Stored+t.Import.Replayed, t.Import.Elapsed.Round(time.Millisecond), t.Import.PerSecond, t.Import.Superseded)
+
+	scale := scaleOf(opts.Records)
+	t.Import.Budget = importBudget
+	t.Import.Pass = t.Import.PerSecond >= importBudget
+
+	shapes, err := buildShapes(ctx, e, opts, exp)
+	if err != nil {
+		return t, err
+	}
+	samples := make([][]time.Duration, len(shapes))
+	notes := make([]string, len(shapes))
+	// Warm every shape once, then measure round-robin like the peer.
+	for i, s := range shapes {
+		note, err := s.run(ctx, -1)
+		if err != nil {
+			return t, fmt.Errorf("%s: %w", s.name, err)
+		}
+		notes[i] = note
+	}
+	for round := 0; round < opts.Iterations; round++ {
+		for i, s := range shapes {
+			if err := ctx.Err(); err != nil {
+				return t, err
+			}
+			start := time.Now()
+			note, err := s.run(ctx, round)
+			d := time.Since(start)
+			if err != nil {
+				return t, fmt.Errorf("%s: %w", s.name, err)
+			}
+			samples[i] = append(samples[i], d)
+			notes[i] = note
+		}
+		fmt.Fprintf(opts.Out, "round %d/%d done\n", round+1, opts.Iterations)
+	}
+	for i, s := range shapes {
+		row := Row{Name: s.name, Peer: s.peer, Samples: len(samples[i]), Note: notes[i]}
+		row.P50, row.P95 = percentile(samples[i], 50), percentile(samples[i], 95)
+		row.Budget = s.budget.at(scale)
+		row.Pass = row.Budget.admits(row.P50, row.P95) && !strings.HasPrefix(notes[i], wrongAnswer)
+		row.PeerP95 = peerP95(s.peer, opts.Records)
+		t.Rows = append(t.Rows, row)
+	}
+	t.LoadAvgEnd = loadAvg()
+	return t, nil
+}
+
+// expected holds what a correct engine must answer for the loaded corpus. A
+// query without a reach sees everything but service sandboxes, so the browse
+// and explore counts are of the records outside them.
+type expected struct {
+	total, visible, active, needles int
+}
+
+// load stores the corpus through StoreManyWith. Statuses and expiry are batch
+// options, so entries wait in one bucket per (status, expiry) and each bucket is
+// flushed at 100; superseded entries are stored active and superseded at the end.
+func load(ctx context.Context, e contract.Engine, opts Options, res *Import) (expected, error) {
+	var exp expected
+	type pending struct {
+		items []contract.StoreItem
+		index []int
+		opts  contract.WriteOptions
+	}
+	buckets := map[string]*pending{}
+	var order []string
+	// ids of entries that take part in a supersession, by corpus index.
+	ids := map[int]string{}
+	var supersede [][2]int
+	var loadErr error
+	flush := func(p *pending) bool {
+		if len(p.items) == 0 {
+			return true
+		}
+		receipts, err := e.StoreManyWith(ctx, p.items, p.opts)
+		if err != nil {
+			loadErr = fmt.Errorf("store_many: %w", err)
+			return false
+		}
+		if len(receipts) != len(p.items) {
+			loadErr = fmt.Errorf("store_many returned %d receipts for %d items", len(receipts), len(p.items))
+			return false
+		}
+		for k, rc := range receipts {
+			if rc.Replayed {
+				res.Replayed++
+			} else {
+				res.Stored++
+			}
+			if _, want := ids[p.index[k]]; want {
+				ids[p.index[k]] = rc.ID
+			}
+		}
+		res.Batches++
+		p.items, p.index = p.items[:0], p.index[:0]
+		return true
+	}
+	start := time.Now()
+	nextReport := 10_000
+	corpus.Each(opts.Records, opts.Seed, func(i int, en corpus.Entry) bool {
+		if ctx.Err() != nil {
+			loadErr = ctx.Err()
+			return false
+		}
+		exp.total++
+		if contract.AdmittedBy(nil, en.Item.Meta.Namespace) {
+			exp.visible++
+			if en.Status == contract.StatusActive {
+				exp.active++
+			}
+			if corpus.IsNeedle(i) {
+				exp.needles++
+			}
+		}
+		wo := contract.WriteOptions{ExpiresAt: en.ExpiresAt}
+		if en.Status == contract.StatusCandidate {
+			wo.Status = contract.StatusCandidate
+		}
+		if en.Status == contract.StatusSuperseded {
+			supersede = append(supersede, [2]int{i, en.SupersededBy})
+			ids[i], ids[en.SupersededBy] = "", ""
+		}
+		key := string(wo.Status)
+		if wo.ExpiresAt != nil {
+			key += "|" + wo.ExpiresAt.Format(time.RFC3339)
+		}
+		p := buckets[key]
+		if p == nil {
+			p = &pending{opts: wo}
+			buckets[key] = p
+			order = append(order, key)
+		}
+		p.items = append(p.items, en.Item)
+		p.index = append(p.index, i)
+		if len(p.items) == BatchSize && !flush(p) {
+			return false
+		}
+		if i+1 >= nextReport {
+			fmt.Fprintf(opts.Out, "loading: %d/%d\n", i+1, opts.Records)
+			nextReport += max(10_000, opts.Records/10)
+		}
+		return true
+	})
+	if loadErr != nil {
+		return exp, loadErr
+	}
+	for _, key := range order {
+		if !flush(buckets[key]) {
+			return exp, loadErr
+		}
+	}
+	res.Elapsed = time.Since(start)
+	res.PerSecond = float64(res.Stored+res.Replayed) / res.Elapsed.Seconds()
+
+	supStart := time.Now()
+	for _, s := range supersede {
+		if _, err := e.Supersede(ctx, contract.SupersedeRequest{ID: ids[s[0]], By: ids[s[1]]}); err != nil {
+			return exp, fmt.Errorf("supersede: %w", err)
+		}
+		res.Superseded++
+	}
+	res.SupersedeElapsed = time.Since(supStart)
+	return exp, nil
+}
+
+// percentile is the nearest-rank percentile: the ceil(p/100*n)-th smallest sample.
+func percentile(samples []time.Duration, p int) time.Duration {
+	if len(samples) == 0 {
+		return 0
+	}
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	rank := (p*len(s) + 99) / 100
+	return s[max(rank, 1)-1]
+}
+
+// loadAvg is the 1-minute load average, or "" where /proc is missing.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}

@@ -1,0 +1,143 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+
+	"mnemo/bench/corpus"
+	"mnemo/contract"
+)
+
+// wrongAnswer starts the note of a row whose answer was not what the corpus
+// says it must be; such a row fails whatever its timing.
+const wrongAnswer = "WRONG: "
+
+// shape is one timed operation. run is called with round -1 to warm up, then
+// with 0..Iterations-1; it returns a short note describing the answer.
+type shape struct {
+	name, peer string
+	budget     budgets
+	run        func(ctx context.Context, round int) (string, error)
+}
+
+// The browse shapes, named after the peer's shape ids.
+const (
+	PeerWindowed  = "windowed-fetch"
+	PeerFiltered  = "filtered-count"
+	PeerHead      = "head-refresh"
+	PeerSort      = "non-default-sort"
+	PeerContains  = "content-contains"
+	PeerKeysetTwo = "keyset-page2"
+)
+
+func browseNote(p contract.BrowsePage, wantRows, wantTotal int) string {
+	note := fmt.Sprintf("%d rows, total %d", len(p.Records), p.Total)
+	if wantTotal >= 0 && p.Total != wantTotal {
+		return fmt.Sprintf("%s%s, want total %d", wrongAnswer, note, wantTotal)
+	}
+	if len(p.Records) != wantRows {
+		return fmt.Sprintf("%s%s, want %d rows", wrongAnswer, note, wantRows)
+	}
+	return note
+}
+
+func buildShapes(ctx context.Context, e contract.Engine, opts Options, exp expected) ([]shape, error) {
+	// skip is how many matching records come before the page.
+	browseAfter := func(name, peer string, b budgets, q contract.BrowseQuery, wantTotal, skip int) shape {
+		return shape{name: name, peer: peer, budget: b, run: func(ctx context.Context, _ int) (string, error) {
+			p, err := e.Browse(ctx, q)
+			if err != nil {
+				return "", err
+			}
+			return browseNote(p, max(0, min(q.EffectiveLimit(), p.Total-skip)), wantTotal), nil
+		}}
+	}
+	browse := func(name, peer string, b budgets, q contract.BrowseQuery, wantTotal int) shape {
+		return browseAfter(name, peer, b, q, wantTotal, 0)
+	}
+	shapes := []shape{
+		browse("browse 200, default order, exact total", PeerWindowed, budgetWindowed,
+			contract.BrowseQuery{Limit: 200}, exp.visible),
+		browse("browse 200, status in [active], exact total", PeerFiltered, budgetFiltered,
+			contract.BrowseQuery{Limit: 200, Filters: []contract.BrowseFilter{{Field: "status", Op: "in", Values: []string{"active"}}}}, exp.active),
+		browse("browse 1000 (head refresh)", PeerHead, budgetHead,
+			contract.BrowseQuery{Limit: 1000}, exp.visible),
+		browse("browse 200, confidence desc", PeerSort, budgetSort,
+			contract.BrowseQuery{Limit: 200, OrderBy: []contract.SortKey{{Field: "confidence", Dir: "desc"}}}, exp.visible),
+		browse("browse 200, content contains a rare needle", PeerContains, budgetContains,
+			contract.BrowseQuery{Limit: 200, Filters: []contract.BrowseFilter{{Field: "content", Op: "contains", Text: corpus.RareNeedle}}}, exp.needles),
+	}
+
+	// Page two: page one is read once, before sampling, as the peer does.
+	first, err := e.Browse(ctx, contract.BrowseQuery{Limit: 200})
+	if err != nil {
+		return nil, fmt.Errorf("browse page one: %w", err)
+	}
+	if first.Continuation != nil {
+		shapes = append(shapes, browseAfter("browse page 2 through the cursor", PeerKeysetTwo, budgetPage2,
+			contract.BrowseQuery{Limit: 200, Cursor: *first.Continuation}, exp.visible, len(first.Records)))
+	}
+
+	for _, f := range contract.Facets {
+		shapes = append(shapes, exploreShape(e, "explore at the root: "+string(f), budgetExploreRoot,
+			[]contract.Facet{f}, contract.MetaFilter{}, exp.visible))
+	}
+
+	// Two narrows a user would make: learnings, then the most used tag among them.
+	narrowed, err := contract.FacetKind.Narrow(contract.MetaFilter{}, string(contract.KindLearning))
+	if err != nil {
+		return nil, err
+	}
+	tags, err := e.Explore(ctx, contract.ExploreRequest{Facet: contract.FacetTag, Filter: narrowed, Limit: 1})
+	if err != nil {
+		return nil, fmt.Errorf("explore tags of learnings: %w", err)
+	}
+	if len(tags.Buckets) > 0 {
+		narrowed, err = contract.FacetTag.Narrow(narrowed, tags.Buckets[0].Value)
+		if err != nil {
+			return nil, err
+		}
+		shapes = append(shapes, exploreShape(e, fmt.Sprintf("explore after two narrows (kind=learning, tag=%s), every facet", tags.Buckets[0].Value),
+			budgetExploreNarrow, contract.Facets, narrowed, -1))
+	}
+
+	queries := corpus.Queries(max(opts.Iterations, 1)+1, opts.Seed)
+	if e.Descriptor().Supports(contract.ModeKeyword) {
+		shapes = append(shapes, shape{name: "keyword fetch top 10", budget: budgetKeyword,
+			run: func(ctx context.Context, round int) (string, error) {
+				q := queries[(round+1)%len(queries)]
+				p, err := e.Fetch(ctx, contract.FetchRequest{Query: q, Mode: contract.ModeKeyword, Limit: 10})
+				if err != nil {
+					return "", err
+				}
+				if len(p.Hits) > 10 {
+					return fmt.Sprintf("%s%d hits for limit 10", wrongAnswer, len(p.Hits)), nil
+				}
+				return fmt.Sprintf("%d hits for %q", len(p.Hits), q), nil
+			}})
+	}
+	return shapes, nil
+}
+
+// exploreShape explores facets[round % len] under filter; wantTotal < 0 skips
+// the total check.
+func exploreShape(e contract.Engine, name string, b budgets, facets []contract.Facet, filter contract.MetaFilter, wantTotal int) shape {
+	return shape{name: name, budget: b, run: func(ctx context.Context, round int) (string, error) {
+		f := facets[(round+len(facets))%len(facets)]
+		p, err := e.Explore(ctx, contract.ExploreRequest{Facet: f, Filter: filter, Limit: 50})
+		if err != nil {
+			return "", err
+		}
+		note := fmt.Sprintf("%d buckets, total %d", len(p.Buckets), p.Total)
+		if len(facets) > 1 {
+			note = fmt.Sprintf("last facet %s: %s", f, note)
+		}
+		if wantTotal >= 0 && int(p.Total) != wantTotal {
+			return fmt.Sprintf("%s%s, want total %d", wrongAnswer, note, wantTotal), nil
+		}
+		if p.Truncated {
+			return wrongAnswer + note + ", truncated", nil
+		}
+		return note, nil
+	}}
+}
