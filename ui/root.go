@@ -632,9 +632,6 @@ func (m *model) header() string {
 	info := common.Width(count) + 2
 	label := common.Cut(m.c.StoreLabel, max(0, room-info-1))
 	mid := st.Store.Render(label) + "  " + st.Count.Render(count)
-	if m.c.ReadOnly {
-		mid += st.Warning.Render(" read-only")
-	}
 	line := left + mid
 	pad := w - common.Width(line) - common.Width(right)
 	if pad < 1 {
@@ -657,6 +654,9 @@ func (m *model) scopeLine() string {
 		right = st.ScopeCount.Render(common.Thousands(n)) + " of " + common.Thousands(m.c.Total) + " "
 	case m.c.Total >= 0:
 		right = common.Thousands(m.c.Total) + " "
+	}
+	if m.c.ReadOnly {
+		right = st.Warning.Render("read-only") + "  " + right
 	}
 	crumbs := components.Breadcrumbs(st, m.c.Scope, w-common.Width(right)-2)
 	pad := w - 1 - common.Width(crumbs) - common.Width(right)
@@ -685,6 +685,10 @@ func (m *model) footer() string {
 		var binds []key.Binding
 		switch {
 		case m.dialog != nil:
+			binds = []key.Binding{
+				key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "forget")),
+				key.NewBinding(key.WithKeys("esc"), key.WithHelp("any other key", "cancel")),
+			}
 		case m.overlay != nil:
 			binds = []key.Binding{m.c.Keys.Back}
 		default:

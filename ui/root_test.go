@@ -105,11 +105,3 @@ func golden(t *testing.T, name, screen string) {
 	}
 }
 
-func TestSmoke(t *testing.T) {
-	h := newHarness(t, 80, 24)
-	t.Log("\n" + h.screen())
-	h.keys("enter")
-	t.Log("\n" + h.screen())
-	h.keys("j", "enter")
-	t.Log("\n" + h.screen())
-}

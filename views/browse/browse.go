@@ -434,7 +434,7 @@ func (m *Model) layoutColumns() {
 		{title: "namespace", field: "namespace", width: 16},
 		{title: "text", flex: true},
 		{title: "conf", field: "confidence", width: 4},
-		{title: "updated", field: "updated_at", width: 8},
+		{title: "updated", field: "updated_at", width: 9},
 	}
 	if m.width >= wide {
 		cols[1].width = 12

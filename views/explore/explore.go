@@ -128,6 +128,18 @@ func (m *Model) ensureLoaded() tea.Cmd {
 }
 
 func (m *Model) reload() tea.Cmd {
+	if m.scopeGen != m.c.ScopeGen && !m.c.Scope.IsRoot() {
+		// the narrowed facet now holds one value: fold it and put the cursor on
+		// it, so backspace widens right away
+		last := m.c.Scope.Crumbs[len(m.c.Scope.Crumbs)-1].Facet
+		for _, r := range m.roots {
+			if r.facet == last {
+				r.expanded = false
+				m.rebuildTree()
+				m.cursorTo(r)
+			}
+		}
+	}
 	m.scopeGen, m.dataGen = m.c.ScopeGen, m.c.DataGen
 	m.gen++
 	gen := m.gen

@@ -1,0 +1,5 @@
+package ui
+
+import "mnemo/engine/memory"
+
+func memoryEngine() *memory.Engine { return memory.New() }

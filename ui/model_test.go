@@ -1,0 +1,283 @@
+package ui
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"mnemo/contract"
+	"mnemo/ui/common"
+	"mnemo/ui/uitest"
+	"mnemo/views/browse"
+	"mnemo/views/fetch"
+)
+
+func TestTooSmallTerminalSaysSo(t *testing.T) {
+	h := newHarness(t, 60, 20)
+	h.contains("mnemo needs 80x24; this terminal is 60x20")
+	h.lacks("Facets")
+	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
+	h.contains("Facets")
+}
+
+func TestFirstFrameBeforeData(t *testing.T) {
+	e, err := uitest.Fixture()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newModel(Options{Engine: e, StoreLabel: "store", Keys: uitest.Keys(), Now: uitest.Now})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	screen := m.View().Content
+	if !strings.Contains(screen, "Facets") || !strings.Contains(screen, "loading") {
+		t.Fatalf("first frame should draw the layout and say it is loading:\n%s", screen)
+	}
+}
+
+func TestDrillDownNarrowsAndWidens(t *testing.T) {
+	h := newHarness(t, 80, 24)
+	h.contains("36 of 36")
+	h.keys("enter") // expand kind
+	h.contains("learning        12")
+	h.keys("j", "j", "enter") // narrow to kind=learning (second bucket)
+	h.contains("kind=learning")
+	h.contains("12 of 36")
+	if got := h.m.explore.Total(); got != 12 {
+		t.Fatalf("records in scope = %d, want 12", got)
+	}
+	// second level: status (the last facet), its largest bucket
+	h.keys("G", "enter")
+	h.contains("candidate")
+	h.keys("j", "enter")
+	h.contains("kind=learning › status=active")
+	h.contains("8 of 36")
+	if got := h.m.explore.Total(); got != 8 {
+		t.Fatalf("after the second narrow the scope holds %d, want 8", got)
+	}
+	h.keys("backspace")
+	h.contains("kind=learning")
+	h.lacks("status=")
+	h.contains("12 of 36")
+	h.keys("esc")
+	h.contains("all records")
+	h.contains("36 of 36")
+	h.keys("esc") // esc at the root does nothing harmful
+	h.contains("36 of 36")
+}
+
+func TestFacetCountsChangeUnderScope(t *testing.T) {
+	h := newHarness(t, 80, 24)
+	h.contains("▸ thread                   3")
+	h.m.c.Scope, _ = h.m.c.Scope.Narrow(common.Crumb{Facet: contract.FacetKind, Value: "document"})
+	h.m.c.ScopeGen++
+	h.pump(h.m.activate())
+	h.contains("▸ thread                   —")
+	h.contains("16 of 36")
+}
+
+func TestForgetDialogCancelsByDefault(t *testing.T) {
+	h := newHarness(t, 80, 24)
+	h.keys("tab", "d")
+	h.contains("Forget \"prefers spaces over tabs\"")
+	h.contains("Cancel")
+	h.keys("enter") // Cancel is focused: enter cancels
+	h.lacks("Forget \"")
+	h.contains("36 records")
+	h.keys("d", "n")
+	h.lacks("Forget \"")
+	h.contains("forget cancelled")
+	h.contains("36 records")
+}
+
+func TestForgetAndUndo(t *testing.T) {
+	h := newHarness(t, 80, 24)
+	h.keys("tab", "j", "d", "y")
+	h.contains("forgot 1 record")
+	h.contains("35 records")
+	h.lacks("note 8: remember")
+	h.keys("u")
+	h.contains("restored 1 record")
+	h.contains("36 records")
+	h.contains("note 8: remember")
+}
+
+func TestForgetScopeNamesFilterAndCount(t *testing.T) {
+	h := newHarness(t, 80, 24)
+	h.keys("D")
+	h.contains("narrow the scope first")
+	h.keys("enter", "j", "j", "enter") // kind=learning
+	h.keys("D")
+	h.contains("Forget 12 records matching kind=learning?")
+	h.keys("1", "3") // a wrong count cancels
+	h.lacks("Forget 12 records")
+	h.contains("12 of 36")
+	h.keys("D", "1", "2")
+	h.contains("forgot 12 records")
+	h.contains("24 records")
+	h.keys("u")
+	h.contains("36 records")
+}
+
+func TestReadOnlyHidesForget(t *testing.T) {
+	h := newHarness(t, 80, 24, func(o *Options) { o.ReadOnly = true })
+	h.keys("tab", "d")
+	h.lacks("Forget \"")
+	h.lacks("d forget")
+	h.contains("read-only")
+}
+
+func TestKeysFromConfigTakeEffect(t *testing.T) {
+	b := uitest.Bindings()
+	b["forget"] = []string{"X"}
+	b["down"] = []string{"down", "J"}
+	km, err := NewKeyMap(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, 80, 24, func(o *Options) { o.Keys = km })
+	h.keys("tab", "d")
+	h.lacks("Forget \"")
+	h.keys("J", "X")
+	h.contains("Forget \"note 8")
+	h.keys("esc")
+	h.keys("?", "f", "o", "r", "g", "e", "t")
+	h.contains("X                     forget")
+}
+
+func TestConflictingBindingsRefused(t *testing.T) {
+	b := uitest.Bindings()
+	b["forget"] = []string{"s"}
+	_, err := NewKeyMap(b)
+	if err == nil || err.Error() != `key "s" is bound to both "forget" and "sort" in the browse view` {
+		t.Fatalf("err = %v", err)
+	}
+	b = uitest.Bindings()
+	b["frobnicate"] = []string{"z"}
+	if _, err := NewKeyMap(b); err == nil || !strings.Contains(err.Error(), `"frobnicate"`) {
+		t.Fatalf("unknown action: err = %v", err)
+	}
+}
+
+func TestStaleFetchRepliesDropped(t *testing.T) {
+	h := newHarness(t, 80, 24)
+	h.keys("3", "t", "a", "b", "s")
+	f := h.m.views[2].pane.(*fetch.Model)
+	if len(f.Hits()) == 0 {
+		t.Fatal("no hits for tabs")
+	}
+	stale := fetch.ResultMsg{Gen: f.Gen() - 1, Query: "stale", Page: contract.FetchPage{Hits: []contract.Hit{{ID: "zz", Text: "stale answer"}}}}
+	h.send(stale)
+	h.lacks("stale answer")
+	if f.Hits()[0].ID == "zz" {
+		t.Fatal("a stale reply replaced the results")
+	}
+}
+
+func TestFetchOffersOnlyDeclaredModes(t *testing.T) {
+	h := newHarness(t, 80, 24)
+	h.keys("3")
+	h.contains("[keyword]")
+	f := h.m.views[2].pane.(*fetch.Model)
+	for _, md := range f.Modes() {
+		if !h.m.c.Descriptor.Supports(md) {
+			t.Fatalf("mode %s offered but not declared", md)
+		}
+	}
+	h.keys("tab")
+	h.contains("[vector]")
+}
+
+func TestBrowseSortKeysCapped(t *testing.T) {
+	h := newHarness(t, 80, 24)
+	h.keys("2")
+	b := h.m.views[1].pane.(*browse.Model)
+	h.keys("S")            // status
+	h.keys("l", "S")       // kind
+	h.keys("l", "S")       // namespace
+	h.keys("l", "l", "S") // confidence: the fourth key
+	h.contains("at most 3 sort keys")
+	if got := len(b.Order()); got != 3 {
+		t.Fatalf("order has %d keys, want 3", got)
+	}
+	h.keys("s") // sort by confidence alone
+	if o := b.Order(); len(o) != 1 || o[0].Field != "confidence" || o[0].Dir != "desc" {
+		t.Fatalf("order = %+v", o)
+	}
+	if r := b.Records()[0]; r.Confidence == nil || float32(*r.Confidence) != 1.0 {
+		t.Fatalf("first record under confidence desc = %+v", r)
+	}
+}
+
+func TestBrowseApproveAndRejectCandidates(t *testing.T) {
+	h := newHarness(t, 80, 24)
+	h.keys("2")
+	b := h.m.views[1].pane.(*browse.Model)
+	idx := -1
+	for i, r := range b.Records() {
+		if r.Status == contract.StatusCandidate {
+			idx = i
+			break
+		}
+	}
+	for i := 0; i < idx; i++ {
+		h.keys("j")
+	}
+	h.keys("a")
+	h.contains("approved 1 record")
+	// approving the same (now active) record again reports the failure per row
+	h.keys("g")
+	for i := 0; i < idx; i++ {
+		h.keys("j")
+	}
+	h.keys("space", "k", "space", "a")
+	h.contains("1 failed")
+	h.keys("!")
+	h.contains("is 'active', not a candidate")
+	h.keys("esc")
+	// reject with confirmation: x then n cancels, x then y rejects
+	before := len(b.Records())
+	h.keys("G", "x", "n")
+	h.contains("reject cancelled")
+	if b.Records()[len(b.Records())-1].Status == contract.StatusCandidate {
+		h.keys("G", "x", "y")
+		if len(b.Records()) != before-1 {
+			t.Fatalf("reject left %d records, want %d", len(b.Records()), before-1)
+		}
+	}
+}
+
+func TestWelcomeOnEmptyStore(t *testing.T) {
+	e := memoryEngine()
+	loaded := false
+	h := &harness{t: t, m: newModel(Options{Engine: e, StoreLabel: "empty", Keys: uitest.Keys(), Now: uitest.Now,
+		LoadDemo: func(ctx context.Context) error {
+			loaded = true
+			_, err := e.Store(ctx, contract.Learning("demo learning", contract.LearningFact, 0.9, contract.MemoryMeta{}))
+			return err
+		}})}
+	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
+	h.pump(h.m.Init())
+	h.contains("mnemo import FILE.jsonl")
+	h.keys("L")
+	if !loaded {
+		t.Fatal("L did not load the demo")
+	}
+	h.contains("1 record")
+	h.contains("demo learning")
+}
+
+func TestPaletteRunsActions(t *testing.T) {
+	h := newHarness(t, 80, 24)
+	h.keys(":", "b", "r", "o", "w", "s", "e", "enter")
+	h.contains("[2 Browse]")
+}
+
+func TestHelpFilters(t *testing.T) {
+	h := newHarness(t, 80, 24)
+	h.keys("?", "a", "p", "p", "r")
+	h.contains("approve")
+	h.lacks("export")
+	h.keys("esc")
+	h.contains("Facets")
+}
