@@ -184,13 +184,12 @@ type run struct {
 	// workspace confines every item the run stores outside the probes.
 	workspace      string
 	probeWorkspace string
-	// started is the run's fixed browse `now` for walks: every record the run
+	// walkNow is the run's fixed browse `now` for walks: every record the run
 	// stores expires, if at all, long after it.
-	started time.Time
-
-	stored  []string
-	browse  *browseFixture
 	walkNow time.Time
+
+	stored []string
+	browse *browseFixture
 }
 
 func newRun(ctx context.Context, e contract.Engine) *run {
@@ -200,7 +199,7 @@ func newRun(ctx context.Context, e contract.Engine) *run {
 	ws := "mnemo-conformance/" + nonce
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	return &run{ctx: ctx, e: e, desc: e.Descriptor(), nonce: nonce, marker: "tmconf" + nonce,
-		workspace: ws, probeWorkspace: ws + "/probes", started: now, walkNow: now}
+		workspace: ws, probeWorkspace: ws + "/probes", walkNow: now}
 }
 
 // String is one report line: "ok", "skip" or "FAIL", the check's name, and its
