@@ -192,9 +192,9 @@ func TestBrowseSortKeysCapped(t *testing.T) {
 	h := newHarness(t, 80, 24)
 	h.keys("2")
 	b := h.m.views[1].pane.(*browse.Model)
-	h.keys("S")            // status
-	h.keys("l", "S")       // kind
-	h.keys("l", "S")       // namespace
+	h.keys("S")           // status
+	h.keys("l", "S")      // kind
+	h.keys("l", "S")      // namespace
 	h.keys("l", "l", "S") // confidence: the fourth key
 	h.contains("at most 3 sort keys")
 	if got := len(b.Order()); got != 3 {

@@ -104,4 +104,3 @@ func golden(t *testing.T, name, screen string) {
 		t.Fatalf("screen %s differs from its golden file:\n--- got\n%s\n--- want\n%s", name, screen, want)
 	}
 }
-
