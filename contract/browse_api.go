@@ -3,8 +3,6 @@ package contract
 import (
 	"encoding/base64"
 	"fmt"
-	"slices"
-	"sort"
 	"strconv"
 )
 
@@ -83,18 +81,7 @@ func (q BrowseQuery) DecodeCursor() (*CursorPos, error) {
 }
 
 // After tells whether r sorts strictly after the cursor position under order.
-func (p CursorPos) After(order []SortKey, r *Record) bool {
-	for i, k := range order {
-		var v any
-		if i < len(p.Key) {
-			v = p.Key[i]
-		}
-		if c := compareVals(k.Field, k.Dir, recordVal(k.Field, r), keyVal(k.Field, v)); c != 0 {
-			return c > 0
-		}
-	}
-	return r.ID > p.ID
-}
+func (p CursorPos) After(order []SortKey, r *Record) bool { return p.resolve(order)(r) }
 
 // BrowseSlice answers q over a snapshot of records (any order): validation,
 // matching, sorting, cursor or offset, limit, exact total and continuation. The
@@ -108,22 +95,31 @@ func BrowseSlice(q BrowseQuery, records []Record) (BrowsePage, error) {
 		return BrowsePage{}, err
 	}
 	m := q.compile()
-	matched := make([]*Record, 0, len(records))
+	order := q.Order()
+	var after func(r *Record) bool
+	if pos != nil {
+		after = pos.resolve(order)
+	}
+	// total counts every match; the page is picked from the matches after the
+	// cursor (or past the offset) without sorting the whole set.
+	total := 0
+	candidates := make([]*Record, 0, 64)
 	for i := range records {
-		if m.matches(&records[i]) {
-			matched = append(matched, &records[i])
+		r := &records[i]
+		if !m.matches(r) {
+			continue
+		}
+		total++
+		if after == nil || after(r) {
+			candidates = append(candidates, r)
 		}
 	}
-	order := q.Order()
-	slices.SortFunc(matched, func(a, b *Record) int { return CompareRecords(order, a, b) })
-	start := min(q.Offset, len(matched))
-	if pos != nil {
-		start = sort.Search(len(matched), func(i int) bool { return pos.After(order, matched[i]) })
-	}
 	limit := q.EffectiveLimit()
-	end := min(start+limit, len(matched))
-	page := BrowsePage{Records: make([]Record, 0, end-start), Total: len(matched)}
-	for _, r := range matched[start:end] {
+	window := smallestSorted(order, candidates, q.Offset+limit)
+	start := min(q.Offset, len(window))
+	end := min(start+limit, len(window))
+	page := BrowsePage{Records: make([]Record, 0, end-start), Total: total}
+	for _, r := range window[start:end] {
 		page.Records = append(page.Records, *r)
 	}
 	if len(page.Records) == limit {

@@ -128,3 +128,22 @@ func decodeCursor(cursor, fp string, order []SortKey) (*CursorPos, error) {
 	pos.ID = id
 	return pos, nil
 }
+
+// resolve converts the position's key once and returns the test "sorts
+// strictly after the position" for records under order.
+func (p CursorPos) resolve(order []SortKey) func(r *Record) bool {
+	vals := make([]sortVal, len(order))
+	for i, k := range order {
+		if i < len(p.Key) {
+			vals[i] = keyVal(k.Field, p.Key[i])
+		}
+	}
+	return func(r *Record) bool {
+		for i, k := range order {
+			if c := compareVals(k.Field, k.Dir, recordVal(k.Field, r), vals[i]); c != 0 {
+				return c > 0
+			}
+		}
+		return r.ID > p.ID
+	}
+}

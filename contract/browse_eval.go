@@ -22,38 +22,143 @@ type sortVal struct {
 
 func millis(t time.Time) int64 { return t.UnixMilli() }
 
-// recordVal reads a field of r; ok is false when the record has no value
-// (confidence on a document or conversation, observed_at unset).
-func recordVal(field string, r *Record) sortVal {
+// fieldID numbers the sort fields so hot comparisons switch on an integer.
+type fieldID uint8
+
+const (
+	fUpdated fieldID = iota
+	fCreated
+	fObserved
+	fConfidence
+	fNamespace
+	fKind
+	fStatus
+	fUnknown
+)
+
+func fieldIDOf(field string) fieldID {
 	switch field {
 	case BrowseFieldUpdatedAt:
-		return sortVal{ok: true, ms: millis(r.UpdatedAt)}
+		return fUpdated
 	case BrowseFieldCreatedAt:
-		return sortVal{ok: true, ms: millis(r.CreatedAt)}
+		return fCreated
 	case BrowseFieldObservedAt:
+		return fObserved
+	case BrowseFieldConfidence:
+		return fConfidence
+	case BrowseFieldNamespace:
+		return fNamespace
+	case BrowseFieldKind:
+		return fKind
+	case BrowseFieldStatus:
+		return fStatus
+	}
+	return fUnknown
+}
+
+// recordVal reads a field of r; ok is false when the record has no value
+// (confidence on a document or conversation, observed_at unset).
+func recordVal(field string, r *Record) sortVal { return fieldVal(fieldIDOf(field), r) }
+
+func fieldVal(f fieldID, r *Record) sortVal {
+	switch f {
+	case fUpdated:
+		return sortVal{ok: true, ms: millis(r.UpdatedAt)}
+	case fCreated:
+		return sortVal{ok: true, ms: millis(r.CreatedAt)}
+	case fObserved:
 		if r.Meta.ObservedAt == nil {
 			return sortVal{}
 		}
 		return sortVal{ok: true, ms: millis(*r.Meta.ObservedAt)}
-	case BrowseFieldConfidence:
+	case fConfidence:
 		if r.Confidence == nil {
 			return sortVal{}
 		}
 		return sortVal{ok: true, f: float32(*r.Confidence)}
-	case BrowseFieldNamespace:
+	case fNamespace:
 		return sortVal{ok: true, s: r.Meta.Namespace.String()}
-	case BrowseFieldKind:
+	case fKind:
 		return sortVal{ok: true, s: string(r.Kind)}
-	case BrowseFieldStatus:
+	case fStatus:
 		return sortVal{ok: true, s: string(r.Status)}
 	}
 	return sortVal{}
+}
+
+// orderKey is a resolved sort key ready for repeated comparisons.
+type orderKey struct {
+	f    fieldID
+	vt   valType
+	desc bool
+}
+
+func compileOrder(order []SortKey) []orderKey {
+	out := make([]orderKey, len(order))
+	for i, k := range order {
+		out[i] = orderKey{f: fieldIDOf(k.Field), vt: valTypeOf(k.Field), desc: k.Dir == SortDesc}
+	}
+	return out
+}
+
+// comparator returns CompareRecords for one order, with namespaces printed at
+// most once per record.
+func comparator(order []SortKey) func(a, b *Record) int {
+	keys := compileOrder(order)
+	var printed map[*Record]string
+	for _, k := range keys {
+		if k.f == fNamespace {
+			printed = map[*Record]string{}
+		}
+	}
+	val := func(k orderKey, r *Record) sortVal {
+		if k.f == fNamespace {
+			s, ok := printed[r]
+			if !ok {
+				s = r.Meta.Namespace.String()
+				printed[r] = s
+			}
+			return sortVal{ok: true, s: s}
+		}
+		return fieldVal(k.f, r)
+	}
+	return func(a, b *Record) int {
+		for _, k := range keys {
+			if c := compareTyped(k.vt, k.desc, val(k, a), val(k, b)); c != 0 {
+				return c
+			}
+		}
+		return strings.Compare(a.ID, b.ID)
+	}
+}
+
+// valType says which member of sortVal a field uses.
+type valType uint8
+
+const (
+	valMillis valType = iota
+	valF32
+	valString
+)
+
+func valTypeOf(field string) valType {
+	switch {
+	case isTimeField(field):
+		return valMillis
+	case field == BrowseFieldConfidence:
+		return valF32
+	}
+	return valString
 }
 
 // compareVals orders two values of one field ascending; a missing value sorts
 // after every present one whatever the direction, so desc negates only the
 // comparison of two present values.
 func compareVals(field, dir string, a, b sortVal) int {
+	return compareTyped(valTypeOf(field), dir == SortDesc, a, b)
+}
+
+func compareTyped(vt valType, desc bool, a, b sortVal) int {
 	switch {
 	case !a.ok && !b.ok:
 		return 0
@@ -63,15 +168,15 @@ func compareVals(field, dir string, a, b sortVal) int {
 		return -1
 	}
 	var c int
-	switch {
-	case isTimeField(field):
+	switch vt {
+	case valMillis:
 		c = cmp.Compare(a.ms, b.ms)
-	case field == BrowseFieldConfidence:
+	case valF32:
 		c = cmp.Compare(a.f, b.f)
 	default:
 		c = strings.Compare(a.s, b.s)
 	}
-	if dir == SortDesc {
+	if desc {
 		return -c
 	}
 	return c
@@ -380,4 +485,63 @@ func (q BrowseQuery) identity() string {
 		return ""
 	}
 	return string(b)
+}
+
+// smallestSorted returns the first k records of recs under order, sorted. When
+// k is small against the set it keeps a bounded max-heap (O(n log k)) instead
+// of sorting everything; recs may be reordered.
+func smallestSorted(order []SortKey, recs []*Record, k int) []*Record {
+	less := comparator(order)
+	if k <= 0 {
+		return nil
+	}
+	if k >= len(recs)/2 {
+		slices.SortFunc(recs, less)
+		return recs[:min(k, len(recs))]
+	}
+	// heap[0] is the greatest of the k kept so far.
+	heap := make([]*Record, 0, k)
+	down := func(i int) {
+		for {
+			big, l, r := i, 2*i+1, 2*i+2
+			if l < len(heap) && less(heap[l], heap[big]) > 0 {
+				big = l
+			}
+			if r < len(heap) && less(heap[r], heap[big]) > 0 {
+				big = r
+			}
+			if big == i {
+				return
+			}
+			heap[i], heap[big] = heap[big], heap[i]
+			i = big
+		}
+	}
+	// Snapshots usually arrive in write order, oldest first; under a descending
+	// leading key, feeding the newest first lets most rows fail the first test.
+	fromEnd := len(order) > 0 && order[0].Dir == SortDesc
+	for i := range recs {
+		rec := recs[i]
+		if fromEnd {
+			rec = recs[len(recs)-1-i]
+		}
+		if len(heap) < k {
+			heap = append(heap, rec)
+			for i := len(heap) - 1; i > 0; {
+				parent := (i - 1) / 2
+				if less(heap[i], heap[parent]) <= 0 {
+					break
+				}
+				heap[i], heap[parent] = heap[parent], heap[i]
+				i = parent
+			}
+			continue
+		}
+		if less(rec, heap[0]) < 0 {
+			heap[0] = rec
+			down(0)
+		}
+	}
+	slices.SortFunc(heap, less)
+	return heap
 }
