@@ -103,7 +103,7 @@ type importSettings struct {
 
 // importStream runs an import and prints its summary on stdout in every case.
 func (a *app) importStream(ctx context.Context, e contract.Engine, in io.Reader, size int64, s importSettings) error {
-	im := &importer{engine: e, batch: s.batch, defaultStatus: s.status}
+	im := &importer{engine: e, batch: s.batch, defaultStatus: s.status, logger: a.logger}
 	var bar *progressBar
 	if a.isTerminal(a.stderr) {
 		bar = newProgressBar(a.stderr, size, time.Now)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -147,9 +148,15 @@ type importer struct {
 	defaultStatus contract.Status
 	// onProgress, when set, is told after each batch how far the import got.
 	onProgress func(bytesRead int64, records int)
+	// logger receives per-batch timings (--debug).
+	logger *slog.Logger
 
 	summary    importSummary
 	supersedes []pendingSupersede
+	// pending holds valid lines waiting for a full store_many of their options.
+	pending      map[optionsKey][]*parsedLine
+	pendingOrder []optionsKey
+	pendingCount int
 	bytesRead  atomic.Int64
 }
 
@@ -204,6 +211,9 @@ func (im *importer) run(ctx context.Context, r io.Reader) (importSummary, error)
 	rerr := <-readErr
 	if storeErr == nil && rerr != nil && !errors.Is(rerr, context.Canceled) {
 		storeErr = rerr
+	}
+	if storeErr == nil {
+		storeErr = im.flushAll(ctx)
 	}
 	if storeErr == nil {
 		storeErr = im.applySupersedes(ctx)
@@ -274,11 +284,20 @@ type optionsKey struct {
 	hasExp  bool
 }
 
-// storeBatch stores the valid lines of one batch, one store_many per distinct
-// set of options, and records the failed lines.
+// maxPendingBatches bounds how many batches' worth of lines wait for others
+// with the same options, so a file where every line has its own expiry still
+// streams in bounded memory.
+const maxPendingBatches = 10
+
+// storeBatch files the valid lines of one batch by their store options and
+// stores every group that is full. Lines with the same options share one
+// store_many across batches: each call is a durable transaction, and a file
+// that mixes statuses and expiries line by line would otherwise cost one
+// transaction per run of equal options.
 func (im *importer) storeBatch(ctx context.Context, batch []parsedLine) error {
-	var order []optionsKey
-	groups := map[optionsKey][]*parsedLine{}
+	if im.pending == nil {
+		im.pending = map[optionsKey][]*parsedLine{}
+	}
 	for i := range batch {
 		pl := &batch[i]
 		if pl.err != nil {
@@ -286,13 +305,40 @@ func (im *importer) storeBatch(ctx context.Context, batch []parsedLine) error {
 			continue
 		}
 		k := im.keyOf(&pl.line)
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
+		group, ok := im.pending[k]
+		if !ok {
+			im.pendingOrder = append(im.pendingOrder, k)
 		}
-		groups[k] = append(groups[k], pl)
+		im.pending[k] = append(group, pl)
+		im.pendingCount++
+		if len(im.pending[k]) == im.batch {
+			if err := im.flushGroup(ctx, k); err != nil {
+				return err
+			}
+		}
 	}
-	for _, k := range order {
-		if err := im.storeGroup(ctx, k, groups[k]); err != nil {
+	if im.pendingCount > maxPendingBatches*im.batch {
+		return im.flushAll(ctx)
+	}
+	return nil
+}
+
+// flushGroup stores the pending lines of one options group.
+func (im *importer) flushGroup(ctx context.Context, k optionsKey) error {
+	lines := im.pending[k]
+	delete(im.pending, k)
+	im.pendingOrder = slices.DeleteFunc(im.pendingOrder, func(o optionsKey) bool { return o == k })
+	im.pendingCount -= len(lines)
+	if len(lines) == 0 {
+		return nil
+	}
+	return im.storeGroup(ctx, k, lines)
+}
+
+// flushAll stores every pending group, oldest first.
+func (im *importer) flushAll(ctx context.Context) error {
+	for len(im.pendingOrder) > 0 {
+		if err := im.flushGroup(ctx, im.pendingOrder[0]); err != nil {
 			return err
 		}
 	}
@@ -330,7 +376,11 @@ func (im *importer) storeGroup(ctx context.Context, k optionsKey, lines []*parse
 		items[i] = pl.line.item
 	}
 	opts := k.options()
+	started := time.Now()
 	receipts, err := im.engine.StoreManyWith(ctx, items, opts)
+	if im.logger != nil {
+		im.logger.Debug("import batch", "items", len(items), "ms", time.Since(started).Milliseconds(), "err", err)
+	}
 	if err == nil && len(receipts) != len(items) {
 		return contract.EngineErr("store_many answered %d receipts for %d items", len(receipts), len(items))
 	}
