@@ -157,7 +157,7 @@ type importer struct {
 	pending      map[optionsKey][]*parsedLine
 	pendingOrder []optionsKey
 	pendingCount int
-	bytesRead  atomic.Int64
+	bytesRead    atomic.Int64
 }
 
 type pendingSupersede struct {
