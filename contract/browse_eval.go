@@ -214,10 +214,32 @@ func FoldCase(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {
-		b.WriteRune(foldRune(r))
+		switch {
+		case r < utf8.RuneSelf:
+			if 'a' <= r && r <= 'z' {
+				r -= 'a' - 'A'
+			}
+		case r < foldTableSize:
+			r = rune(foldTable[r])
+		default:
+			r = foldRune(r)
+		}
+		b.WriteRune(r)
 	}
 	return b.String()
 }
+
+// foldTableSize covers Latin, IPA, Greek, Cyrillic and Armenian, the cased
+// scripts most text uses, so their runes fold by lookup.
+const foldTableSize = 0x590
+
+// foldTable is filled once at package initialisation and only read after.
+var foldTable = func() (t [foldTableSize]uint16) {
+	for r := range rune(foldTableSize) {
+		t[r] = uint16(foldRune(r))
+	}
+	return t
+}()
 
 func foldRune(r rune) rune {
 	least := r

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 )
 
 func TestFoldCase(t *testing.T) {
@@ -23,6 +24,20 @@ func TestFoldCase(t *testing.T) {
 	}
 	if FoldCase("日本") != "日本" {
 		t.Error("caseless runes are kept")
+	}
+	// Every rune folds like the members of its SimpleFold orbit, and the
+	// ASCII and table fast paths agree with the orbit walk.
+	for r := rune(0); r < 0x20000; r++ {
+		if r >= 0xD800 && r < 0xE000 {
+			continue
+		}
+		f := FoldCase(string(r))
+		if f != string(foldRune(r)) || f != FoldCase(string(unicode.SimpleFold(r))) || !strings.EqualFold(f, string(r)) {
+			t.Fatalf("FoldCase(%U) = %q, orbit minimum %q", r, f, string(foldRune(r)))
+		}
+		if mixed := FoldCase("é" + string(r)); mixed != FoldCase("é")+f {
+			t.Fatalf("FoldCase(é%U) = %q in a non-ASCII string", r, mixed)
+		}
 	}
 }
 

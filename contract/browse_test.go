@@ -224,7 +224,11 @@ func TestValidateTypedMessages(t *testing.T) {
 		{BrowseQuery{Filters: []BrowseFilter{{Field: "tags"}}}, `unknown filter field "tags" (expected one of: status, kind, content, namespace, confidence, updated_at, created_at, observed_at)`},
 		{BrowseQuery{Filters: []BrowseFilter{{Field: "content", Op: "contains", Text: "a"}, {Field: "content"}}}, `at most one filter per field; "content" appears twice`},
 		{BrowseQuery{Filters: []BrowseFilter{{Field: "status", Op: "in"}}}, "status values must not be empty"},
-		{BrowseQuery{Filters: []BrowseFilter{{Field: "confidence", Op: "lt", Num: 1e309 * 0}}}, ""},
+		{BrowseQuery{Filters: []BrowseFilter{{Field: "confidence", Op: "lt", Num: 0.5}}}, ""},
+		{BrowseQuery{Limit: 1001, Offset: -1}, "limit must be at most 1000"},
+		{BrowseQuery{Offset: -1, Cursor: strings.Repeat("c", 5000)}, "offset must be an integer >= 0"},
+		{BrowseQuery{Status: []Status{"x"}, Filters: make([]BrowseFilter, 9)}, `invalid status "x" (expected one of: candidate, active, superseded)`},
+		{BrowseQuery{Filters: []BrowseFilter{{Field: "namespace", Op: "equals", Text: "robot:x"}}}, "namespace value: `robot` is not a namespace segment kind"},
 		{BrowseQuery{Filters: []BrowseFilter{{Field: "confidence", Op: "between", Min: 1, Max: 0}}}, "confidence between requires min <= max"},
 		{BrowseQuery{Filters: []BrowseFilter{{Field: "updated_at", Op: "on_day", Day: "2026-02-29"}}}, `updated_at day "2026-02-29" is not a real calendar day`},
 		{BrowseQuery{OrderBy: []SortKey{{"a", "asc"}, {"b", "asc"}, {"c", "asc"}, {"d", "asc"}}}, "at most 3 order_by entries"},
@@ -233,13 +237,20 @@ func TestValidateTypedMessages(t *testing.T) {
 	}
 	for i, c := range cases {
 		err := c.q.Validate()
+		// The wire form of the same query fails on the same first check.
+		wire, merr := json.Marshal(c.q)
+		if merr != nil {
+			t.Fatalf("case %d: marshal: %v", i, merr)
+		}
+		_, perr := ParseBrowseQuery(wire)
 		if c.msg == "" {
-			if err != nil {
-				t.Errorf("case %d: unexpected %v", i, err)
+			if err != nil || perr != nil {
+				t.Errorf("case %d: unexpected %v / %v", i, err, perr)
 			}
 			continue
 		}
 		wantCode(t, err, CodeInvalidQuery, c.msg)
+		wantCode(t, perr, CodeInvalidQuery, c.msg)
 	}
 }
 
