@@ -190,7 +190,11 @@ type gen struct {
 }
 
 func (w *world) gen(i int) *gen {
-	return &gen{r: rand.New(rand.NewPCG(w.seed, uint64(i)))}
+	// Hash (seed, i) into the generator's state: PCG states that differ only
+	// in i would give first outputs that march in lockstep.
+	hi := mix64(w.seed ^ mix64(uint64(i)+0x632be59bd9b4e019))
+	lo := mix64(uint64(i) ^ mix64(w.seed+0x8cb92ba72f3d8dd7))
+	return &gen{r: rand.New(rand.NewPCG(hi, lo))}
 }
 
 func (w *world) entry(i, n int) Entry {
