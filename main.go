@@ -59,6 +59,7 @@ var commandConstructors = []func(*app) *cobra.Command{
 	newHealthCommand,
 	newInfoCommand,
 	newConformanceCommand,
+	newBenchCommand,
 	newCompletionCommand,
 }
 
