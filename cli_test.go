@@ -412,3 +412,62 @@ func TestCompletionScripts(t *testing.T) {
 		}
 	}
 }
+
+func TestDemoStoresTheCorpusOnceAndReplays(t *testing.T) {
+	c := newTestCLI(t)
+	var first, second importSummary
+	c.okJSON(&first, "", "demo", "--no-tui")
+	lines := bytes.Count(demoCorpus, []byte("\n"))
+	if first.Stored != lines || first.Replayed != 0 || first.Failed != 0 {
+		t.Fatalf("first demo: %+v, want %d stored", first, lines)
+	}
+	c.okJSON(&second, "", "demo", "--no-tui")
+	if second.Stored != 0 || second.Replayed != lines {
+		t.Errorf("second demo: %+v, want %d replayed", second, lines)
+	}
+	var page contract.BrowsePage
+	c.okJSON(&page, "", "browse", "--query", `{"status":"candidate","limit":1}`)
+	if page.Total == 0 {
+		t.Error("the demo corpus stored no candidates")
+	}
+}
+
+func TestTUIRefusesABadKeyBinding(t *testing.T) {
+	c := newTestCLI(t)
+	cfg := c.writeFile("keys.toml", "[keys]\nteleport = [\"t\"]\n")
+	r := c.run("", "--config", cfg, "tui")
+	want := "mnemo: configuration error: " + cfg + ": config [keys]: unknown action \"teleport\"\n"
+	if r.code != 2 || r.stdout != "" || r.stderr != want {
+		t.Errorf("exit %d, stdout %q, stderr %q\nwant %q", r.code, r.stdout, r.stderr, want)
+	}
+}
+
+func TestConformanceCommandPassesOnAScratchStore(t *testing.T) {
+	c := newTestCLI(t)
+	out := c.ok("", "conformance")
+	if !strings.HasPrefix(out, "conformance of mnemo (bbolt + Bleve) (a scratch store)\n") {
+		t.Errorf("header: %q", out)
+	}
+	if strings.Contains(out, "FAIL ") || !strings.Contains(out, "PASS  browse_") || !strings.HasSuffix(out, " 0 failed\n") {
+		t.Errorf("report:\n%s", out)
+	}
+	if _, err := os.Stat(c.db); err == nil {
+		t.Error("conformance touched the user's store")
+	}
+}
+
+func TestBenchPrintsATable(t *testing.T) {
+	c := newTestCLI(t)
+	r := c.run("", "bench", "--records", "200", "--iterations", "1")
+	if r.code != 0 && r.code != 1 {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	for _, row := range []string{"| browse 200, default order, exact total |", "| keyword fetch top 10 |", "| store_many import, end to end |"} {
+		if !strings.Contains(r.stdout, row) {
+			t.Errorf("table lacks %q:\n%s", row, r.stdout)
+		}
+	}
+	if (r.code == 0) == strings.Contains(r.stdout, "| FAIL |") {
+		t.Errorf("exit %d does not agree with the table:\n%s", r.code, r.stdout)
+	}
+}
