@@ -29,8 +29,8 @@ const (
 	RareNeedleEvery = 10_000
 	// RareNeedleOffset is the first needle's index.
 	RareNeedleOffset = 1_000
-	// CommonWord is a frequent word that is not a stop word (in roughly a third
-	// of the entries).
+	// CommonWord is a frequent word that is not a stop word (in roughly a
+	// quarter of the entries).
 	CommonWord = "service"
 	// VocabularySize is the number of distinct words text is drawn from.
 	VocabularySize = 30_000
