@@ -82,9 +82,10 @@ func filterQuery(f contract.MetaFilter, ranked bool) query.Query {
 	return query.NewConjunctionQuery(must)
 }
 
-func term(field, value string) query.Query {
-	q := query.NewTermQuery(value)
-	q.SetField(field)
+// term looks up one value of a logical metadata name.
+func term(name, value string) query.Query {
+	q := query.NewTermQuery(metaTerm(name, value))
+	q.SetField(physicalField(name))
 	return q
 }
 
@@ -144,16 +145,18 @@ func observedQuery(after, before *time.Time) query.Query {
 	if q := observedDateQuery(after, before); q != nil {
 		qs = append(qs, q)
 	}
-	var lo, hi string
+	// Far terms share the prefix "observed_far=", so the open ends of the
+	// range are that prefix and the prefix's successor.
+	lo, hi := metaTerm(fieldObservedFar, ""), fieldObservedFar+string(rune('='+1))
 	if after != nil {
-		lo = farTerm(*after)
+		lo = metaTerm(fieldObservedFar, farTerm(*after))
 	}
 	if before != nil {
-		hi = farTerm(*before)
+		hi = metaTerm(fieldObservedFar, farTerm(*before))
 	}
 	inclusive, exclusive := true, false
 	far := query.NewTermRangeInclusiveQuery(lo, hi, &inclusive, &exclusive)
-	far.SetField(fieldObservedFar)
+	far.SetField(physicalField(fieldObservedFar))
 	qs = append(qs, far)
 	if len(qs) == 1 {
 		return qs[0]

@@ -23,12 +23,23 @@ import (
 // MappingVersion names the field layout below. Change it whenever a field, an
 // analyzer or a term encoding changes: an index carrying another version is
 // discarded and rebuilt from the record.
-const MappingVersion = "mnemo-index-3"
+const MappingVersion = "mnemo-index-5"
 
-// Field names. Keyword fields hold one exact term per value (no analysis);
-// the derived fields exist so every MetaFilter form is a term lookup.
+// The index has few physical fields, because Bleve pays per field and per
+// document (a token map, a dictionary per segment): `text` (analysed, BM25),
+// `meta` (exact terms with doc values, for filters and facets), `lookup`
+// (exact derived terms, for filters only) and the observed_at date.
+// A metadata value is the term "<name>=<value>" in meta or lookup, where
+// <name> is one of the logical names below (letters and `_` only, so a name
+// followed by `=` is never a prefix of another name's terms).
 const (
-	fieldText      = "text"
+	fieldText   = "text"
+	fieldMeta   = "meta"
+	fieldLookup = "lookup"
+)
+
+// Logical metadata names (term prefixes).
+const (
 	fieldKind      = "kind"
 	fieldSource    = "source"
 	fieldSourceID  = "source_id"
@@ -60,10 +71,6 @@ const (
 	// fieldObservedFar holds observed_at as an order-preserving hex term
 	// for instants a Bleve date (int64 nanoseconds) cannot represent.
 	fieldObservedFar = "observed_far"
-	fieldCreatedAt   = "created_at"
-	fieldUpdatedAt   = "updated_at"
-	fieldExpiresAt   = "expires_at"
-	fieldConfidence  = "confidence"
 )
 
 // Internal keys stored beside the documents.
@@ -74,21 +81,23 @@ var (
 
 const textAnalyzer = "mnemo_text"
 
-// keywordFields are the exact-term fields with doc values (facets, filters, sorts).
-var keywordFields = []string{fieldKind, fieldSource, fieldSourceID, fieldWorkspace, fieldFolder,
-	fieldFilePath, fieldLanguage, fieldRepo, fieldCommit, fieldURL, fieldThreadID, fieldAgentID,
-	fieldToolCall, fieldTag, fieldNS, fieldStatus, fieldTurns}
+// physicalField tells where a logical name's terms live.
+func physicalField(name string) string {
+	switch name {
+	case fieldNSSub, fieldFolderPrefix, fieldFilePathPrefix, fieldObservedFar:
+		return fieldLookup
+	}
+	return fieldMeta
+}
 
-// derivedFields are exact-term fields used only for lookups.
-var derivedFields = []string{fieldNSSub, fieldFolderPrefix, fieldFilePathPrefix, fieldObservedFar}
-
-var dateFields = []string{fieldObservedAt, fieldCreatedAt, fieldUpdatedAt, fieldExpiresAt}
+// metaTerm is the term of one value under a logical name.
+func metaTerm(name, value string) string { return name + "=" + value }
 
 const (
 	textOptions    = bleveindex.IndexField
 	keywordOptions = bleveindex.IndexField | bleveindex.DocValues | bleveindex.SkipFreqNorm
 	derivedOptions = bleveindex.IndexField | bleveindex.SkipFreqNorm
-	dateOptions    = bleveindex.IndexField | bleveindex.DocValues | bleveindex.SkipFreqNorm
+	dateOptions    = bleveindex.IndexField | bleveindex.SkipFreqNorm
 )
 
 // newMapping builds the explicit mapping: dynamic mapping is off, so a field
@@ -119,36 +128,20 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	text.IncludeInAll = false
 	text.DocValues = false
 	dm.AddFieldMappingsAt(fieldText, text)
-	for _, name := range keywordFields {
+	for _, name := range []string{fieldMeta, fieldLookup} {
 		fm := mapping.NewKeywordFieldMapping()
 		fm.Store = false
 		fm.IncludeTermVectors = false
 		fm.IncludeInAll = false
-		fm.DocValues = true
+		fm.DocValues = name == fieldMeta
 		fm.SkipFreqNorm = true
 		dm.AddFieldMappingsAt(name, fm)
 	}
-	for _, name := range derivedFields {
-		fm := mapping.NewKeywordFieldMapping()
-		fm.Store = false
-		fm.IncludeTermVectors = false
-		fm.IncludeInAll = false
-		fm.DocValues = false
-		fm.SkipFreqNorm = true
-		dm.AddFieldMappingsAt(name, fm)
-	}
-	for _, name := range dateFields {
-		fm := mapping.NewDateTimeFieldMapping()
-		fm.Store = false
-		fm.IncludeInAll = false
-		fm.DocValues = true
-		dm.AddFieldMappingsAt(name, fm)
-	}
-	conf := mapping.NewNumericFieldMapping()
-	conf.Store = false
-	conf.IncludeInAll = false
-	conf.DocValues = true
-	dm.AddFieldMappingsAt(fieldConfidence, conf)
+	observed := mapping.NewDateTimeFieldMapping()
+	observed.Store = false
+	observed.IncludeInAll = false
+	observed.DocValues = false
+	dm.AddFieldMappingsAt(fieldObservedAt, observed)
 
 	im.DefaultMapping = dm
 	im.TypeMapping = map[string]*mapping.DocumentMapping{}
@@ -175,11 +168,14 @@ func newBuilder(im *mapping.IndexMappingImpl) (*builder, error) {
 func (b *builder) document(d Doc) (*document.Document, error) {
 	doc := document.NewDocument(d.ID)
 	doc.AddField(document.NewTextFieldCustom(fieldText, nil, []byte(d.Text), textOptions, b.text))
+	var meta, lookup []string
 	keyword := func(name, value string) {
-		doc.AddField(document.NewTextFieldCustom(name, nil, []byte(value), keywordOptions, nil))
-	}
-	derived := func(name, value string) {
-		doc.AddField(document.NewTextFieldCustom(name, nil, []byte(value), derivedOptions, nil))
+		t := metaTerm(name, value)
+		if physicalField(name) == fieldLookup {
+			lookup = append(lookup, t)
+		} else {
+			meta = append(meta, t)
+		}
 	}
 	optional := func(name string, value *string) {
 		if value != nil {
@@ -200,13 +196,13 @@ func (b *builder) document(d Doc) (*document.Document, error) {
 	if m.Folder != nil {
 		keyword(fieldFolder, *m.Folder)
 		for _, p := range pathPrefixes(*m.Folder) {
-			derived(fieldFolderPrefix, p)
+			keyword(fieldFolderPrefix, p)
 		}
 	}
 	if m.FilePath != nil {
 		keyword(fieldFilePath, *m.FilePath)
 		for _, p := range pathPrefixes(*m.FilePath) {
-			derived(fieldFilePathPrefix, p)
+			keyword(fieldFilePathPrefix, p)
 		}
 	}
 	if m.ToolCall != nil {
@@ -220,33 +216,29 @@ func (b *builder) document(d Doc) (*document.Document, error) {
 	}
 	keyword(fieldNS, m.Namespace.String())
 	for _, p := range subtreeAnchors(m.Namespace) {
-		derived(fieldNSSub, p)
+		keyword(fieldNSSub, p)
 	}
 	keyword(fieldStatus, string(statusOf(d.Status)))
+	if m.ObservedAt != nil && !representable(*m.ObservedAt) {
+		keyword(fieldObservedFar, farTerm(*m.ObservedAt))
+	}
+	doc.AddField(keywordField(fieldMeta, meta, keywordOptions))
+	if len(lookup) > 0 {
+		doc.AddField(keywordField(fieldLookup, lookup, derivedOptions))
+	}
 
-	if m.ObservedAt != nil {
-		if representable(*m.ObservedAt) {
-			if err := addDate(doc, fieldObservedAt, *m.ObservedAt); err != nil {
-				return nil, err
-			}
-		} else {
-			derived(fieldObservedFar, farTerm(*m.ObservedAt))
+	if m.ObservedAt != nil && representable(*m.ObservedAt) {
+		if err := addDate(doc, fieldObservedAt, *m.ObservedAt); err != nil {
+			return nil, err
 		}
-	}
-	for _, dt := range []struct {
-		name string
-		at   *time.Time
-	}{{fieldCreatedAt, &d.CreatedAt}, {fieldUpdatedAt, &d.UpdatedAt}, {fieldExpiresAt, d.ExpiresAt}} {
-		if dt.at != nil && !dt.at.IsZero() && representable(*dt.at) {
-			if err := addDate(doc, dt.name, *dt.at); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if d.Confidence != nil {
-		doc.AddField(document.NewNumericFieldWithIndexingOptions(fieldConfidence, nil, float64(*d.Confidence), dateOptions))
 	}
 	return doc, nil
+}
+
+// keywordField is one field holding several exact terms, built without an
+// analyzer pass: each term is one token at its own position.
+func keywordField(name string, terms []string, options bleveindex.FieldIndexingOptions) document.Field {
+	return newMultiTermField(name, terms, options)
 }
 
 func addDate(doc *document.Document, name string, at time.Time) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -52,7 +53,7 @@ func (ix *Index) Count(ctx context.Context, f contract.MetaFilter) (uint64, erro
 	return res.Total, nil
 }
 
-// facetFields maps each facet to its keyword field.
+// facetFields maps each facet to its logical metadata name.
 var facetFields = map[contract.Facet]string{
 	contract.FacetKind:      fieldKind,
 	contract.FacetSource:    fieldSource,
@@ -84,18 +85,21 @@ func (ix *Index) Facet(ctx context.Context, f contract.MetaFilter, facet contrac
 	req := bleve.NewSearchRequestOptions(filterQuery(f, false), 0, 0, false)
 	req.Score = "none"
 	// The builder keeps every term anyway; the size only trims the answer.
-	req.AddFacet(facetName, bleve.NewFacetRequest(field, math.MaxInt32))
+	prefix := metaTerm(field, "")
+	fr := bleve.NewFacetRequest(fieldMeta, math.MaxInt32)
+	fr.SetPrefixFilter(prefix)
+	req.AddFacet(facetName, fr)
 	res, err := ix.idx.SearchInContext(ctx, req)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("facet %s: %w", facet, err)
 	}
 	counts := map[string]uint64{}
-	fr := res.Facets[facetName]
-	if fr == nil {
+	result := res.Facets[facetName]
+	if result == nil {
 		return counts, res.Total, res.Total, nil
 	}
-	for _, t := range fr.Terms.Terms() {
-		counts[t.Term] = uint64(t.Count)
+	for _, t := range result.Terms.Terms() {
+		counts[strings.TrimPrefix(t.Term, prefix)] = uint64(t.Count)
 	}
-	return counts, res.Total, uint64(fr.Missing), nil
+	return counts, res.Total, uint64(result.Missing), nil
 }
