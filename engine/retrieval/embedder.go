@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
-	"slices"
 )
 
 // Embedder turns texts into vectors. Model names the embedding space: vectors
@@ -113,16 +112,20 @@ type hashScratch struct {
 	part   []float64
 	sum    []float64
 	runes  []rune
-	keys   []uint64
+	fixed  []int64
 }
 
 func newHashScratch(dim int) *hashScratch {
-	s := &hashScratch{part: make([]float64, dim), sum: make([]float64, dim)}
+	s := &hashScratch{part: make([]float64, dim), sum: make([]float64, dim), fixed: make([]int64, dim)}
 	for i := range s.counts {
 		s.counts[i] = make(map[uint64]float64)
 	}
 	return s
 }
+
+// fixedOne is 1.0 in the fixed-point sums of embedOne (2^32: ample precision,
+// and no overflow below two billion features in one bucket).
+const fixedOne = 1 << 32
 
 const (
 	familyWord = iota
@@ -159,22 +162,24 @@ func (h *hashEmbedder) embedOne(text string, s *hashScratch) []float32 {
 		if weights[f] == 0 || len(m) == 0 {
 			continue
 		}
-		clear(s.part)
-		// visit features in a fixed order: floating-point sums depend on order,
-		// and the same text must give the same bits on every run
-		s.keys = s.keys[:0]
-		for key := range m {
-			s.keys = append(s.keys, key)
-		}
-		slices.Sort(s.keys)
-		for _, key := range s.keys {
+		// Sum in fixed point: integer addition does not depend on the map's
+		// random iteration order, so the same text gives the same bits on
+		// every run without sorting the features.
+		clear(s.fixed)
+		for key, n := range m {
 			// sublinear term frequency: the tenth mention of a word adds little
-			wgt := 1 + math.Log(m[key])
-			idx := int((key >> 1) % uint64(len(s.part)))
-			if key&1 == 1 {
-				wgt = -wgt
+			wgt := 1.0
+			if n > 1 {
+				wgt += math.Log(n)
 			}
-			s.part[idx] += wgt
+			q := int64(wgt * fixedOne)
+			if key&1 == 1 {
+				q = -q
+			}
+			s.fixed[int((key>>1)%uint64(len(s.fixed)))] += q
+		}
+		for i, q := range s.fixed {
+			s.part[i] = float64(q) / fixedOne
 		}
 		norm := l2(s.part)
 		if norm == 0 {

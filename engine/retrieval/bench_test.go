@@ -1,0 +1,96 @@
+package retrieval
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// benchTexts are memory-note-sized texts drawn from a fixed vocabulary.
+func benchTexts(n int) []string {
+	vocab := strings.Fields(`the cache stores rendered pages in redis with a five minute expiry database index
+postgres query plan sequential scan bread dough starter flour water oven crust kubernetes pod restart
+liveness probe memory limit train ticket booking lisbon kyoto temple morning sunlight scattering blue
+compiler goroutine channel context deadline error wrapping python virtual environment package install
+garden tomato watering compost slug lettuce photo aperture shutter exposure guitar chord metronome`)
+	r := rand.New(rand.NewPCG(1, 2))
+	out := make([]string, n)
+	for i := range out {
+		k := 15 + r.IntN(40)
+		ws := make([]string, k)
+		for j := range ws {
+			ws[j] = vocab[r.IntN(len(vocab))]
+		}
+		out[i] = strings.Join(ws, " ")
+	}
+	return out
+}
+
+func BenchmarkHashEmbed(b *testing.B) {
+	texts := benchTexts(1000)
+	bytes := 0
+	for _, t := range texts {
+		bytes += len(t)
+	}
+	e := NewHashEmbedder()
+	b.ReportAllocs()
+	b.ResetTimer()
+	reportCPU(b, func() {
+		for b.Loop() {
+			if _, err := e.Embed(context.Background(), texts); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.SetBytes(int64(bytes))
+	b.ReportMetric(float64(len(texts)*b.N)/b.Elapsed().Seconds(), "texts/s")
+}
+
+// BenchmarkVectorSearch100k is top-10 exact search over 100,000 random
+// vectors of the default embedder's dimension. Random Gaussian vectors cost
+// the same to scan as real embeddings; quality is measured in the eval
+// package on real text.
+func BenchmarkVectorSearch100k(b *testing.B) {
+	const n, dim = 100_000, 512
+	_, vecs := randomVectors(n, dim, 42)
+	_, queries := randomVectors(64, dim, 7)
+	for _, variant := range []struct {
+		name string
+		opts []VectorOption
+	}{
+		{"float32", nil},
+		{"int8", []VectorOption{WithInt8()}},
+		{"float32/1worker", []VectorOption{WithWorkers(1)}},
+		{"int8/1worker", []VectorOption{WithInt8(), WithWorkers(1)}},
+	} {
+		idx := NewVectorIndex(dim, variant.opts...)
+		for i, v := range vecs {
+			idx.Upsert(fmt.Sprintf("id%06d", i), v)
+		}
+		b.Run(variant.name, func(b *testing.B) {
+			i := 0
+			reportCPU(b, func() {
+				for b.Loop() {
+					if got := idx.Search(context.Background(), queries[i%len(queries)], 10, nil); len(got) != 10 {
+						b.Fatalf("got %d results", len(got))
+					}
+					i++
+				}
+			})
+		})
+		b.Run(variant.name+"/filter10pct", func(b *testing.B) {
+			admit := func(id string) bool { return id[len(id)-1] == '7' }
+			i := 0
+			reportCPU(b, func() {
+				for b.Loop() {
+					if got := idx.Search(context.Background(), queries[i%len(queries)], 10, admit); len(got) != 10 {
+						b.Fatalf("got %d results", len(got))
+					}
+					i++
+				}
+			})
+		})
+	}
+}
