@@ -10,6 +10,7 @@ import (
 
 	"mnemo/bench/corpus"
 	"mnemo/contract"
+	"mnemo/engine/bolt"
 	"mnemo/engine/memory"
 )
 
@@ -155,5 +156,34 @@ func TestBudgetScale(t *testing.T) {
 	}
 	if peerP95(PeerContains, 100_000) != msd(51) || peerP95(PeerContains, 50_000) != 0 {
 		t.Error("peer p95 is only known at 100k and 1M")
+	}
+}
+
+// TestRunOnBoltStore runs the whole bench on the product engine with a small
+// corpus: every row must answer what the corpus says (timings are not judged).
+func TestRunOnBoltStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens a real store")
+	}
+	e, err := bolt.Open(t.TempDir(), bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := e.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	tab, err := Run(context.Background(), e, Options{Records: 1_200, Seed: 5, Iterations: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tab.Import.Stored != 1_200 || tab.Import.Superseded == 0 {
+		t.Fatalf("import: %+v", tab.Import)
+	}
+	for _, r := range tab.Rows {
+		if strings.HasPrefix(r.Note, wrongAnswer) {
+			t.Errorf("%s: %s", r.Name, r.Note)
+		}
 	}
 }
