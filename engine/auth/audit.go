@@ -1,0 +1,88 @@
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"mnemo/contract"
+)
+
+// Event is one audit log line: a mutation or a refused request.
+type Event struct {
+	At        time.Time
+	Principal string
+	Role      Role
+	// Via is where the request came from: "http", "ssh", "cli".
+	Via string
+	// Op is the contract operation (store, store_many, forget, forget_within,
+	// review, supersede, erase, consolidate) or, for refusals before any
+	// operation, "authenticate".
+	Op     string
+	IDs    []string
+	Filter *contract.MetaFilter
+	Reach  *contract.Reach
+	// Count is how many records the operation changed.
+	Count int
+	// Skipped counts ids a forget left alone because they lie outside the reach
+	// (or do not exist).
+	Skipped int
+	// Detail carries the review action or the superseding id.
+	Detail string
+	// Refused is the refusal's message; empty for a mutation that ran.
+	Refused string
+}
+
+type eventWire struct {
+	At        string               `json:"at"`
+	Principal string               `json:"principal"`
+	Role      Role                 `json:"role,omitempty"`
+	Via       string               `json:"via,omitempty"`
+	Op        string               `json:"op"`
+	IDs       []string             `json:"ids,omitempty"`
+	Filter    *contract.MetaFilter `json:"filter,omitempty"`
+	Reach     *contract.Reach      `json:"reach,omitempty"`
+	Count     int                  `json:"count"`
+	Skipped   int                  `json:"skipped,omitempty"`
+	Detail    string               `json:"detail,omitempty"`
+	Refused   string               `json:"refused,omitempty"`
+}
+
+// MarshalJSON writes one JSONL audit line, the time as ISO-8601 UTC with milliseconds.
+func (e Event) MarshalJSON() ([]byte, error) {
+	return json.Marshal(eventWire{At: contract.FormatMillis(e.At), Principal: e.Principal, Role: e.Role, Via: e.Via,
+		Op: e.Op, IDs: e.IDs, Filter: e.Filter, Reach: e.Reach, Count: e.Count, Skipped: e.Skipped,
+		Detail: e.Detail, Refused: e.Refused})
+}
+
+// UnmarshalJSON reads an audit line.
+func (e *Event) UnmarshalJSON(data []byte) error {
+	var w eventWire
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	at, err := contract.ParseTime(w.At)
+	if err != nil {
+		return err
+	}
+	*e = Event{At: at, Principal: w.Principal, Role: w.Role, Via: w.Via, Op: w.Op, IDs: w.IDs, Filter: w.Filter,
+		Reach: w.Reach, Count: w.Count, Skipped: w.Skipped, Detail: w.Detail, Refused: w.Refused}
+	return nil
+}
+
+// AuditLog receives audit events; engine/bolt keeps them in the store.
+type AuditLog interface {
+	AppendAudit(ctx context.Context, ev Event) error
+}
+
+// AuditQuery selects audit events: those at or after Since, oldest first, at
+// most Limit (0 means no limit).
+type AuditQuery struct {
+	Since time.Time
+	Limit int
+}
+
+// AuditReader reads the audit log back (mnemo audit, the TUI).
+type AuditReader interface {
+	ReadAudit(ctx context.Context, q AuditQuery) ([]Event, error)
+}

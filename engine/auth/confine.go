@@ -1,0 +1,454 @@
+package auth
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"mnemo/contract"
+)
+
+// Option configures a confined engine.
+type Option func(*Confined)
+
+// WithAudit appends every mutation and refusal to log.
+func WithAudit(log AuditLog) Option { return func(c *Confined) { c.audit = log } }
+
+// WithVia names where requests come from in the audit log ("http", "ssh").
+func WithVia(via string) Option { return func(c *Confined) { c.via = via } }
+
+// WithLogger receives audit-append failures (which never fail the request:
+// the mutation already happened).
+func WithLogger(l *slog.Logger) Option { return func(c *Confined) { c.log = l } }
+
+// WithClock stamps audit events (tests).
+func WithClock(now func() time.Time) Option { return func(c *Confined) { c.now = now } }
+
+// Confined is an engine bound to one principal (see Confine).
+type Confined struct {
+	e     contract.Engine
+	p     *Principal
+	audit AuditLog
+	via   string
+	log   *slog.Logger
+	now   func() time.Time
+}
+
+var _ contract.Engine = (*Confined)(nil)
+
+// Confine returns e as principal p sees it:
+//   - every read (fetch, recall, list, export, explore, browse, beliefs, get,
+//     get_records) runs under p's reach: a request's own reach is kept only when
+//     it is narrower, otherwise it is overwritten;
+//   - readers cannot store, forget, review, supersede, erase or consolidate;
+//   - stores land anywhere only for admins, otherwise inside p's reach;
+//   - forget by ids goes through forget_within with p's reach, and the ids left
+//     alone are counted as skipped; forget by filter needs a field besides the
+//     reach;
+//   - review and supersede find their records under p's reach first, so an id
+//     outside it is "not found", like an id that does not exist;
+//   - every mutation and every refusal is appended to the audit log.
+//
+// The owner (Unlimited) is not bound by a reach but is still audited.
+func Confine(e contract.Engine, p *Principal, opts ...Option) *Confined {
+	c := &Confined{e: e, p: p, log: slog.New(slog.DiscardHandler), now: time.Now}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// Principal is who the engine acts for.
+func (c *Confined) Principal() *Principal { return c.p }
+
+// Unwrap returns the engine under the confinement.
+func (c *Confined) Unwrap() contract.Engine { return c.e }
+
+// reach is the reach a read runs under: the request's when it is narrower than
+// the principal's bound, the bound otherwise. Unlimited principals keep theirs.
+func (c *Confined) reach(req *contract.Reach) *contract.Reach {
+	if c.p.Unlimited {
+		return req
+	}
+	bound := c.p.Bound()
+	if req != nil && req.Within(bound) {
+		r := *req
+		return &r
+	}
+	if c.p.Reach == nil {
+		return nil
+	}
+	r := *c.p.Reach
+	return &r
+}
+
+// writeReach is the reach forget_within and forget by ids run under: never nil,
+// since forget_within takes a reach.
+func (c *Confined) writeReach(req *contract.Reach) contract.Reach {
+	if r := c.reach(req); r != nil {
+		return *r
+	}
+	return contract.ReachSubtree(contract.Root)
+}
+
+func (c *Confined) filter(f contract.MetaFilter) contract.MetaFilter {
+	f = f.Clone()
+	f.Reach = c.reach(f.Reach)
+	return f
+}
+
+func (c *Confined) record(ctx context.Context, ev Event) {
+	if c.audit == nil {
+		return
+	}
+	ev.At = c.now().UTC()
+	ev.Principal, ev.Role, ev.Via = c.p.Name, c.p.Role, c.via
+	if err := c.audit.AppendAudit(context.WithoutCancel(ctx), ev); err != nil {
+		c.log.Error("audit append failed", "op", ev.Op, "err", err)
+	}
+}
+
+// refuse audits and returns a refusal.
+func (c *Confined) refuse(ctx context.Context, ev Event, err *contract.Error) error {
+	ev.Refused = err.Message
+	c.record(ctx, ev)
+	return err
+}
+
+// mayWrite refuses readers.
+func (c *Confined) mayWrite(ctx context.Context, op string, ev Event) error {
+	if c.p.Role.CanWrite() {
+		return nil
+	}
+	ev.Op = op
+	return c.refuse(ctx, ev, Forbidden("principal `%s` is a reader and cannot %s", c.p.Name, verb(op)))
+}
+
+func verb(op string) string {
+	switch op {
+	case "store", "store_many":
+		return "store"
+	case "forget", "forget_within":
+		return "forget"
+	}
+	return op
+}
+
+// Descriptor is the engine's.
+func (c *Confined) Descriptor() contract.Descriptor { return c.e.Descriptor() }
+
+// Health is the engine's.
+func (c *Confined) Health(ctx context.Context) contract.Health { return c.e.Health(ctx) }
+
+// Store writes one item where the principal may write.
+func (c *Confined) Store(ctx context.Context, item contract.StoreItem) (contract.StoreReceipt, error) {
+	return c.StoreWith(ctx, item, contract.WriteOptions{})
+}
+
+// StoreWith writes one item where the principal may write.
+func (c *Confined) StoreWith(ctx context.Context, item contract.StoreItem, opts contract.WriteOptions) (contract.StoreReceipt, error) {
+	if err := c.checkStore(ctx, "store", []contract.StoreItem{item}); err != nil {
+		return contract.StoreReceipt{}, err
+	}
+	rec, err := c.e.StoreWith(ctx, item, opts)
+	if err != nil {
+		return rec, err
+	}
+	c.record(ctx, Event{Op: "store", IDs: []string{rec.ID}, Count: stored(rec)})
+	return rec, nil
+}
+
+// StoreMany writes a batch where the principal may write.
+func (c *Confined) StoreMany(ctx context.Context, items []contract.StoreItem) ([]contract.StoreReceipt, error) {
+	return c.StoreManyWith(ctx, items, contract.WriteOptions{})
+}
+
+// StoreManyWith writes a batch where the principal may write; one item outside
+// the principal's reach refuses the whole batch before anything is written.
+func (c *Confined) StoreManyWith(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
+	if err := c.checkStore(ctx, "store_many", items); err != nil {
+		return nil, err
+	}
+	recs, err := c.e.StoreManyWith(ctx, items, opts)
+	if err != nil {
+		return recs, err
+	}
+	ids := make([]string, len(recs))
+	n := 0
+	for i, r := range recs {
+		ids[i] = r.ID
+		n += stored(r)
+	}
+	c.record(ctx, Event{Op: "store_many", IDs: ids, Count: n})
+	return recs, nil
+}
+
+func stored(r contract.StoreReceipt) int {
+	if r.Replayed {
+		return 0
+	}
+	return 1
+}
+
+func (c *Confined) checkStore(ctx context.Context, op string, items []contract.StoreItem) error {
+	if err := c.mayWrite(ctx, op, Event{}); err != nil {
+		return err
+	}
+	if c.p.Role == RoleAdmin {
+		return nil
+	}
+	for i := range items {
+		ns := items[i].Meta.Namespace
+		if !c.p.Admits(ns) {
+			return c.refuse(ctx, Event{Op: op},
+				Forbidden("principal `%s` cannot store at `%s`, outside its reach", c.p.Name, ns))
+		}
+	}
+	return nil
+}
+
+// Recall answers under the principal's reach.
+func (c *Confined) Recall(ctx context.Context, req contract.RecallRequest) (contract.RecallAnswer, error) {
+	req.Filter = c.filter(req.Filter)
+	return c.e.Recall(ctx, req)
+}
+
+// Fetch ranks under the principal's reach.
+func (c *Confined) Fetch(ctx context.Context, req contract.FetchRequest) (contract.FetchPage, error) {
+	req.Filter = c.filter(req.Filter)
+	return c.e.Fetch(ctx, req)
+}
+
+// List lists under the principal's reach.
+func (c *Confined) List(ctx context.Context, req contract.ListRequest) (contract.ListPage, error) {
+	req.Filter = c.filter(req.Filter)
+	return c.e.List(ctx, req)
+}
+
+// Export exports under the principal's reach.
+func (c *Confined) Export(ctx context.Context, req contract.ListRequest) (contract.ExportPage, error) {
+	req.Filter = c.filter(req.Filter)
+	return c.e.Export(ctx, req)
+}
+
+// Explore counts under the principal's reach.
+func (c *Confined) Explore(ctx context.Context, req contract.ExploreRequest) (contract.ExplorePage, error) {
+	req.Filter = c.filter(req.Filter)
+	return c.e.Explore(ctx, req)
+}
+
+// Get reads ids under the principal's reach.
+func (c *Confined) Get(ctx context.Context, req contract.GetRequest) ([]contract.Hit, error) {
+	req.Reach = c.reach(req.Reach)
+	return c.e.Get(ctx, req)
+}
+
+// GetRecords reads whole records under the principal's reach.
+func (c *Confined) GetRecords(ctx context.Context, req contract.GetRequest) ([]contract.Record, error) {
+	req.Reach = c.reach(req.Reach)
+	return c.e.GetRecords(ctx, req)
+}
+
+// Browse lists under the principal's reach.
+func (c *Confined) Browse(ctx context.Context, q contract.BrowseQuery) (contract.BrowsePage, error) {
+	q.Filter = c.filter(q.Filter)
+	return c.e.Browse(ctx, q)
+}
+
+// Beliefs reads under the principal's reach.
+func (c *Confined) Beliefs(ctx context.Context, req contract.BeliefsRequest) ([]contract.Hit, error) {
+	if !c.p.Unlimited {
+		req.Reach = c.writeReach(&req.Reach)
+	}
+	return c.e.Beliefs(ctx, req)
+}
+
+// Forget removes ids inside the principal's reach, or what a filter selects
+// inside it.
+func (c *Confined) Forget(ctx context.Context, target contract.ForgetTarget) (contract.ForgetReport, error) {
+	rep, _, err := c.ForgetCounted(ctx, target)
+	return rep, err
+}
+
+// ForgetCounted is Forget that also says how many named ids were left alone
+// (outside the reach or absent); the HTTP API reports it as "skipped".
+func (c *Confined) ForgetCounted(ctx context.Context, target contract.ForgetTarget) (contract.ForgetReport, int, error) {
+	ev := Event{Op: "forget", IDs: target.IDs}
+	if target.Filter != nil {
+		ev.Filter = target.Filter
+	}
+	if err := c.mayWrite(ctx, "forget", ev); err != nil {
+		return contract.ForgetReport{}, 0, err
+	}
+	if err := target.Validate(); err != nil {
+		return contract.ForgetReport{}, 0, err
+	}
+	if target.Filter != nil {
+		f := c.filter(*target.Filter)
+		if !c.p.Unlimited {
+			rest := f.Clone()
+			rest.Reach = nil
+			if rest.IsEmpty() {
+				return contract.ForgetReport{}, 0, contract.Invalid("forget by filter needs a field besides the reach, which would mean everything in it")
+			}
+		}
+		rep, err := c.e.Forget(ctx, contract.ForgetFilter(f))
+		if err != nil {
+			return rep, 0, err
+		}
+		c.record(ctx, Event{Op: "forget", Filter: &f, Count: rep.Forgotten})
+		return rep, 0, nil
+	}
+	if c.p.Unlimited {
+		rep, err := c.e.Forget(ctx, target)
+		if err != nil {
+			return rep, 0, err
+		}
+		skipped := max(distinct(target.IDs)-rep.Forgotten, 0)
+		c.record(ctx, Event{Op: "forget", IDs: target.IDs, Count: rep.Forgotten, Skipped: skipped})
+		return rep, skipped, nil
+	}
+	return c.forgetWithin(ctx, "forget", target.IDs, c.writeReach(nil))
+}
+
+// ForgetWithin removes the ids found under the reach, itself kept inside the
+// principal's.
+func (c *Confined) ForgetWithin(ctx context.Context, ids []string, reach contract.Reach) (contract.ForgetReport, error) {
+	if err := c.mayWrite(ctx, "forget_within", Event{IDs: ids, Reach: &reach}); err != nil {
+		return contract.ForgetReport{}, err
+	}
+	rep, _, err := c.forgetWithin(ctx, "forget_within", ids, c.writeReach(&reach))
+	return rep, err
+}
+
+// ForgetWithinCounted is ForgetWithin that also reports the skipped ids' count.
+func (c *Confined) ForgetWithinCounted(ctx context.Context, ids []string, reach contract.Reach) (contract.ForgetReport, int, error) {
+	if err := c.mayWrite(ctx, "forget_within", Event{IDs: ids, Reach: &reach}); err != nil {
+		return contract.ForgetReport{}, 0, err
+	}
+	return c.forgetWithin(ctx, "forget_within", ids, c.writeReach(&reach))
+}
+
+func (c *Confined) forgetWithin(ctx context.Context, op string, ids []string, reach contract.Reach) (contract.ForgetReport, int, error) {
+	uniq, err := contract.ForgetWithinIDs(ids)
+	if err != nil {
+		return contract.ForgetReport{}, 0, err
+	}
+	rep, err := c.e.ForgetWithin(ctx, uniq, reach)
+	if err != nil {
+		return rep, 0, err
+	}
+	skipped := max(len(uniq)-rep.Forgotten, 0)
+	c.record(ctx, Event{Op: op, IDs: uniq, Reach: &reach, Count: rep.Forgotten, Skipped: skipped})
+	return rep, skipped, nil
+}
+
+func distinct(ids []string) int {
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		seen[id] = true
+	}
+	return len(seen)
+}
+
+// visible refuses, as "does not exist", an id outside the principal's reach, so
+// a confined caller cannot learn what lies beyond it.
+func (c *Confined) visible(ctx context.Context, ids ...string) error {
+	if c.p.Unlimited {
+		return nil
+	}
+	r := c.writeReach(nil)
+	recs, err := c.e.GetRecords(ctx, contract.GetRequest{IDs: ids, Reach: &r})
+	if err != nil {
+		return err
+	}
+	found := make(map[string]bool, len(recs))
+	for _, rec := range recs {
+		found[rec.ID] = true
+	}
+	for _, id := range ids {
+		if !found[id] {
+			return contract.NotFound("record %s does not exist", id)
+		}
+	}
+	return nil
+}
+
+// Review approves or rejects a candidate inside the principal's reach.
+func (c *Confined) Review(ctx context.Context, req contract.ReviewRequest) (contract.ReviewResult, error) {
+	ev := Event{Op: "review", IDs: []string{req.ID}, Detail: string(req.Action)}
+	if err := c.mayWrite(ctx, "review", ev); err != nil {
+		return contract.ReviewResult{}, err
+	}
+	if err := req.Validate(); err != nil {
+		return contract.ReviewResult{}, err
+	}
+	if err := c.visible(ctx, req.ID); err != nil {
+		return contract.ReviewResult{}, err
+	}
+	res, err := c.e.Review(ctx, req)
+	if err != nil {
+		return res, err
+	}
+	ev.Count = 1
+	c.record(ctx, ev)
+	return res, nil
+}
+
+// Supersede marks a record superseded, both records inside the principal's reach.
+func (c *Confined) Supersede(ctx context.Context, req contract.SupersedeRequest) (contract.Record, error) {
+	ev := Event{Op: "supersede", IDs: []string{req.ID}, Detail: req.By}
+	if err := c.mayWrite(ctx, "supersede", ev); err != nil {
+		return contract.Record{}, err
+	}
+	if err := req.Validate(); err != nil {
+		return contract.Record{}, err
+	}
+	if err := c.visible(ctx, req.ID, req.By); err != nil {
+		return contract.Record{}, err
+	}
+	rec, err := c.e.Supersede(ctx, req)
+	if err != nil {
+		return rec, err
+	}
+	ev.Count = 1
+	c.record(ctx, ev)
+	return rec, nil
+}
+
+// Erase is for admins, inside their reach.
+func (c *Confined) Erase(ctx context.Context, req contract.EraseRequest) (contract.EraseReport, error) {
+	ev := Event{Op: "erase", Reach: &req.Reach}
+	if c.p.Role != RoleAdmin {
+		return contract.EraseReport{}, c.refuse(ctx, ev, Forbidden("principal `%s` is a %s and cannot erase", c.p.Name, c.p.Role))
+	}
+	if !c.p.Unlimited && !req.Reach.Within(c.p.Bound()) {
+		return contract.EraseReport{}, c.refuse(ctx, ev, Forbidden("principal `%s` cannot erase outside its reach", c.p.Name))
+	}
+	rep, err := c.e.Erase(ctx, req)
+	if err != nil {
+		return rep, err
+	}
+	ev.Count = rep.ErasedScopes
+	c.record(ctx, ev)
+	return rep, nil
+}
+
+// Consolidate runs inside the principal's reach, for curators and admins.
+func (c *Confined) Consolidate(ctx context.Context, req contract.ConsolidateRequest) (contract.ConsolidateReceipt, error) {
+	ev := Event{Op: "consolidate", Reach: &req.Reach}
+	if err := c.mayWrite(ctx, "consolidate", ev); err != nil {
+		return contract.ConsolidateReceipt{}, err
+	}
+	if !c.p.Unlimited {
+		req.Reach = c.writeReach(&req.Reach)
+	}
+	rec, err := c.e.Consolidate(ctx, req)
+	if err != nil {
+		return rec, err
+	}
+	ev.Reach = &req.Reach
+	ev.Count = rec.Scopes
+	c.record(ctx, ev)
+	return rec, nil
+}

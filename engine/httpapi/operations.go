@@ -1,0 +1,202 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"mnemo/contract"
+	"mnemo/engine/auth"
+)
+
+// StoreWithBody is the store body carrying options: {"item", "options"}.
+type StoreWithBody struct {
+	Item    contract.StoreItem    `json:"item"`
+	Options contract.WriteOptions `json:"options"`
+}
+
+// StoreManyBody is the store_many body carrying options: {"items", "options"}.
+type StoreManyBody struct {
+	Items   []contract.StoreItem  `json:"items"`
+	Options contract.WriteOptions `json:"options"`
+}
+
+// ForgetAnswer is forget's and forget_within's answer: the contract's report
+// plus how many named ids were left alone (outside the caller's reach, or absent).
+type ForgetAnswer struct {
+	Forgotten int `json:"forgotten"`
+	Skipped   int `json:"skipped,omitempty"`
+}
+
+func (h *Handler) operations() map[string]operation {
+	small, big := h.opts.MaxBody, h.opts.MaxStoreBody
+	return map[string]operation{
+		"store":      {maxBody: big, serve: serveStore},
+		"store_many": {maxBody: big, serve: serveStoreMany},
+		"fetch": {maxBody: small, serve: typed(func(ctx context.Context, e *auth.Confined, r contract.FetchRequest) (any, error) {
+			return e.Fetch(ctx, r)
+		})},
+		"recall": {maxBody: small, serve: typed(func(ctx context.Context, e *auth.Confined, r contract.RecallRequest) (any, error) {
+			return e.Recall(ctx, r)
+		})},
+		"list":          {maxBody: small, listing: true, serve: typed(serveList)},
+		"export":        {maxBody: small, listing: true, serve: typed(serveExport)},
+		"explore":       {maxBody: small, listing: true, serve: typed(serveExplore)},
+		"browse":        {maxBody: small, listing: true, serve: typed(serveBrowse)},
+		"get":           {maxBody: small, serve: typed(serveGet)},
+		"get_records":   {maxBody: small, serve: typed(serveGetRecords)},
+		"forget":        {maxBody: small, serve: typed(serveForget)},
+		"forget_within": {maxBody: small, serve: typed(serveForgetWithin)},
+		"review": {maxBody: small, serve: typed(func(ctx context.Context, e *auth.Confined, r contract.ReviewRequest) (any, error) {
+			return e.Review(ctx, r)
+		})},
+		"supersede": {maxBody: small, serve: typed(func(ctx context.Context, e *auth.Confined, r contract.SupersedeRequest) (any, error) {
+			return e.Supersede(ctx, r)
+		})},
+		"erase": {maxBody: small, serve: typed(func(ctx context.Context, e *auth.Confined, r contract.EraseRequest) (any, error) {
+			return e.Erase(ctx, r)
+		})},
+		"consolidate": {maxBody: small, serve: typed(func(ctx context.Context, e *auth.Confined, r contract.ConsolidateRequest) (any, error) {
+			return e.Consolidate(ctx, r)
+		})},
+		"beliefs": {maxBody: small, serve: typed(serveBeliefs)},
+	}
+}
+
+// typed decodes the body into the operation's request type first.
+func typed[R any](serve func(ctx context.Context, e *auth.Confined, req R) (any, error)) func(context.Context, *auth.Confined, []byte) (any, error) {
+	return func(ctx context.Context, e *auth.Confined, body []byte) (any, error) {
+		var req R
+		if err := decode(body, &req); err != nil {
+			return nil, err
+		}
+		return serve(ctx, e, req)
+	}
+}
+
+// decode reads a request body. Unknown keys are ignored, as the contract's
+// wire format allows; a contract error raised while decoding (a browse query's
+// validation, say) is returned as it is, code included.
+func decode(body []byte, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return contract.Invalid("the request needs a JSON body")
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var ce *contract.Error
+		if errors.As(err, &ce) {
+			return ce
+		}
+		return contract.Invalid("the request body is not valid: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
+}
+
+func serveStore(ctx context.Context, e *auth.Confined, body []byte) (any, error) {
+	var probe map[string]json.RawMessage
+	if err := decode(body, &probe); err != nil {
+		return nil, err
+	}
+	if _, wrapped := probe["item"]; wrapped {
+		if _, typed := probe["type"]; !typed {
+			var req StoreWithBody
+			if err := decode(body, &req); err != nil {
+				return nil, err
+			}
+			return e.StoreWith(ctx, req.Item, req.Options)
+		}
+	}
+	var item contract.StoreItem
+	if err := decode(body, &item); err != nil {
+		return nil, err
+	}
+	return e.Store(ctx, item)
+}
+
+func serveStoreMany(ctx context.Context, e *auth.Confined, body []byte) (any, error) {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) > 0 && trimmed[0] == '{' {
+		var req StoreManyBody
+		if err := decode(body, &req); err != nil {
+			return nil, err
+		}
+		return nonNil(e.StoreManyWith(ctx, req.Items, req.Options))
+	}
+	var items []contract.StoreItem
+	if err := decode(body, &items); err != nil {
+		return nil, err
+	}
+	return nonNil(e.StoreMany(ctx, items))
+}
+
+// nonNil writes an empty list as [] rather than null.
+func nonNil[T any](s []T, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	if s == nil {
+		s = []T{}
+	}
+	return s, nil
+}
+
+func serveList(ctx context.Context, e *auth.Confined, r contract.ListRequest) (any, error) {
+	page, err := e.List(ctx, r)
+	if page.Items == nil {
+		page.Items = []contract.Hit{}
+	}
+	return page, err
+}
+
+func serveExport(ctx context.Context, e *auth.Confined, r contract.ListRequest) (any, error) {
+	page, err := e.Export(ctx, r)
+	if page.Items == nil {
+		page.Items = []contract.Exported{}
+	}
+	return page, err
+}
+
+func serveExplore(ctx context.Context, e *auth.Confined, r contract.ExploreRequest) (any, error) {
+	page, err := e.Explore(ctx, r)
+	if page.Buckets == nil {
+		page.Buckets = []contract.FacetBucket{}
+	}
+	return page, err
+}
+
+func serveBrowse(ctx context.Context, e *auth.Confined, q contract.BrowseQuery) (any, error) {
+	page, err := e.Browse(ctx, q)
+	if page.Records == nil {
+		page.Records = []contract.Record{}
+	}
+	return page, err
+}
+
+func serveGet(ctx context.Context, e *auth.Confined, r contract.GetRequest) (any, error) {
+	return nonNil(e.Get(ctx, r))
+}
+
+func serveGetRecords(ctx context.Context, e *auth.Confined, r contract.GetRequest) (any, error) {
+	return nonNil(e.GetRecords(ctx, r))
+}
+
+func serveBeliefs(ctx context.Context, e *auth.Confined, r contract.BeliefsRequest) (any, error) {
+	return nonNil(e.Beliefs(ctx, r))
+}
+
+func serveForget(ctx context.Context, e *auth.Confined, t contract.ForgetTarget) (any, error) {
+	rep, skipped, err := e.ForgetCounted(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return ForgetAnswer{Forgotten: rep.Forgotten, Skipped: skipped}, nil
+}
+
+func serveForgetWithin(ctx context.Context, e *auth.Confined, r contract.ForgetWithinRequest) (any, error) {
+	rep, skipped, err := e.ForgetWithinCounted(ctx, r.IDs, r.Reach)
+	if err != nil {
+		return nil, err
+	}
+	return ForgetAnswer{Forgotten: rep.Forgotten, Skipped: skipped}, nil
+}

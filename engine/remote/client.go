@@ -1,0 +1,293 @@
+// Package remote is the Go client of mnemo's HTTP API (engine/httpapi): a
+// contract.Engine whose every call is one request to a running `mnemo serve`.
+// Errors come back as the contract errors the server raised (kind, browse
+// code and message), so the TUI and the CLI behave the same on a remote store
+// as on a local one, and the conformance suite passes through it.
+package remote
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"mnemo/contract"
+	"mnemo/engine/auth"
+)
+
+// Defaults of the client.
+const (
+	DefaultTimeout = 60 * time.Second
+	healthTimeout  = 5 * time.Second
+	// maxAnswer bounds an answer the client will read (a browse page of 1000
+	// records with long texts stays well below).
+	maxAnswer = 256 << 20
+)
+
+// Option configures a client.
+type Option func(*Client)
+
+// WithTimeout bounds every call (default 60 s); ctx deadlines still apply.
+func WithTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = d } }
+
+// WithHTTPClient replaces the HTTP client (its transport is kept for unix sockets).
+func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
+
+// WithRetries sets how many times a rate-limited call (429) waits the server's
+// Retry-After and tries again (default 3).
+func WithRetries(n int) Option { return func(c *Client) { c.retries = n } }
+
+// Client talks to one server. It is safe for concurrent use.
+type Client struct {
+	base    string // scheme://host, no trailing slash
+	label   string // what people see: the URL as given
+	token   string
+	http    *http.Client
+	timeout time.Duration
+	retries int
+
+	mu   sync.Mutex
+	desc *contract.Descriptor
+}
+
+var _ contract.Engine = (*Client)(nil)
+
+// New returns a client of the server at baseURL (http://host:port,
+// https://host, or unix:///path/to/socket), sending token as a bearer token
+// when it is not empty. It does not contact the server; Connect does.
+func New(baseURL, token string, opts ...Option) (*Client, error) {
+	c := &Client{label: baseURL, token: token, timeout: DefaultTimeout, retries: 3}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.http == nil {
+		c.http = &http.Client{}
+	}
+	u, err := url.Parse(strings.TrimSpace(baseURL))
+	if err != nil {
+		return nil, contract.ConfigErr("the server address `%s` is not a URL", baseURL)
+	}
+	switch u.Scheme {
+	case "http", "https":
+		if u.Host == "" {
+			return nil, contract.ConfigErr("the server address `%s` names no host", baseURL)
+		}
+		c.base = u.Scheme + "://" + u.Host + strings.TrimSuffix(u.Path, "/")
+	case "unix":
+		path := u.Path
+		if path == "" {
+			path = u.Opaque
+		}
+		if path == "" {
+			return nil, contract.ConfigErr("the server address `%s` names no socket", baseURL)
+		}
+		c.base = "http://mnemo"
+		dialer := &net.Dialer{}
+		transport := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return dialer.DialContext(ctx, "unix", path)
+		}}
+		hc := *c.http
+		hc.Transport = transport
+		c.http = &hc
+	default:
+		return nil, contract.ConfigErr("the server address `%s` must start with http://, https:// or unix://", baseURL)
+	}
+	return c, nil
+}
+
+// URL is the server's address as given.
+func (c *Client) URL() string { return c.label }
+
+// Connect fetches the descriptor, proving the server is there and knows the
+// token; the CLI calls it first so a wrong token fails at once.
+func (c *Client) Connect(ctx context.Context) error {
+	var d contract.Descriptor
+	if err := c.do(ctx, http.MethodGet, "descriptor", nil, &d); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.desc = &d
+	c.mu.Unlock()
+	return nil
+}
+
+// Descriptor is the server engine's descriptor, fetched once. When the server
+// cannot be reached it describes an engine with no fetch modes, so nothing is
+// offered that would fail; a later call tries again.
+func (c *Client) Descriptor() contract.Descriptor {
+	c.mu.Lock()
+	d := c.desc
+	c.mu.Unlock()
+	if d != nil {
+		return *d
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), healthTimeout)
+	defer cancel()
+	if err := c.Connect(ctx); err != nil {
+		return contract.Descriptor{ID: "mnemo-remote", Label: "mnemo server at " + c.label + " (unreachable)",
+			Hosted: true, NeedsEndpoint: true, FetchModes: []contract.FetchMode{}, Consolidation: contract.ConsolidationNone}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return *c.desc
+}
+
+// Health asks the server; an unreachable server is down.
+func (c *Client) Health(ctx context.Context) contract.Health {
+	ctx, cancel := context.WithTimeout(ctx, healthTimeout)
+	defer cancel()
+	var h contract.Health
+	if err := c.do(ctx, http.MethodGet, "health", nil, &h); err != nil {
+		return contract.Health{State: contract.HealthDown, Reason: contract.AsError(err).Message}
+	}
+	return h
+}
+
+// call POSTs req to /v1/op and decodes the answer into out.
+func (c *Client) call(ctx context.Context, op string, req, out any) error {
+	return c.do(ctx, http.MethodPost, op, req, out)
+}
+
+func (c *Client) do(ctx context.Context, method, op string, req, out any) error {
+	var body []byte
+	if req != nil {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(req); err != nil {
+			var ce *contract.Error
+			if errors.As(err, &ce) {
+				return ce
+			}
+			return contract.Invalid("the request cannot be encoded: %v", err)
+		}
+		body = buf.Bytes()
+	}
+	for attempt := 0; ; attempt++ {
+		wait, err := c.once(ctx, method, op, body, out)
+		if wait <= 0 || attempt >= c.retries {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+// once makes one request; a rate-limited answer returns the wait before a retry.
+func (c *Client) once(ctx context.Context, method, op string, body []byte, out any) (time.Duration, error) {
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	hr, err := http.NewRequestWithContext(ctx, method, c.base+"/v1/"+op, rd)
+	if err != nil {
+		return 0, contract.ConfigErr("cannot build a request to %s", c.label)
+	}
+	if body != nil {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	hr.Header.Set("Accept", "application/json")
+	if c.token != "" {
+		hr.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(hr)
+	if err != nil {
+		return 0, c.transportError(ctx, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	if err != nil {
+		return 0, c.transportError(ctx, err)
+	}
+	if resp.StatusCode == http.StatusOK {
+		if out == nil {
+			return 0, nil
+		}
+		if err := json.Unmarshal(data, out); err != nil {
+			return 0, contract.EngineErr("the server at %s answered %s with JSON this client cannot read: %v", c.label, op, err)
+		}
+		return 0, nil
+	}
+	apiErr := decodeError(resp.StatusCode, data)
+	if resp.StatusCode == http.StatusTooManyRequests {
+		secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+		return time.Duration(max(secs, 1)) * time.Second, apiErr
+	}
+	return 0, apiErr
+}
+
+func (c *Client) transportError(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return contract.Unavailable("the server at %s did not answer in time", c.label)
+	}
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return contract.Unavailable("the request to %s was cancelled", c.label)
+	}
+	var ne *net.OpError
+	if errors.As(err, &ne) {
+		return contract.Unavailable("cannot reach the mnemo server at %s: %v", c.label, ne.Err)
+	}
+	return contract.Unavailable("cannot reach the mnemo server at %s", c.label)
+}
+
+// decodeError turns an error answer back into the contract error the server
+// raised. Answers without the JSON error body (a proxy's, say) keep their status.
+func decodeError(status int, data []byte) error {
+	var body struct {
+		Error *struct {
+			Kind    string `json:"kind"`
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(data, &body); err != nil || body.Error == nil {
+		return fallbackError(status)
+	}
+	kind, ok := contract.ErrorKindFromWire(body.Error.Kind)
+	if !ok {
+		return fallbackError(status)
+	}
+	e := &contract.Error{Kind: kind, Code: body.Error.Code, Message: body.Error.Message}
+	if status == http.StatusForbidden && kind == contract.KindUnauthorized {
+		e.Code = auth.CodeForbidden
+	}
+	return e
+}
+
+func fallbackError(status int) error {
+	text := fmt.Sprintf("the server answered %d %s", status, http.StatusText(status))
+	switch {
+	case status == http.StatusUnauthorized:
+		return contract.Unauthorized("%s", text)
+	case status == http.StatusForbidden:
+		e := contract.Unauthorized("%s", text)
+		e.Code = auth.CodeForbidden
+		return e
+	case status == http.StatusNotFound:
+		return contract.NotFound("%s", text)
+	case status == http.StatusRequestEntityTooLarge || status/100 == 4:
+		return contract.Invalid("%s", text)
+	case status == http.StatusServiceUnavailable || status == http.StatusBadGateway || status == http.StatusGatewayTimeout:
+		return contract.Unavailable("%s", text)
+	}
+	return contract.EngineErr("%s", text)
+}
