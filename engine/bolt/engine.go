@@ -134,6 +134,8 @@ type Engine struct {
 	embedder retrieval.Embedder
 	answerer retrieval.Answerer
 	vec      *retrieval.VectorIndex
+	// pendingVec holds vectors embedded but not yet written (guarded by mu).
+	pendingVec map[string][]float32
 
 	kick    chan struct{}
 	closing chan struct{}
@@ -192,7 +194,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 	e := &Engine{
 		dir: abs, db: db, opts: opts, log: opts.Logger, clock: opts.Clock, t: newTable(),
 		embedder: opts.Embedder, answerer: opts.Answerer,
-		kick: make(chan struct{}, 1), closing: make(chan struct{}),
+		kick: make(chan struct{}, 1), closing: make(chan struct{}), pendingVec: map[string][]float32{},
 	}
 	e.desc = contract.Descriptor{
 		ID: "mnemo", Label: "mnemo (bbolt + Bleve)",
@@ -380,6 +382,12 @@ func (e *Engine) Close() error {
 	e.idxMu.Lock()
 	ierr := e.ix.Close()
 	e.idxMu.Unlock()
+	e.mu.Lock()
+	verr := e.db.Update(e.savePendingVectors)
+	e.mu.Unlock()
+	if verr != nil {
+		e.log.Error("saving vectors failed; they are recomputed at the next open", "err", verr)
+	}
 	_ = os.Remove(filepath.Join(e.dir, PIDFile))
 	derr := e.db.Close()
 	if ierr != nil {

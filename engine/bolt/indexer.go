@@ -25,11 +25,20 @@ func (e *Engine) indexWorker() {
 		case <-e.closing:
 			return
 		case <-e.kick:
-			// Let a burst of batches accumulate into one Bleve batch.
-			select {
-			case <-e.closing:
-				return
-			case <-time.After(2 * time.Millisecond):
+			// Let a burst of batches accumulate into one Bleve batch: wait for
+			// a quiet spell, but never longer than a bounded lag.
+			deadline := time.After(250 * time.Millisecond)
+		gather:
+			for {
+				select {
+				case <-e.closing:
+					return
+				case <-e.kick:
+				case <-deadline:
+					break gather
+				case <-time.After(25 * time.Millisecond):
+					break gather
+				}
 			}
 			if err := e.flushIndex(context.Background()); err != nil {
 				e.log.Error("index update failed", "err", err)
@@ -301,28 +310,33 @@ func (e *Engine) embedDocs(ctx context.Context, docs []index.Doc) error {
 	if len(vecs) != len(ids) {
 		return contract.EngineErr("the embedder returned %d vectors for %d texts", len(vecs), len(ids))
 	}
-	model := e.embedder.Model()
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	err := e.db.Update(func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bucketVectors)
-		for i, id := range ids {
-			if _, alive := e.t.idOrd[id]; !alive {
-				continue
-			}
-			if err := b.Put([]byte(id), encodeVector(model, vecs[i])); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return asContractErr(err)
-	}
+	// The vectors are derived data: they are written by the next write
+	// transaction (or at close) instead of paying a commit of their own; a
+	// crash before that only means embedMissing recomputes them at open.
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	for i, id := range ids {
 		if _, alive := e.t.idOrd[id]; alive {
 			e.vec.Upsert(id, vecs[i])
+			e.pendingVec[id] = vecs[i]
 		}
 	}
+	return nil
+}
+
+// savePendingVectors writes the vectors embedded since the last write; the
+// caller holds mu inside a write transaction.
+func (e *Engine) savePendingVectors(tx *bbolt.Tx) error {
+	if len(e.pendingVec) == 0 {
+		return nil
+	}
+	model := e.embedder.Model()
+	b := tx.Bucket(bucketVectors)
+	for id, v := range e.pendingVec {
+		if err := b.Put([]byte(id), encodeVector(model, v)); err != nil {
+			return err
+		}
+	}
+	clear(e.pendingVec)
 	return nil
 }

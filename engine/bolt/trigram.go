@@ -53,15 +53,41 @@ func addTrigrams(post map[uint32]*roaring.Bitmap, ord uint32, folded string) {
 	}
 }
 
-// add records a new record's text; writers call it under the engine's write lock.
-func (x *trigramIndex) add(ord uint32, text string) {
+// addBatch records new records' texts; writers call it under the engine's
+// write lock. Postings are grouped by trigram first, so each bitmap takes one
+// AddMany per batch instead of one Add per record.
+func (x *trigramIndex) addBatch(batch []pendingText) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	switch {
 	case x.ready:
-		addTrigrams(x.post, ord, contract.FoldCase(text))
+		addTrigramBatch(x.post, batch)
 	case x.building:
-		x.pending = append(x.pending, pendingText{ord, contract.FoldCase(text)})
+		x.pending = append(x.pending, batch...)
+	}
+}
+
+func addTrigramBatch(post map[uint32]*roaring.Bitmap, batch []pendingText) {
+	pairs := make([]uint64, 0, 256*len(batch))
+	for _, p := range batch {
+		for _, g := range trigramsOf(p.folded) {
+			pairs = append(pairs, uint64(g)<<32|uint64(p.ord))
+		}
+	}
+	slices.Sort(pairs)
+	ords := make([]uint32, 0, len(batch))
+	for i := 0; i < len(pairs); {
+		g := uint32(pairs[i] >> 32)
+		ords = ords[:0]
+		for ; i < len(pairs) && uint32(pairs[i]>>32) == g; i++ {
+			ords = append(ords, uint32(pairs[i]))
+		}
+		b := post[g]
+		if b == nil {
+			b = roaring.New()
+			post[g] = b
+		}
+		b.AddMany(ords)
 	}
 }
 
@@ -149,9 +175,7 @@ func (e *Engine) buildTrigrams() error {
 		}
 		x.post[g] = b
 	}
-	for _, p := range x.pending {
-		addTrigrams(x.post, p.ord, p.folded)
-	}
+	addTrigramBatch(x.post, x.pending)
 	x.pending = nil
 	x.building = false
 	x.ready = true

@@ -69,8 +69,9 @@ func (e *Engine) kickIndex() {
 }
 
 type written struct {
-	id string
-	s  storedRecord
+	id     string
+	s      storedRecord
+	folded string // case-folded text, for the content index (new records only)
 }
 
 // write stores validated items in one bbolt transaction.
@@ -88,8 +89,9 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 	}
 	// Encoding happens before the lock: only the bbolt work is serialised.
 	type prepared struct {
-		id string
-		s  storedRecord
+		id     string
+		s      storedRecord
+		folded string
 	}
 	preps := make([]prepared, len(items))
 	for i := range items {
@@ -102,7 +104,7 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 		if it.Type == contract.KindLearning {
 			s.confidence = it.Confidence
 		}
-		preps[i] = prepared{id: it.Fingerprint(), s: s}
+		preps[i] = prepared{id: it.Fingerprint(), s: s, folded: contract.FoldCase(s.text)}
 	}
 
 	e.mu.Lock()
@@ -130,7 +132,7 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 			if err := putRecord(tx, p.id, &p.s); err != nil {
 				return err
 			}
-			added = append(added, written{p.id, p.s})
+			added = append(added, written{p.id, p.s, p.folded})
 		}
 		if len(added) == 0 {
 			return nil
@@ -149,11 +151,13 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 	if len(added) > 0 {
 		e.seq = seq
 		e.nextOrd += uint32(len(added))
+		texts := make([]pendingText, len(added))
 		for i := range added {
 			w := &added[i]
 			e.t.put(w.id, &w.s)
-			e.tri.add(w.s.ord, w.s.text)
+			texts[i] = pendingText{w.s.ord, w.folded}
 		}
+		e.tri.addBatch(texts)
 	}
 	return receipts, nil
 }
@@ -192,6 +196,9 @@ func (e *Engine) logWrite(tx *bbolt.Tx, ids []string, nextOrd uint32) (uint64, e
 		return 0, err
 	}
 	if err := meta.Put(keyNextOrd, putU64(uint64(nextOrd))); err != nil {
+		return 0, err
+	}
+	if err := e.savePendingVectors(tx); err != nil {
 		return 0, err
 	}
 	ob := tx.Bucket(bucketOutbox)
@@ -290,7 +297,7 @@ func (e *Engine) deleteLocked(ids []string) (int, error) {
 			if err := deleteRecord(tx, id, &s); err != nil {
 				return err
 			}
-			removed = append(removed, written{id, s})
+			removed = append(removed, written{id: id, s: s})
 		}
 		if len(removed) == 0 {
 			return nil
@@ -309,6 +316,7 @@ func (e *Engine) deleteLocked(ids []string) (int, error) {
 	if len(removed) > 0 {
 		e.seq = seq
 		for _, w := range removed {
+			delete(e.pendingVec, w.id)
 			e.t.remove(w.s.ord)
 			if e.vec != nil {
 				e.vec.Remove(w.id)
