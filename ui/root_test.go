@@ -14,7 +14,12 @@ import (
 	"mnemo/ui/uitest"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden screens in testdata/golden")
+// updating tells whether -update was given; the flag itself is registered by
+// x/exp/golden (through teatest), which rewrites golden files the same way.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 // harness drives a root model synchronously on the fixture store.
 type harness struct {
@@ -87,7 +92,7 @@ func golden(t *testing.T, name, screen string) {
 		lines[i] = strings.TrimRight(lines[i], " ")
 	}
 	screen = strings.Join(lines, "\n") + "\n"
-	if *update {
+	if updating() {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
