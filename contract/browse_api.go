@@ -101,21 +101,27 @@ func BrowseSlice(q BrowseQuery, records []Record) (BrowsePage, error) {
 		after = pos.resolve(order)
 	}
 	// total counts every match; the page is picked from the matches after the
-	// cursor (or past the offset) without sorting the whole set.
+	// cursor (or past the offset) by a bounded heap, without sorting the set.
+	limit := q.EffectiveLimit()
+	top := newTopK(order, q.Offset+limit, len(records))
+	// Snapshots usually arrive in write order, oldest first; under a descending
+	// leading key, offering the newest first lets most rows fail the first test.
+	fromEnd := order[0].Dir == SortDesc
 	total := 0
-	candidates := make([]*Record, 0, 64)
 	for i := range records {
 		r := &records[i]
+		if fromEnd {
+			r = &records[len(records)-1-i]
+		}
 		if !m.matches(r) {
 			continue
 		}
 		total++
 		if after == nil || after(r) {
-			candidates = append(candidates, r)
+			top.offer(r)
 		}
 	}
-	limit := q.EffectiveLimit()
-	window := smallestSorted(order, candidates, q.Offset+limit)
+	window := top.sorted()
 	start := min(q.Offset, len(window))
 	end := min(start+limit, len(window))
 	page := BrowsePage{Records: make([]Record, 0, end-start), Total: total}

@@ -44,6 +44,8 @@ func BenchmarkBrowseSlice(b *testing.B) {
 		{"non-default-sort", BrowseQuery{Limit: 200, OrderBy: []SortKey{{"confidence", "desc"}}}},
 		{"content-contains", BrowseQuery{Limit: 200, Filters: []BrowseFilter{{Field: "content", Op: "contains", Text: "rare needle 49865"}}}},
 		{"namespace-within", BrowseQuery{Limit: 200, Filters: []BrowseFilter{{Field: "namespace", Op: "within", Text: "project:ns123"}}}},
+		{"namespace-sort", BrowseQuery{Limit: 200, OrderBy: []SortKey{{"namespace", "asc"}}}},
+		{"deep-offset", BrowseQuery{Limit: 200, Offset: 50_000}},
 	}
 	for _, s := range shapes {
 		b.Run(s.name, func(b *testing.B) {

@@ -509,61 +509,56 @@ func (q BrowseQuery) identity() string {
 	return string(b)
 }
 
-// smallestSorted returns the first k records of recs under order, sorted. When
-// k is small against the set it keeps a bounded max-heap (O(n log k)) instead
-// of sorting everything; recs may be reordered.
-func smallestSorted(order []SortKey, recs []*Record, k int) []*Record {
-	less := comparator(order)
-	if k <= 0 {
-		return nil
-	}
-	if k >= len(recs)/2 {
-		slices.SortFunc(recs, less)
-		return recs[:min(k, len(recs))]
-	}
-	// heap[0] is the greatest of the k kept so far.
-	heap := make([]*Record, 0, k)
-	down := func(i int) {
-		for {
-			big, l, r := i, 2*i+1, 2*i+2
-			if l < len(heap) && less(heap[l], heap[big]) > 0 {
-				big = l
+// topK keeps the k smallest records offered so far under an order, in a
+// bounded max-heap, so a page is picked in O(n log k) without holding or
+// sorting the whole matching set.
+type topK struct {
+	less func(a, b *Record) int
+	k    int
+	heap []*Record // heap[0] is the greatest kept
+}
+
+func newTopK(order []SortKey, k, capHint int) *topK {
+	return &topK{less: comparator(order), k: k, heap: make([]*Record, 0, max(0, min(k, capHint)))}
+}
+
+func (t *topK) offer(rec *Record) {
+	h := t.heap
+	if len(h) < t.k {
+		h = append(h, rec)
+		for i := len(h) - 1; i > 0; {
+			parent := (i - 1) / 2
+			if t.less(h[i], h[parent]) <= 0 {
+				break
 			}
-			if r < len(heap) && less(heap[r], heap[big]) > 0 {
-				big = r
-			}
-			if big == i {
-				return
-			}
-			heap[i], heap[big] = heap[big], heap[i]
-			i = big
+			h[i], h[parent] = h[parent], h[i]
+			i = parent
 		}
+		t.heap = h
+		return
 	}
-	// Snapshots usually arrive in write order, oldest first; under a descending
-	// leading key, feeding the newest first lets most rows fail the first test.
-	fromEnd := len(order) > 0 && order[0].Dir == SortDesc
-	for i := range recs {
-		rec := recs[i]
-		if fromEnd {
-			rec = recs[len(recs)-1-i]
-		}
-		if len(heap) < k {
-			heap = append(heap, rec)
-			for i := len(heap) - 1; i > 0; {
-				parent := (i - 1) / 2
-				if less(heap[i], heap[parent]) <= 0 {
-					break
-				}
-				heap[i], heap[parent] = heap[parent], heap[i]
-				i = parent
-			}
-			continue
-		}
-		if less(rec, heap[0]) < 0 {
-			heap[0] = rec
-			down(0)
-		}
+	if len(h) == 0 || t.less(rec, h[0]) >= 0 {
+		return
 	}
-	slices.SortFunc(heap, less)
-	return heap
+	h[0] = rec
+	for i := 0; ; {
+		big, l, r := i, 2*i+1, 2*i+2
+		if l < len(h) && t.less(h[l], h[big]) > 0 {
+			big = l
+		}
+		if r < len(h) && t.less(h[r], h[big]) > 0 {
+			big = r
+		}
+		if big == i {
+			return
+		}
+		h[i], h[big] = h[big], h[i]
+		i = big
+	}
+}
+
+// sorted returns the kept records in order.
+func (t *topK) sorted() []*Record {
+	slices.SortFunc(t.heap, t.less)
+	return t.heap
 }
