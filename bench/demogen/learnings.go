@@ -65,8 +65,8 @@ var factTemplates = []learningTemplate{
 	{nsTeam, []string{"oncall"}, "{service} belongs to the {oncall} on-call rotation, which hands over on {weekday} at 10:00 UTC.", false},
 	{nsTeam, []string{"deploy"}, "{service} deploys through Argo CD from the main branch of {repo}; a production rollout takes about {n} minutes.", false},
 	{nsTeam, []string{"retention", "compliance"}, "{entities} are kept for {n} days in {service}; older {entities} are archived to cold storage in eu-west-1.", false},
-	{nsTeam, []string{"webhooks", "retries"}, "notifier retries a failed webhook delivery {n} times with exponential backoff capped at {m} minutes.", false},
-	{nsTeam, []string{"capacity"}, "Staging runs one replica of {service}; production runs {n} replicas across two zones.", false},
+	{nsTeam, []string{"webhooks", "retries"}, "notifier retries a failed webhook delivery {retries} times with exponential backoff capped at {n} minutes.", false},
+	{nsTeam, []string{"capacity"}, "Staging runs one replica of {service}; production runs {replicas} replicas across two zones.", false},
 	{nsTeam, []string{"rate-limits", "api"}, "The public API allows {n} requests per second per API key; bursts up to {m} are absorbed by the gateway.", false},
 	{nsTeam, []string{"invoices", "billing"}, "Invoices are finalized at 00:00 UTC on the first day of the billing period; drafts can be edited until then.", false},
 	{nsTeam, []string{"ledger", "invariants"}, "The ledger rejects any journal entry whose debits and credits do not sum to zero in every currency.", false},
@@ -74,10 +74,10 @@ var factTemplates = []learningTemplate{
 	{nsTeam, []string{"observability"}, "{service} exports Prometheus metrics with the prefix acme_{svc}_; its dashboards are in the Grafana folder '{service}'.", false},
 	{nsTeam, []string{"tax", "billing"}, "EU VAT rates are synced daily at 04:00 UTC from the tax service; a failed sync keeps yesterday's rates.", false},
 	{nsTeam, []string{"security", "auth"}, "auth-gateway session tokens live {n} minutes; refresh tokens live 30 days and are bound to the device.", false},
-	{nsTeam, []string{"database", "postgres"}, "{store} has a connection limit of {n}; {service} uses a PgBouncer pool of {m}.", false},
+	{nsTeam, []string{"database", "postgres"}, "{pgstore} has a connection limit of {conns}; {pgservice} uses a PgBouncer pool of {n}.", false},
 	{nsResearcher, []string{"research", "postgres"}, "Postgres 16 logical replication does not replicate sequences; the ledger migration must copy them by hand.", false},
 	{nsResearcher, []string{"research", "search"}, "OpenSearch 2.13 refreshes indexes every second by default; search-indexer sets refresh_interval to 30s during backfills.", false},
-	{nsResearcher, []string{"research", "payments"}, "Card networks allow a merchant to retry a soft-declined payment at most {n} times in 16 days.", false},
+	{nsResearcher, []string{"research", "payments"}, "Card networks allow a merchant to retry a soft-declined payment at most {retries} times in 16 days.", false},
 	{nsResearcher, []string{"research", "go"}, "Go 1.26 made the green tea garbage collector the default; billing-api saw p99 drop by about {n}% in the canary.", false},
 	{nsResearcher, []string{"research", "incident"}, "The {day} outage of {service} was caused by a connection pool exhausted by a slow {entity} query ({incident}).", false},
 	{nsSupport, []string{"customer", "contract"}, "{customer} is on the Enterprise plan with annual invoicing and net-{terms} payment terms.", false},
@@ -110,11 +110,16 @@ var procedureTemplates = []learningTemplate{
 	{nsWriter, []string{"customer", "emails"}, "Incident emails to customers: say what happened, when it started and ended (UTC), who was affected, and what we changed. No speculation about causes before the postmortem.", false},
 	{nsResearcher, []string{"benchmarks"}, "To benchmark a {service} change: run the load test for 10 minutes at {n} rps on staging, record p50/p95/p99 and error rate, and repeat three times on the old build.", false},
 	{nsScout, []string{"code-search"}, "To find who owns a file: read CODEOWNERS in the repo root first, then `git log --format='%an' -- <path> | sort | uniq -c | sort -rn | head`.", false},
+	{nsTeam, []string{"postgres", "runbook"}, "To find what holds a lock on {store}: `SELECT pid, query, wait_event FROM pg_stat_activity WHERE state <> 'idle' ORDER BY query_start`, then cancel with pg_cancel_backend before reaching for pg_terminate_backend.", false},
+	{nsTeam, []string{"flags", "release"}, "To remove a feature flag: confirm it has been at 100% for two weeks, delete the checks in {repo}, deploy, then delete the flag in the config service; never the other way round.", false},
+	{nsSupport, []string{"vat", "invoices"}, "When a customer's VAT id is missing on an invoice: check the id in VIES, fix it on the customer record, and ask billing for a corrected invoice; never edit a finalized invoice by hand.", false},
+	{nsSupport, []string{"escalation"}, "Escalate to the {oncall} rotation when more than {n} customers report the same problem within an hour; link the tickets in #support-escalations.", false},
+	{nsWriter, []string{"i18n", "release-notes"}, "Translation procedure: freeze the English source, send it with the glossary to the translation service, and have {person} check the {language} version before it goes out.", false},
 	{nsDigest, []string{"digest"}, "Digest procedure: group yesterday's memories by namespace, keep corrections and new procedures, drop duplicates, and post the summary to #acme-digest at 07:00 CET.", false},
 }
 
 var correctionTemplates = []learningTemplate{
-	{nsTeam, []string{"webhooks", "retries"}, "Correction: notifier retries webhooks {n} times, not {m}; the default changed in PR #{pr}.", false},
+	{nsTeam, []string{"webhooks", "retries"}, "Correction: notifier retries webhooks {retries} times, not {retries2}; the default changed in PR #{pr}.", false},
 	{nsSupport, []string{"customer", "contract"}, "Correction: {customer} is on net-{terms} terms, not net-{terms2}; the contract was amended on {day}.", false},
 	{nsTeam, []string{"oncall"}, "Earlier note was wrong: the {oncall} on-call hand-over is on {weekday}, not {weekday2}.", false},
 	{nsTeam, []string{"people"}, "Correction: {person} no longer owns {service}; ask {person2} instead (since {day}).", false},
@@ -129,6 +134,10 @@ var correctionTemplates = []learningTemplate{
 }
 
 var otherTemplates = []learningTemplate{
+	{nsResearcher, []string{"research", "question"}, "To check: does {service} still need {replicas} replicas after the Go 1.26 upgrade? CPU per request dropped in the canary.", false},
+	{nsSupport, []string{"customer", "feedback"}, "{cname} at {customer} said the new invoice layout is much clearer; worth quoting in the {month} newsletter.", false},
+	{nsWriter, []string{"docs", "idea"}, "Idea: a glossary page in every language, linked from the first use of PSP, SCA and dunning.", false},
+	{nsScout, []string{"code-search", "tech-debt"}, "{repo} has {n} TODO comments older than a year under internal/{entity}; most are about retries.", false},
 	{nsTeam, []string{"architecture", "question"}, "Open question: should {service} move its queue from Redis streams to Postgres LISTEN/NOTIFY? {person} wants load numbers first.", false},
 	{nsTeam, []string{"idea", "portal"}, "Idea from {person}: show the ledger balance next to each invoice in the customer portal.", true},
 	{nsSupport, []string{"customer", "churn-risk"}, "{customer} mentioned they may switch to monthly invoicing next quarter; worth a call from their account owner.", false},
@@ -147,10 +156,21 @@ var (
 	idps        = []string{"Okta", "Azure AD", "Google Workspace", "OneLogin", "JumpCloud"}
 	currencies  = []string{"EUR", "USD", "GBP", "JPY", "CHF", "SEK"}
 	monthsNames = []string{"January", "February", "March", "April", "May", "June"}
-	evidenceFor = []string{
-		"PR #{pr} in {repo}", "postmortem of {incident}", "Slack #{oncall}, {day}", "seen in {n} support chats in {month}",
-		"{person}'s review comment on PR #{pr}", "thread {thread}, turns {t0}-{t1}", "ticket {ticket}", "design doc review on {day}",
-		"{repo}@{short}: README.md",
+	// evidenceByNamespace says where each agent's learnings come from.
+	evidenceByNamespace = map[string][]string{
+		nsSupport.String(): {"thread {thread}, turns {t0}-{t1}", "ticket SUP-{pr}", "seen in {n} support chats in {month}",
+			"escalation call with {customer} on {day}", "knowledge-base review on {day}"},
+		nsPriya.String(): {"Priya's review comment on PR #{pr} in {repo}", "1:1 with Priya on {day}", "Priya in a Slack DM, {day}",
+			"design doc review on {day}", "Priya's planning notes, {month}"},
+		nsWriter.String(): {"review of the {month} release notes by {person}", "handbook/writing.md", "feedback from {customer} on {day}",
+			"thread {thread}, turns {t0}-{t1}"},
+		nsResearcher.String(): {"postmortem of {incident}", "benchmark run on {day}", "vendor docs read on {day}",
+			"thread {thread}, turns {t0}-{t1}", "Grafana dashboard '{service}', {month}"},
+		nsScout.String():  {"{repo}@{short}: CODEOWNERS", "{repo}@{short}: go.mod", "grep over {repo} at {short}"},
+		nsDigest.String(): {"digest of {day}", "digest of the week of {day}"},
+		nsTeam.String(): {"PR #{pr} in {repo}", "postmortem of {incident}", "Slack #{oncall}, {day}", "platform sync on {day}",
+			"{person}'s review comment on PR #{pr}", "{repo}@{short}: README.md"},
+		nsRoot.String(): {"handbook, imported {day}", "all-hands on {day}"},
 	}
 )
 
@@ -171,7 +191,8 @@ func (g *gen) learning(kind contract.LearningKind) contract.StoreItem {
 		tpls, lo, hi = otherTemplates, 0.3, 0.7
 	}
 	t := pick(g, tpls)
-	vars := g.vars()
+	// Threads in evidence are named the way the learning agent's runtime names them.
+	vars := append([]string{"{thread}", g.threadID(agentOf(t.ns))}, g.vars()...)
 	text := fill(t.text, vars...)
 	at := g.observed()
 	meta := contract.MemoryMeta{Namespace: t.ns, Tags: tagsOf(t.tags), ObservedAt: &at}
@@ -212,7 +233,7 @@ func (g *gen) learning(kind contract.LearningKind) contract.StoreItem {
 	}
 	it := contract.Learning(text, kind, g.confidence(lo, hi), meta)
 	if kind != contract.LearningOther || g.chance(0.5) {
-		it.Evidence = ptr(fill(pick(g, evidenceFor), vars...))
+		it.Evidence = ptr(fill(pick(g, evidenceByNamespace[t.ns.String()]), vars...))
 	}
 	return it
 }
@@ -224,10 +245,12 @@ func (g *gen) vars() []string {
 	for p2.id == p.id {
 		p2 = pick(g, people)
 	}
-	s := pick(g, services)
-	s2 := pick(g, services)
+	// Learnings talk about the running services (the ones with a latency budget).
+	running := services[:6]
+	s := pick(g, running)
+	s2 := pick(g, running)
 	for s2.name == s.name {
-		s2 = pick(g, services)
+		s2 = pick(g, running)
 	}
 	e := pick(g, entities)
 	wd := g.r.IntN(len(weekdays))
@@ -239,14 +262,15 @@ func (g *gen) vars() []string {
 	ti := g.r.IntN(3)
 	secret := pick(g, secrets)
 	t0 := g.between(0, 14)
-	p99 := s.p99
-	if p99 == 0 {
-		p99 = 1500
-	}
+	retries := g.between(3, 8)
+	pg := services[g.r.IntN(2)] // billing-api and ledger run on Postgres
 	return []string{
+		"{pgstore}", pg.store, "{pgservice}", pg.name,
+		"{retries2}", fmt.Sprint(retries + g.between(2, 6)), "{retries}", fmt.Sprint(retries),
+		"{replicas}", fmt.Sprint(g.between(3, 12)), "{conns}", fmt.Sprint(100 * g.between(2, 5)),
 		"{person2}", p2.name, "{person}", p.name, "{role}", p.role,
 		"{service2}", s2.name, "{service}", s.name, "{repo}", s.repo, "{store}", s.store, "{desc}", s.desc,
-		"{p99}", fmt.Sprint(p99), "{oncall}", s.oncall, "{svc}", strings.ReplaceAll(s.name, "-", "_"),
+		"{p99}", fmt.Sprint(s.p99), "{oncall}", s.oncall, "{svc}", strings.ReplaceAll(s.name, "-", "_"),
 		"{weekday2}", weekdays[wd2], "{weekday}", weekdays[wd],
 		"{customer}", pick(g, customers), "{cname}", pick(g, customerNames),
 		"{entities}", e.many, "{entity}", e.one,

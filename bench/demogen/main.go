@@ -80,10 +80,14 @@ func writeDemo(w io.Writer) error {
 }
 
 // corpusBuilder collects items and refuses a second copy of a fingerprint.
+// A learning's text may be learned twice (agents do), but not more often.
 type corpusBuilder struct {
-	items []contract.StoreItem
-	seen  map[string]bool
+	items        []contract.StoreItem
+	seen         map[string]bool
+	learnedTexts map[string]int
 }
+
+const maxSameLearning = 2
 
 func (b *corpusBuilder) add(it contract.StoreItem) bool {
 	if err := it.Validate(); err != nil {
@@ -92,6 +96,12 @@ func (b *corpusBuilder) add(it contract.StoreItem) bool {
 	id := it.Fingerprint()
 	if b.seen[id] {
 		return false
+	}
+	if it.Type == contract.KindLearning {
+		if b.learnedTexts[it.Text] >= maxSameLearning {
+			return false
+		}
+		b.learnedTexts[it.Text]++
 	}
 	b.seen[id] = true
 	b.items = append(b.items, it)
@@ -102,7 +112,7 @@ func (b *corpusBuilder) add(it contract.StoreItem) bool {
 // import shows the latest memories first.
 func demoLines() ([]Line, error) {
 	g := newGen(demoSeed)
-	b := &corpusBuilder{seen: map[string]bool{}}
+	b := &corpusBuilder{seen: map[string]bool{}, learnedTexts: map[string]int{}}
 
 	// Source files: every template with every entity once.
 	combos := make([][2]int, 0, len(codeTemplates)*len(entities))
