@@ -63,3 +63,47 @@ func TestFormatF32(t *testing.T) {
 		t.Errorf("got %s", got)
 	}
 }
+
+func TestFingerprintCoversMetadata(t *testing.T) {
+	base := Learning("prefers tabs", LearningPreference, 0.8, MemoryMeta{})
+	fp := base.Fingerprint()
+	if len(fp) != 40 || fp != "8a8f01f6a30ffa27d488a48fc9218a8ec5af4228" {
+		t.Fatalf("base fingerprint %s", fp)
+	}
+	changes := map[string]func(*StoreItem){
+		"source kind":   func(it *StoreItem) { it.Meta.Source.Kind = SourceFile },
+		"source id":     func(it *StoreItem) { it.Meta.Source.ID = Ptr("s") },
+		"thread_id":     func(it *StoreItem) { it.Meta.ThreadID = Ptr("t1") },
+		"one tag":       func(it *StoreItem) { it.Meta.Tags = []string{"style"} },
+		"namespace":     func(it *StoreItem) { it.Meta.Namespace = MustNamespace("agent:writer") },
+		"confidence":    func(it *StoreItem) { it.Confidence = 0.75 },
+		"one character": func(it *StoreItem) { it.Text = "prefers tab" },
+		"learning kind": func(it *StoreItem) { it.Kind = LearningFact },
+		"evidence":      func(it *StoreItem) { it.Evidence = Ptr("said so") },
+		"derive set":    func(it *StoreItem) { it.Meta.Derive = Ptr(false) },
+	}
+	seen := map[string]string{fp: "base"}
+	for name, change := range changes {
+		it := base
+		change(&it)
+		got := it.Fingerprint()
+		if prev, ok := seen[got]; ok {
+			t.Errorf("%s gives the same fingerprint as %s", name, prev)
+		}
+		seen[got] = name
+	}
+	same := map[string]func(*StoreItem){
+		"observed_at":    func(it *StoreItem) { it.Meta.ObservedAt = Ptr(time.Unix(1, 0)) },
+		"observed_actor": func(it *StoreItem) { it.Meta.ObservedActor = &ObservedActor{ID: "user:x", Name: Ptr("X")} },
+		"root namespace": func(it *StoreItem) { it.Meta.Namespace = MustNamespace("root") },
+		"empty tags":     func(it *StoreItem) { it.Meta.Tags = []string{} },
+		"agent default":  func(it *StoreItem) { it.Meta.Source.Kind = SourceAgent },
+	}
+	for name, change := range same {
+		it := base
+		change(&it)
+		if got := it.Fingerprint(); got != fp {
+			t.Errorf("%s changed the fingerprint to %s", name, got)
+		}
+	}
+}
