@@ -108,7 +108,7 @@ func (h *hashEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 
 // hashScratch holds the per-call buffers of one Embed call.
 type hashScratch struct {
-	counts [3]map[uint64]float64
+	counts [3]*featureCounts
 	part   []float64
 	sum    []float64
 	runes  []rune
@@ -118,10 +118,85 @@ type hashScratch struct {
 func newHashScratch(dim int) *hashScratch {
 	s := &hashScratch{part: make([]float64, dim), sum: make([]float64, dim), fixed: make([]int64, dim)}
 	for i := range s.counts {
-		s.counts[i] = make(map[uint64]float64)
+		s.counts[i] = newFeatureCounts()
 	}
 	return s
 }
+
+// featureCounts counts hashed features in an open-addressing table. The keys
+// are already well-mixed hashes, so the table needs no hashing of its own and
+// runs several times faster than a map; resetting touches only used slots.
+type featureCounts struct {
+	keys   []uint64 // 0 marks an empty slot
+	counts []uint32
+	used   []int32
+}
+
+func newFeatureCounts() *featureCounts {
+	return &featureCounts{keys: make([]uint64, 1024), counts: make([]uint32, 1024)}
+}
+
+func (c *featureCounts) add(key uint64) {
+	if key == 0 {
+		key = 1 // the empty marker; one feature in 2^64 shares a bucket with it
+	}
+	if 2*(len(c.used)+1) > len(c.keys) {
+		c.grow()
+	}
+	mask := uint64(len(c.keys) - 1)
+	for i := key & mask; ; i = (i + 1) & mask {
+		switch c.keys[i] {
+		case key:
+			c.counts[i]++
+			return
+		case 0:
+			c.keys[i] = key
+			c.counts[i] = 1
+			c.used = append(c.used, int32(i))
+			return
+		}
+	}
+}
+
+func (c *featureCounts) grow() {
+	keys, counts, used := c.keys, c.counts, c.used
+	c.keys = make([]uint64, 2*len(keys))
+	c.counts = make([]uint32, 2*len(keys))
+	c.used = make([]int32, 0, 2*len(used))
+	mask := uint64(len(c.keys) - 1)
+	for _, at := range used {
+		key := keys[at]
+		i := key & mask
+		for c.keys[i] != 0 {
+			i = (i + 1) & mask
+		}
+		c.keys[i], c.counts[i] = key, counts[at]
+		c.used = append(c.used, int32(i))
+	}
+}
+
+func (c *featureCounts) reset() {
+	for _, i := range c.used {
+		c.keys[i] = 0
+	}
+	c.used = c.used[:0]
+}
+
+// sublinear is 1 + ln(n) for term counts, from a table for the common small
+// counts: the tenth mention of a word adds little.
+func sublinear(n uint32) float64 {
+	if int(n) < len(sublinearTable) {
+		return sublinearTable[n]
+	}
+	return 1 + math.Log(float64(n))
+}
+
+var sublinearTable = func() (t [64]float64) {
+	for i := 1; i < len(t); i++ {
+		t[i] = 1 + math.Log(float64(i))
+	}
+	return t
+}()
 
 // fixedOne is 1.0 in the fixed-point sums of embedOne (2^32: ample precision,
 // and no overflow below two billion features in one bucket).
@@ -134,8 +209,8 @@ const (
 )
 
 func (h *hashEmbedder) embedOne(text string, s *hashScratch) []float32 {
-	for _, m := range s.counts {
-		clear(m)
+	for _, c := range s.counts {
+		c.reset()
 	}
 	prev := ""
 	for _, w := range words(text) {
@@ -147,9 +222,9 @@ func (h *hashEmbedder) embedOne(text string, s *hashScratch) []float32 {
 		if h.cfg.Stem {
 			t = stem(w)
 		}
-		s.counts[familyWord][featureHash('w', t, "")]++
+		s.counts[familyWord].add(featureHash('w', t, ""))
 		if prev != "" && h.cfg.BigramWeight > 0 {
-			s.counts[familyBigram][featureHash('b', prev, t)]++
+			s.counts[familyBigram].add(featureHash('b', prev, t))
 		}
 		prev = t
 		if h.cfg.CharWeight > 0 {
@@ -158,21 +233,17 @@ func (h *hashEmbedder) embedOne(text string, s *hashScratch) []float32 {
 	}
 	clear(s.sum)
 	weights := [3]float64{h.cfg.WordWeight, h.cfg.BigramWeight, h.cfg.CharWeight}
-	for f, m := range s.counts {
-		if weights[f] == 0 || len(m) == 0 {
+	for f, c := range s.counts {
+		if weights[f] == 0 || len(c.used) == 0 {
 			continue
 		}
 		// Sum in fixed point: integer addition does not depend on the map's
 		// random iteration order, so the same text gives the same bits on
 		// every run without sorting the features.
 		clear(s.fixed)
-		for key, n := range m {
-			// sublinear term frequency: the tenth mention of a word adds little
-			wgt := 1.0
-			if n > 1 {
-				wgt += math.Log(n)
-			}
-			q := int64(wgt * fixedOne)
+		for _, at := range c.used {
+			key := c.keys[at]
+			q := int64(sublinear(c.counts[at]) * fixedOne)
 			if key&1 == 1 {
 				q = -q
 			}
@@ -205,11 +276,13 @@ func (h *hashEmbedder) embedOne(text string, s *hashScratch) []float32 {
 // and ends are features of their own).
 func (h *hashEmbedder) charGrams(w string, s *hashScratch) {
 	s.runes = append(s.runes[:0], ' ')
-	s.runes = append(s.runes, []rune(w)...)
+	for _, r := range w {
+		s.runes = append(s.runes, r)
+	}
 	s.runes = append(s.runes, ' ')
 	for n := h.cfg.CharMin; n <= h.cfg.CharMax; n++ {
 		for i := 0; i+n <= len(s.runes); i++ {
-			s.counts[familyChar][runeHash(byte('0'+n), s.runes[i:i+n])]++
+			s.counts[familyChar].add(runeHash(byte('0'+n), s.runes[i:i+n]))
 		}
 	}
 }
