@@ -96,7 +96,7 @@ func Run(ctx context.Context, e contract.Engine, opts Options) (Table, error) {
 		if err != nil {
 			return t, fmt.Errorf("%s: %w", s.name, err)
 		}
-		notes[i] = note
+		notes[i] = note // the warm-up's answer counts too
 	}
 	for round := 0; round < opts.Iterations; round++ {
 		for i, s := range shapes {
@@ -110,7 +110,10 @@ func Run(ctx context.Context, e contract.Engine, opts Options) (Table, error) {
 				return t, fmt.Errorf("%s: %w", s.name, err)
 			}
 			samples[i] = append(samples[i], d)
-			notes[i] = note
+			// A wrong answer in any round stays on the row.
+			if !strings.HasPrefix(notes[i], wrongAnswer) {
+				notes[i] = note
+			}
 		}
 		fmt.Fprintf(opts.Out, "round %d/%d done\n", round+1, opts.Iterations)
 	}
