@@ -4,8 +4,8 @@ import (
 	"context"
 	"io"
 	"strings"
-	"testing"
 	"sync"
+	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
