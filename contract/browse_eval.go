@@ -254,11 +254,12 @@ func foldRune(r rune) rune {
 // compiledFilter is a browse filter with its operands resolved once per query.
 type compiledFilter struct {
 	BrowseFilter
-	needle   string    // folded content operand
-	ns       Namespace // namespace operand
-	lo, hi   int64     // half-open millisecond window of a day op
-	num      float32   // confidence operand
-	min, max float32
+	needle      string    // folded content operand
+	asciiNeedle bool      // the folded needle is ASCII, so ASCII texts match in place
+	ns          Namespace // namespace operand
+	lo, hi      int64     // half-open millisecond window of a day op
+	num         float32   // confidence operand
+	min, max    float32
 }
 
 func dayStartMillis(day string) (int64, bool) {
@@ -276,6 +277,7 @@ func compileFilter(f BrowseFilter) compiledFilter {
 	switch {
 	case f.Field == BrowseFieldContent:
 		c.needle = FoldCase(f.Text)
+		c.asciiNeedle = isASCII(c.needle)
 	case f.Field == BrowseFieldNamespace:
 		c.ns, _ = ParseNamespace(f.Text)
 	case f.Field == BrowseFieldConfidence:
@@ -308,6 +310,9 @@ func (c *compiledFilter) admits(r *Record, folded func() string) bool {
 	case BrowseFieldKind:
 		return slices.Contains(c.Values, string(r.Kind)) == (c.Op == "in")
 	case BrowseFieldContent:
+		if c.asciiNeedle && isASCII(r.Text) {
+			return contentMatchASCII(c.Op, r.Text, c.needle)
+		}
 		text := folded()
 		switch c.Op {
 		case "contains":
@@ -561,4 +566,58 @@ func (t *topK) offer(rec *Record) {
 func (t *topK) sorted() []*Record {
 	slices.SortFunc(t.heap, t.less)
 	return t.heap
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// upperPrefix tells whether text begins with needle once text's ASCII letters
+// are upper-cased: FoldCase on ASCII text, without building the folded copy.
+func upperPrefix(text, needle string) bool {
+	if len(text) < len(needle) {
+		return false
+	}
+	for i := 0; i < len(needle); i++ {
+		b := text[i]
+		if 'a' <= b && b <= 'z' {
+			b -= 'a' - 'A'
+		}
+		if b != needle[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// contentMatchASCII is the content ops for an ASCII text and an ASCII folded needle.
+func contentMatchASCII(op, text, needle string) bool {
+	contains := func() bool {
+		for i := 0; i+len(needle) <= len(text); i++ {
+			if upperPrefix(text[i:], needle) {
+				return true
+			}
+		}
+		return false
+	}
+	switch op {
+	case "contains":
+		return contains()
+	case "not_contains":
+		return !contains()
+	case "equals":
+		return len(text) == len(needle) && upperPrefix(text, needle)
+	case "not_equals":
+		return !(len(text) == len(needle) && upperPrefix(text, needle))
+	case "starts_with":
+		return upperPrefix(text, needle)
+	case "ends_with":
+		return len(text) >= len(needle) && upperPrefix(text[len(text)-len(needle):], needle)
+	}
+	return false
 }

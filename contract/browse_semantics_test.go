@@ -2,6 +2,7 @@ package contract
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -434,5 +435,35 @@ func TestCursorRoundTripsKeys(t *testing.T) {
 	}
 	if none, _ := (BrowseQuery{}).DecodeCursor(); none != nil {
 		t.Error("no cursor decodes to nil")
+	}
+}
+
+func TestContentASCIIPathAgreesWithFolding(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	alphabet := "aAbBkK sS-\u212a\u017f"
+	draw := func(n int) string {
+		runes := []rune(alphabet)
+		var b strings.Builder
+		for range n {
+			b.WriteRune(runes[rng.IntN(len(runes))])
+		}
+		return b.String()
+	}
+	for range 20000 {
+		text, needle := draw(rng.IntN(8)), draw(1+rng.IntN(3))
+		if !isASCII(text) {
+			continue
+		}
+		for _, op := range BrowseFilterOps(BrowseFieldContent) {
+			c := compileFilter(BrowseFilter{Field: BrowseFieldContent, Op: op, Text: needle})
+			r := rec("x", withText(text))
+			got := c.admits(&r, func() string { return FoldCase(r.Text) })
+			slow := c
+			slow.asciiNeedle = false
+			want := slow.admits(&r, func() string { return FoldCase(r.Text) })
+			if got != want {
+				t.Fatalf("%s %q on %q: fast %v, folded %v", op, needle, text, got, want)
+			}
+		}
 	}
 }
