@@ -467,3 +467,32 @@ func TestContentASCIIPathAgreesWithFolding(t *testing.T) {
 		}
 	}
 }
+
+func TestBrowseFilterWireShapes(t *testing.T) {
+	cases := []struct {
+		f    BrowseFilter
+		want string
+	}{
+		{BrowseFilter{Field: "status", Op: "in", Values: []string{"active"}}, `{"field":"status","op":"in","values":["active"]}`},
+		{BrowseFilter{Field: "kind", Op: "not_in", Values: []string{"document", "learning"}}, `{"field":"kind","op":"not_in","values":["document","learning"]}`},
+		{BrowseFilter{Field: "content", Op: "starts_with", Text: "<a&b>"}, `{"field":"content","op":"starts_with","value":"<a&b>"}`},
+		{BrowseFilter{Field: "namespace", Op: "within", Text: "team:acme"}, `{"field":"namespace","op":"within","value":"team:acme"}`},
+		{BrowseFilter{Field: "confidence", Op: "gte", Num: 0.75}, `{"field":"confidence","op":"gte","value":0.75}`},
+		{BrowseFilter{Field: "confidence", Op: "between", Min: 0, Max: 1}, `{"field":"confidence","op":"between","min":0,"max":1}`},
+		{BrowseFilter{Field: "created_at", Op: "after_day", Day: "2026-01-01"}, `{"field":"created_at","op":"after_day","day":"2026-01-01"}`},
+		{BrowseFilter{Field: "observed_at", Op: "between_days", FromDay: "2026-01-01", UntilDay: "2026-01-31"}, `{"field":"observed_at","op":"between_days","from_day":"2026-01-01","until_day":"2026-01-31"}`},
+	}
+	for _, c := range cases {
+		b, err := json.Marshal(c.f)
+		if err != nil || string(b) != c.want {
+			t.Errorf("marshal %+v = %s (%v), want %s", c.f, b, err, c.want)
+		}
+		var back BrowseFilter
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Errorf("%s does not parse back: %v", b, err)
+		}
+		if canonicalFilter(back) != canonicalFilter(c.f) {
+			t.Errorf("%s parsed to %+v", b, back)
+		}
+	}
+}
