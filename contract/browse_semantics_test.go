@@ -483,7 +483,9 @@ func TestBrowseFilterWireShapes(t *testing.T) {
 		{BrowseFilter{Field: "observed_at", Op: "between_days", FromDay: "2026-01-01", UntilDay: "2026-01-31"}, `{"field":"observed_at","op":"between_days","from_day":"2026-01-01","until_day":"2026-01-31"}`},
 	}
 	for _, c := range cases {
-		b, err := json.Marshal(c.f)
+		// MarshalJSON itself, as json.Marshal HTML-escapes a marshaler's output
+		// (`<` becomes \u003c: the same JSON value).
+		b, err := c.f.MarshalJSON()
 		if err != nil || string(b) != c.want {
 			t.Errorf("marshal %+v = %s (%v), want %s", c.f, b, err, c.want)
 		}
