@@ -3,10 +3,14 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"mnemo/contract"
 	"mnemo/engine/bolt"
+	"mnemo/engine/remote"
 	"mnemo/engine/retrieval"
 )
 
@@ -61,9 +65,53 @@ func openEngine(ctx context.Context, a *app) (*openStore, error) {
 	return openLocal(ctx, a, a.storeDir())
 }
 
-// openRemote attaches to a running `mnemo serve`.
-func openRemote(_ context.Context, _ *app, url string) (*openStore, error) {
-	return nil, contract.Unsupported("this build of mnemo cannot attach to a server (%s); run mnemo on the server's store instead", url)
+// tokenFile is where `mnemo serve` writes its owner token in the store directory.
+const tokenFile = "serve.token"
+
+// openRemote attaches to a running `mnemo serve` with the token from MNEMO_TOKEN.
+func openRemote(ctx context.Context, a *app, url string) (*openStore, error) {
+	return connectRemote(ctx, a, url, a.getenv("MNEMO_TOKEN"))
+}
+
+// connectRemote opens a client and proves the server is there and takes the
+// token, so a wrong address or token fails before any work.
+func connectRemote(ctx context.Context, a *app, url, token string) (*openStore, error) {
+	c, err := remote.New(url, token)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Connect(ctx); err != nil {
+		return nil, err
+	}
+	a.logger.Debug("attached to a server", "url", c.URL())
+	return &openStore{engine: c, label: c.URL(), close: func() error { return nil }}, nil
+}
+
+// attachToServer is the automatic attach of design.md section 4: when a running
+// `mnemo serve` holds the store and left its address and owner token beside
+// it, talk to it instead of failing on the lock.
+func attachToServer(ctx context.Context, a *app, locked *bolt.LockedError) (*openStore, bool) {
+	if locked.Addr == "" {
+		return nil, false
+	}
+	token := a.getenv("MNEMO_TOKEN")
+	if token == "" {
+		data, err := os.ReadFile(filepath.Join(locked.Path, tokenFile))
+		if err != nil {
+			return nil, false
+		}
+		token = strings.TrimSpace(string(data))
+	}
+	addr := locked.Addr
+	if !strings.Contains(addr, "://") {
+		addr = "http://" + addr
+	}
+	s, err := connectRemote(ctx, a, addr, token)
+	if err != nil {
+		a.logger.Debug("could not attach to the server holding the store", "addr", addr, "err", err)
+		return nil, false
+	}
+	return s, true
 }
 
 // storeLockTimeout is how long an open waits for another process's lock.
@@ -71,7 +119,7 @@ const storeLockTimeout = time.Second
 
 // openLocal opens the store in dir with the embedder and answerer the config
 // file names.
-func openLocal(_ context.Context, a *app, dir string) (*openStore, error) {
+func openLocal(ctx context.Context, a *app, dir string) (*openStore, error) {
 	opts := bolt.Options{LockTimeout: storeLockTimeout, Logger: a.logger}
 	if ep := a.cfg.Embedder; ep.Endpoint != "" {
 		emb, err := retrieval.NewOpenAIEmbedder(retrieval.OpenAIConfig{Endpoint: ep.Endpoint, Model: ep.Model, APIKeyEnv: ep.APIKeyEnv}, nil)
@@ -91,6 +139,9 @@ func openLocal(_ context.Context, a *app, dir string) (*openStore, error) {
 	if err != nil {
 		var locked *bolt.LockedError
 		if errors.As(err, &locked) {
+			if s, ok := attachToServer(ctx, a, locked); ok {
+				return s, nil
+			}
 			return nil, lockedError{message: locked.Error()}
 		}
 		return nil, err
