@@ -72,6 +72,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Clock stamps created_at and updated_at (default time.Now).
 	Clock func() time.Time
+	// VectorFloat32 keeps vectors in memory as float32 instead of int8 (four
+	// times the memory, for a marginal ranking difference).
+	VectorFloat32 bool
 	// SyncRebuildBelow rebuilds a missing index during Open when the store
 	// holds fewer records than this (default 2000), so small stores open ready.
 	SyncRebuildBelow int
@@ -275,7 +278,12 @@ func (e *Engine) init() error {
 		return err
 	}
 	if e.embedder != nil {
-		e.vec = retrieval.NewVectorIndex(e.embedder.Dim())
+		opts := e.opts
+		var vopts []retrieval.VectorOption
+		if !opts.VectorFloat32 {
+			vopts = append(vopts, retrieval.WithInt8())
+		}
+		e.vec = retrieval.NewVectorIndex(e.embedder.Dim(), vopts...)
 		if err := e.loadVectors(); err != nil {
 			return err
 		}

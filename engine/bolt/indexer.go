@@ -198,26 +198,43 @@ func (e *Engine) rebuildIndex() error {
 	return e.flushIndex(context.Background())
 }
 
-// Vectors are stored as the model id, a zero byte, then little-endian float32s.
+// Vectors are stored as the model id, a zero byte, a float32 scale and one
+// int8 per dimension (value = int8 * scale): a quarter of the float32 size,
+// with an error far below what separates neighbours in cosine ranking.
 
 func encodeVector(model string, vec []float32) []byte {
-	b := make([]byte, 0, len(model)+1+4*len(vec))
+	b := make([]byte, 0, len(model)+5+len(vec))
 	b = append(b, model...)
 	b = append(b, 0)
+	var maxAbs float32
 	for _, f := range vec {
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
+		maxAbs = max(maxAbs, float32(math.Abs(float64(f))))
+	}
+	scale := maxAbs / 127
+	b = binary.LittleEndian.AppendUint32(b, math.Float32bits(scale))
+	for _, f := range vec {
+		q := 0.0
+		if scale > 0 {
+			q = math.Round(float64(f / scale))
+		}
+		b = append(b, byte(int8(max(-127, min(127, q)))))
 	}
 	return b
 }
 
 func decodeVector(b []byte, model string, dim int) ([]float32, bool) {
-	if len(b) != len(model)+1+4*dim || string(b[:len(model)]) != model || b[len(model)] != 0 {
+	if dim <= 0 {
+		// A lazily sized embedder: take the stored length.
+		dim = len(b) - len(model) - 5
+	}
+	if dim <= 0 || len(b) != len(model)+5+dim || string(b[:len(model)]) != model || b[len(model)] != 0 {
 		return nil, false
 	}
 	b = b[len(model)+1:]
+	scale := math.Float32frombits(binary.LittleEndian.Uint32(b))
 	out := make([]float32, dim)
 	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		out[i] = float32(int8(b[4+i])) * scale
 	}
 	return out, true
 }
@@ -315,6 +332,15 @@ func (e *Engine) embedDocs(ctx context.Context, docs []index.Doc) error {
 	// crash before that only means embedMissing recomputes them at open.
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	want := e.embedder.Dim()
+	if want == 0 {
+		want = e.vec.Dim()
+	}
+	for i := range ids {
+		if len(vecs[i]) == 0 || want > 0 && len(vecs[i]) != want {
+			return contract.EngineErr("the embedder returned a vector of length %d, want %d", len(vecs[i]), want)
+		}
+	}
 	for i, id := range ids {
 		if _, alive := e.t.idOrd[id]; alive {
 			e.vec.Upsert(id, vecs[i])
