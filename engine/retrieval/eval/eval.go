@@ -14,7 +14,9 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -136,6 +138,24 @@ type Report struct {
 	Queries []QueryResult
 	// LoadTime is how long storing the corpus took.
 	LoadTime time.Duration
+	// Recall measures the engine's recall answers on the same queries.
+	Recall RecallResult
+}
+
+// RecallLimit is how many citations each evaluated recall asks for.
+const RecallLimit = 5
+
+// RecallResult measures recall answers: whether a relevant note is among the
+// citations, and whether the answer's own [n] markers point at one.
+type RecallResult struct {
+	Model string
+	// CitationsHit is the share of questions with a relevant note among the
+	// citations.
+	CitationsHit float64
+	// AnswerCitesHit is the share of answers whose [n] markers include a
+	// relevant note; FirstMarkerHit counts only the first marker.
+	AnswerCitesHit, FirstMarkerHit float64
+	Latency                        Latency
 }
 
 // K is the cut-off of every metric.
@@ -225,7 +245,53 @@ func Run(ctx context.Context, e contract.Engine) (Report, error) {
 		mr.Latency = summarise(durations)
 		rep.Modes = append(rep.Modes, mr)
 	}
+	rep.Recall, err = runRecall(ctx, e, queries, keyOf, contract.MetaFilter{Reach: &reach})
+	if err != nil {
+		return Report{}, err
+	}
 	return rep, nil
+}
+
+var markerRe = regexp.MustCompile(`\[(\d+)\]`)
+
+func runRecall(ctx context.Context, e contract.Engine, queries []Query, keyOf map[string]string, filter contract.MetaFilter) (RecallResult, error) {
+	var res RecallResult
+	var durations []time.Duration
+	var cites, answers, first int
+	for _, q := range queries {
+		t0 := time.Now()
+		ans, err := e.Recall(ctx, contract.RecallRequest{Question: q.Text, Filter: filter, Limit: RecallLimit})
+		durations = append(durations, time.Since(t0))
+		if err != nil {
+			return RecallResult{}, fmt.Errorf("recall %q: %w", q.Text, err)
+		}
+		if ans.Model != nil {
+			res.Model = *ans.Model
+		}
+		relevant := func(i int) bool {
+			return i >= 0 && i < len(ans.Citations) && slices.Contains(q.Relevant, keyOf[ans.Citations[i].ID])
+		}
+		for i := range ans.Citations {
+			if relevant(i) {
+				cites++
+				break
+			}
+		}
+		for j, m := range markerRe.FindAllStringSubmatch(ans.Answer, -1) {
+			n, _ := strconv.Atoi(m[1])
+			if relevant(n - 1) {
+				answers++
+				if j == 0 {
+					first++
+				}
+				break
+			}
+		}
+	}
+	n := float64(len(queries))
+	res.CitationsHit, res.AnswerCitesHit, res.FirstMarkerHit = float64(cites)/n, float64(answers)/n, float64(first)/n
+	res.Latency = summarise(durations)
+	return res, nil
 }
 
 // Score computes MRR@k and recall@k of ranked (note keys, best first, one
@@ -308,6 +374,10 @@ func (r Report) Table() string {
 		fmt.Fprintf(&b, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %s | %s |\n",
 			m.Mode, e.MRR, e.Recall, p.MRR, p.Recall, a.MRR, a.Recall, fmtDuration(m.Latency.P50), fmtDuration(m.Latency.P95))
 	}
+	rc := r.Recall
+	fmt.Fprintf(&b, "\nrecall (limit %d), answer model `%s`\n\n", RecallLimit, rc.Model)
+	b.WriteString("| relevant note cited | answer's markers reach it | first marker is relevant | p50 | p95 |\n| --- | --- | --- | --- | --- |\n")
+	fmt.Fprintf(&b, "| %.3f | %.3f | %.3f | %s | %s |\n", rc.CitationsHit, rc.AnswerCitesHit, rc.FirstMarkerHit, fmtDuration(rc.Latency.P50), fmtDuration(rc.Latency.P95))
 	return b.String()
 }
 
