@@ -62,7 +62,7 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 	confirm := func() tea.Msg { return ConfirmedMsg{Target: m.target} }
 	cancel := func() tea.Msg { return CancelledMsg{} }
 	switch {
-	case s == "y" || s == "Y":
+	case (s == "y" || s == "Y") && m.typed == "":
 		return confirm
 	case len(s) == 1 && s[0] >= '0' && s[0] <= '9' && strings.HasPrefix(count, m.typed+s):
 		m.typed += s
