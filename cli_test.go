@@ -471,3 +471,22 @@ func TestBenchPrintsATable(t *testing.T) {
 		t.Errorf("exit %d does not agree with the table:\n%s", r.code, r.stdout)
 	}
 }
+
+func TestTUINeedsATerminal(t *testing.T) {
+	c := newTestCLI(t)
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	for _, args := range [][]string{{}, {"tui"}, {"demo"}} {
+		var out, errOut bytes.Buffer
+		code := run(append([]string{"--db", c.db}, args...), null, &out, &errOut)
+		if code != 2 || out.Len() != 0 || !strings.HasPrefix(errOut.String(), "mnemo: invalid request: the TUI needs a terminal") {
+			t.Errorf("mnemo %v with stdin from %s: exit %d, stdout %q, stderr %q", args, os.DevNull, code, out.String(), errOut.String())
+		}
+	}
+	if _, err := os.Stat(c.db); err == nil {
+		t.Error("demo stored the corpus before finding there is no terminal")
+	}
+}

@@ -43,6 +43,9 @@ facets, browse and sort, search, ask, review candidates and forget.`,
 
 // runTUI opens the engine and runs the TUI on the terminal until the user quits.
 func (a *app) runTUI(ctx context.Context, f tuiFlags) error {
+	if !a.hasTerminal() {
+		return usageError("the TUI needs a terminal; in scripts use a command (see mnemo --help)")
+	}
 	keys, err := loadKeymap(a.cfg.Keys)
 	if err != nil {
 		return contract.ConfigErr("%s: %s", a.configPath, err.Error())
@@ -100,6 +103,9 @@ review and some expiring records) and open the TUI. A second run replays: nothin
 is stored twice. Prints the import summary; --no-tui only stores.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !noTUI && !a.hasTerminal() {
+				return usageError("the TUI needs a terminal; use mnemo demo --no-tui to only store the corpus")
+			}
 			e, err := a.engine(cmd.Context())
 			if err != nil {
 				return err
@@ -117,4 +123,15 @@ is stored twice. Prints the import summary; --no-tui only stores.`,
 	cmd.Flags().BoolVar(&noTUI, "no-tui", false, "only store the corpus")
 	cmd.Flags().BoolVar(&f.plain, "plain", false, "ASCII borders and spinners")
 	return cmd
+}
+
+// hasTerminal tells whether the TUI can run: the process's own stdin and stdout
+// must be a terminal; streams handed in by a host (tests, SSH) are its business.
+func (a *app) hasTerminal() bool {
+	for _, stream := range []any{a.stdin, a.stdout} {
+		if _, isFile := stream.(*os.File); isFile && !a.isTerminal(stream) {
+			return false
+		}
+	}
+	return true
 }
