@@ -1,0 +1,259 @@
+package ssh
+
+import (
+	"context"
+	"sync"
+
+	"mnemo/contract"
+)
+
+// gate counts the engine calls in flight across every session, so a graceful
+// shutdown can refuse new calls and wait for the running ones (a forget the
+// user confirmed just before the server stopped) to finish.
+type gate struct {
+	mu      sync.Mutex
+	closed  bool
+	running sync.WaitGroup
+}
+
+// enter admits one call, or refuses it once the server is stopping.
+func (g *gate) enter() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return contract.Unavailable("the server is shutting down")
+	}
+	g.running.Add(1)
+	return nil
+}
+
+func (g *gate) leave() { g.running.Done() }
+
+// close refuses new calls and waits for the running ones, or for ctx.
+func (g *gate) close(ctx context.Context) error {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		g.running.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// sessionEngine is one session's engine: every call passes the gate, and reads
+// end with the session (a closed connection cancels its searches), while
+// writes run to completion once started.
+type sessionEngine struct {
+	e    contract.Engine
+	g    *gate
+	sess context.Context
+}
+
+var _ contract.Engine = (*sessionEngine)(nil)
+
+// read binds ctx to the session's life as well.
+func (s *sessionEngine) read(ctx context.Context) (context.Context, func(), error) {
+	if err := s.g.enter(); err != nil {
+		return ctx, func() {}, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.sess, cancel)
+	return ctx, func() { stop(); cancel(); s.g.leave() }, nil
+}
+
+// write lets a started write finish even if the session goes away.
+func (s *sessionEngine) write(ctx context.Context) (context.Context, func(), error) {
+	if err := s.g.enter(); err != nil {
+		return ctx, func() {}, err
+	}
+	return context.WithoutCancel(ctx), s.g.leave, nil
+}
+
+func (s *sessionEngine) Descriptor() contract.Descriptor { return s.e.Descriptor() }
+
+func (s *sessionEngine) Health(ctx context.Context) contract.Health {
+	ctx, done, err := s.read(ctx)
+	if err != nil {
+		return contract.Health{State: contract.HealthDown, Reason: contract.AsError(err).Message}
+	}
+	defer done()
+	return s.e.Health(ctx)
+}
+
+func (s *sessionEngine) Store(ctx context.Context, item contract.StoreItem) (contract.StoreReceipt, error) {
+	ctx, done, err := s.write(ctx)
+	if err != nil {
+		return contract.StoreReceipt{}, err
+	}
+	defer done()
+	return s.e.Store(ctx, item)
+}
+
+func (s *sessionEngine) StoreWith(ctx context.Context, item contract.StoreItem, opts contract.WriteOptions) (contract.StoreReceipt, error) {
+	ctx, done, err := s.write(ctx)
+	if err != nil {
+		return contract.StoreReceipt{}, err
+	}
+	defer done()
+	return s.e.StoreWith(ctx, item, opts)
+}
+
+func (s *sessionEngine) StoreMany(ctx context.Context, items []contract.StoreItem) ([]contract.StoreReceipt, error) {
+	ctx, done, err := s.write(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return s.e.StoreMany(ctx, items)
+}
+
+func (s *sessionEngine) StoreManyWith(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
+	ctx, done, err := s.write(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return s.e.StoreManyWith(ctx, items, opts)
+}
+
+func (s *sessionEngine) Recall(ctx context.Context, req contract.RecallRequest) (contract.RecallAnswer, error) {
+	ctx, done, err := s.read(ctx)
+	if err != nil {
+		return contract.RecallAnswer{}, err
+	}
+	defer done()
+	return s.e.Recall(ctx, req)
+}
+
+func (s *sessionEngine) Fetch(ctx context.Context, req contract.FetchRequest) (contract.FetchPage, error) {
+	ctx, done, err := s.read(ctx)
+	if err != nil {
+		return contract.FetchPage{}, err
+	}
+	defer done()
+	return s.e.Fetch(ctx, req)
+}
+
+func (s *sessionEngine) List(ctx context.Context, req contract.ListRequest) (contract.ListPage, error) {
+	ctx, done, err := s.read(ctx)
+	if err != nil {
+		return contract.ListPage{}, err
+	}
+	defer done()
+	return s.e.List(ctx, req)
+}
+
+func (s *sessionEngine) Export(ctx context.Context, req contract.ListRequest) (contract.ExportPage, error) {
+	ctx, done, err := s.read(ctx)
+	if err != nil {
+		return contract.ExportPage{}, err
+	}
+	defer done()
+	return s.e.Export(ctx, req)
+}
+
+func (s *sessionEngine) Explore(ctx context.Context, req contract.ExploreRequest) (contract.ExplorePage, error) {
+	ctx, done, err := s.read(ctx)
+	if err != nil {
+		return contract.ExplorePage{}, err
+	}
+	defer done()
+	return s.e.Explore(ctx, req)
+}
+
+func (s *sessionEngine) Get(ctx context.Context, req contract.GetRequest) ([]contract.Hit, error) {
+	ctx, done, err := s.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return s.e.Get(ctx, req)
+}
+
+func (s *sessionEngine) GetRecords(ctx context.Context, req contract.GetRequest) ([]contract.Record, error) {
+	ctx, done, err := s.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return s.e.GetRecords(ctx, req)
+}
+
+func (s *sessionEngine) Forget(ctx context.Context, target contract.ForgetTarget) (contract.ForgetReport, error) {
+	ctx, done, err := s.write(ctx)
+	if err != nil {
+		return contract.ForgetReport{}, err
+	}
+	defer done()
+	return s.e.Forget(ctx, target)
+}
+
+func (s *sessionEngine) ForgetWithin(ctx context.Context, ids []string, reach contract.Reach) (contract.ForgetReport, error) {
+	ctx, done, err := s.write(ctx)
+	if err != nil {
+		return contract.ForgetReport{}, err
+	}
+	defer done()
+	return s.e.ForgetWithin(ctx, ids, reach)
+}
+
+func (s *sessionEngine) Erase(ctx context.Context, req contract.EraseRequest) (contract.EraseReport, error) {
+	ctx, done, err := s.write(ctx)
+	if err != nil {
+		return contract.EraseReport{}, err
+	}
+	defer done()
+	return s.e.Erase(ctx, req)
+}
+
+func (s *sessionEngine) Consolidate(ctx context.Context, req contract.ConsolidateRequest) (contract.ConsolidateReceipt, error) {
+	ctx, done, err := s.write(ctx)
+	if err != nil {
+		return contract.ConsolidateReceipt{}, err
+	}
+	defer done()
+	return s.e.Consolidate(ctx, req)
+}
+
+func (s *sessionEngine) Beliefs(ctx context.Context, req contract.BeliefsRequest) ([]contract.Hit, error) {
+	ctx, done, err := s.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return s.e.Beliefs(ctx, req)
+}
+
+func (s *sessionEngine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.BrowsePage, error) {
+	ctx, done, err := s.read(ctx)
+	if err != nil {
+		return contract.BrowsePage{}, err
+	}
+	defer done()
+	return s.e.Browse(ctx, q)
+}
+
+func (s *sessionEngine) Review(ctx context.Context, req contract.ReviewRequest) (contract.ReviewResult, error) {
+	ctx, done, err := s.write(ctx)
+	if err != nil {
+		return contract.ReviewResult{}, err
+	}
+	defer done()
+	return s.e.Review(ctx, req)
+}
+
+func (s *sessionEngine) Supersede(ctx context.Context, req contract.SupersedeRequest) (contract.Record, error) {
+	ctx, done, err := s.write(ctx)
+	if err != nil {
+		return contract.Record{}, err
+	}
+	defer done()
+	return s.e.Supersede(ctx, req)
+}
