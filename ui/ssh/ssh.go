@@ -264,6 +264,11 @@ func (s *Server) program(sess charmssh.Session) *tea.Program {
 	popts = append(popts, opts.ProgramOptions...)
 	prog := tea.NewProgram(ui.New(opts), popts...)
 	s.mu.Lock()
+	if s.stopping {
+		s.mu.Unlock()
+		refuse(sess, "the server is shutting down")
+		return nil
+	}
 	s.programs[prog] = struct{}{}
 	s.mu.Unlock()
 	s.log.Info("ssh session", "principal", p.Name, "role", string(p.Role), "remote", sess.RemoteAddr().String())
