@@ -61,6 +61,8 @@ var commandConstructors = []func(*app) *cobra.Command{
 	newConformanceCommand,
 	newBenchCommand,
 	newCompletionCommand,
+	newServeCommand,
+	newAuditCommand,
 }
 
 func newRootCommand(a *app) *cobra.Command {
