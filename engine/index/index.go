@@ -78,7 +78,7 @@ func Open(dir string) (*Index, error) {
 	}
 	idx, err := bleve.OpenUsing(dir, runtimeConfig())
 	if err == nil {
-		version, verr := idx.GetInternal(keyMappingVersion)
+		version, verr := idx.GetInternal([]byte(keyMappingVersion))
 		if verr == nil && string(version) == MappingVersion {
 			return &Index{dir: dir, idx: idx, build: b}, nil
 		}
@@ -96,7 +96,7 @@ func Open(dir string) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create index %s: %w", dir, err)
 	}
-	if err := idx.SetInternal(keyMappingVersion, []byte(MappingVersion)); err != nil {
+	if err := idx.SetInternal([]byte(keyMappingVersion), []byte(MappingVersion)); err != nil {
 		_ = idx.Close()
 		return nil, fmt.Errorf("mark index %s: %w", dir, err)
 	}
@@ -109,7 +109,7 @@ func (ix *Index) NeedsRebuild() bool { return ix.needsRebuild }
 
 // AppliedSeq is the store sequence number of the last batch applied, 0 when none.
 func (ix *Index) AppliedSeq() (uint64, error) {
-	v, err := ix.idx.GetInternal(keyAppliedSeq)
+	v, err := ix.idx.GetInternal([]byte(keyAppliedSeq))
 	if err != nil {
 		return 0, fmt.Errorf("read applied_seq: %w", err)
 	}
@@ -141,7 +141,7 @@ func (ix *Index) Apply(docs []Doc, deletes []string, appliedSeq uint64) error {
 	}
 	var seq [8]byte
 	binary.BigEndian.PutUint64(seq[:], appliedSeq)
-	batch.SetInternal(keyAppliedSeq, seq[:])
+	batch.SetInternal([]byte(keyAppliedSeq), seq[:])
 	if err := ix.idx.Batch(batch); err != nil {
 		return fmt.Errorf("apply index batch: %w", err)
 	}

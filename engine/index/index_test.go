@@ -100,7 +100,7 @@ func TestMappingVersionMismatchStartsEmpty(t *testing.T) {
 	if err := ix.Apply([]Doc{doc("a", "alpha")}, nil, 7); err != nil {
 		t.Fatal(err)
 	}
-	if err := ix.idx.SetInternal(keyMappingVersion, []byte("mnemo-index-0")); err != nil {
+	if err := ix.idx.SetInternal([]byte(keyMappingVersion), []byte("mnemo-index-0")); err != nil {
 		t.Fatal(err)
 	}
 	if err := ix.Close(); err != nil {

@@ -33,9 +33,10 @@ const MappingVersion = "mnemo-index-5"
 // <name> is one of the logical names below (letters and `_` only, so a name
 // followed by `=` is never a prefix of another name's terms).
 const (
-	fieldText   = "text"
-	fieldMeta   = "meta"
-	fieldLookup = "lookup"
+	fieldText       = "text"
+	fieldMeta       = "meta"
+	fieldLookup     = "lookup"
+	fieldObservedAt = "observed_at"
 )
 
 // Logical metadata names (term prefixes).
@@ -67,16 +68,15 @@ const (
 	fieldFolderPrefix   = "folder_pfx"
 	fieldFilePathPrefix = "file_path_pfx"
 
-	fieldObservedAt = "observed_at"
 	// fieldObservedFar holds observed_at as an order-preserving hex term
 	// for instants a Bleve date (int64 nanoseconds) cannot represent.
 	fieldObservedFar = "observed_far"
 )
 
 // Internal keys stored beside the documents.
-var (
-	keyAppliedSeq     = []byte("applied_seq")
-	keyMappingVersion = []byte("mapping_version")
+const (
+	keyAppliedSeq     = "applied_seq"
+	keyMappingVersion = "mapping_version"
 )
 
 const textAnalyzer = "mnemo_text"

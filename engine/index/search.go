@@ -53,23 +53,41 @@ func (ix *Index) Count(ctx context.Context, f contract.MetaFilter) (uint64, erro
 	return res.Total, nil
 }
 
-// facetFields maps each facet to its logical metadata name.
-var facetFields = map[contract.Facet]string{
-	contract.FacetKind:      fieldKind,
-	contract.FacetSource:    fieldSource,
-	contract.FacetSourceID:  fieldSourceID,
-	contract.FacetWorkspace: fieldWorkspace,
-	contract.FacetFolder:    fieldFolder,
-	contract.FacetFilePath:  fieldFilePath,
-	contract.FacetLanguage:  fieldLanguage,
-	contract.FacetRepo:      fieldRepo,
-	contract.FacetURL:       fieldURL,
-	contract.FacetThread:    fieldThreadID,
-	contract.FacetAgent:     fieldAgentID,
-	contract.FacetToolCall:  fieldToolCall,
-	contract.FacetTag:       fieldTag,
-	contract.FacetNamespace: fieldNS,
-	contract.FacetStatus:    fieldStatus,
+// facetField is the logical metadata name a facet counts.
+func facetField(facet contract.Facet) (string, bool) {
+	switch facet {
+	case contract.FacetKind:
+		return fieldKind, true
+	case contract.FacetSource:
+		return fieldSource, true
+	case contract.FacetSourceID:
+		return fieldSourceID, true
+	case contract.FacetWorkspace:
+		return fieldWorkspace, true
+	case contract.FacetFolder:
+		return fieldFolder, true
+	case contract.FacetFilePath:
+		return fieldFilePath, true
+	case contract.FacetLanguage:
+		return fieldLanguage, true
+	case contract.FacetRepo:
+		return fieldRepo, true
+	case contract.FacetURL:
+		return fieldURL, true
+	case contract.FacetThread:
+		return fieldThreadID, true
+	case contract.FacetAgent:
+		return fieldAgentID, true
+	case contract.FacetToolCall:
+		return fieldToolCall, true
+	case contract.FacetTag:
+		return fieldTag, true
+	case contract.FacetNamespace:
+		return fieldNS, true
+	case contract.FacetStatus:
+		return fieldStatus, true
+	}
+	return "", false
 }
 
 const facetName = "facet"
@@ -78,7 +96,7 @@ const facetName = "facet"
 // document counts once per distinct tag), and reports the number of matching
 // documents and of those with no value for the facet.
 func (ix *Index) Facet(ctx context.Context, f contract.MetaFilter, facet contract.Facet) (map[string]uint64, uint64, uint64, error) {
-	field, ok := facetFields[facet]
+	field, ok := facetField(facet)
 	if !ok {
 		return nil, 0, 0, contract.Invalid("`%s` is not a facet", facet)
 	}
