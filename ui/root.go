@@ -210,6 +210,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	case spinTickMsg:
 		if m.busy() == "" {
 			m.ticking = false
+			m.spin = 0
 			return nil
 		}
 		m.spin++
@@ -621,16 +622,16 @@ func (m *model) header() string {
 		if i == m.active {
 			tabs.WriteString(st.TabActive.Render("[" + label + "]"))
 		} else {
-			tabs.WriteString(st.Tab.Render(" " + label + " "))
+			tabs.WriteString(st.Tab.Render(label))
 		}
-		tabs.WriteByte(' ')
+		tabs.WriteString("  ")
 	}
 	help := st.HelpHint.Render(common.KeyLabel(m.c.Keys.Help.Keys()) + " help")
 	right := tabs.String() + " " + help + " "
 	left := " " + st.AppName.Render("mnemo") + "  "
 	room := w - common.Width(left) - common.Width(right)
 	info := common.Width(count) + 2
-	label := common.Cut(m.c.StoreLabel, max(0, room-info-1))
+	label := common.Cut(m.c.StoreLabel, max(0, room-info-3))
 	mid := st.Store.Render(label) + "  " + st.Count.Render(count)
 	line := left + mid
 	pad := w - common.Width(line) - common.Width(right)
@@ -667,7 +668,9 @@ func (m *model) footer() string {
 	st := &m.c.Styles
 	w := m.c.Width
 	right := ""
-	if b := m.busy(); b != "" && m.ticking {
+	// the spinner shows only once a task has run for about 150 ms (two ticks),
+	// so quick answers never flash it
+	if b := m.busy(); b != "" && m.ticking && m.spin >= 2 {
 		g := st.Glyphs.Spinner
 		right = st.Spinner.Render(g[m.spin%len(g)]) + " " + b + " "
 	}
