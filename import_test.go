@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"mnemo/contract"
+	"mnemo/engine/memory"
 )
 
 const (
@@ -130,4 +133,87 @@ func FuzzParseImportLine(f *testing.F) {
 			t.Fatalf("fingerprint changed through a re-encode: %s", again)
 		}
 	})
+}
+
+// pickyEngine is a real reference engine that, like a server with stricter
+// rules than the contract, refuses items whose text names "forbidden".
+type pickyEngine struct{ *memory.Engine }
+
+func (p pickyEngine) refuses(items []contract.StoreItem) error {
+	for _, it := range items {
+		if strings.Contains(it.RenderText(), "forbidden") {
+			return contract.Invalid("this server refuses forbidden text")
+		}
+	}
+	return nil
+}
+
+func (p pickyEngine) StoreManyWith(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
+	if err := p.refuses(items); err != nil {
+		return nil, err
+	}
+	return p.Engine.StoreManyWith(ctx, items, opts)
+}
+
+func (p pickyEngine) StoreWith(ctx context.Context, item contract.StoreItem, opts contract.WriteOptions) (contract.StoreReceipt, error) {
+	if err := p.refuses([]contract.StoreItem{item}); err != nil {
+		return contract.StoreReceipt{}, err
+	}
+	return p.Engine.StoreWith(ctx, item, opts)
+}
+
+func TestImportFindsTheLineAnEngineRefusesAndStoresTheRest(t *testing.T) {
+	var lines []string
+	for i := range 7 {
+		text := fmt.Sprintf("note %d", i)
+		if i == 4 {
+			text = "a forbidden note"
+		}
+		lines = append(lines, fmt.Sprintf(`{"type":"document","body":{"text":%q},"meta":{"source":{"kind":"agent"}}}`, text))
+	}
+	e := pickyEngine{memory.New()}
+	im := &importer{engine: e, batch: 3, defaultStatus: contract.StatusActive}
+	summary, err := im.run(context.Background(), strings.NewReader(strings.Join(lines, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if summary.Stored != 6 || summary.Failed != 1 || len(summary.Errors) != 1 ||
+		summary.Errors[0] != (lineError{Line: 5, Error: "invalid request: this server refuses forbidden text"}) {
+		t.Errorf("summary: %+v", summary)
+	}
+	if e.Len() != 6 {
+		t.Errorf("the engine holds %d records, want 6", e.Len())
+	}
+}
+
+// failingEngine stops accepting writes after a number of batches, like a disk
+// that fills up: the import stops, and what was stored stays.
+type failingEngine struct {
+	*memory.Engine
+	batchesLeft *int
+}
+
+func (f failingEngine) StoreManyWith(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
+	if *f.batchesLeft == 0 {
+		return nil, contract.EngineErr("no space left on device")
+	}
+	*f.batchesLeft--
+	return f.Engine.StoreManyWith(ctx, items, opts)
+}
+
+func TestImportStopsOnAnEngineFailureAndKeepsWhatWasStored(t *testing.T) {
+	var lines []string
+	for i := range 10 {
+		lines = append(lines, fmt.Sprintf(`{"type":"document","body":{"text":"note %d"},"meta":{"source":{"kind":"agent"}}}`, i))
+	}
+	left := 2
+	e := failingEngine{memory.New(), &left}
+	im := &importer{engine: e, batch: 3, defaultStatus: contract.StatusActive}
+	summary, err := im.run(context.Background(), strings.NewReader(strings.Join(lines, "\n")))
+	if err == nil || err.Error() != "engine error: no space left on device" {
+		t.Fatalf("error %v, want the engine's", err)
+	}
+	if summary.Stored != 6 || e.Len() != 6 {
+		t.Errorf("summary %+v, engine holds %d; want 6 stored and kept", summary, e.Len())
+	}
 }
