@@ -155,17 +155,47 @@ func parseInstructions(instr string) answerStyle {
 type sentence struct {
 	text     string
 	citation int // index in the citations
-	position int // index within the citation
+	position int // index within the citation, headings not counted
+	question bool
 	terms    []string
+	context  []string // terms of the heading above it
+	overlap  float64
 	score    float64
 }
 
-// pickSentences returns up to n sentences, best first.
+// Weights of the sentence score: the question's words dominate; a citation's
+// rank and a sentence's place in it break ties between equally matching
+// sentences; a heading's words count for the sentences under it at a fraction.
+const (
+	headingShare       = 0.3
+	questionPenalty    = 0.6
+	rankPrior          = 0.3
+	positionPrior      = 0.15
+	keepShareOfBest    = 0.35
+	longSentenceTerms  = 20
+	longSentenceDamper = 0.015
+)
+
+// pickSentences returns up to n sentences, best first. Sentences that share
+// no word with the question are left out when some do, and so are sentences
+// matching far worse than the best one; a question none of the sentences
+// matches gets the first statement of the best-ranked citation.
 func pickSentences(question string, cites []contract.Citation, n int) []sentence {
 	var all []sentence
 	for ci, c := range cites {
-		for pi, s := range splitSentences(c.Snippet) {
-			all = append(all, sentence{text: s, citation: ci, position: pi, terms: terms(s)})
+		var heading []string
+		pos := 0
+		for _, u := range splitSentenceUnits(c.Snippet) {
+			if u.heading {
+				heading = terms(u.text)
+				continue
+			}
+			all = append(all, sentence{text: u.text, citation: ci, position: pos, question: strings.HasSuffix(u.text, "?"), terms: terms(u.text), context: heading})
+			pos++
+		}
+		if pos == 0 && heading != nil {
+			// a citation that is only a heading still has something to say
+			all = append(all, sentence{text: cleanLine(firstLine(c.Snippet)), citation: ci, terms: heading})
 		}
 	}
 	if len(all) == 0 {
@@ -175,28 +205,42 @@ func pickSentences(question string, cites []contract.Citation, n int) []sentence
 	// shares (often the topic itself) tells sentences apart less than a rare one
 	df := make(map[string]int)
 	for _, s := range all {
-		for _, t := range uniq(s.terms) {
+		for _, t := range uniq(append(slices.Clone(s.terms), s.context...)) {
 			df[t]++
 		}
 	}
+	idf := func(t string) float64 { return math.Log(1 + float64(len(all))/float64(max(1, df[t]))) }
 	qterms := uniq(terms(question))
+	best := 0.0
 	for i := range all {
 		s := &all[i]
-		have := make(map[string]struct{}, len(s.terms))
-		for _, t := range s.terms {
-			have[t] = struct{}{}
-		}
 		var overlap float64
 		for _, t := range qterms {
-			if _, ok := have[t]; ok {
-				overlap += math.Log(1 + float64(len(all))/float64(df[t]))
+			switch {
+			case slices.Contains(s.terms, t):
+				overlap += idf(t)
+			case slices.Contains(s.context, t):
+				overlap += headingShare * idf(t)
 			}
 		}
 		// long sentences match more words by length alone
-		overlap /= 1 + 0.015*float64(max(0, len(s.terms)-20))
-		rank := 0.3 / float64(s.citation+1)
-		position := 0.15 / float64(s.position+1)
-		s.score = overlap + rank + position
+		overlap /= 1 + longSentenceDamper*float64(max(0, len(s.terms)-longSentenceTerms))
+		if s.question {
+			overlap *= questionPenalty
+		}
+		s.overlap = overlap
+		best = max(best, overlap)
+		s.score = overlap + rankPrior/float64(s.citation+1) + positionPrior/float64(s.position+1)
+	}
+	if best == 0 {
+		// nothing matches: the search still ranked the first citation best, so
+		// offer its opening statement (a question is no answer)
+		for _, s := range all {
+			if !s.question {
+				return []sentence{s}
+			}
+		}
+		return []sentence{all[0]}
 	}
 	slices.SortStableFunc(all, func(a, b sentence) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
@@ -210,6 +254,9 @@ func pickSentences(question string, cites []contract.Citation, n int) []sentence
 	var out []sentence
 	seen := make(map[string]struct{})
 	for _, s := range all {
+		if s.overlap < keepShareOfBest*best {
+			continue
+		}
 		key := strings.Join(s.terms, " ")
 		if key == "" {
 			key = strings.ToLower(s.text)
@@ -226,22 +273,53 @@ func pickSentences(question string, cites []contract.Citation, n int) []sentence
 	return out
 }
 
+func firstLine(s string) string {
+	for _, line := range strings.Split(s, "\n") {
+		if strings.TrimSpace(line) != "" {
+			return line
+		}
+	}
+	return ""
+}
+
 func uniq(ts []string) []string {
 	out := slices.Clone(ts)
 	slices.Sort(out)
 	return slices.Compact(out)
 }
 
-// splitSentences cuts text into sentences: at . ! ? followed by a space and
-// an upper-case letter, digit or quote, and at line breaks (headings, list
-// items and conversation turns are units of their own). Markdown heading and
-// list markers and conversation role prefixes are dropped; fragments without
-// a single word are skipped.
+// splitSentences cuts text into sentences (see splitSentenceUnits), headings
+// included.
 func splitSentences(text string) []string {
 	var out []string
-	for _, line := range strings.Split(text, "\n") {
-		line = cleanLine(line)
+	for _, u := range splitSentenceUnits(text) {
+		out = append(out, u.text)
+	}
+	return out
+}
+
+// unit is one sentence of a text, or one heading line.
+type unit struct {
+	text    string
+	heading bool
+}
+
+// splitSentenceUnits cuts text into sentences: at . ! ? followed by a space
+// (unless the word before is a common abbreviation or an initial, or the next
+// word starts with a lower-case letter after a short word), and at line
+// breaks (headings, list items and conversation turns are units of their
+// own). Markdown heading and list markers and conversation role prefixes are
+// dropped; fragments without a single word are skipped.
+func splitSentenceUnits(text string) []unit {
+	var out []unit
+	for _, raw := range strings.Split(text, "\n") {
+		heading := headingRe.MatchString(strings.TrimSpace(raw))
+		line := cleanLine(raw)
 		if line == "" {
+			continue
+		}
+		if heading {
+			out = appendUnit(out, line, true)
 			continue
 		}
 		start := 0
@@ -261,27 +339,35 @@ func splitSentences(text string) []string {
 			for k < len(rs) && unicode.IsSpace(rs[k]) {
 				k++
 			}
-			if k < len(rs) && !(unicode.IsUpper(rs[k]) || unicode.IsDigit(rs[k]) || rs[k] == '"' || rs[k] == '(') {
-				continue
-			}
 			if isAbbreviation(rs[start:i]) {
 				continue
 			}
-			out = appendSentence(out, string(rs[start:j]))
+			if k < len(rs) && unicode.IsLower(rs[k]) && !startsSentenceLowercase(rs[start:i]) {
+				continue
+			}
+			out = appendUnit(out, string(rs[start:j]), false)
 			start = k
 			i = k - 1
 		}
-		out = appendSentence(out, string(rs[start:]))
+		out = appendUnit(out, string(rs[start:]), false)
 	}
 	return out
 }
 
-func appendSentence(out []string, s string) []string {
+// startsSentenceLowercase tells whether a full stop after this text ends a
+// sentence even though the next word is lower case (a command or identifier
+// such as "git" opening the next sentence): true when the sentence so far is
+// long enough that the stop cannot be an abbreviation inside it.
+func startsSentenceLowercase(before []rune) bool {
+	return len(words(string(before))) >= 4
+}
+
+func appendUnit(out []unit, s string, heading bool) []unit {
 	s = strings.TrimSpace(s)
 	if len(words(s)) == 0 {
 		return out
 	}
-	return append(out, s)
+	return append(out, unit{text: s, heading: heading})
 }
 
 // isAbbreviation tells whether the text before a full stop ends in a common

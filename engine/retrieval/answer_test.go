@@ -50,6 +50,18 @@ func TestExtractiveAnswers(t *testing.T) {
 			"The API listens on port 7077 [1].",
 		},
 		{
+			"headings steer but are not answers; unrelated sentences are left out",
+			"how many hours does bulk fermentation take at the bakery?", "",
+			cites("# Bulk fermentation\n\nLet it grow by half, four to five hours at 24 degrees. Cold kitchens need longer.", "Bread sells out early."),
+			"Let it grow by half, four to five hours at 24 degrees [1].",
+		},
+		{
+			"nothing matches: the top citation's first sentence",
+			"what should I know?", "",
+			cites("user: is this ok?\nassistant: Feed the starter twice a day. Keep it warm.", "Other note."),
+			"Feed the starter twice a day [1].",
+		},
+		{
 			"a question mark is kept",
 			"should we shard the database?", "one sentence",
 			cites("Should we shard the database? Not before it passes a terabyte."),
@@ -109,6 +121,8 @@ func TestSplitSentences(t *testing.T) {
 		{"# Title\n\n* item one\n2. item two", []string{"Title", "item one", "item two"}},
 		{"He said \"stop.\" Then left.", []string{"He said \"stop.\"", "Then left."}},
 		{"...\n---", nil},
+		{"A hard reset threw away a day of work. git reflog still listed it.", []string{"A hard reset threw away a day of work.", "git reflog still listed it."}},
+		{"Use approx. five cups.", []string{"Use approx. five cups."}},
 	}
 	for _, tt := range tests {
 		got := splitSentences(tt.in)
