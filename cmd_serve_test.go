@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"mnemo/contract"
+	"mnemo/engine/auth"
+	"mnemo/engine/bolt"
+	"mnemo/engine/remote"
+)
+
+// lockedBuffer is a stderr the server goroutine writes while the test reads.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+type runningServer struct {
+	url    string
+	stderr *lockedBuffer
+	stop   func() int
+}
+
+// startServe runs `mnemo --db DIR serve args...` in-process until stop, and
+// waits for it to publish its address.
+func startServe(t *testing.T, c *testCLI, args ...string) *runningServer {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stderr := &lockedBuffer{}
+	a := newApp(strings.NewReader(""), &bytes.Buffer{}, stderr)
+	root := newRootCommand(a)
+	root.SetArgs(append([]string{"--db", c.db, "serve"}, args...))
+	done := make(chan int, 1)
+	go func() {
+		err := root.ExecuteContext(ctx)
+		code := a.report(err)
+		a.close()
+		done <- code
+	}()
+	s := &runningServer{stderr: stderr}
+	var once sync.Once
+	code := -1
+	s.stop = func() int {
+		once.Do(func() {
+			cancel()
+			select {
+			case code = <-done:
+			case <-time.After(20 * time.Second):
+				t.Error("serve did not stop")
+			}
+		})
+		return code
+	}
+	t.Cleanup(func() { s.stop() })
+	addrPath := filepath.Join(c.db, bolt.AddrFile)
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited with %d: %s", code, stderr.String())
+		default:
+		}
+		if data, err := os.ReadFile(addrPath); err == nil && len(data) > 0 {
+			s.url = strings.TrimSpace(string(data))
+			return s
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("serve never wrote %s: %s", bolt.AddrFile, stderr.String())
+	return nil
+}
+
+func readAuditLines(t *testing.T, out string) []auth.Event {
+	t.Helper()
+	var events []auth.Event
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if line == "" {
+			continue
+		}
+		var ev auth.Event
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("audit line %q: %v", line, err)
+		}
+		events = append(events, ev)
+	}
+	return events
+}
+
+func TestServeAttachesCommandsAndAuditsThem(t *testing.T) {
+	c := newTestCLI(t)
+	s := startServe(t, c, "--http", "127.0.0.1:0")
+	if !strings.HasPrefix(s.url, "http://127.0.0.1:") {
+		t.Fatalf("serve.addr holds %q", s.url)
+	}
+	st, err := os.Stat(filepath.Join(c.db, serveTokenFile))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("the owner token file: %v, mode %v", err, st.Mode().Perm())
+	}
+
+	// A command on the held store attaches to the server instead of failing.
+	var receipt contract.StoreReceipt
+	c.okJSON(&receipt, styleLearning, "store")
+	if receipt.ID != fingerprintOf(t, styleLearning) {
+		t.Fatalf("store through the server: %+v", receipt)
+	}
+	c.ok("", "forget", "--ids", receipt.ID, "--yes")
+
+	// Without the token the API gives nothing.
+	resp, err := http.Post(s.url+"/v1/list", "application/json", strings.NewReader(`{"limit":10}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("list without a token: %d", resp.StatusCode)
+	}
+
+	events := readAuditLines(t, c.ok("", "audit"))
+	ops := []string{}
+	for _, ev := range events {
+		ops = append(ops, ev.Principal+" "+ev.Op)
+	}
+	if strings.Join(ops, ",") != "owner store,owner forget,anonymous authenticate" {
+		t.Fatalf("audit through the server: %v", ops)
+	}
+	if events[1].Count != 1 || events[1].IDs[0] != receipt.ID {
+		t.Fatalf("the forget's audit line: %+v", events[1])
+	}
+
+	if code := s.stop(); code != 0 {
+		t.Fatalf("serve exited %d: %s", code, s.stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(c.db, bolt.AddrFile)); !os.IsNotExist(err) {
+		t.Fatalf("serve.addr outlived the server: %v", err)
+	}
+	// The log stays in the store.
+	local := readAuditLines(t, c.ok("", "audit", "--since", "1h", "--limit", "2"))
+	if len(local) != 2 || local[0].Op != "store" {
+		t.Fatalf("local audit after the server stopped: %+v", local)
+	}
+	if r := c.run("", "audit", "--since", "yesterday"); r.code != exitInvalid {
+		t.Fatalf("audit --since yesterday: exit %d", r.code)
+	}
+}
+
+func TestServeOnAPrivateUnixSocketNeedsNoToken(t *testing.T) {
+	c := newTestCLI(t)
+	sock := filepath.Join(t.TempDir(), "mnemo.sock")
+	s := startServe(t, c, "--http", "unix:"+sock)
+	st, err := os.Stat(sock)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("socket: %v mode %v", err, st.Mode().Perm())
+	}
+	cl, err := remote.New(s.url, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	meta := contract.MetaFromSource(contract.SourceAgent, nil)
+	if _, err := cl.Store(ctx, contract.Document("over a socket", meta)); err != nil {
+		t.Fatal(err)
+	}
+	page, err := cl.List(ctx, contract.ListRequest{Limit: 5})
+	if err != nil || len(page.Items) != 1 {
+		t.Fatalf("list over the socket: %v %+v", err, page)
+	}
+	if code := s.stop(); code != 0 {
+		t.Fatalf("serve exited %d", code)
+	}
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Fatal("the socket outlived the server")
+	}
+}
+
+func TestServeRefusesSSHWithoutKeys(t *testing.T) {
+	c := newTestCLI(t)
+	r := c.run("", "serve", "--http", "127.0.0.1:0", "--ssh", "127.0.0.1:0")
+	if r.code != exitInvalid || !strings.Contains(r.stderr, "--ssh needs --keys") {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	keys := c.writeFile("keys.toml", "[[principal]]\nname = \"a\"\nrole = \"wizard\"\n")
+	r = c.run("", "serve", "--keys", keys)
+	if r.code != exitInvalid || !strings.Contains(r.stderr, "role must be reader, curator or admin") {
+		t.Fatalf("bad keys file: exit %d: %s", r.code, r.stderr)
+	}
+}
