@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,8 +38,9 @@ type openAIChat struct {
 
 // NewOpenAIChat returns an Answerer calling an OpenAI-compatible
 // /v1/chat/completions endpoint. The citations go into the prompt numbered
-// [1]..[n] and the model is told to cite them that way. No citations answer
-// NothingStored without calling the endpoint.
+// [1]..[n] and the model is told to cite them that way; markers naming no
+// citation are dropped from the answer. No citations answer NothingStored
+// without calling the endpoint.
 func NewOpenAIChat(cfg ChatConfig, hc *http.Client) (Answerer, error) {
 	if cfg.Model == "" {
 		return nil, contract.ConfigErr("answer model is not configured")
@@ -126,5 +129,20 @@ func (a *openAIChat) Answer(ctx context.Context, req AnswerRequest) (string, err
 	if len(reply.Choices) == 0 || reply.Choices[0].Message.Content == nil || strings.TrimSpace(*reply.Choices[0].Message.Content) == "" {
 		return "", contract.EngineErr("chat endpoint %s returned no answer", a.client.shownURL)
 	}
-	return strings.TrimSpace(*reply.Choices[0].Message.Content), nil
+	return dropUnknownMarkers(strings.TrimSpace(*reply.Choices[0].Message.Content), len(req.Citations)), nil
+}
+
+var citationMarkerRe = regexp.MustCompile(`\s?\[(\d+)\]`)
+
+// dropUnknownMarkers removes [n] markers that name no citation: a model
+// sometimes invents one, and a marker the reader cannot follow is worse than
+// none.
+func dropUnknownMarkers(answer string, citations int) string {
+	return citationMarkerRe.ReplaceAllStringFunc(answer, func(m string) string {
+		n, err := strconv.Atoi(strings.Trim(strings.TrimSpace(m), "[]"))
+		if err != nil || n < 1 || n > citations {
+			return ""
+		}
+		return m
+	})
 }

@@ -377,3 +377,17 @@ func TestOpenAIChatErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestDropUnknownMarkers(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"Use tabs [1].", "Use tabs [1]."},
+		{"Use tabs [1][3]. Spaces [0] never [2].", "Use tabs [1]. Spaces never [2]."},
+		{"See [12] and [99999999999999999999].", "See and."},
+		{"An array a[1] stays.", "An array a[1] stays."},
+	}
+	for _, tt := range tests {
+		if got := dropUnknownMarkers(tt.in, 2); got != tt.want {
+			t.Errorf("dropUnknownMarkers(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
