@@ -130,6 +130,11 @@ type browsePlan struct {
 	checks  []func(r *row) bool
 	content *contentCheck
 	trivial bool // no clause beyond a reach: total comes from the counters
+	// countable: the only clauses are a reach and status sets (or kind sets),
+	// so the total is a sum of per-namespace counters.
+	countable  bool
+	countFacet contract.Facet
+	countSet   [3]bool
 }
 
 type contentCheck struct {
@@ -198,15 +203,27 @@ const msPerDay = 24 * 60 * 60 * 1000
 func (t *table) compileBrowse(q *contract.BrowseQuery) *browsePlan {
 	p := &browsePlan{meta: t.compileFilter(q.Filter, false)}
 	add := func(c func(r *row) bool) { p.checks = append(p.checks, c) }
+	statusSet, kindSet := [3]bool{true, true, true}, [3]bool{true, true, true}
+	statusSets, kindSets, others := 0, 0, 0
+	narrow := func(set *[3]bool, ok [3]bool, in bool) {
+		for i := range set {
+			set[i] = set[i] && ok[i] == in
+		}
+	}
 	if q.Status != nil {
 		ok := codeSet(statusByCode, q.Status)
+		narrow(&statusSet, ok, true)
+		statusSets++
 		add(func(r *row) bool { return ok[r.status] })
 	}
 	if q.Kind != nil {
 		ok := codeSet(kindByCode, q.Kind)
+		narrow(&kindSet, ok, true)
+		kindSets++
 		add(func(r *row) bool { return ok[r.kind] })
 	}
 	if q.Now != nil && t.expiring > 0 {
+		others++
 		now := q.Now.UnixMilli()
 		add(func(r *row) bool { return r.expires == noTime || r.expires > now })
 	}
@@ -218,6 +235,8 @@ func (t *table) compileBrowse(q *contract.BrowseQuery) *browsePlan {
 				vals[i] = contract.Status(v)
 			}
 			ok, in := codeSet(statusByCode, vals), f.Op == "in"
+			narrow(&statusSet, ok, in)
+			statusSets++
 			add(func(r *row) bool { return ok[r.status] == in })
 		case contract.BrowseFieldKind:
 			vals := make([]contract.ItemKind, len(f.Values))
@@ -225,10 +244,13 @@ func (t *table) compileBrowse(q *contract.BrowseQuery) *browsePlan {
 				vals[i] = contract.ItemKind(v)
 			}
 			ok, in := codeSet(kindByCode, vals), f.Op == "in"
+			narrow(&kindSet, ok, in)
+			kindSets++
 			add(func(r *row) bool { return ok[r.kind] == in })
 		case contract.BrowseFieldContent:
 			p.content = &contentCheck{op: f.Op, needle: contract.FoldCase(f.Text)}
 		case contract.BrowseFieldNamespace:
+			others++
 			want, _ := contract.ParseNamespace(f.Text)
 			ok := make([]bool, len(t.nsVals))
 			for i := 1; i < len(t.nsVals); i++ {
@@ -240,6 +262,7 @@ func (t *table) compileBrowse(q *contract.BrowseQuery) *browsePlan {
 			}
 			add(func(r *row) bool { return ok[r.ns] })
 		case contract.BrowseFieldConfidence:
+			others++
 			num, lo, hi, op := float32(f.Num), float32(f.Min), float32(f.Max), f.Op
 			add(func(r *row) bool {
 				if kindByCode[r.kind] != contract.KindLearning {
@@ -265,6 +288,7 @@ func (t *table) compileBrowse(q *contract.BrowseQuery) *browsePlan {
 				return false
 			})
 		default:
+			others++
 			field := f.Field
 			lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
 			switch f.Op {
@@ -285,6 +309,14 @@ func (t *table) compileBrowse(q *contract.BrowseQuery) *browsePlan {
 		}
 	}
 	p.trivial = onlyReach(q.Filter) && len(p.checks) == 0 && p.content == nil
+	if !p.trivial && onlyReach(q.Filter) && p.content == nil && others == 0 {
+		switch {
+		case kindSets == 0:
+			p.countable, p.countFacet, p.countSet = true, contract.FacetStatus, statusSet
+		case statusSets == 0:
+			p.countable, p.countFacet, p.countSet = true, contract.FacetKind, kindSet
+		}
+	}
 	return p
 }
 
@@ -336,14 +368,22 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 		// filter needs it.
 		var matched []uint32
 		var inSet *roaring.Bitmap
-		if p.trivial {
+		switch {
+		case p.trivial:
 			nsOK := t.nsAdmitted(q.Filter.Reach)
 			for ns, c := range t.nsTotal {
 				if nsOK[ns] {
 					page.Total += int(c)
 				}
 			}
-		} else {
+		case p.countable:
+			nsOK := t.nsAdmitted(q.Filter.Reach)
+			for k, c := range t.counters[facetIndex(p.countFacet)] {
+				if nsOK[uint32(k>>32)] && p.countSet[uint32(k)] {
+					page.Total += int(c)
+				}
+			}
+		default:
 			visit := func(ord uint32) error {
 				if !t.alive[ord] {
 					return nil
@@ -402,9 +442,12 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 		}
 
 		var ords []uint32
+		// Walking an ordered index costs O(page / selectivity); a heap over
+		// the matching rows costs O(matches). Walk when matches are common.
+		materialized := !p.trivial && !p.countable
 		walkIndex := len(order) == 1 && order[0].Dir == contract.SortDesc &&
 			(order[0].Field == contract.BrowseFieldUpdatedAt || order[0].Field == contract.BrowseFieldCreatedAt) &&
-			(p.trivial || len(matched)*20 >= t.live)
+			page.Total*20 >= t.live
 		if walkIndex {
 			bucket := bucketUpdated
 			if order[0].Field == contract.BrowseFieldCreatedAt {
@@ -442,9 +485,9 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 				}
 				top.offer(ord)
 			}
-			if p.trivial {
+			if !materialized {
 				for ord, alive := range t.alive {
-					if alive && p.meta.match(&t.rows[ord]) {
+					if alive && p.rowOK(&t.rows[ord]) {
 						offer(uint32(ord))
 					}
 				}

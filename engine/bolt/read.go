@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"container/heap"
 	"context"
 	"encoding/base64"
 	"strings"
@@ -260,9 +261,56 @@ func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (cont
 			}
 		}
 	}
-	counts := make(map[string]uint64, len(byValue))
+	return t.explorePage(req.Facet, byValue, req.Limit, total, missing), nil
+}
+
+// explorePage orders buckets like contract.ExplorePageOf (count desc, then
+// value ascending by bytes) but keeps only the top limit in a bounded heap and
+// names only those, so a facet with a value per record stays cheap. Value ids
+// are interned, so each prints to a distinct value.
+func (t *table) explorePage(f contract.Facet, byValue map[uint32]uint64, limit int, total, missing uint64) contract.ExplorePage {
+	h := &bucketHeap{t: t, f: f}
+	distinct := 0
 	for v, c := range byValue {
-		counts[t.facetValueName(req.Facet, v)] += c
+		if c == 0 {
+			continue
+		}
+		distinct++
+		b := contract.FacetBucket{Value: t.facetValueName(f, v), Count: c}
+		if len(h.b) < limit {
+			heap.Push(h, b)
+		} else if bucketBetter(b, h.b[0]) {
+			h.b[0] = b
+			heap.Fix(h, 0)
+		}
 	}
-	return contract.ExplorePageOf(req.Facet, counts, req.Limit, total, missing, false), nil
+	buckets := h.b
+	contract.SortBuckets(buckets)
+	return contract.ExplorePage{Facet: f, Buckets: buckets, Total: total, Missing: missing,
+		MoreBuckets: uint64(distinct - len(buckets)), Truncated: false}
+}
+
+func bucketBetter(a, b contract.FacetBucket) bool {
+	if a.Count != b.Count {
+		return a.Count > b.Count
+	}
+	return a.Value < b.Value
+}
+
+// bucketHeap is a min-heap by bucket order: its top is the worst bucket kept.
+type bucketHeap struct {
+	t *table
+	f contract.Facet
+	b []contract.FacetBucket
+}
+
+func (h *bucketHeap) Len() int           { return len(h.b) }
+func (h *bucketHeap) Less(i, j int) bool { return bucketBetter(h.b[j], h.b[i]) }
+func (h *bucketHeap) Swap(i, j int)      { h.b[i], h.b[j] = h.b[j], h.b[i] }
+func (h *bucketHeap) Push(x any)         { h.b = append(h.b, x.(contract.FacetBucket)) }
+func (h *bucketHeap) Pop() any {
+	n := len(h.b) - 1
+	x := h.b[n]
+	h.b = h.b[:n]
+	return x
 }
