@@ -12,7 +12,7 @@ import (
 )
 
 // Now is the fixed "now" of every TUI test: relative times never change between runs.
-var Now = func() time.Time { return time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC) }
+func Now() time.Time { return time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC) }
 
 // Fixture builds the fixed store of the TUI tests: 36 records over three kinds,
 // four namespaces, tags, folders, file paths, languages, repos, threads, agents,

@@ -78,6 +78,10 @@ func (h *Help) Update(msg tea.Msg) tea.Cmd {
 	case "pgdown":
 		h.offset += 10
 		return nil
+	case "/":
+		// `/` starts filtering; the filter line is always live, so it only clears it
+		h.filter.SetValue("")
+		return nil
 	}
 	if h.filter.Update(kp) {
 		h.offset = 0
