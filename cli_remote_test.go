@@ -109,3 +109,15 @@ func TestAttachesToTheServerHoldingTheStore(t *testing.T) {
 		t.Errorf("locked without a token: exit %d, %q", r.code, r.stderr)
 	}
 }
+
+func TestRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://127.0.0.1:7077":            "http://127.0.0.1:7077",
+		"https://alice:s3cret@mnemo.local": "https://alice:xxxxx@mnemo.local",
+		"unix:///run/mnemo.sock":           "unix:///run/mnemo.sock",
+	} {
+		if got := redactURL(in); got != want {
+			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,8 +84,18 @@ func connectRemote(ctx context.Context, a *app, url, token string) (*openStore, 
 	if err := c.Connect(ctx); err != nil {
 		return nil, err
 	}
-	a.logger.Debug("attached to a server", "url", c.URL())
-	return &openStore{engine: c, label: c.URL(), close: func() error { return nil }}, nil
+	label := redactURL(c.URL())
+	a.logger.Debug("attached to a server", "url", label)
+	return &openStore{engine: c, label: label, close: func() error { return nil }}, nil
+}
+
+// redactURL hides a password in a server address before it is shown or logged.
+func redactURL(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	return u.Redacted()
 }
 
 // attachToServer is the automatic attach of design.md section 4: when a running
@@ -108,7 +119,7 @@ func attachToServer(ctx context.Context, a *app, locked *bolt.LockedError) (*ope
 	}
 	s, err := connectRemote(ctx, a, addr, token)
 	if err != nil {
-		a.logger.Debug("could not attach to the server holding the store", "addr", addr, "err", err)
+		a.logger.Debug("could not attach to the server holding the store", "addr", redactURL(addr), "err", err)
 		return nil, false
 	}
 	return s, true
