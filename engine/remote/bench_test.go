@@ -1,0 +1,80 @@
+package remote_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"testing"
+
+	"mnemo/contract"
+	"mnemo/engine/bolt"
+	"mnemo/engine/httpapi"
+	"mnemo/engine/remote"
+)
+
+// BenchmarkOverHTTP measures what serving adds: the same operations on a bolt
+// store of 5,000 records, called directly and through httpapi + remote on
+// loopback with a confined principal.
+func BenchmarkOverHTTP(b *testing.B) {
+	store, err := bolt.Open(b.TempDir(), bolt.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	var ids []string
+	for start := 0; start < 5000; start += 100 {
+		items := make([]contract.StoreItem, 100)
+		for i := range items {
+			meta := contract.MetaFromSource(contract.SourceAgent, nil)
+			meta.Namespace = contract.MustNamespace(fmt.Sprintf("team:acme/agent:a%d", (start+i)%7))
+			meta.Tags = []string{fmt.Sprintf("t%d", (start+i)%13)}
+			items[i] = contract.Document(fmt.Sprintf("note %d about deploys and tabs and tests", start+i), meta)
+		}
+		recs, err := store.StoreMany(ctx, items)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids = append(ids, recs[0].ID)
+	}
+	srv := httptest.NewServer(httpapi.New(store, httpapi.Options{OwnerToken: "tok", ListingRate: httpapi.Rate{PerSecond: -1}}))
+	defer srv.Close()
+	cl, err := remote.New(srv.URL, "tok")
+	if err != nil {
+		b.Fatal(err)
+	}
+	engines := []struct {
+		name string
+		e    contract.Engine
+	}{{"direct", store}, {"http", cl}}
+	for _, en := range engines {
+		b.Run("browse200/"+en.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := en.e.Browse(ctx, contract.BrowseQuery{Limit: 200}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("get1/"+en.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := en.e.Get(ctx, contract.GetRequest{IDs: ids[:1]}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("explore_root/"+en.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := en.e.Explore(ctx, contract.ExploreRequest{Facet: "tag", Limit: 20}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("fetch10/"+en.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := en.e.Fetch(ctx, contract.FetchRequest{Query: "deploys tabs", Mode: contract.ModeKeyword, Limit: 10}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
