@@ -175,12 +175,6 @@ func (v *VectorIndex) Search(ctx context.Context, q []float32, k int, admit func
 		panic(fmt.Sprintf("retrieval: query of length %d for an index of dimension %d", len(q), v.dim))
 	}
 	unit := normalized(q)
-	var q8 []int8
-	var qscale float32
-	if v.cfg.int8 {
-		q8 = make([]int8, v.dim)
-		qscale = quantize(unit, q8)
-	}
 
 	workers := v.cfg.workers
 	if workers <= 0 {
@@ -199,7 +193,7 @@ func (v *VectorIndex) Search(ctx context.Context, q []float32, k int, admit func
 		tops[w] = topK{k: k}
 		scan := func() {
 			if v.cfg.int8 {
-				v.scanInt8(ctx, q8, qscale, lo, hi, admit, &tops[w])
+				v.scanInt8(ctx, unit, lo, hi, admit, &tops[w])
 			} else {
 				v.scanFloat(ctx, unit, lo, hi, admit, &tops[w])
 			}
@@ -253,13 +247,16 @@ func (v *VectorIndex) scanFloat(ctx context.Context, q []float32, lo, hi int, ad
 	}
 }
 
-func (v *VectorIndex) scanInt8(ctx context.Context, q []int8, qscale float32, lo, hi int, admit func(string) bool, top *topK) {
+// scanInt8 scores the float32 query against the int8 vectors: keeping the
+// query unquantised is both more accurate and, in pure Go, faster than an
+// int8 by int8 product (measured: about 190 against 240 ns per 512-dim dot).
+func (v *VectorIndex) scanInt8(ctx context.Context, q []float32, lo, hi int, admit func(string) bool, top *topK) {
 	dim := v.dim
 	for s := lo; s < hi; s++ {
 		if (s-lo)%cancelCheckEvery == 0 && ctx.Err() != nil {
 			return
 		}
-		score := float64(float32(dotI8(q, v.i8[s*dim:(s+1)*dim])) * qscale * v.scale[s])
+		score := float64(dotF32I8(q, v.i8[s*dim:(s+1)*dim]) * v.scale[s])
 		top.offer(score, v.ids[s], admit)
 	}
 }
@@ -359,12 +356,12 @@ func quantize(vec []float32, dst []int8) float32 {
 	}
 	inv := 127 / maxAbs
 	for i, x := range vec {
-		dst[i] = int8(math.Round(float64(x * inv)))
+		dst[i] = int8(max(-127, min(127, math.Round(float64(x*inv)))))
 	}
 	return maxAbs / 127
 }
 
-// dotF32 and dotI8 walk both slices eight at a time with re-sliced windows,
+// dotF32 and dotF32I8 walk both slices eight at a time with re-sliced windows,
 // the shape the Go compiler can prove in bounds; without bounds checks the
 // scalar loop runs about twice as fast.
 func dotF32(a, b []float32) float32 {
@@ -383,18 +380,18 @@ func dotF32(a, b []float32) float32 {
 	return s0 + s1 + s2 + s3
 }
 
-func dotI8(a, b []int8) int32 {
-	var s0, s1, s2, s3 int32
+func dotF32I8(a []float32, b []int8) float32 {
+	var s0, s1, s2, s3 float32
 	for len(a) >= 8 && len(b) >= 8 {
 		x, y := a[:8:8], b[:8:8]
-		s0 += int32(x[0])*int32(y[0]) + int32(x[4])*int32(y[4])
-		s1 += int32(x[1])*int32(y[1]) + int32(x[5])*int32(y[5])
-		s2 += int32(x[2])*int32(y[2]) + int32(x[6])*int32(y[6])
-		s3 += int32(x[3])*int32(y[3]) + int32(x[7])*int32(y[7])
+		s0 += x[0]*float32(y[0]) + x[4]*float32(y[4])
+		s1 += x[1]*float32(y[1]) + x[5]*float32(y[5])
+		s2 += x[2]*float32(y[2]) + x[6]*float32(y[6])
+		s3 += x[3]*float32(y[3]) + x[7]*float32(y[7])
 		a, b = a[8:], b[8:]
 	}
 	for i := 0; i < len(a) && i < len(b); i++ {
-		s0 += int32(a[i]) * int32(b[i])
+		s0 += a[i] * float32(b[i])
 	}
 	return s0 + s1 + s2 + s3
 }

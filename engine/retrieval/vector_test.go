@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -251,4 +252,29 @@ func TestVectorLazyDimension(t *testing.T) {
 		}
 	}()
 	idx.Upsert("b", []float32{1, 2})
+}
+
+func TestDotProducts(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 8, 9, 512, 515} {
+		_, vs := randomVectors(2, n, uint64(n)+1)
+		q8 := make([]int8, n)
+		scale := quantize(vs[1], q8)
+		var want, want8 float64
+		for i := range n {
+			want += float64(vs[0][i]) * float64(vs[1][i])
+			want8 += float64(vs[0][i]) * float64(q8[i])
+			if q8[i] < -127 {
+				t.Fatalf("quantised to %d", q8[i])
+			}
+		}
+		if got := float64(dotF32(vs[0], vs[1])); math.Abs(got-want) > 1e-3*max(1, math.Abs(want)) {
+			t.Errorf("n=%d dotF32 = %v, want %v", n, got, want)
+		}
+		if got := float64(dotF32I8(vs[0], q8)); math.Abs(got-want8) > 1e-3*max(1, math.Abs(want8)) {
+			t.Errorf("n=%d dotF32I8 = %v, want %v", n, got, want8)
+		}
+		if n > 0 && math.Abs(want8*float64(scale)-want) > 0.05*math.Sqrt(float64(n)) {
+			t.Errorf("n=%d int8 product %v far from float %v", n, want8*float64(scale), want)
+		}
+	}
 }
