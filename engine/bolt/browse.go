@@ -446,35 +446,60 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 		// the matching rows costs O(matches). Walk when matches are common.
 		materialized := !p.trivial && !p.countable
 		walkIndex := len(order) == 1 && order[0].Dir == contract.SortDesc &&
-			(order[0].Field == contract.BrowseFieldUpdatedAt || order[0].Field == contract.BrowseFieldCreatedAt) &&
+			(order[0].Field == contract.BrowseFieldUpdatedAt || order[0].Field == contract.BrowseFieldCreatedAt ||
+				order[0].Field == contract.BrowseFieldConfidence) &&
 			page.Total*20 >= t.live
 		if walkIndex {
-			bucket := bucketUpdated
-			if order[0].Field == contract.BrowseFieldCreatedAt {
-				bucket = bucketCreated
-			}
-			c := tx.Bucket(bucket).Cursor()
-			var k, v []byte
-			if pos != nil {
-				seek := descMillisKey(curKey[0].ms, pos.ID)
-				k, v = c.Seek(seek)
-				if k != nil && bytes.Equal(k, seek) {
-					k, v = c.Next()
-				}
-			} else {
-				k, v = c.First()
-			}
 			skip := q.Offset
-			for ; k != nil && len(ords) < limit; k, v = c.Next() {
-				ord := getOrd(v)
+			take := func(ord uint32) bool {
 				if int(ord) >= len(t.alive) || !t.alive[ord] || !admit(&t.rows[ord], ord) {
-					continue
+					return len(ords) < limit
 				}
 				if skip > 0 {
 					skip--
-					continue
+					return true
 				}
 				ords = append(ords, ord)
+				return len(ords) < limit
+			}
+			switch order[0].Field {
+			case contract.BrowseFieldUpdatedAt, contract.BrowseFieldCreatedAt:
+				bucket := bucketUpdated
+				if order[0].Field == contract.BrowseFieldCreatedAt {
+					bucket = bucketCreated
+				}
+				var seek []byte
+				if pos != nil {
+					seek = descMillisKey(curKey[0].ms, pos.ID)
+				}
+				walkAfter(tx.Bucket(bucket), seek, func(_, v []byte) bool { return take(getOrd(v)) })
+			case contract.BrowseFieldConfidence:
+				// Learnings by confidence desc, then the records without a
+				// confidence in id order (the tie-break of the missing value).
+				more := true
+				if pos == nil || curKey[0].ok {
+					var seek []byte
+					if pos != nil {
+						seek = confKey(curKey[0].f, pos.ID)
+					}
+					walkAfter(tx.Bucket(bucketConf), seek, func(_, v []byte) bool {
+						more = take(getOrd(v))
+						return more
+					})
+				}
+				if more {
+					var seek []byte
+					if pos != nil && !curKey[0].ok {
+						seek = []byte(pos.ID)
+					}
+					walkAfter(tx.Bucket(bucketRecords), seek, func(k, _ []byte) bool {
+						ord, ok := t.idOrd[string(k)]
+						if !ok || kindByCode[t.rows[ord].kind] == contract.KindLearning {
+							return true
+						}
+						return take(ord)
+					})
+				}
 			}
 		} else {
 			top := &rowHeap{t: t, order: order, max: q.Offset + limit}
@@ -520,6 +545,26 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 		page.Continuation = contract.Ptr(contract.EncodeCursor(q, &page.Records[len(page.Records)-1]))
 	}
 	return page, nil
+}
+
+// walkAfter visits a bucket's keys in order from the first key after seek
+// (from the start when seek is nil) while visit returns true.
+func walkAfter(b *bbolt.Bucket, seek []byte, visit func(k, v []byte) bool) {
+	c := b.Cursor()
+	var k, v []byte
+	if seek == nil {
+		k, v = c.First()
+	} else {
+		k, v = c.Seek(seek)
+		if k != nil && bytes.Equal(k, seek) {
+			k, v = c.Next()
+		}
+	}
+	for ; k != nil; k, v = c.Next() {
+		if !visit(k, v) {
+			return
+		}
+	}
 }
 
 // rowHeap keeps the max best rows under an order: a max-heap whose top is the

@@ -395,3 +395,11 @@ func parseNS(s string) contract.Namespace {
 	}
 	return ns
 }
+
+// confKey orders learnings by confidence descending, then id ascending: the
+// f32 bits of a non-negative float sort like the float, complemented for desc.
+func confKey(conf float32, id string) []byte {
+	k := make([]byte, 4, 4+len(id))
+	binary.BigEndian.PutUint32(k, ^math.Float32bits(conf))
+	return append(k, id...)
+}

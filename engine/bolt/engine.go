@@ -48,6 +48,7 @@ var (
 	bucketRecords = []byte("records")
 	bucketUpdated = []byte("by_updated")
 	bucketCreated = []byte("by_created")
+	bucketConf    = []byte("by_confidence")
 	bucketOutbox  = []byte("outbox")
 	bucketVectors = []byte("vectors")
 
@@ -238,7 +239,7 @@ func (e *Engine) abort() {
 // init creates the buckets, loads the table and opens the index.
 func (e *Engine) init() error {
 	err := e.db.Update(func(tx *bbolt.Tx) error {
-		for _, b := range [][]byte{bucketMeta, bucketRecords, bucketUpdated, bucketCreated, bucketOutbox, bucketVectors} {
+		for _, b := range [][]byte{bucketMeta, bucketRecords, bucketUpdated, bucketCreated, bucketConf, bucketOutbox, bucketVectors} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}

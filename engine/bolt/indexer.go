@@ -27,7 +27,7 @@ func (e *Engine) indexWorker() {
 		case <-e.kick:
 			// Let a burst of batches accumulate into one Bleve batch: wait for
 			// a quiet spell, but never longer than a bounded lag.
-			deadline := time.After(250 * time.Millisecond)
+			deadline := time.After(time.Second)
 		gather:
 			for {
 				select {
@@ -36,7 +36,7 @@ func (e *Engine) indexWorker() {
 				case <-e.kick:
 				case <-deadline:
 					break gather
-				case <-time.After(25 * time.Millisecond):
+				case <-time.After(50 * time.Millisecond):
 					break gather
 				}
 			}

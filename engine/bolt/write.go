@@ -170,7 +170,13 @@ func putRecord(tx *bbolt.Tx, id string, s *storedRecord) error {
 	if err := tx.Bucket(bucketUpdated).Put(descMillisKey(s.updated, id), ordValue(s.ord)); err != nil {
 		return err
 	}
-	return tx.Bucket(bucketCreated).Put(descMillisKey(s.created, id), ordValue(s.ord))
+	if err := tx.Bucket(bucketCreated).Put(descMillisKey(s.created, id), ordValue(s.ord)); err != nil {
+		return err
+	}
+	if s.kind == contract.KindLearning {
+		return tx.Bucket(bucketConf).Put(confKey(s.confidence, id), ordValue(s.ord))
+	}
+	return nil
 }
 
 // deleteRecord removes a record, its ordered keys and its vector.
@@ -183,6 +189,11 @@ func deleteRecord(tx *bbolt.Tx, id string, s *storedRecord) error {
 	}
 	if err := tx.Bucket(bucketCreated).Delete(descMillisKey(s.created, id)); err != nil {
 		return err
+	}
+	if s.kind == contract.KindLearning {
+		if err := tx.Bucket(bucketConf).Delete(confKey(s.confidence, id)); err != nil {
+			return err
+		}
 	}
 	return tx.Bucket(bucketVectors).Delete([]byte(id))
 }
