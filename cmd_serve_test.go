@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	gossh "golang.org/x/crypto/ssh"
 
 	"mnemo/contract"
 	"mnemo/engine/auth"
@@ -203,5 +208,62 @@ func TestServeRefusesSSHWithoutKeys(t *testing.T) {
 	r = c.run("", "serve", "--keys", keys)
 	if r.code != exitInvalid || !strings.Contains(r.stderr, "role must be reader, curator or admin") {
 		t.Fatalf("bad keys file: exit %d: %s", r.code, r.stderr)
+	}
+}
+
+func TestServeSSHSessionRunsTheTUIAsItsPrincipal(t *testing.T) {
+	c := newTestCLI(t)
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := gossh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.TrimSpace(string(gossh.MarshalAuthorizedKey(signer.PublicKey())))
+	keys := c.writeFile("keys.toml", fmt.Sprintf("[[principal]]\nname = \"rita\"\nrole = \"reader\"\nssh_keys = [%q]\n", line))
+	s := startServe(t, c, "--http", "127.0.0.1:0", "--ssh", "127.0.0.1:0", "--keys", keys)
+	var sshAddr string
+	for _, l := range strings.Split(s.stderr.String(), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "ssh"); ok {
+			sshAddr = strings.TrimSpace(rest)
+		}
+	}
+	if sshAddr == "" {
+		t.Fatalf("serve did not print its SSH address: %s", s.stderr.String())
+	}
+	client, err := gossh.Dial("tcp", sshAddr, &gossh.ClientConfig{User: "rita", Auth: []gossh.AuthMethod{gossh.PublicKeys(signer)},
+		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	sess, err := client.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	if err := sess.RequestPty("xterm-256color", 30, 100, gossh.TerminalModes{}); err != nil {
+		t.Fatal(err)
+	}
+	out := &lockedBuffer{}
+	sess.Stdout = out
+	if err := sess.Shell(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "rita@") || !strings.Contains(out.String(), "read-only") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the SSH session never showed rita's read-only TUI: %q", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := os.Stat(filepath.Join(c.db, serveHostKey)); err != nil {
+		t.Fatalf("no host key in the store: %v", err)
+	}
+	// Stopping the server ends the session.
+	if code := s.stop(); code != 0 {
+		t.Fatalf("serve exited %d: %s", code, s.stderr.String())
 	}
 }

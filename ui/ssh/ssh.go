@@ -97,7 +97,7 @@ func New(addr string, opts Options) (*Server, error) {
 		// Composed first to last, run last to first: panics are caught
 		// outermost, then the principal is checked, then the PTY, then the TUI.
 		wish.WithMiddleware(
-			bubbletea.MiddlewareWithProgramHandler(s.program),
+			s.runProgram,
 			s.requirePTY,
 			s.checkPrincipal,
 			s.recoverPanics,
@@ -238,6 +238,41 @@ func refuse(sess charmssh.Session, msg string) {
 	_ = sess.Exit(1)
 }
 
+// runProgram runs the session's program: window changes become size
+// messages, and the program is killed (restoring the terminal) when it ends or
+// the session goes away.
+func (s *Server) runProgram(next charmssh.Handler) charmssh.Handler {
+	return func(sess charmssh.Session) {
+		prog := s.program(sess)
+		if prog == nil {
+			next(sess)
+			return
+		}
+		_, windows, _ := sess.Pty()
+		ctx, cancel := context.WithCancel(sess.Context())
+		defer cancel()
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					prog.Quit()
+					return
+				case w, ok := <-windows:
+					if !ok {
+						return
+					}
+					prog.Send(tea.WindowSizeMsg{Width: w.Width, Height: w.Height})
+				}
+			}
+		}()
+		if _, err := prog.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) {
+			s.log.Warn("ssh session program ended with an error", "err", err)
+		}
+		prog.Kill()
+		next(sess)
+	}
+}
+
 // program builds the session's TUI: its own model over the principal's
 // confined engine.
 func (s *Server) program(sess charmssh.Session) *tea.Program {
@@ -259,7 +294,8 @@ func (s *Server) program(sess charmssh.Session) *tea.Program {
 	if opts.StoreLabel == "" {
 		opts.StoreLabel = "mnemo"
 	}
-	opts.StoreLabel += " as " + p.Name
+	// The principal goes first: a long store path is cut from the right.
+	opts.StoreLabel = p.Name + "@" + opts.StoreLabel
 	popts := append([]tea.ProgramOption{tea.WithContext(sess.Context())}, bubbletea.MakeOptions(sess)...)
 	popts = append(popts, opts.ProgramOptions...)
 	prog := tea.NewProgram(ui.New(opts), popts...)

@@ -176,7 +176,7 @@ func TestPTYSessionSeesTheFirstFrame(t *testing.T) {
 	defer c.Close()
 	sess, out, in := shell(t, c)
 	defer sess.Close()
-	waitFor(t, out, "test-store as alice", "Explore")
+	waitFor(t, out, "alice@test-store", "Explore")
 	if strings.Contains(out.String(), "read-only") {
 		t.Fatal("a curator's session is read-only")
 	}
@@ -201,7 +201,7 @@ func TestReaderSessionIsReadOnly(t *testing.T) {
 	defer c.Close()
 	sess, out, _ := shell(t, c)
 	defer sess.Close()
-	waitFor(t, out, "test-store as rita", "read-only")
+	waitFor(t, out, "rita@test-store", "read-only")
 }
 
 func TestSessionWithoutPTYIsRefused(t *testing.T) {
@@ -248,7 +248,7 @@ func TestShutdownEndsOpenSessions(t *testing.T) {
 	defer c.Close()
 	sess, out, _ := shell(t, c)
 	defer sess.Close()
-	waitFor(t, out, "test-store as alice")
+	waitFor(t, out, "alice@test-store")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := s.srv.Shutdown(ctx); err != nil {
