@@ -102,24 +102,26 @@ func anyTerm(field string, values []string) query.Query {
 	return query.NewDisjunctionQuery(qs)
 }
 
-// reachQuery: `at` itself, its ancestors with inherit, and with descendants
-// every namespace that lists `at` among its subtree anchors. No reach is the
-// subtree of the root.
+// reachQuery: with descendants, every namespace listing `at` among its
+// subtree anchors (`at` included), else `at` itself; with inherit, also the
+// ancestors of `at`. No reach is the subtree of the root: one term.
 func reachQuery(r *contract.Reach) query.Query {
 	if r == nil {
 		sub := contract.ReachSubtree(contract.Root)
 		r = &sub
 	}
 	var qs []query.Query
-	if r.Inherit {
-		for _, a := range r.At.AncestorsAndSelf() {
-			qs = append(qs, term(fieldNS, a.String()))
-		}
+	if r.Descendants {
+		qs = append(qs, term(fieldNSSub, r.At.String()))
 	} else {
 		qs = append(qs, term(fieldNS, r.At.String()))
 	}
-	if r.Descendants {
-		qs = append(qs, term(fieldNSSub, r.At.String()))
+	if r.Inherit {
+		if parent, ok := r.At.Parent(); ok {
+			for _, a := range parent.AncestorsAndSelf() {
+				qs = append(qs, term(fieldNS, a.String()))
+			}
+		}
 	}
 	if len(qs) == 1 {
 		return qs[0]

@@ -23,7 +23,7 @@ import (
 // MappingVersion names the field layout below. Change it whenever a field, an
 // analyzer or a term encoding changes: an index carrying another version is
 // discarded and rebuilt from the record.
-const MappingVersion = "mnemo-index-5"
+const MappingVersion = "mnemo-index-6"
 
 // The index has few physical fields, because Bleve pays per field and per
 // document (a token map, a dictionary per segment): `text` (analysed, BM25),
@@ -59,9 +59,9 @@ const (
 	fieldStatus    = "status"
 	fieldTurns     = "turns"
 
-	// fieldNSSub holds, for a record at namespace N, every proper ancestor P
-	// of N such that no segment of N below P is a service sandbox: the
-	// `descendants` form of a reach at P is then the single term P.
+	// fieldNSSub holds, for a record at namespace N, N itself and every
+	// proper ancestor P of N such that no segment of N below P is a service
+	// sandbox: a `descendants` reach at P is then the single term P.
 	fieldNSSub = "ns_sub"
 	// fieldFolderPrefix and fieldFilePathPrefix hold every `/`-boundary
 	// prefix of the value (see pathPrefixes).
@@ -297,11 +297,12 @@ func pathPrefixes(held string) []string {
 
 func prefixTerm(base string) string { return ">" + base }
 
-// subtreeAnchors lists the proper ancestors P of ns from which a
-// descendants reach admits ns: no segment of ns below P is a service sandbox.
+// subtreeAnchors lists the namespaces P from which a descendants reach
+// admits ns: ns itself, and every proper ancestor P such that no segment of
+// ns below P is a service sandbox.
 func subtreeAnchors(ns contract.Namespace) []string {
 	segs := ns.Segments()
-	var out []string
+	out := []string{ns.String()}
 	for depth := len(segs) - 1; depth >= 0; depth-- {
 		if segs[depth].Kind == contract.SegService {
 			break
