@@ -67,7 +67,15 @@ type model struct {
 	tasks    map[string]string
 	mouse    bool
 	undo     []undoEntry
-	firstRun bool
+
+	// headerLine is the drawn header, redrawn only when what it shows changes.
+	headerLine string
+	headerKey  headerKey
+}
+
+type headerKey struct {
+	width, active, total int
+	dark                 bool
 }
 
 // overlay is a full-screen helper pane drawn over the views (help, palette).
@@ -589,7 +597,7 @@ func (m *model) render() string {
 		return lipPlace(w, h, msg)
 	}
 	var b strings.Builder
-	b.Grow(w * h * 2)
+	b.Grow(w * h * 4)
 	b.WriteString(m.header())
 	b.WriteByte('\n')
 	b.WriteString(m.scopeLine())
@@ -610,6 +618,14 @@ func (m *model) render() string {
 }
 
 func (m *model) header() string {
+	k := headerKey{width: m.c.Width, active: m.active, total: m.c.Total, dark: m.c.Styles.Dark}
+	if k != m.headerKey || m.headerLine == "" {
+		m.headerLine, m.headerKey = m.drawHeader(), k
+	}
+	return m.headerLine
+}
+
+func (m *model) drawHeader() string {
 	st := &m.c.Styles
 	w := m.c.Width
 	count := "… records"

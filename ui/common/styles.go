@@ -1,6 +1,8 @@
 package common
 
 import (
+	"strings"
+
 	"charm.land/lipgloss/v2"
 )
 
@@ -55,6 +57,38 @@ type Styles struct {
 	FooterKey, FooterDesc, Toast, Error, Spinner, Match  lipgloss.Style
 	Label, Value, Heading, Chip, Button, ButtonFocused   lipgloss.Style
 	Dialog, Warning, Input, Placeholder                  lipgloss.Style
+
+	// Paints are the hot styles as prebuilt escape sequences: wrapping a string
+	// in them costs a concatenation, where Style.Render re-parses the style.
+	Paints Paints
+}
+
+// Paints hold the styles drawn on every frame.
+type Paints struct {
+	Border, BorderFocused, Title, TitleFocused Paint
+	Cursor, CursorBlurred, FooterKey, FooterDesc Paint
+}
+
+// Paint is a simple style (colours and attributes, no padding, borders or
+// width) split into the sequences before and after its text.
+type Paint struct{ open, close string }
+
+// PaintOf splits a simple style around a marker rune.
+func PaintOf(st lipgloss.Style) Paint {
+	r := st.Render("x")
+	i := strings.Index(r, "x")
+	if i < 0 {
+		return Paint{}
+	}
+	return Paint{open: r[:i], close: r[i+1:]}
+}
+
+// Wrap styles s.
+func (p Paint) Wrap(s string) string {
+	if p.open == "" || s == "" {
+		return s
+	}
+	return p.open + s + p.close
 }
 
 // NewStyles builds the default theme from the 16 ANSI colours, so it follows the
@@ -113,5 +147,11 @@ func NewStyles(dark, plain bool) Styles {
 	s.Warning = n().Foreground(warn).Bold(true)
 	s.Input = n()
 	s.Placeholder = n().Foreground(dim)
+	s.Paints = Paints{
+		Border: PaintOf(s.Border), BorderFocused: PaintOf(s.BorderFocused),
+		Title: PaintOf(s.Title), TitleFocused: PaintOf(s.TitleFocused),
+		Cursor: PaintOf(s.Cursor), CursorBlurred: PaintOf(s.CursorBlurred),
+		FooterKey: PaintOf(s.FooterKey), FooterDesc: PaintOf(s.FooterDesc),
+	}
 	return s
 }

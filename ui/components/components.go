@@ -18,9 +18,9 @@ func Box(st *common.Styles, title string, lines []string, width, height int, foc
 		return ""
 	}
 	g := st.Glyphs
-	border, titleStyle := st.Border, st.Title
+	border, titleStyle := st.Paints.Border, st.Paints.Title
 	if focused {
-		border, titleStyle = st.BorderFocused, st.TitleFocused
+		border, titleStyle = st.Paints.BorderFocused, st.Paints.TitleFocused
 	}
 	inner := width - 2
 	var b strings.Builder
@@ -29,10 +29,10 @@ func Box(st *common.Styles, title string, lines []string, width, height int, foc
 	if title != "" {
 		t = " " + common.Cut(title, inner-2) + " "
 	}
-	b.WriteString(border.Render(g.TopLeft))
-	b.WriteString(titleStyle.Render(t))
-	b.WriteString(border.Render(strings.Repeat(g.Horizontal, max(0, inner-common.Width(t))) + g.TopRight))
-	side := border.Render(g.Vertical)
+	b.WriteString(border.Wrap(g.TopLeft))
+	b.WriteString(titleStyle.Wrap(t))
+	b.WriteString(border.Wrap(strings.Repeat(g.Horizontal, max(0, inner-common.Width(t))) + g.TopRight))
+	side := border.Wrap(g.Vertical)
 	blank := strings.Repeat(" ", inner)
 	for i := 0; i < height-2; i++ {
 		b.WriteByte('\n')
@@ -45,7 +45,7 @@ func Box(st *common.Styles, title string, lines []string, width, height int, foc
 		b.WriteString(side)
 	}
 	b.WriteByte('\n')
-	b.WriteString(border.Render(g.BottomLeft + strings.Repeat(g.Horizontal, inner) + g.BotRt))
+	b.WriteString(border.Wrap(g.BottomLeft + strings.Repeat(g.Horizontal, inner) + g.BotRt))
 	return b.String()
 }
 
@@ -73,9 +73,9 @@ func ShortHelp(st *common.Styles, bindings []key.Binding, width int) string {
 		if sep > 0 {
 			b.WriteString("  ")
 		}
-		b.WriteString(st.FooterKey.Render(h.Key))
+		b.WriteString(st.Paints.FooterKey.Wrap(h.Key))
 		b.WriteByte(' ')
-		b.WriteString(st.FooterDesc.Render(h.Desc))
+		b.WriteString(st.Paints.FooterDesc.Wrap(h.Desc))
 		used += sep + w
 	}
 	return b.String()

@@ -77,11 +77,11 @@ func (l *List) Lines(st *common.Styles, focused bool, width int) []string {
 	out := make([]string, 0, max(0, end-l.Offset))
 	for i := l.Offset; i < end; i++ {
 		if i == l.Cursor {
-			style := st.Cursor
+			paint := st.Paints.Cursor
 			if !focused {
-				style = st.CursorBlurred
+				paint = st.Paints.CursorBlurred
 			}
-			out = append(out, style.Render(common.Fit(l.Rows[i].Plain, width)))
+			out = append(out, paint.Wrap(common.Fit(l.Rows[i].Plain, width)))
 			continue
 		}
 		out = append(out, l.Rows[i].Styled)

@@ -59,6 +59,11 @@ type Model struct {
 
 	// preview shows the record under the cursor beside the list on wide screens;
 	// previewNarrow shows it below the list on narrow ones (toggled with p).
+	// facetBox caches the drawn facet pane; moving in the record list leaves it as is.
+	facetBox    string
+	facetBoxKey [6]int
+	treeVersion int
+
 	preview       bool
 	previewNarrow bool
 	filtering     bool
@@ -564,6 +569,7 @@ func (m *Model) ShortHelp() []key.Binding {
 
 // rebuildTree re-renders the facet rows (on data, expansion or size change only).
 func (m *Model) rebuildTree() {
+	m.treeVersion++
 	m.rows = flatten(m.roots)
 	st := &m.c.Styles
 	inner := facetsWidth - 2
@@ -711,8 +717,17 @@ func (m *Model) View() string {
 	if m.showWelcome() {
 		return m.welcome()
 	}
-	facets := components.Box(st, "Facets", m.facetList.Lines(st, m.focus == focusFacets, facetsWidth-2),
-		facetsWidth, m.height, m.focus == focusFacets)
+	focused := 0
+	if m.focus == focusFacets {
+		focused = 1
+	}
+	key := [6]int{m.treeVersion, m.facetList.Cursor, m.facetList.Offset, focused, m.height, m.c.ScopeGen}
+	if key != m.facetBoxKey || m.facetBox == "" {
+		m.facetBox = components.Box(st, "Facets", m.facetList.Lines(st, focused == 1, facetsWidth-2),
+			facetsWidth, m.height, focused == 1)
+		m.facetBoxKey = key
+	}
+	facets := m.facetBox
 	rw := m.recordsWidth()
 	recH := m.height
 	var below string
