@@ -121,3 +121,17 @@ func TestRedactURL(t *testing.T) {
 		}
 	}
 }
+
+func TestServerURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"127.0.0.1:7077":         "http://127.0.0.1:7077",
+		"localhost:7077":         "http://localhost:7077",
+		"http://127.0.0.1:7077":  "http://127.0.0.1:7077",
+		"unix:/run/mnemo.sock":   "unix:/run/mnemo.sock",
+		"unix:///run/mnemo.sock": "unix:///run/mnemo.sock",
+	} {
+		if got := serverURL(in); got != want {
+			t.Errorf("serverURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

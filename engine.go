@@ -113,10 +113,7 @@ func attachToServer(ctx context.Context, a *app, locked *bolt.LockedError) (*ope
 		}
 		token = strings.TrimSpace(string(data))
 	}
-	addr := locked.Addr
-	if !strings.Contains(addr, "://") {
-		addr = "http://" + addr
-	}
+	addr := serverURL(locked.Addr)
 	s, err := connectRemote(ctx, a, addr, token)
 	if err != nil {
 		a.logger.Debug("could not attach to the server holding the store", "addr", redactURL(addr), "err", err)
@@ -168,4 +165,16 @@ func openLocal(ctx context.Context, a *app, dir string) (*openStore, error) {
 		},
 		close: e.Close,
 	}, nil
+}
+
+// serverURL reads a serve.addr: a URL (http://, https://, unix:/path) or a bare
+// host:port, which is HTTP.
+func serverURL(addr string) string {
+	if u, err := neturl.Parse(addr); err == nil {
+		switch u.Scheme {
+		case "http", "https", "unix":
+			return addr
+		}
+	}
+	return "http://" + addr
 }
