@@ -62,11 +62,11 @@ type model struct {
 	errText  string
 	errFull  string
 
-	spin     int
-	ticking  bool
-	tasks    map[string]string
-	mouse    bool
-	undo     []undoEntry
+	spin    int
+	ticking bool
+	tasks   map[string]string
+	mouse   bool
+	undo    []undoEntry
 
 	// headerLine is the drawn header, redrawn only when what it shows changes.
 	headerLine string

@@ -65,7 +65,7 @@ type Styles struct {
 
 // Paints hold the styles drawn on every frame.
 type Paints struct {
-	Border, BorderFocused, Title, TitleFocused Paint
+	Border, BorderFocused, Title, TitleFocused   Paint
 	Cursor, CursorBlurred, FooterKey, FooterDesc Paint
 }
 

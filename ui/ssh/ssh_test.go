@@ -263,3 +263,44 @@ func TestShutdownEndsOpenSessions(t *testing.T) {
 		t.Fatal("serve did not return after shutdown")
 	}
 }
+
+func TestIdleSessionsAreClosed(t *testing.T) {
+	alice, rita := newIdentity(t), newIdentity(t)
+	engine, err := uitest.Fixture()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := auth.ParseKeys([]byte(fmt.Sprintf("[[principal]]\nname = \"alice\"\nrole = \"curator\"\nssh_keys = [%q, %q]\n", alice.line, rita.line)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mssh.New("127.0.0.1:0", mssh.Options{Engine: engine, Keys: keys, IdleTimeout: 300 * time.Millisecond,
+		HostKeyPath: filepath.Join(t.TempDir(), "host"), UI: ui.Options{Keys: uitest.Keys()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(l) }()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}()
+	c, err := dial(t, l.Addr().String(), alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sess, out, _ := shell(t, c)
+	waitFor(t, out, "alice@mnemo")
+	done := make(chan error, 1)
+	go func() { done <- sess.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("an idle session was not closed")
+	}
+}
