@@ -490,3 +490,17 @@ func TestTUINeedsATerminal(t *testing.T) {
 		t.Error("demo stored the corpus before finding there is no terminal")
 	}
 }
+
+func TestOutputKeepsHTMLCharacters(t *testing.T) {
+	c := newTestCLI(t)
+	item := `{"type":"learning","text":"use a <b>bold</b> & 'quoted' name","kind":"fact","confidence":1,"meta":{"source":{"kind":"agent"}}}`
+	c.ok(item, "store")
+	out := c.ok("", "list")
+	if !strings.Contains(out, `"text":"use a <b>bold</b> & 'quoted' name"`) {
+		t.Errorf("list escaped the text: %s", out)
+	}
+	exported := c.ok("", "export")
+	if !strings.Contains(exported, `"text":"use a <b>bold</b> & 'quoted' name"`) || !strings.Contains(exported, `"confidence":1.0`) {
+		t.Errorf("export changed the item: %s", exported)
+	}
+}
