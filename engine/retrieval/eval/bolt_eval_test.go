@@ -45,6 +45,47 @@ func TestEvalBolt(t *testing.T) {
 	}
 }
 
+// TestEvalBoltHoldout repeats the bolt evaluation on the held-out queries,
+// written after the embedder's tuning.
+func TestEvalBoltHoldout(t *testing.T) {
+	if !*runEval {
+		t.Skip("run with -eval")
+	}
+	queries, err := HoldoutQueries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := bolt.Open(t.TempDir(), bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	rep, err := RunWith(context.Background(), e, queries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("held-out queries\n%s", rep.Table())
+	out := "| embedder | held-out paraphrase MRR | recall@10 |\n| --- | --- | --- |\n"
+	for _, v := range []struct {
+		name string
+		edit func(*retrieval.HashConfig)
+	}{
+		{"default", func(*retrieval.HashConfig) {}},
+		{"dim 256, char weight 0.8 (first untuned guess)", func(c *retrieval.HashConfig) { c.Dim, c.CharWeight = 256, 0.8 }},
+		{"words only", func(c *retrieval.HashConfig) { c.CharWeight, c.BigramWeight = 0, 0 }},
+		{"no stemming", func(c *retrieval.HashConfig) { c.Stem = false }},
+	} {
+		cfg := retrieval.DefaultHashConfig()
+		v.edit(&cfg)
+		res, err := RunEmbedderWith(context.Background(), retrieval.NewHashEmbedderWith(cfg), queries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out += fmt.Sprintf("| %s | %.3f | %.3f |\n", v.name, res.Float32[KindAll].MRR, res.Float32[KindAll].Recall)
+	}
+	t.Logf("vector search alone, held-out queries\n%s", out)
+}
+
 // TestEvalEmbedders compares hashed-embedder configurations on vector search
 // alone (no engine), float32 and int8: the tuning loop behind
 // DefaultHashConfig.
