@@ -525,6 +525,10 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 			ords = ords[min(q.Offset, len(ords)):]
 		}
 		for _, ord := range ords {
+			if rec, ok := e.cache.get(ord); ok {
+				page.Records = append(page.Records, rec)
+				continue
+			}
 			id := t.rows[ord].id
 			s, err := decodeRecord(recs.Get([]byte(id)), partHit, t.namespaceOf)
 			if err != nil {
@@ -534,6 +538,7 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 			if err != nil {
 				return err
 			}
+			e.cache.put(ord, rec)
 			page.Records = append(page.Records, rec)
 		}
 		return nil

@@ -126,6 +126,7 @@ type Engine struct {
 	seq     uint64
 	nextOrd uint32
 	tri     *trigramIndex
+	cache   *recordCache
 
 	// idxMu serialises applying the outbox to the index and the vectors.
 	idxMu        sync.Mutex
@@ -199,6 +200,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 		dir: abs, db: db, opts: opts, log: opts.Logger, clock: opts.Clock, t: newTable(),
 		embedder: opts.Embedder, answerer: opts.Answerer,
 		kick: make(chan struct{}, 1), closing: make(chan struct{}), pendingVec: map[string][]float32{},
+		cache: newRecordCache(4096),
 	}
 	e.desc = contract.Descriptor{
 		ID: "mnemo", Label: "mnemo (bbolt + Bleve)",

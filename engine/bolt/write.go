@@ -328,6 +328,7 @@ func (e *Engine) deleteLocked(ids []string) (int, error) {
 		e.seq = seq
 		for _, w := range removed {
 			delete(e.pendingVec, w.id)
+			e.cache.drop(w.s.ord)
 			e.t.remove(w.s.ord)
 			if e.vec != nil {
 				e.vec.Remove(w.id)
@@ -434,6 +435,7 @@ func (e *Engine) restatusLocked(id string, s storedRecord, status contract.Statu
 		return contract.Record{}, asContractErr(err)
 	}
 	e.seq = seq
+	e.cache.drop(s.ord)
 	e.t.setStatus(s.ord, status, s.updated)
 	e.kickIndex()
 	return s.record(id, false)
