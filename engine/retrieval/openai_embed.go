@@ -3,6 +3,7 @@ package retrieval
 import (
 	"context"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,6 +28,10 @@ type OpenAIConfig struct {
 	BatchSize int
 	// Dim is the expected vector length; 0 learns it from the first reply.
 	Dim int
+	// Concurrency is how many batch requests one Embed call keeps in flight
+	// (default 1); more speeds up re-embedding a store against a server that
+	// allows it.
+	Concurrency int
 	// MaxAttempts bounds tries per request, the first included (default 4).
 	MaxAttempts int
 	// RetryBackoff is the first wait before a retry; it doubles each time
@@ -54,6 +59,9 @@ func NewOpenAIEmbedder(cfg OpenAIConfig, hc *http.Client) (Embedder, error) {
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = DefaultEmbedBatchSize
 	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 1
+	}
 	c, err := newOpenAIClient("embedding", cfg.Endpoint, "embeddings", cfg.APIKeyEnv, cfg.Timeout, cfg.MaxAttempts, cfg.RetryBackoff, hc)
 	if err != nil {
 		return nil, err
@@ -79,14 +87,41 @@ type embeddingReply struct {
 }
 
 func (e *openAIEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, 0, len(texts))
+	out := make([][]float32, len(texts))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	slots := make(chan struct{}, e.cfg.Concurrency)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var firstErr error
 	for lo := 0; lo < len(texts); lo += e.cfg.BatchSize {
-		batch := texts[lo:min(lo+e.cfg.BatchSize, len(texts))]
-		vecs, err := e.embedBatch(ctx, batch)
-		if err != nil {
-			return nil, err
+		hi := min(lo+e.cfg.BatchSize, len(texts))
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
 		}
-		out = append(out, vecs...)
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			vecs, err := e.embedBatch(ctx, texts[lo:hi])
+			if err != nil {
+				// the first failure is the one to report; it also stops the rest
+				once.Do(func() { firstErr = err; cancel() })
+				return
+			}
+			copy(out[lo:hi], vecs)
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, contract.Unavailable("embedding endpoint %s: request cancelled", e.client.shownURL)
 	}
 	return out, nil
 }

@@ -391,3 +391,49 @@ func TestDropUnknownMarkers(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenAIEmbedderConcurrentBatches(t *testing.T) {
+	var inFlight, peak atomic.Int32
+	ok := embeddingsOK(2)
+	f := newFake(t, func(n int, w http.ResponseWriter, body map[string]any) {
+		cur := inFlight.Add(1)
+		for {
+			p := peak.Load()
+			if cur <= p || peak.CompareAndSwap(p, cur) {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+		inFlight.Add(-1)
+		ok(n, w, body)
+	})
+	e := newTestEmbedder(t, f.srv.URL, func(c *OpenAIConfig) { c.BatchSize = 3; c.Concurrency = 3 })
+	texts := make([]string, 20)
+	for i := range texts {
+		texts[i] = strings.Repeat("x", i+1)
+	}
+	vecs, err := e.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vecs {
+		if int(v[0]) != i+1 {
+			t.Fatalf("vector %d belongs to another text: %v", i, v)
+		}
+	}
+	if f.requests.Load() != 7 || peak.Load() < 2 || peak.Load() > 3 {
+		t.Errorf("requests %d, peak in flight %d; want 7 batches, at most 3 at once", f.requests.Load(), peak.Load())
+	}
+}
+
+func TestOpenAIEmbedderConcurrentFailureStopsTheRest(t *testing.T) {
+	f := newFake(t, func(n int, w http.ResponseWriter, _ map[string]any) {
+		w.WriteHeader(401)
+	})
+	e := newTestEmbedder(t, f.srv.URL, func(c *OpenAIConfig) { c.BatchSize = 1; c.Concurrency = 2 })
+	_, err := e.Embed(context.Background(), make([]string, 50))
+	assertKind(t, err, contract.KindUnauthorized)
+	if n := f.requests.Load(); n > 4 {
+		t.Errorf("%d requests after the first refusal; want the rest stopped", n)
+	}
+}
