@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -307,5 +308,26 @@ func TestCancelledContextStopsSearch(t *testing.T) {
 	cancel()
 	if _, _, err := ix.Keyword(ctx, "alpha", contract.MetaFilter{}, false, 0, 10); err == nil {
 		t.Fatal("a cancelled context must fail the search")
+	}
+}
+
+func TestOpenWhileInUseFailsWithoutTouchingTheIndex(t *testing.T) {
+	ix, dir := openTemp(t)
+	if err := ix.Apply([]Doc{doc("a", "alpha")}, nil, 5); err != nil {
+		t.Fatal(err)
+	}
+	second, err := Open(dir)
+	if err == nil {
+		_ = second.Close()
+		t.Fatal("a second Open of a live index must fail")
+	}
+	if !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("second Open failed for another reason: %v", err)
+	}
+	if n, err := ix.DocCount(); err != nil || n != 1 {
+		t.Fatalf("the live index lost data: DocCount = %d, %v", n, err)
+	}
+	if seq, err := ix.AppliedSeq(); err != nil || seq != 5 {
+		t.Fatalf("the live index lost applied_seq: %d, %v", seq, err)
 	}
 }
