@@ -10,8 +10,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,7 +59,8 @@ server automatically when they can read that token; elsewhere use
 HTTP needs "Authorization: Bearer <token>" unless --http names a unix socket
 (unix:/path), which is created with mode 0600 so only its owner can connect.
 The keys file (TOML, design.md section 7) names the other principals with their
-role, reach, SSH keys and token digests; SSH sessions need it.
+role, reach, SSH keys and token digests; SSH sessions need it. SIGHUP reloads it
+(open SSH sessions keep the principal they started with).
 
 Every mutation and every refused request is appended to the store's audit log
 ("mnemo audit"). SIGINT or SIGTERM stops the server after the requests in
@@ -93,6 +96,13 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	}
 	if f.ssh != "" && keys == nil {
 		return usageError("--ssh needs --keys: SSH sessions authenticate with the keys file's ssh_keys")
+	}
+	// Listen for SIGHUP before the address is published, so a reload sent as
+	// soon as the server is up cannot end the process.
+	hangups := make(chan os.Signal, 1)
+	if keys != nil {
+		signal.Notify(hangups, syscall.SIGHUP)
+		defer signal.Stop(hangups)
 	}
 	s, err := a.openedStore(ctx)
 	if err != nil {
@@ -179,9 +189,16 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	logger.Info("serving", "store", store.Dir(), "http", addrURL, "ssh", sshAddr)
 
 	var runErr error
-	select {
-	case <-ctx.Done():
-	case runErr = <-errs:
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			break wait
+		case runErr = <-errs:
+			break wait
+		case <-hangups:
+			a.reloadKeys(f.keys, keys)
+		}
 	}
 	// New commands must not attach to a server on its way out.
 	_ = os.Remove(addrPath)
@@ -197,6 +214,18 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	}
 	fmt.Fprintln(a.stderr, "mnemo: stopped serving")
 	return runErr
+}
+
+// reloadKeys swaps in the keys file again (SIGHUP); a file that no longer
+// parses leaves the running principals as they were.
+func (a *app) reloadKeys(path string, keys *auth.Keys) {
+	fresh, err := auth.LoadKeys(expandHome(path))
+	if err != nil {
+		fmt.Fprintf(a.stderr, "mnemo: keys file not reloaded: %s\n", contract.AsError(err).Message)
+		return
+	}
+	keys.Replace(fresh)
+	fmt.Fprintf(a.stderr, "mnemo: keys file reloaded (%d principals)\n", len(fresh.Principals()))
 }
 
 // ownerToken reads the store's owner token, creating it (mode 0600) on the

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -265,5 +266,38 @@ func TestServeSSHSessionRunsTheTUIAsItsPrincipal(t *testing.T) {
 	// Stopping the server ends the session.
 	if code := s.stop(); code != 0 {
 		t.Fatalf("serve exited %d: %s", code, s.stderr.String())
+	}
+}
+
+func TestServeReloadsTheKeysFileOnHangup(t *testing.T) {
+	c := newTestCLI(t)
+	keysPath := c.writeFile("keys.toml", fmt.Sprintf("[[principal]]\nname = \"a\"\nrole = \"reader\"\ntoken_sha256 = [%q]\n", auth.HashToken("first-token")))
+	s := startServe(t, c, "--http", "127.0.0.1:0", "--keys", keysPath)
+	status := func(token string) int {
+		req, _ := http.NewRequest(http.MethodGet, s.url+"/v1/descriptor", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if status("first-token") != 200 || status("second-token") != 401 {
+		t.Fatal("the first keys file is not in force")
+	}
+	c.writeFile("keys.toml", fmt.Sprintf("[[principal]]\nname = \"b\"\nrole = \"reader\"\ntoken_sha256 = [%q]\n", auth.HashToken("second-token")))
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(s.stderr.String(), "keys file reloaded") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no reload: %s", s.stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if status("first-token") != 401 || status("second-token") != 200 {
+		t.Fatal("the reloaded keys file is not in force")
 	}
 }

@@ -188,3 +188,21 @@ func TestConfineBindsReadsAndWritesToTheReach(t *testing.T) {
 		t.Fatal("the owner could not read a sandbox with its reach")
 	}
 }
+
+func TestReplaceSwapsPrincipalsInPlace(t *testing.T) {
+	one, err := auth.ParseKeys([]byte(fmt.Sprintf("[[principal]]\nname = \"a\"\nrole = \"reader\"\ntoken_sha256 = [%q]\n", auth.HashToken("old"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := auth.ParseKeys([]byte(fmt.Sprintf("[[principal]]\nname = \"b\"\nrole = \"admin\"\ntoken_sha256 = [%q]\n", auth.HashToken("new"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	one.Replace(two)
+	if _, ok := one.ByToken("old"); ok {
+		t.Fatal("a removed token still works")
+	}
+	if p, ok := one.ByToken("new"); !ok || p.Name != "b" {
+		t.Fatal("the new file's token does not work")
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/pelletier/go-toml/v2"
 	gossh "golang.org/x/crypto/ssh"
@@ -110,8 +111,11 @@ func HashToken(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Keys is a parsed keys file: every principal other than the owner.
+// Keys is a parsed keys file: every principal other than the owner. A
+// running server reloads it in place (Replace), so the HTTP API and the SSH
+// server, which share one *Keys, see new principals at once.
 type Keys struct {
+	mu         sync.RWMutex
 	principals []*Principal
 }
 
@@ -120,7 +124,18 @@ func (k *Keys) Principals() []*Principal {
 	if k == nil {
 		return nil
 	}
+	k.mu.RLock()
+	defer k.mu.RUnlock()
 	return append([]*Principal(nil), k.principals...)
+}
+
+// Replace swaps in the principals of a newly loaded file. Sessions already
+// open keep the principal they started with; new requests use the new file.
+func (k *Keys) Replace(other *Keys) {
+	list := other.Principals()
+	k.mu.Lock()
+	k.principals = list
+	k.mu.Unlock()
 }
 
 // ByToken finds the principal a bearer token belongs to. Every stored digest
@@ -130,6 +145,8 @@ func (k *Keys) ByToken(token string) (*Principal, bool) {
 		return nil, false
 	}
 	sum := sha256.Sum256([]byte(token))
+	k.mu.RLock()
+	defer k.mu.RUnlock()
 	var found *Principal
 	for _, p := range k.principals {
 		for _, h := range p.tokenHashes {
@@ -146,6 +163,8 @@ func (k *Keys) ByKey(key gossh.PublicKey) (*Principal, bool) {
 	if k == nil || key == nil {
 		return nil, false
 	}
+	k.mu.RLock()
+	defer k.mu.RUnlock()
 	for _, p := range k.principals {
 		if p.HasKey(key) {
 			return p, true
