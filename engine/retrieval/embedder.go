@@ -55,7 +55,9 @@ func DefaultHashConfig() HashConfig {
 }
 
 // hashEmbedder is a deterministic feature-hashing embedder: no model file, no
-// network, the same vector for the same text on every machine.
+// network, the same vector for the same text on every run. Products are
+// converted explicitly before they are summed so that no platform fuses them
+// into multiply-adds, which would round differently.
 type hashEmbedder struct {
 	cfg   HashConfig
 	model string
@@ -237,9 +239,9 @@ func (h *hashEmbedder) embedOne(text string, s *hashScratch) []float32 {
 		if weights[f] == 0 || len(c.used) == 0 {
 			continue
 		}
-		// Sum in fixed point: integer addition does not depend on the map's
-		// random iteration order, so the same text gives the same bits on
-		// every run without sorting the features.
+		// Sum in fixed point: integer addition does not depend on the order
+		// features were first seen, so the same text gives the same bits
+		// without sorting the features.
 		clear(s.fixed)
 		for _, at := range c.used {
 			key := c.keys[at]
@@ -258,7 +260,7 @@ func (h *hashEmbedder) embedOne(text string, s *hashScratch) []float32 {
 		}
 		scale := weights[f] / norm
 		for i, v := range s.part {
-			s.sum[i] += v * scale
+			s.sum[i] += float64(v * scale)
 		}
 	}
 	out := make([]float32, len(s.sum))
@@ -336,7 +338,7 @@ func mix64(x uint64) uint64 {
 func l2(v []float64) float64 {
 	var s float64
 	for _, x := range v {
-		s += x * x
+		s += float64(x * x)
 	}
 	return math.Sqrt(s)
 }
