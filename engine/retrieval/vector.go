@@ -21,8 +21,9 @@ type Scored struct {
 type VectorOption func(*vectorConfig)
 
 type vectorConfig struct {
-	int8    bool
-	workers int
+	int8     bool
+	workers  int
+	capacity int
 }
 
 // WithInt8 stores vectors quantised to int8 (one scale per vector): a quarter
@@ -33,6 +34,10 @@ func WithInt8() VectorOption { return func(c *vectorConfig) { c.int8 = true } }
 // WithWorkers sets how many goroutines one search uses (default GOMAXPROCS at
 // search time). One makes searches sequential.
 func WithWorkers(n int) VectorOption { return func(c *vectorConfig) { c.workers = n } }
+
+// WithCapacity reserves room for n vectors up front (when the dimension is
+// known), so loading a store's vectors does not copy the matrix as it grows.
+func WithCapacity(n int) VectorOption { return func(c *vectorConfig) { c.capacity = n } }
 
 // parallelMin is the index size below which one goroutine beats several: the
 // scan is shorter than starting and joining the workers.
@@ -63,6 +68,16 @@ func NewVectorIndex(dim int, opts ...VectorOption) *VectorIndex {
 	v := &VectorIndex{dim: dim, slots: make(map[string]int)}
 	for _, o := range opts {
 		o(&v.cfg)
+	}
+	if n := v.cfg.capacity; n > 0 && dim > 0 {
+		v.ids = make([]string, 0, n)
+		v.slots = make(map[string]int, n)
+		if v.cfg.int8 {
+			v.i8 = make([]int8, 0, n*dim)
+			v.scale = make([]float32, 0, n)
+		} else {
+			v.f32 = make([]float32, 0, n*dim)
+		}
 	}
 	return v
 }

@@ -62,7 +62,7 @@ func TestVectorSearchIsExact(t *testing.T) {
 		for _, workers := range []int{1, 2, 3} {
 			t.Run(fmt.Sprintf("n=%d/workers=%d", n, workers), func(t *testing.T) {
 				ids, vecs := randomVectors(n, 32, uint64(n))
-				idx := NewVectorIndex(32, WithWorkers(workers))
+				idx := NewVectorIndex(32, WithWorkers(workers), WithCapacity(n/2))
 				for i := range ids {
 					idx.Upsert(ids[i], vecs[i])
 				}
