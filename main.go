@@ -60,6 +60,7 @@ var commandConstructors = []func(*app) *cobra.Command{
 	newInfoCommand,
 	newConformanceCommand,
 	newBenchCommand,
+	newMCPCommand,
 	newCompletionCommand,
 	newServeCommand,
 	newAuditCommand,
