@@ -131,6 +131,7 @@ type Engine struct {
 	// idxMu serialises applying the outbox to the index and the vectors.
 	idxMu        sync.Mutex
 	applied      atomic.Uint64
+	committed    atomic.Uint64 // e.seq, readable without mu
 	rebuilding   atomic.Bool
 	rebuildDone  atomic.Int64
 	rebuildTotal atomic.Int64
@@ -262,6 +263,7 @@ func (e *Engine) init() error {
 	err = e.db.View(func(tx *bbolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		e.seq = getU64(meta.Get(keySeq))
+		e.committed.Store(e.seq)
 		e.nextOrd = uint32(getU64(meta.Get(keyNextOrd)))
 		rebuildMarked = meta.Get(keyRebuild) != nil
 		return tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {

@@ -51,7 +51,7 @@ func (e *Engine) indexWorker() {
 // ranked reads to see all earlier writes call it first. During a rebuild it
 // does nothing (the rebuild catches up when it ends).
 func (e *Engine) flushIndex(ctx context.Context) error {
-	if e.rebuilding.Load() {
+	if e.rebuilding.Load() || e.applied.Load() >= e.committed.Load() {
 		return nil
 	}
 	e.idxMu.Lock()

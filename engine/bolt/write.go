@@ -150,6 +150,7 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 	}
 	if len(added) > 0 {
 		e.seq = seq
+		e.committed.Store(seq)
 		e.nextOrd += uint32(len(added))
 		texts := make([]pendingText, len(added))
 		for i := range added {
@@ -326,6 +327,7 @@ func (e *Engine) deleteLocked(ids []string) (int, error) {
 	}
 	if len(removed) > 0 {
 		e.seq = seq
+		e.committed.Store(seq)
 		for _, w := range removed {
 			delete(e.pendingVec, w.id)
 			e.cache.drop(w.s.ord)
@@ -435,6 +437,7 @@ func (e *Engine) restatusLocked(id string, s storedRecord, status contract.Statu
 		return contract.Record{}, asContractErr(err)
 	}
 	e.seq = seq
+	e.committed.Store(seq)
 	e.cache.drop(s.ord)
 	e.t.setStatus(s.ord, status, s.updated)
 	e.kickIndex()
