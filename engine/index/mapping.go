@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -23,7 +24,7 @@ import (
 // MappingVersion names the field layout below. Change it whenever a field, an
 // analyzer or a term encoding changes: an index carrying another version is
 // discarded and rebuilt from the record.
-const MappingVersion = "mnemo-index-6"
+const MappingVersion = "mnemo-index-7"
 
 // The index has few physical fields, because Bleve pays per field and per
 // document (a token map, a dictionary per segment): `text` (analysed, BM25),
@@ -92,6 +93,28 @@ func physicalField(name string) string {
 
 // metaTerm is the term of one value under a logical name.
 func metaTerm(name, value string) string { return name + "=" + value }
+
+// repeatedTagTerm marks the n-th occurrence (n >= 2) of a tag on one record.
+func repeatedTagTerm(n int, tag string) string { return fieldTag + strconv.Itoa(n) + "=" + tag }
+
+// facetValue reads a term of a facet's name back into its value: the
+// name's own terms, and for tags the repeated-tag terms too.
+func facetValue(name, term string) (string, bool) {
+	head, value, ok := strings.Cut(term, "=")
+	if !ok {
+		return "", false
+	}
+	if head == name {
+		return value, true
+	}
+	if name == fieldTag && strings.HasPrefix(head, fieldTag) {
+		digits := head[len(fieldTag):]
+		if _, err := strconv.Atoi(digits); err == nil {
+			return value, true
+		}
+	}
+	return "", false
+}
 
 const (
 	textOptions    = bleveindex.IndexField
@@ -211,8 +234,21 @@ func (b *builder) document(d Doc) (*document.Document, error) {
 	if m.Turns != nil {
 		keyword(fieldTurns, turnsTerm(*m.Turns))
 	}
-	for _, tag := range distinct(m.Tags) {
-		keyword(fieldTag, tag)
+	for i, tag := range m.Tags {
+		// The contract's explore counts a tag once per occurrence; Bleve
+		// keeps one term per document, so a repeat gets its own term
+		// ("tag2=x", "tag3=x", ...) which facets count and filters ignore.
+		n := 1
+		for _, earlier := range m.Tags[:i] {
+			if earlier == tag {
+				n++
+			}
+		}
+		if n == 1 {
+			keyword(fieldTag, tag)
+		} else {
+			meta = append(meta, repeatedTagTerm(n, tag))
+		}
 	}
 	keyword(fieldNS, m.Namespace.String())
 	for _, p := range subtreeAnchors(m.Namespace) {

@@ -156,7 +156,7 @@ func oracleFacet(docs []Doc, f contract.MetaFilter, facet contract.Facet) (map[s
 		if !f.Matches(d.Kind, &d.Meta) || !f.AdmitsStatus(statusOf(d.Status), false) {
 			continue
 		}
-		values := distinct(facet.Values(d.Kind, &d.Meta, d.Status))
+		values := facet.Values(d.Kind, &d.Meta, d.Status)
 		if len(values) == 0 {
 			missing++
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -92,8 +91,9 @@ func facetField(facet contract.Facet) (string, bool) {
 
 const facetName = "facet"
 
-// Facet counts, exactly, the documents matching f per value of facet (a
-// document counts once per distinct tag), and reports the number of matching
+// Facet counts, exactly, the documents matching f per value of facet, as
+// contract.Facet.Values lists them (a record counts once per tag occurrence,
+// like the reference's explore), and reports the number of matching
 // documents and of those with no value for the facet.
 func (ix *Index) Facet(ctx context.Context, f contract.MetaFilter, facet contract.Facet) (map[string]uint64, uint64, uint64, error) {
 	field, ok := facetField(facet)
@@ -104,6 +104,9 @@ func (ix *Index) Facet(ctx context.Context, f contract.MetaFilter, facet contrac
 	req.Score = "none"
 	// The builder keeps every term anyway; the size only trims the answer.
 	prefix := metaTerm(field, "")
+	if facet == contract.FacetTag {
+		prefix = fieldTag // repeated tags too; no other name starts with "tag"
+	}
 	fr := bleve.NewFacetRequest(fieldMeta, math.MaxInt32)
 	fr.SetPrefixFilter(prefix)
 	req.AddFacet(facetName, fr)
@@ -117,7 +120,9 @@ func (ix *Index) Facet(ctx context.Context, f contract.MetaFilter, facet contrac
 		return counts, res.Total, res.Total, nil
 	}
 	for _, t := range result.Terms.Terms() {
-		counts[strings.TrimPrefix(t.Term, prefix)] = uint64(t.Count)
+		if value, ok := facetValue(field, t.Term); ok {
+			counts[value] += uint64(t.Count)
+		}
 	}
 	return counts, res.Total, uint64(result.Missing), nil
 }
