@@ -6,7 +6,6 @@ import (
 	"io"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"mnemo/contract"
@@ -96,17 +95,10 @@ func (a *app) runMCP(ctx context.Context, scope mcp.ToolScope) error {
 		return err
 	}
 	tools := mcp.New(e, scope)
-	transport := &sdk.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
-	err = mcp.Serve(ctx, tools, transport, mcp.ServerOptions{Version: version(), Logger: a.logger})
+	err = mcp.Serve(ctx, tools, mcp.NewStreamTransport(a.stdin, a.stdout), mcp.ServerOptions{Version: version(), Logger: a.logger})
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		// The client hanging up or an interrupt is the normal end of a session.
 		return nil
 	}
 	return contract.Unavailable("the MCP session ended: %v", err)
 }
-
-// nopWriteCloser leaves the stream open when the transport closes: stdout
-// belongs to the process.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
