@@ -41,7 +41,7 @@ func bigStore(b *testing.B, n int) *memory.Engine {
 
 func benchModel(b *testing.B, e contract.Engine) *model {
 	b.Helper()
-	m := newModel(Options{Engine: e, StoreLabel: "bench", Keys: uitest.Keys(), Now: uitest.Now})
+	m := newModel(Options{Engine: e, StoreLabel: "bench", Keys: uitest.Keys(), Now: uitest.Now, Timer: uitest.Timer})
 	update := func(msg tea.Msg) tea.Cmd { _, c := m.Update(msg); return c }
 	uitest.Drain(update, update(tea.WindowSizeMsg{Width: 80, Height: 24}), 10*time.Second)
 	uitest.Drain(update, m.Init(), 30*time.Second)
@@ -115,4 +115,17 @@ func BenchmarkBytesPerCursorMove(b *testing.B) {
 	b.ReportMetric(float64(out.n.Load()-start)/float64(moves), "bytes/move")
 	p.Quit()
 	<-done
+}
+
+// BenchmarkFirstFrame is start to first frame: the model is built and drawn
+// before any engine answer arrives (100k records in the store).
+func BenchmarkFirstFrame(b *testing.B) {
+	e := bigStore(b, 100_000)
+	b.ReportAllocs()
+	for b.Loop() {
+		m := newModel(Options{Engine: e, StoreLabel: "bench", Keys: uitest.Keys(), Now: uitest.Now, Timer: uitest.Timer})
+		m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+		_ = m.Init()
+		_ = m.View()
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+
+	"mnemo/ui/uitest"
 )
 
 // TestGoldenScreens renders every view on the fixture store at 80x24 and
@@ -17,6 +19,7 @@ func TestGoldenScreens(t *testing.T) {
 		{"explore", nil},
 		{"explore-expanded", []string{"enter", "j", "j", "enter", "j", "j", "j", "j", "enter"}},
 		{"explore-namespace-tree", []string{"G", "k", "enter", "j", "l"}},
+		{"explore-preview-toggled", []string{"tab", "j", "p"}},
 		{"browse", []string{"2"}},
 		{"browse-filters", []string{"2", "f"}},
 		{"fetch", []string{"3", "r", "e", "l", "e", "a", "s", "e"}},
@@ -44,7 +47,7 @@ func TestGoldenTooSmallAndWelcome(t *testing.T) {
 	h := newHarness(t, 60, 20)
 	golden(t, "too-small-60x20", h.screen())
 	e := memoryEngine()
-	w := &harness{t: t, m: newModel(Options{Engine: e, StoreLabel: "/tmp/empty", Keys: h.m.c.Keys, Now: h.m.c.Now})}
+	w := &harness{t: t, m: newModel(Options{Engine: e, StoreLabel: "/tmp/empty", Keys: h.m.c.Keys, Now: h.m.c.Now, Timer: uitest.Timer})}
 	w.send(tea.WindowSizeMsg{Width: 80, Height: 24})
 	w.pump(w.m.Init())
 	golden(t, "welcome-80x24", w.screen())

@@ -27,7 +27,7 @@ func TestFirstFrameBeforeData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newModel(Options{Engine: e, StoreLabel: "store", Keys: uitest.Keys(), Now: uitest.Now})
+	m := newModel(Options{Engine: e, StoreLabel: "store", Keys: uitest.Keys(), Now: uitest.Now, Timer: uitest.Timer})
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	screen := m.View().Content
 	if !strings.Contains(screen, "Facets") || !strings.Contains(screen, "loading") {
@@ -250,7 +250,7 @@ func TestBrowseApproveAndRejectCandidates(t *testing.T) {
 func TestWelcomeOnEmptyStore(t *testing.T) {
 	e := memoryEngine()
 	loaded := false
-	h := &harness{t: t, m: newModel(Options{Engine: e, StoreLabel: "empty", Keys: uitest.Keys(), Now: uitest.Now,
+	h := &harness{t: t, m: newModel(Options{Engine: e, StoreLabel: "empty", Keys: uitest.Keys(), Now: uitest.Now, Timer: uitest.Timer,
 		LoadDemo: func(ctx context.Context) error {
 			loaded = true
 			_, err := e.Store(ctx, contract.Learning("demo learning", contract.LearningFact, 0.9, contract.MemoryMeta{}))

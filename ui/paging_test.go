@@ -29,7 +29,7 @@ func TestBrowsePagesThroughContinuations(t *testing.T) {
 	if _, err := e.StoreMany(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
-	m := newModel(Options{Engine: e, StoreLabel: "paging", Keys: uitest.Keys(), Now: uitest.Now})
+	m := newModel(Options{Engine: e, StoreLabel: "paging", Keys: uitest.Keys(), Now: uitest.Now, Timer: uitest.Timer})
 	h := &harness{t: t, m: m}
 	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
 	h.pump(m.Init())

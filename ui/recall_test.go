@@ -32,7 +32,7 @@ func TestRecallEscCancelsThroughContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	slow := &slowRecall{Engine: e, started: make(chan struct{}), ended: make(chan error, 1)}
-	m := newModel(Options{Engine: slow, StoreLabel: "slow", Keys: uitest.Keys(), Now: uitest.Now})
+	m := newModel(Options{Engine: slow, StoreLabel: "slow", Keys: uitest.Keys(), Now: uitest.Now, Timer: uitest.Timer})
 	h := &harness{t: t, m: m}
 	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
 	h.pump(m.Init())

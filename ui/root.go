@@ -131,6 +131,7 @@ func newModel(opts Options) *model {
 		ReadOnly:   opts.ReadOnly,
 		Plain:      opts.Plain,
 		Total:      -1,
+		Timer:      opts.Timer,
 		Width:      MinWidth,
 		Height:     MinHeight,
 	}
@@ -193,13 +194,13 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
 	if !m.ticking && m.busy() != "" {
 		m.ticking = true
-		cmd = tea.Batch(cmd, spinTick())
+		cmd = tea.Batch(cmd, m.spinTick())
 	}
 	return m, cmd
 }
 
-func spinTick() tea.Cmd {
-	return tea.Tick(100*time.Millisecond, func(time.Time) tea.Msg { return spinTickMsg{} })
+func (m *model) spinTick() tea.Cmd {
+	return m.c.Tick(100*time.Millisecond, func(time.Time) tea.Msg { return spinTickMsg{} })
 }
 
 func (m *model) update(msg tea.Msg) tea.Cmd {
@@ -222,7 +223,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		m.spin++
-		return spinTick()
+		return m.spinTick()
 	case toastExpiredMsg:
 		if msg.gen == m.toastGen {
 			m.toast = ""
@@ -364,7 +365,7 @@ func (m *model) say(text string) tea.Cmd {
 	m.toast = text
 	m.toastGen++
 	gen := m.toastGen
-	return tea.Tick(3*time.Second, func(time.Time) tea.Msg { return toastExpiredMsg{gen: gen} })
+	return m.c.Tick(3*time.Second, func(time.Time) tea.Msg { return toastExpiredMsg{gen: gen} })
 }
 
 // fail shows an error on one footer line; `!` shows all of it. A lost server

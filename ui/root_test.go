@@ -33,7 +33,7 @@ func newHarness(t *testing.T, w, h int, mutate ...func(*Options)) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Engine: e, StoreLabel: "~/.local/share/mnemo", Keys: uitest.Keys(), Now: uitest.Now}
+	opts := Options{Engine: e, StoreLabel: "~/.local/share/mnemo", Keys: uitest.Keys(), Now: uitest.Now, Timer: uitest.Timer}
 	for _, f := range mutate {
 		f(&opts)
 	}
@@ -50,7 +50,7 @@ func (h *harness) pump(cmd tea.Cmd) {
 		}
 		_, c := h.m.Update(msg)
 		return c
-	}, cmd, 400*time.Millisecond)
+	}, cmd, 10*time.Second)
 }
 
 func (h *harness) send(msg tea.Msg) {

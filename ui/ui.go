@@ -47,6 +47,8 @@ type Options struct {
 	Output io.Writer
 	// ProgramOptions are passed to tea.NewProgram (SSH sessions add theirs).
 	ProgramOptions []tea.ProgramOption
+	// Timer replaces tea.Tick; tests use it to run timers without waiting.
+	Timer func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
 }
 
 // New returns the root model of a session.

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+
 	"mnemo/contract"
 )
 
@@ -35,6 +37,16 @@ type Common struct {
 	DataGen int
 	// Total is the number of records in the store (the header's count), -1 until known.
 	Total int
+	// Timer replaces tea.Tick (tests run timers without waiting); nil means tea.Tick.
+	Timer func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
+}
+
+// Tick is tea.Tick through the session's timer.
+func (c *Common) Tick(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
+	if c.Timer != nil {
+		return c.Timer(d, fn)
+	}
+	return tea.Tick(d, fn)
 }
 
 // Filter is the current scope's filter.

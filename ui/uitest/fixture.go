@@ -123,9 +123,27 @@ func Fixture() (*memory.Engine, error) {
 	return e, nil
 }
 
+// TimerMsg is what a Timer command answers in tests: the duration asked for
+// and the message it would send when it fired.
+type TimerMsg struct {
+	D    time.Duration
+	Fire func(time.Time) tea.Msg
+}
+
+// Timer is a Common.Timer for tests: it answers at once with a TimerMsg, and
+// Drain fires the short ones (debounces, spinner frames) and drops the long
+// ones (toast expiry), so tests neither sleep nor race the clock.
+func Timer(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
+	return func() tea.Msg { return TimerMsg{D: d, Fire: fn} }
+}
+
+// ShortTimer is the longest timer Drain fires.
+const ShortTimer = 200 * time.Millisecond
+
 // Drain runs cmd and feeds its messages back through update until nothing is
-// left, the way the Bubble Tea runtime would but synchronously. Commands that
-// do not answer within wait (timers such as toasts and spinners) are dropped.
+// left, the way the Bubble Tea runtime would but synchronously. Timers made by
+// Timer fire at once when short and are dropped when long; any other command
+// that does not answer within wait is dropped.
 func Drain(update func(tea.Msg) tea.Cmd, cmd tea.Cmd, wait time.Duration) {
 	queue := []tea.Cmd{cmd}
 	for steps := 0; len(queue) > 0 && steps < 10000; steps++ {
@@ -140,6 +158,13 @@ func Drain(update func(tea.Msg) tea.Cmd, cmd tea.Cmd, wait time.Duration) {
 		}
 		if batch, ok := msg.(tea.BatchMsg); ok {
 			queue = append(queue, batch...)
+			continue
+		}
+		if t, ok := msg.(TimerMsg); ok {
+			if t.D <= ShortTimer {
+				fired := t.Fire(time.Time{})
+				queue = append(queue, func() tea.Msg { return fired })
+			}
 			continue
 		}
 		queue = append(queue, update(msg))

@@ -510,7 +510,7 @@ func (m *Model) maybeLoadMore() tea.Cmd {
 
 func (m *Model) debounceContent() tea.Cmd {
 	text := m.filter.Value()
-	return tea.Tick(150*time.Millisecond, func(time.Time) tea.Msg { return contentMsg{text: text} })
+	return m.c.Tick(150*time.Millisecond, func(time.Time) tea.Msg { return contentMsg{text: text} })
 }
 
 // SetSize lays out the panes.

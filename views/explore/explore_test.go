@@ -17,10 +17,10 @@ func newExplore(t *testing.T) (*Model, *common.Common) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &common.Common{Engine: e, Keys: uitest.Keys(), Now: uitest.Now, Styles: common.NewStyles(true, false), Total: 36}
+	c := &common.Common{Engine: e, Keys: uitest.Keys(), Now: uitest.Now, Styles: common.NewStyles(true, false), Total: 36, Timer: uitest.Timer}
 	m := New(c)
 	m.SetSize(80, 21)
-	uitest.Drain(m.Update, m.Init(), time.Second)
+	uitest.Drain(m.Update, m.Init(), 10*time.Second)
 	return m, c
 }
 
@@ -36,7 +36,7 @@ func TestStaleRepliesAreDropped(t *testing.T) {
 	// an answer to the old scope arrives late: it must not replace the new one
 	m.Update(recordsMsg{gen: oldGen, page: contract.BrowsePage{Total: 999}})
 	m.Update(facetCountMsg{gen: oldGen, facet: contract.FacetKind, distinct: 42})
-	uitest.Drain(m.Update, cmd, time.Second)
+	uitest.Drain(m.Update, cmd, 10*time.Second)
 	if m.Total() != 12 {
 		t.Fatalf("total after narrowing = %d, want 12", m.Total())
 	}
@@ -63,9 +63,9 @@ func TestRecordsPageAsTheCursorMoves(t *testing.T) {
 func TestContentFilter(t *testing.T) {
 	m, _ := newExplore(t)
 	press := func(s string) tea.KeyPressMsg { return tea.KeyPressMsg{Code: rune(s[0]), Text: s} }
-	uitest.Drain(m.Update, m.Update(press("/")), time.Second)
+	uitest.Drain(m.Update, m.Update(press("/")), 10*time.Second)
 	for _, k := range []string{"t", "a", "b", "s"} {
-		uitest.Drain(m.Update, m.Update(press(k)), time.Second)
+		uitest.Drain(m.Update, m.Update(press(k)), 10*time.Second)
 	}
 	if m.Total() != 2 {
 		t.Fatalf("content contains tabs: %d records, want 2", m.Total())

@@ -97,7 +97,7 @@ func (m *Model) changed() tea.Cmd {
 		m.rebuild()
 		return nil
 	}
-	return tea.Tick(Debounce, func(time.Time) tea.Msg { return debounceMsg{gen: gen} })
+	return m.c.Tick(Debounce, func(time.Time) tea.Msg { return debounceMsg{gen: gen} })
 }
 
 func (m *Model) fetchCmd(gen int, cursor *string) tea.Cmd {

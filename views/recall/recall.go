@@ -99,7 +99,7 @@ func (m *Model) ask() tea.Cmd {
 }
 
 func (m *Model) tick(gen int) tea.Cmd {
-	return tea.Tick(100*time.Millisecond, func(time.Time) tea.Msg { return tickMsg{gen: gen} })
+	return m.c.Tick(100*time.Millisecond, func(time.Time) tea.Msg { return tickMsg{gen: gen} })
 }
 
 // Cancel stops the question in flight.
