@@ -377,9 +377,9 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 				}
 			}
 		case p.countable:
-			nsOK := t.nsAdmitted(q.Filter.Reach)
-			for k, c := range t.counters[facetIndex(p.countFacet)] {
-				if nsOK[uint32(k>>32)] && p.countSet[uint32(k)] {
+			counts, _, _ := t.rootCounts(facetIndex(p.countFacet), q.Filter.Reach)
+			for v, c := range counts {
+				if p.countSet[v] {
 					page.Total += int(c)
 				}
 			}

@@ -222,26 +222,12 @@ func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (cont
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	t := e.t
-	byValue := map[uint32]uint64{}
+	var byValue []uint64
 	var total, missing uint64
 	if onlyReach(req.Filter) {
-		nsOK := t.nsAdmitted(req.Filter.Reach)
-		for k, c := range t.counters[fi] {
-			if nsOK[uint32(k>>32)] {
-				byValue[uint32(k)] += c
-			}
-		}
-		for ns, c := range t.missing[fi] {
-			if nsOK[ns] {
-				missing += c
-			}
-		}
-		for ns, c := range t.nsTotal {
-			if nsOK[ns] {
-				total += c
-			}
-		}
+		byValue, total, missing = t.rootCounts(fi, req.Filter.Reach)
 	} else {
+		byValue = make([]uint64, t.valueSpace(req.Facet))
 		p := t.compileFilter(req.Filter, false)
 		for ord, alive := range t.alive {
 			if !alive {
@@ -268,15 +254,15 @@ func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (cont
 // value ascending by bytes) but keeps only the top limit in a bounded heap and
 // names only those, so a facet with a value per record stays cheap. Value ids
 // are interned, so each prints to a distinct value.
-func (t *table) explorePage(f contract.Facet, byValue map[uint32]uint64, limit int, total, missing uint64) contract.ExplorePage {
-	h := &bucketHeap{t: t, f: f}
+func (t *table) explorePage(f contract.Facet, byValue []uint64, limit int, total, missing uint64) contract.ExplorePage {
+	h := &bucketHeap{}
 	distinct := 0
 	for v, c := range byValue {
 		if c == 0 {
 			continue
 		}
 		distinct++
-		b := contract.FacetBucket{Value: t.facetValueName(f, v), Count: c}
+		b := contract.FacetBucket{Value: t.facetValueName(f, uint32(v)), Count: c}
 		if len(h.b) < limit {
 			heap.Push(h, b)
 		} else if bucketBetter(b, h.b[0]) {
@@ -299,8 +285,6 @@ func bucketBetter(a, b contract.FacetBucket) bool {
 
 // bucketHeap is a min-heap by bucket order: its top is the worst bucket kept.
 type bucketHeap struct {
-	t *table
-	f contract.Facet
 	b []contract.FacetBucket
 }
 

@@ -101,9 +101,11 @@ type table struct {
 	str      [numStrCols]*dict
 	tags     *dict
 
-	// counters[facet] maps ns<<32|value to the number of live records at that
-	// namespace holding the value; missing[facet] and nsTotal count by namespace.
-	counters [numFacets]map[uint64]uint64
+	// counters[facet][ns][value] is the number of live records at namespace
+	// ns holding the value, and global[facet][value] the same over every
+	// namespace; missing[facet] and nsTotal count by namespace.
+	counters [numFacets]map[uint32]map[uint32]uint64
+	global   [numFacets][]uint64
 	missing  [numFacets]map[uint32]uint64
 	nsTotal  map[uint32]uint64
 }
@@ -119,7 +121,7 @@ func newTable() *table {
 		t.str[i] = newDict()
 	}
 	for i := range t.counters {
-		t.counters[i] = map[uint64]uint64{}
+		t.counters[i] = map[uint32]map[uint32]uint64{}
 		t.missing[i] = map[uint32]uint64{}
 	}
 	return t
@@ -218,8 +220,7 @@ func (t *table) setStatus(ord uint32, status contract.Status, updated int64) {
 
 func (t *table) count(ord uint32, delta int) {
 	r := &t.rows[ord]
-	nsKey := uint64(r.ns) << 32
-	add := func(m map[uint64]uint64, k uint64) {
+	bump := func(m map[uint32]uint64, k uint32) {
 		if delta > 0 {
 			m[k]++
 		} else if m[k] <= 1 {
@@ -228,26 +229,88 @@ func (t *table) count(ord uint32, delta int) {
 			m[k]--
 		}
 	}
-	addMissing := func(m map[uint32]uint64) {
-		if delta > 0 {
-			m[r.ns]++
-		} else if m[r.ns] <= 1 {
-			delete(m, r.ns)
-		} else {
-			m[r.ns]--
-		}
-	}
-	addMissing(t.nsTotal)
+	bump(t.nsTotal, r.ns)
 	for fi, f := range contract.Facets {
 		vals := t.facetValueIDs(r, f)
 		if len(vals) == 0 {
-			addMissing(t.missing[fi])
+			bump(t.missing[fi], r.ns)
 			continue
 		}
+		m := t.counters[fi][r.ns]
+		if m == nil {
+			m = map[uint32]uint64{}
+			t.counters[fi][r.ns] = m
+		}
 		for _, v := range vals {
-			add(t.counters[fi], nsKey|uint64(v))
+			bump(m, v)
+			for int(v) >= len(t.global[fi]) {
+				t.global[fi] = append(t.global[fi], 0)
+			}
+			if delta > 0 {
+				t.global[fi][v]++
+			} else {
+				t.global[fi][v]--
+			}
+		}
+		if len(m) == 0 {
+			delete(t.counters[fi], r.ns)
 		}
 	}
+}
+
+// rootCounts sums a facet's counters over the namespaces a reach admits:
+// from the global counts minus the namespaces left out (the service
+// sandboxes, for the default reach) or from the admitted ones, whichever
+// touches fewer entries. It returns counts by value id, the total and the missing.
+func (t *table) rootCounts(fi int, reach *contract.Reach) ([]uint64, uint64, uint64) {
+	nsOK := t.nsAdmitted(reach)
+	var total, missing uint64
+	inCost, outCost := 0, 0
+	for ns, c := range t.nsTotal {
+		if nsOK[ns] {
+			total += c
+			missing += t.missing[fi][ns]
+			inCost += len(t.counters[fi][ns])
+		} else {
+			outCost += len(t.counters[fi][ns])
+		}
+	}
+	counts := make([]uint64, len(t.global[fi]))
+	if outCost <= inCost {
+		copy(counts, t.global[fi])
+		for ns, m := range t.counters[fi] {
+			if !nsOK[ns] {
+				for v, c := range m {
+					counts[v] -= c
+				}
+			}
+		}
+	} else {
+		for ns, m := range t.counters[fi] {
+			if nsOK[ns] {
+				for v, c := range m {
+					counts[v] += c
+				}
+			}
+		}
+	}
+	return counts, total, missing
+}
+
+// valueSpace is the number of value ids a facet can hold.
+func (t *table) valueSpace(f contract.Facet) int {
+	switch f {
+	case contract.FacetKind, contract.FacetStatus:
+		return 3
+	case contract.FacetSource:
+		return len(contract.SourceKinds)
+	case contract.FacetNamespace:
+		return len(t.nsVals)
+	case contract.FacetTag:
+		return len(t.tags.vals)
+	}
+	c, _ := facetColumn(f)
+	return len(t.str[c].vals)
 }
 
 // facetValueIDs returns the row's value ids for a facet (dictionary ids, or
