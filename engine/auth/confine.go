@@ -115,6 +115,12 @@ func (c *Confined) refuse(ctx context.Context, ev Event, err *contract.Error) er
 	return err
 }
 
+// Deny refuses op for the principal with a forbidden error, audited like every
+// refusal; servers call it for what they guard themselves (the audit log).
+func (c *Confined) Deny(ctx context.Context, op string, format string, args ...any) error {
+	return c.refuse(ctx, Event{Op: op}, Forbidden(format, args...))
+}
+
 // mayWrite refuses readers.
 func (c *Confined) mayWrite(ctx context.Context, op string, ev Event) error {
 	if c.p.Role.CanWrite() {

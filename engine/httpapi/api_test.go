@@ -553,3 +553,27 @@ func TestErrorsNeverCarryPathsOrStacks(t *testing.T) {
 		t.Fatalf("broken JSON: %d %v", status, out)
 	}
 }
+
+func TestAuditLogIsForAdmins(t *testing.T) {
+	f := newFixture(t, httpapi.Options{})
+	ctx := context.Background()
+	_, err := client(t, f.srv.URL, aliceToken).ReadAudit(ctx, auth.AuditQuery{})
+	if !auth.IsForbidden(err) {
+		t.Fatalf("a curator read the audit log: %v", err)
+	}
+	events, err := client(t, f.srv.URL, adminToken).ReadAudit(ctx, auth.AuditQuery{Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 2 || events[0].Principal != "owner" || events[0].Op != "store" || events[0].Via != "http" {
+		t.Fatalf("the admin's read: %+v", events)
+	}
+	// The curator's refused read is itself in the log.
+	all, err := f.owner.ReadAudit(ctx, auth.AuditQuery{Since: events[0].At})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 4 || all[3].Principal != "alice" || all[3].Op != "audit" || all[3].Refused == "" {
+		t.Fatalf("the log holds %+v, want 3 stores and alice's refusal", all)
+	}
+}

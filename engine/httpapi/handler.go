@@ -241,7 +241,7 @@ func (h *Handler) serveAudit(w http.ResponseWriter, r *http.Request, e *auth.Con
 		return
 	}
 	if e.Principal().Role != auth.RoleAdmin {
-		writeError(w, auth.Forbidden("principal `%s` is a %s; the audit log is for admins", e.Principal().Name, e.Principal().Role))
+		writeError(w, e.Deny(r.Context(), "audit", "principal `%s` is a %s; the audit log is for admins", e.Principal().Name, e.Principal().Role))
 		return
 	}
 	var q auth.AuditQuery
