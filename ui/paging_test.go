@@ -11,6 +11,7 @@ import (
 	"mnemo/engine/memory"
 	"mnemo/ui/uitest"
 	"mnemo/views/browse"
+	"mnemo/views/fetch"
 )
 
 func TestBrowsePagesThroughContinuations(t *testing.T) {
@@ -69,4 +70,60 @@ func TestNamespaceTreeNarrowsToSubtree(t *testing.T) {
 	h.contains("25 of 36")
 	h.keys("backspace")
 	h.contains("36 of 36")
+}
+
+func TestExploreRecordsPageAsTheCursorMoves(t *testing.T) {
+	e := memory.New(memory.WithClock(uitest.Now))
+	ctx := context.Background()
+	for start := 0; start < 250; start += contract.MaxStoreMany {
+		var batch []contract.StoreItem
+		for i := start; i < min(250, start+contract.MaxStoreMany); i++ {
+			batch = append(batch, contract.Document(fmt.Sprintf("document %03d", i), contract.MemoryMeta{Tags: []string{fmt.Sprintf("t%d", i%60)}}))
+		}
+		if _, err := e.StoreMany(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := newModel(Options{Engine: e, StoreLabel: "paging", Keys: uitest.Keys(), Now: uitest.Now, Timer: uitest.Timer})
+	h := &harness{t: t, m: m}
+	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
+	h.pump(m.Init())
+	if n := len(m.explore.Records()); n != 100 {
+		t.Fatalf("first page holds %d records, want 100", n)
+	}
+	h.contains("Records 100 of 250 loaded")
+	h.keys("tab", "pgdown", "pgdown", "pgdown", "pgdown", "pgdown")
+	if n := len(m.explore.Records()); n != 200 {
+		t.Fatalf("after paging down %d records are loaded, want 200", n)
+	}
+	// the tag facet has 60 values: 50 buckets and a more row, which loads more
+	h.keys("tab", "G", "k", "k", "enter", "G", "k", "k")
+	h.contains("10 more")
+	h.keys("enter", "G", "k", "k")
+	h.lacks("10 more")
+	h.contains("t59")
+}
+
+func TestFetchScopeChip(t *testing.T) {
+	h := newHarness(t, 80, 24)
+	h.keys("enter", "j", "j", "enter") // kind=learning
+	h.keys("3")
+	h.contains("in: kind=learning")
+	h.keys("r", "e", "l", "e", "a", "s", "e")
+	f := h.m.views[2].pane.(*fetch.Model)
+	for _, hit := range f.Hits() {
+		if hit.Kind != contract.KindLearning {
+			t.Fatalf("a %s escaped the scope", hit.Kind)
+		}
+	}
+	scoped := len(f.Hits())
+	for range "release" {
+		h.keys("backspace")
+	}
+	h.keys("backspace") // on the empty query: clears the chip
+	h.lacks("in: kind=learning")
+	h.keys("r", "e", "l", "e", "a", "s", "e")
+	if len(f.Hits()) <= scoped {
+		t.Fatalf("unscoped search found %d, scoped %d", len(f.Hits()), scoped)
+	}
 }

@@ -87,12 +87,12 @@ func Thousands(n int) string {
 	return b.String()
 }
 
-// Ago prints how long before now t was, coarsely: "just now", "5m ago", "2d ago".
+// Ago prints how long before now t was, coarsely: "now", "5m ago", "2d ago".
 func Ago(now, t time.Time) string {
 	d := now.Sub(t)
 	switch {
 	case d < time.Minute:
-		return "just now"
+		return "now"
 	case d < time.Hour:
 		return fmt.Sprintf("%dm ago", int(d/time.Minute))
 	case d < 24*time.Hour:
