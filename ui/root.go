@@ -582,7 +582,11 @@ func (m *model) undoLast() tea.Cmd {
 // View assembles the screen from cached strings: header, scope line, the
 // active view (or the detail), footer, and any dialog on top.
 func (m *model) View() tea.View {
-	v := tea.NewView(m.render())
+	content := m.render()
+	if m.c.Styles.ASCII != nil {
+		content = m.c.Styles.ASCII.Replace(content)
+	}
+	v := tea.NewView(content)
 	v.AltScreen = true
 	v.WindowTitle = "mnemo"
 	if m.mouse {

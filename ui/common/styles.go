@@ -58,6 +58,10 @@ type Styles struct {
 	Label, Value, Heading, Chip, Button, ButtonFocused   lipgloss.Style
 	Dialog, Warning, Input, Placeholder                  lipgloss.Style
 
+	// ASCII rewrites the few non-ASCII characters drawn by shared helpers
+	// (ellipses, arrow key names) cell for cell in plain mode; nil otherwise.
+	ASCII *strings.Replacer
+
 	// Paints are the hot styles as prebuilt escape sequences: wrapping a string
 	// in them costs a concatenation, where Style.Render re-parses the style.
 	Paints Paints
@@ -105,6 +109,7 @@ func NewStyles(dark, plain bool) Styles {
 	s := Styles{Plain: plain, Dark: dark, Glyphs: unicodeGlyphs()}
 	if plain {
 		s.Glyphs = asciiGlyphs()
+		s.ASCII = strings.NewReplacer("…", "~", "↑", "^", "↓", "v", "←", "<", "→", ">", "▌", ">")
 	}
 	n := lipgloss.NewStyle
 	s.App = n()
