@@ -180,6 +180,7 @@ func (im *importer) run(ctx context.Context, r io.Reader) (importSummary, error)
 		return im.summary, contract.Invalid("--batch must be between 1 and %d", contract.MaxStoreMany)
 	}
 	im.summary.Errors = []lineError{}
+	interrupted := ctx.Err
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches := make(chan []parsedLine, 4)
@@ -208,8 +209,7 @@ func (im *importer) run(ctx context.Context, r io.Reader) (importSummary, error)
 			im.onProgress(im.bytesRead.Load(), im.summary.Stored+im.summary.Replayed)
 		}
 	}
-	rerr := <-readErr
-	if storeErr == nil && rerr != nil && !errors.Is(rerr, context.Canceled) {
+	if rerr := <-readErr; storeErr == nil && rerr != nil {
 		storeErr = rerr
 	}
 	if storeErr == nil {
@@ -220,7 +220,7 @@ func (im *importer) run(ctx context.Context, r io.Reader) (importSummary, error)
 		slices.SortStableFunc(im.summary.Errors, func(a, b lineError) int { return a.Line - b.Line })
 	}
 	if storeErr != nil {
-		if errors.Is(storeErr, context.Canceled) {
+		if interrupted() != nil {
 			storeErr = contract.Unavailable("import interrupted; what was stored stays, and running it again replays it")
 		}
 		return im.summary, errImportCut{storeErr}

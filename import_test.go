@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -215,5 +216,45 @@ func TestImportStopsOnAnEngineFailureAndKeepsWhatWasStored(t *testing.T) {
 	}
 	if summary.Stored != 6 || e.Len() != 6 {
 		t.Errorf("summary %+v, engine holds %d; want 6 stored and kept", summary, e.Len())
+	}
+}
+
+// slowReader hands out its lines one at a time and cancels the import after a
+// number of them, like a Ctrl-C in the middle of a file.
+type slowReader struct {
+	lines  []string
+	cancel context.CancelFunc
+	after  int
+}
+
+func (s *slowReader) Read(p []byte) (int, error) {
+	if len(s.lines) == 0 {
+		return 0, io.EOF
+	}
+	if s.after == 0 {
+		s.cancel()
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.after--
+	n := copy(p, s.lines[0]+"\n")
+	s.lines = s.lines[1:]
+	return n, nil
+}
+
+func TestImportInterruptedSaysSo(t *testing.T) {
+	var lines []string
+	for i := range 50 {
+		lines = append(lines, fmt.Sprintf(`{"type":"document","body":{"text":"note %d"},"meta":{"source":{"kind":"agent"}}}`, i))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e := memory.New()
+	im := &importer{engine: e, batch: 5, defaultStatus: contract.StatusActive}
+	summary, err := im.run(ctx, &slowReader{lines: lines, cancel: cancel, after: 20})
+	if err == nil || err.Error() != "unavailable: import interrupted; what was stored stays, and running it again replays it" {
+		t.Fatalf("error %v, want the interruption", err)
+	}
+	if summary.Stored > 20 || summary.Stored != e.Len() {
+		t.Errorf("summary %+v, engine holds %d", summary, e.Len())
 	}
 }
