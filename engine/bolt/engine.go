@@ -242,8 +242,15 @@ func (e *Engine) abort() {
 // init creates the buckets, loads the table and opens the index.
 func (e *Engine) init() error {
 	err := e.db.Update(func(tx *bbolt.Tx) error {
+		backfillConf := tx.Bucket(bucketRecords) != nil && tx.Bucket(bucketConf) == nil
 		for _, b := range [][]byte{bucketMeta, bucketRecords, bucketUpdated, bucketCreated, bucketConf, bucketOutbox, bucketVectors} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		if backfillConf {
+			// A store written before the confidence index existed.
+			if err := backfillConfidence(tx); err != nil {
 				return err
 			}
 		}
@@ -336,6 +343,20 @@ func (e *Engine) init() error {
 	}
 	e.goBackground(e.indexWorker)
 	return nil
+}
+
+func backfillConfidence(tx *bbolt.Tx) error {
+	conf := tx.Bucket(bucketConf)
+	return tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
+		s, err := decodeRecord(v, partHeader, parseNS)
+		if err != nil {
+			return fmt.Errorf("record %s: %w", k, err)
+		}
+		if s.kind != contract.KindLearning {
+			return nil
+		}
+		return conf.Put(confKey(s.confidence, string(k)), ordValue(s.ord))
+	})
 }
 
 func (e *Engine) goBackground(f func()) {

@@ -1,0 +1,97 @@
+package bolt
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"mnemo/contract"
+)
+
+func sampleRecords() []storedRecord {
+	at := time.Date(2026, 5, 6, 7, 8, 9, 123456789, time.UTC)
+	meta := contract.MemoryMeta{
+		Namespace: contract.MustNamespace("team:acme/agent:writer"), Workspace: contract.Ptr("/w"), Folder: contract.Ptr("/w/src"),
+		FilePath: contract.Ptr("/w/src/a.go"), Language: contract.Ptr("go"), Repo: contract.Ptr("acme/app"), Commit: contract.Ptr("c0ffee"),
+		URL: contract.Ptr("https://x.test"), ThreadID: contract.Ptr("t1"), Turns: &contract.TurnRange{First: 1, Last: 4},
+		AgentID: contract.Ptr("writer"), ToolCall: &contract.ToolCallRef{Name: "grep", ID: contract.Ptr("call-1")},
+		Source: contract.SourceRef{Kind: contract.SourceGithub, ID: contract.Ptr("gh-1")}, Tags: []string{"a", "b"},
+		ObservedAt: &at, Derive: contract.Ptr(false), ObservedActor: &contract.ObservedActor{ID: "user:p", Name: contract.Ptr("P")},
+	}
+	full := contract.Learning("prefers tabs", contract.LearningPreference, 0.8, meta)
+	js, _ := full.MarshalJSON()
+	bare := contract.Document("x", contract.MemoryMeta{})
+	bjs, _ := bare.MarshalJSON()
+	return []storedRecord{
+		{ord: 7, status: contract.StatusCandidate, kind: contract.KindLearning, created: 1, updated: 2, expires: at.UnixNano(),
+			supersededBy: "abc", text: full.RenderText(), confidence: 0.8, meta: meta, itemJSON: js},
+		{ord: 0, status: contract.StatusActive, kind: contract.KindDocument, created: -5, updated: 9, expires: noTime,
+			text: "x", meta: contract.MemoryMeta{Source: contract.SourceRef{Kind: contract.SourceAgent}}, itemJSON: bjs},
+	}
+}
+
+func TestRecordCodecRoundTrips(t *testing.T) {
+	for _, want := range sampleRecords() {
+		got, err := decodeRecord(encodeRecord(&want), partFull, parseNS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gj, _ := json.Marshal(struct {
+			A contract.MemoryMeta
+			B string
+		}{got.meta, string(got.itemJSON)})
+		wj, _ := json.Marshal(struct {
+			A contract.MemoryMeta
+			B string
+		}{want.meta, string(want.itemJSON)})
+		if string(gj) != string(wj) || got.ord != want.ord || got.status != want.status || got.kind != want.kind ||
+			got.created != want.created || got.updated != want.updated || got.expires != want.expires ||
+			got.supersededBy != want.supersededBy || got.text != want.text || got.confidence != want.confidence {
+			t.Fatalf("round trip\n got %+v\nwant %+v", got, want)
+		}
+		if text, ok := recordText(encodeRecord(&want)); !ok || text != want.text {
+			t.Fatalf("recordText = %q, %v", text, ok)
+		}
+	}
+}
+
+func TestDescMillisKeysSortNewestFirst(t *testing.T) {
+	a, b, c := descMillisKey(2000, "b"), descMillisKey(1000, "a"), descMillisKey(-1000, "a")
+	if !(string(a) < string(b) && string(b) < string(c)) {
+		t.Fatal("keys do not sort newest first")
+	}
+	if string(descMillisKey(5, "a")) >= string(descMillisKey(5, "b")) {
+		t.Fatal("equal instants do not sort by id")
+	}
+	if ms, id, ok := splitDescMillisKey(descMillisKey(-42, "z")); !ok || ms != -42 || id != "z" {
+		t.Fatalf("split = %d %q %v", ms, id, ok)
+	}
+	if string(confKey(0.9, "b")) >= string(confKey(0.1, "a")) || string(confKey(0.5, "a")) >= string(confKey(0.5, "b")) {
+		t.Fatal("confidence keys do not sort desc then id")
+	}
+}
+
+// FuzzDecodeRecord feeds arbitrary bytes to the decoder: it may refuse them
+// but must never panic, and what it accepts must re-encode to a record that
+// decodes the same.
+func FuzzDecodeRecord(f *testing.F) {
+	for _, r := range sampleRecords() {
+		f.Add(encodeRecord(&r))
+	}
+	f.Add([]byte{})
+	f.Add([]byte{recordVersion, 0, 0, 0, 1, 9, 9})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := decodeRecord(data, partFull, parseNS)
+		if err != nil {
+			return
+		}
+		again, err := decodeRecord(encodeRecord(&s), partFull, parseNS)
+		if err != nil {
+			t.Fatalf("re-encoded record does not decode: %v", err)
+		}
+		if again.text != s.text || again.ord != s.ord || again.supersededBy != s.supersededBy {
+			t.Fatalf("re-encoded record differs")
+		}
+		_, _ = recordText(data)
+	})
+}
