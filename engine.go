@@ -30,10 +30,12 @@ type openStore struct {
 	close       func() error
 }
 
-// indexInfo is info's "index" object.
+// indexInfo is info's "index" object; done and total show a rebuild's progress.
 type indexInfo struct {
 	State      string `json:"state"`
 	AppliedSeq uint64 `json:"applied_seq"`
+	Done       int    `json:"done,omitempty"`
+	Total      int    `json:"total,omitempty"`
 }
 
 // engine opens the engine on first use and keeps it for the invocation.
@@ -161,7 +163,11 @@ func openLocal(ctx context.Context, a *app, dir string) (*openStore, error) {
 		dir:    e.Dir(),
 		indexStatus: func() indexInfo {
 			st := e.IndexStatus()
-			return indexInfo{State: st.State, AppliedSeq: st.AppliedSeq}
+			info := indexInfo{State: st.State, AppliedSeq: st.AppliedSeq}
+			if st.State != "ready" {
+				info.Done, info.Total = st.Done, st.Total
+			}
+			return info
 		},
 		close: e.Close,
 	}, nil
