@@ -86,6 +86,9 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	if a.remoteURL() != "" {
 		return usageError("serve owns a store; it cannot serve a remote server (drop --remote / MNEMO_REMOTE)")
 	}
+	if strings.TrimSpace(f.http) == "" {
+		return usageError("--http needs an address: the server always serves HTTP, which other mnemo commands attach to")
+	}
 	var keys *auth.Keys
 	if f.keys != "" {
 		k, err := auth.LoadKeys(expandHome(f.keys))
