@@ -213,3 +213,33 @@ func TestMCPBinaryOverStdio(t *testing.T) {
 		t.Errorf("mnemo mcp exited with %v, stderr %q", cmd.ProcessState, stderr.String())
 	}
 }
+
+// TestMCPCommandOverRemote serves a store that `mnemo serve` owns: the tools
+// run through engine/remote, forget by ids through forget_within.
+func TestMCPCommandOverRemote(t *testing.T) {
+	c := newTestCLI(t)
+	url := serveStore(t, filepath.Join(c.home, "served"))
+	t.Setenv("MNEMO_TOKEN", testOwnerToken)
+	c.ok(styleLearning, "--remote", url, "store")
+	spy := `{"type":"learning","text":"the spy's secret plan","kind":"fact","confidence":0.9,"meta":{"namespace":"team:acme/agent:spy","source":{"kind":"agent"}}}`
+	c.ok(spy, "--remote", url, "store")
+
+	s, end := startInProcessMCP(t, c, "--remote", url, "--place", "team:acme/agent:writer")
+	stored := s.ok("memory_store", `{"learning":{"text":"release notes go in CHANGELOG.md","learning_kind":"procedure"}}`)
+	forget := s.ok("memory_forget", fmt.Sprintf(`{"ids":[%q,%q]}`, stored["id"], fingerprintOf(t, spy)))
+	if forget["forgotten"] != 1.0 || len(forget["skipped"].([]any)) != 1 {
+		t.Errorf("forget over remote = %v, want the agent's memory removed and the spy's skipped", forget)
+	}
+	list := s.ok("memory_list", `{}`)
+	if n := len(list["items"].([]any)); n != 1 {
+		t.Errorf("list over remote = %v, want only the writer's seeded memory", list)
+	}
+	if code, stderr := end(); code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	var hits []contract.Hit
+	c.okJSON(&hits, "", "--remote", url, "get", fingerprintOf(t, spy))
+	if len(hits) != 1 {
+		t.Errorf("the spy's memory is gone from the server")
+	}
+}
