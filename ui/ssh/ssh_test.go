@@ -174,9 +174,11 @@ func TestPTYSessionSeesTheFirstFrame(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	start := time.Now()
 	sess, out, in := shell(t, c)
 	defer sess.Close()
 	waitFor(t, out, "alice@test-store", "Explore")
+	t.Logf("first frame %v after the shell request, %d bytes", time.Since(start), len(out.String()))
 	if strings.Contains(out.String(), "read-only") {
 		t.Fatal("a curator's session is read-only")
 	}
