@@ -392,11 +392,25 @@ var (
 	toolsRe   = regexp.MustCompile(`\s*\[tools: [^\]]*\]$`)
 )
 
+// cleanLine strips a line's markdown and conversation decorations. Each
+// pattern runs only when the line's first or last byte makes a match
+// possible: most lines have none, and regular expressions are slow.
 func cleanLine(line string) string {
 	line = strings.TrimSpace(line)
-	line = headingRe.ReplaceAllString(line, "")
-	line = listRe.ReplaceAllString(line, "")
-	line = roleRe.ReplaceAllString(line, "")
-	line = toolsRe.ReplaceAllString(line, "")
+	if line == "" {
+		return line
+	}
+	if line[0] == '#' {
+		line = headingRe.ReplaceAllString(line, "")
+	}
+	if c := line[0]; c == '-' || c == '*' || c == '+' || (c >= '0' && c <= '9') || strings.HasPrefix(line, "•") {
+		line = listRe.ReplaceAllString(line, "")
+	}
+	if strings.IndexByte(line, ':') > 0 {
+		line = roleRe.ReplaceAllString(line, "")
+	}
+	if strings.HasSuffix(line, "]") {
+		line = toolsRe.ReplaceAllString(line, "")
+	}
 	return strings.TrimSpace(line)
 }

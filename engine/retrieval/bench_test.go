@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"mnemo/contract"
 )
 
 // benchTexts are memory-note-sized texts drawn from a fixed vocabulary.
@@ -92,5 +94,32 @@ func BenchmarkVectorSearch100k(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+func BenchmarkRRF(b *testing.B) {
+	kw, vec := make([]string, HybridWindow), make([]string, HybridWindow)
+	for i := range kw {
+		kw[i] = fmt.Sprintf("k%03d", i)
+		vec[i] = fmt.Sprintf("k%03d", (i*7)%(2*HybridWindow))
+	}
+	for b.Loop() {
+		RRF(RRFK, kw, vec)
+	}
+}
+
+func BenchmarkExtractiveAnswer(b *testing.B) {
+	texts := benchTexts(10)
+	cs := make([]contract.Citation, len(texts))
+	for i, t := range texts {
+		cs[i] = contract.Citation{ID: fmt.Sprint(i), Snippet: strings.ReplaceAll(t, " oven ", ". Oven ")}
+	}
+	a := NewExtractive()
+	req := AnswerRequest{Question: "how hot should the oven be for bread dough?", Citations: cs}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := a.Answer(context.Background(), req); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -8,27 +8,49 @@ import (
 
 // words splits text into lowercased runs of letters and digits, the unit every
 // scorer in this package counts. Apostrophes inside a word are dropped so that
-// "don't" and "dont" meet.
+// "don't" and "dont" meet. A word already in lower case is a substring of
+// text, not a copy: most words are, and this runs for every text embedded.
 func words(text string) []string {
-	var out []string
-	var b strings.Builder
-	flush := func() {
-		if b.Len() > 0 {
-			out = append(out, b.String())
-			b.Reset()
+	out := make([]string, 0, len(text)/6+1)
+	start := -1   // byte offset of the current word, -1 between words
+	clean := true // the word so far is text[start:i] verbatim
+	var built []byte
+	flush := func(end int) {
+		if start < 0 {
+			return
 		}
+		if clean {
+			out = append(out, text[start:end])
+		} else {
+			out = append(out, string(built))
+		}
+		start = -1
 	}
 	for i, r := range text {
 		switch {
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			b.WriteRune(unicode.ToLower(r))
-		case (r == '\'' || r == '\u2019') && b.Len() > 0 && nextIsLetter(text, i+utf8.RuneLen(r)):
-			// keep the word whole across an inner apostrophe
+			if start < 0 {
+				start, clean = i, true
+			}
+			lower := unicode.ToLower(r)
+			if clean && lower != r {
+				clean = false
+				built = append(built[:0], text[start:i]...)
+			}
+			if !clean {
+				built = utf8.AppendRune(built, lower)
+			}
+		case (r == '\'' || r == '\u2019') && start >= 0 && nextIsLetter(text, i+utf8.RuneLen(r)):
+			// keep the word whole across an inner apostrophe, without it
+			if clean {
+				clean = false
+				built = append(built[:0], text[start:i]...)
+			}
 		default:
-			flush()
+			flush(i)
 		}
 	}
-	flush()
+	flush(len(text))
 	return out
 }
 
