@@ -504,3 +504,19 @@ func TestOutputKeepsHTMLCharacters(t *testing.T) {
 		t.Errorf("export changed the item: %s", exported)
 	}
 }
+
+func TestReviewReject(t *testing.T) {
+	c := newTestCLI(t)
+	var receipt contract.StoreReceipt
+	c.okJSON(&receipt, styleLearning, "store", "--status", "candidate")
+	if out := c.ok("", "review", receipt.ID, "--reject"); out != `{"forgotten":1}`+"\n" {
+		t.Errorf("review --reject printed %q", out)
+	}
+	if out := c.ok("", "get", receipt.ID); out != "[]\n" {
+		t.Errorf("a rejected candidate still reads back: %q", out)
+	}
+	r := c.run("", "review", receipt.ID, "--approve")
+	if r.code != 4 || !strings.HasPrefix(r.stderr, "mnemo: not found: ") {
+		t.Errorf("review after reject: exit %d, %q", r.code, r.stderr)
+	}
+}
