@@ -231,3 +231,19 @@ func readLines(t *testing.T, path string) []string {
 	}
 	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 }
+
+func TestImportDrawsProgressOnATerminal(t *testing.T) {
+	c := newTestCLI(t)
+	file := c.writeFile("two.jsonl", jsonl(styleLearning, runbookDoc))
+	c.terminal = true
+	r := c.run("", "import", file)
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	if !strings.HasPrefix(r.stderr, "\rimporting [") || !strings.HasSuffix(r.stderr, "\r\x1b[K") {
+		t.Errorf("progress on stderr: %q", r.stderr)
+	}
+	if !strings.HasPrefix(r.stdout, "{\n  \"stored\": 2,") {
+		t.Errorf("summary for a person: %q", r.stdout)
+	}
+}
