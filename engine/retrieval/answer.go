@@ -52,7 +52,7 @@ func (extractive) Model() string { return ExtractiveModelID }
 
 func (extractive) Answer(ctx context.Context, req AnswerRequest) (string, error) {
 	if err := ctx.Err(); err != nil {
-		return "", err
+		return "", contract.Unavailable("answer cancelled: %v", err)
 	}
 	if len(req.Citations) == 0 {
 		return NothingStored, nil

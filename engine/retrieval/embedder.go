@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+
+	"mnemo/contract"
 )
 
 // Embedder turns texts into vectors. Model names the embedding space: vectors
@@ -100,7 +102,7 @@ func (h *hashEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 	for i, t := range texts {
 		if i%64 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return nil, contract.Unavailable("embedding cancelled: %v", err)
 			}
 		}
 		out[i] = h.embedOne(t, scratch)
