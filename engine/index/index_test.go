@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -329,5 +330,55 @@ func TestOpenWhileInUseFailsWithoutTouchingTheIndex(t *testing.T) {
 	}
 	if seq, err := ix.AppliedSeq(); err != nil || seq != 5 {
 		t.Fatalf("the live index lost applied_seq: %d, %v", seq, err)
+	}
+}
+
+// TestKeywordPagesFollowScoreThenID pages through corpora with and without
+// tied scores and checks every page against the full (score desc, id asc)
+// order.
+func TestKeywordPagesFollowScoreThenID(t *testing.T) {
+	ctx := context.Background()
+	ix, _ := openTemp(t)
+	var docs []Doc
+	for i := range 40 {
+		// Varying lengths and repeats give mostly distinct scores; every
+		// fifth doc repeats an earlier text exactly, so ties exist too.
+		text := strings.Repeat("lantern ", 1+i%7) + strings.Repeat("filler words here ", i%5)
+		if i%5 == 4 {
+			text = docs[i-4].Text
+		}
+		docs = append(docs, doc(fmt.Sprintf("d%02d", (i*17)%40), text))
+	}
+	if err := ix.Apply(docs, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	all, total, err := ix.Keyword(ctx, "lantern", contract.MetaFilter{}, false, 0, 100)
+	if err != nil || total != 40 || len(all) != 40 {
+		t.Fatalf("full ranking: %d hits, total %d, %v", len(all), total, err)
+	}
+	want := slices.Clone(all)
+	slices.SortStableFunc(want, func(a, b Scored) int {
+		if a.Score != b.Score {
+			if a.Score > b.Score {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	if !slices.Equal(all, want) {
+		t.Fatalf("full ranking is not (score desc, id asc):\n%v", all)
+	}
+	for size := 1; size <= 12; size++ {
+		for offset := 0; offset <= 41; offset++ {
+			page, _, err := ix.Keyword(ctx, "lantern", contract.MetaFilter{}, false, offset, size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exp := want[min(offset, 40):min(offset+size, 40)]
+			if !slices.Equal(page, exp) {
+				t.Fatalf("page offset %d size %d = %v; want %v", offset, size, page, exp)
+			}
+		}
 	}
 }
