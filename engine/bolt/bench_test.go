@@ -345,3 +345,32 @@ func peakRSS() int64 {
 	}
 	return 0
 }
+
+// BenchmarkReopen closes the shared store and opens it again: the time until
+// list, get, browse and explore answer (the table is loaded; the content index
+// may still be filling in the background). It runs last (it replaces the
+// shared engine).
+func BenchmarkReopen(b *testing.B) {
+	s := sharedStore(b)
+	var lat []time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		if err := s.e.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		t0 := time.Now()
+		e, err := bolt.Open(s.dir, bolt.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.e = e
+		if _, err := e.Browse(context.Background(), contract.BrowseQuery{Limit: 50}); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(percentile(lat, 0.5).Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(percentile(lat, 0.95).Microseconds())/1000, "p95-ms")
+}

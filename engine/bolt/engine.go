@@ -52,6 +52,8 @@ var (
 	bucketOutbox  = []byte("outbox")
 	bucketVectors = []byte("vectors")
 
+	allBuckets = [][]byte{bucketMeta, bucketRecords, bucketUpdated, bucketCreated, bucketConf, bucketOutbox, bucketVectors}
+
 	keySchema  = []byte("schema")
 	keySeq     = []byte("seq")
 	keyNextOrd = []byte("next_ord")
@@ -241,33 +243,56 @@ func (e *Engine) abort() {
 
 // init creates the buckets, loads the table and opens the index.
 func (e *Engine) init() error {
-	err := e.db.Update(func(tx *bbolt.Tx) error {
-		backfillConf := tx.Bucket(bucketRecords) != nil && tx.Bucket(bucketConf) == nil
-		for _, b := range [][]byte{bucketMeta, bucketRecords, bucketUpdated, bucketCreated, bucketConf, bucketOutbox, bucketVectors} {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
-			}
+	ready := false
+	_ = e.db.View(func(tx *bbolt.Tx) error {
+		ready = true
+		for _, b := range allBuckets {
+			ready = ready && tx.Bucket(b) != nil
 		}
-		if backfillConf {
-			// A store written before the confidence index existed.
-			if err := backfillConfidence(tx); err != nil {
-				return err
-			}
-		}
-		meta := tx.Bucket(bucketMeta)
-		switch v := meta.Get(keySchema); {
-		case v == nil:
-			return meta.Put(keySchema, []byte(schemaVer))
-		case string(v) != schemaVer:
-			return contract.ConfigErr("store %s has schema version %s; this mnemo reads version %s", e.dir, v, schemaVer)
-		}
+		ready = ready && string(tx.Bucket(bucketMeta).Get(keySchema)) == schemaVer
 		return nil
 	})
+	// A write transaction (and its fsync) only when the layout needs one.
+	var err error
+	if !ready {
+		err = e.db.Update(e.prepareLayout)
+	}
 	if err != nil {
 		return asContractErr(err)
 	}
+	return e.load()
+}
+
+// prepareLayout creates the buckets and the schema mark, backfilling indexes
+// a store written by an earlier layout lacks.
+func (e *Engine) prepareLayout(tx *bbolt.Tx) error {
+	backfillConf := tx.Bucket(bucketRecords) != nil && tx.Bucket(bucketConf) == nil
+	for _, b := range allBuckets {
+		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+			return err
+		}
+	}
+	if backfillConf {
+		// A store written before the confidence index existed.
+		if err := backfillConfidence(tx); err != nil {
+			return err
+		}
+	}
+	meta := tx.Bucket(bucketMeta)
+	switch v := meta.Get(keySchema); {
+	case v == nil:
+		return meta.Put(keySchema, []byte(schemaVer))
+	case string(v) != schemaVer:
+		return contract.ConfigErr("store %s has schema version %s; this mnemo reads version %s", e.dir, v, schemaVer)
+	}
+	return nil
+}
+
+// load reads the table from bbolt, opens the index and the vectors, and starts
+// the background work.
+func (e *Engine) load() error {
 	rebuildMarked := false
-	err = e.db.View(func(tx *bbolt.Tx) error {
+	err := e.db.View(func(tx *bbolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		e.seq = getU64(meta.Get(keySeq))
 		e.committed.Store(e.seq)
@@ -417,7 +442,10 @@ func (e *Engine) Close() error {
 	ierr := e.ix.Close()
 	e.idxMu.Unlock()
 	e.mu.Lock()
-	verr := e.db.Update(e.savePendingVectors)
+	var verr error
+	if len(e.pendingVec) > 0 {
+		verr = e.db.Update(e.savePendingVectors)
+	}
 	e.mu.Unlock()
 	if verr != nil {
 		e.log.Error("saving vectors failed; they are recomputed at the next open", "err", verr)

@@ -222,47 +222,81 @@ func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (cont
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	t := e.t
-	var byValue []uint64
-	var total, missing uint64
 	if onlyReach(req.Filter) {
-		byValue, total, missing = t.rootCounts(fi, req.Filter.Reach)
+		counts, total, missing := t.rootCounts(fi, req.Filter.Reach)
+		return t.explorePage(req.Facet, denseCounts(counts), req.Limit, total, missing), nil
+	}
+	// Dense counts for small value spaces; a map when the facet has many
+	// values (a path per record) and the filter selects only some records.
+	var dense []uint64
+	var sparse map[uint32]uint64
+	if space := t.valueSpace(req.Facet); space <= 1<<12 {
+		dense = make([]uint64, space)
 	} else {
-		byValue = make([]uint64, t.valueSpace(req.Facet))
-		p := t.compileFilter(req.Filter, false)
-		for ord, alive := range t.alive {
-			if !alive {
-				continue
-			}
-			r := &t.rows[ord]
-			if !p.match(r) {
-				continue
-			}
-			total++
-			vals := t.facetValueIDs(r, req.Facet)
-			if len(vals) == 0 {
-				missing++
-			}
-			for _, v := range vals {
-				byValue[v]++
+		sparse = map[uint32]uint64{}
+	}
+	var total, missing uint64
+	p := t.compileFilter(req.Filter, false)
+	for ord, alive := range t.alive {
+		if !alive {
+			continue
+		}
+		r := &t.rows[ord]
+		if !p.match(r) {
+			continue
+		}
+		total++
+		vals := t.facetValueIDs(r, req.Facet)
+		if len(vals) == 0 {
+			missing++
+		}
+		for _, v := range vals {
+			if dense != nil {
+				dense[v]++
+			} else {
+				sparse[v]++
 			}
 		}
 	}
-	return t.explorePage(req.Facet, byValue, req.Limit, total, missing), nil
+	counts := denseCounts(dense)
+	if sparse != nil {
+		counts = func(yield func(uint32, uint64) bool) {
+			for v, c := range sparse {
+				if !yield(v, c) {
+					return
+				}
+			}
+		}
+	}
+	return t.explorePage(req.Facet, counts, req.Limit, total, missing), nil
+}
+
+// valueCounts yields (value id, count) pairs.
+type valueCounts func(yield func(v uint32, c uint64) bool)
+
+func denseCounts(counts []uint64) valueCounts {
+	return func(yield func(uint32, uint64) bool) {
+		for v, c := range counts {
+			if c > 0 && !yield(uint32(v), c) {
+				return
+			}
+		}
+	}
 }
 
 // explorePage orders buckets like contract.ExplorePageOf (count desc, then
 // value ascending by bytes) but keeps only the top limit in a bounded heap and
 // names only those, so a facet with a value per record stays cheap. Value ids
 // are interned, so each prints to a distinct value.
-func (t *table) explorePage(f contract.Facet, byValue []uint64, limit int, total, missing uint64) contract.ExplorePage {
+func (t *table) explorePage(f contract.Facet, counts valueCounts, limit int, total, missing uint64) contract.ExplorePage {
 	h := &bucketHeap{}
 	distinct := 0
-	for v, c := range byValue {
+	for v, c := range counts {
 		if c == 0 {
 			continue
 		}
 		distinct++
-		b := contract.FacetBucket{Value: t.facetValueName(f, uint32(v)), Count: c}
+		b := contract.FacetBucket{Value: t.facetValueName(f, v), Count: c}
 		if len(h.b) < limit {
 			heap.Push(h, b)
 		} else if bucketBetter(b, h.b[0]) {
