@@ -2,10 +2,18 @@
 // holds, for every record of the bbolt store, its rendered text (BM25-scored)
 // and its metadata as exact terms, so that keyword search, counts and facets
 // apply a contract.MetaFilter inside the query with exactly the semantics of
-// contract.MetaFilter.Matches.
+// contract.MetaFilter.Matches (checked by a property test against it).
 //
 // The index is never the record: bbolt is. Every batch carries the store's
 // sequence number ("applied_seq") so the engine can replay what the index
 // missed, and a mapping version so an index built by another mapping is
-// thrown away and rebuilt instead of being misread.
+// thrown away and rebuilt instead of being misread. Batches are persisted
+// before Apply returns, so AppliedSeq never runs ahead of what a crash keeps.
+//
+// Layout (see mapping.go): `text` is the only analysed and scored field;
+// every metadata value is one exact term "<name>=<value>" in the `meta` field
+// (with doc values, for facets) or, for terms derived only to make a filter a
+// term lookup (namespace subtree anchors, `/`-boundary path prefixes), in the
+// `lookup` field. Two multi-term fields instead of one Bleve field per
+// metadata key measured 1.7x cheaper to index.
 package index
