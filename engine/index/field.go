@@ -7,8 +7,8 @@ import (
 
 // multiTermField is an unstored field holding a list of exact terms. Bleve's
 // own keyword fields take one value each, so a record's two dozen metadata
-// values would cost two dozen fields, each with its own analysis pass and
-// token map; this one field costs one.
+// values would be two dozen field objects, each with its own token map and,
+// per segment, its own dictionary; this is one of each.
 type multiTermField struct {
 	name    string
 	terms   []string
