@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -344,6 +346,42 @@ func peakRSS() int64 {
 		}
 	}
 	return 0
+}
+
+// BenchmarkBrowsePeakRSS measures the resident set while browsing: after the
+// import's garbage is returned to the OS, the kernel's high-water mark is reset
+// (Linux /proc/self/clear_refs) and every browse shape runs; peak-rss-MB is the
+// new high-water mark (it includes the pages of bbolt's and Bleve's files the
+// process touched, and the engine's in-memory table, vectors and content index).
+func BenchmarkBrowsePeakRSS(b *testing.B) {
+	s := sharedStore(b)
+	ctx := context.Background()
+	runtime.GC()
+	debug.FreeOSMemory()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		b.Skipf("cannot reset the resident high-water mark: %v", err)
+	}
+	queries := []contract.BrowseQuery{
+		{Limit: 200}, {Limit: 1000},
+		{Limit: 200, Filters: []contract.BrowseFilter{{Field: "status", Op: "in", Values: []string{"active"}}}},
+		{Limit: 200, OrderBy: []contract.SortKey{{Field: "confidence", Dir: "desc"}}},
+		{Limit: 200, Filters: []contract.BrowseFilter{{Field: "content", Op: "contains", Text: corpus.RareNeedle}}},
+	}
+	for b.Loop() {
+		for _, q := range queries {
+			page, err := s.e.Browse(ctx, q)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if page.Continuation != nil {
+				q.Cursor = *page.Continuation
+				if _, err := s.e.Browse(ctx, q); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	b.ReportMetric(float64(peakRSS())/(1<<20), "peak-rss-MB")
 }
 
 // BenchmarkReopen closes the shared store and opens it again: the time until

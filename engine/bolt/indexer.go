@@ -27,7 +27,7 @@ func (e *Engine) indexWorker() {
 		case <-e.kick:
 			// Let a burst of batches accumulate into one Bleve batch: wait for
 			// a quiet spell, but never longer than a bounded lag.
-			deadline := time.After(time.Second)
+			deadline := time.After(3 * time.Second)
 		gather:
 			for {
 				select {
