@@ -114,7 +114,7 @@ func TestVectorsPersist(t *testing.T) {
 		t.Fatal(err)
 	}
 	emb := &countingEmbedder{Embedder: retrieval.NewHashEmbedder()}
-	e = openStore(t, dir, bolt.Options{Embedder: emb})
+	e = openStore(t, dir, bolt.Options{Embedder: emb, SyncRebuildBelow: 1}) // vectors load in the background
 	after, err := e.Fetch(ctx, q)
 	if err != nil {
 		t.Fatal(err)

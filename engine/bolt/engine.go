@@ -142,6 +142,7 @@ type Engine struct {
 	embedder retrieval.Embedder
 	answerer retrieval.Answerer
 	vec      *retrieval.VectorIndex
+	vecReady chan struct{} // closed once the stored vectors are loaded
 	// pendingVec holds vectors embedded but not yet written (guarded by mu).
 	pendingVec map[string][]float32
 
@@ -203,7 +204,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 		dir: abs, db: db, opts: opts, log: opts.Logger, clock: opts.Clock, t: newTable(),
 		embedder: opts.Embedder, answerer: opts.Answerer,
 		kick: make(chan struct{}, 1), closing: make(chan struct{}), pendingVec: map[string][]float32{},
-		cache: newRecordCache(4096),
+		cache: newRecordCache(4096), vecReady: make(chan struct{}),
 	}
 	e.desc = contract.Descriptor{
 		ID: "mnemo", Label: "mnemo (bbolt + Bleve)",
@@ -321,9 +322,6 @@ func (e *Engine) load() error {
 			vopts = append(vopts, retrieval.WithInt8())
 		}
 		e.vec = retrieval.NewVectorIndex(e.embedder.Dim(), vopts...)
-		if err := e.loadVectors(); err != nil {
-			return err
-		}
 	}
 	small := e.t.live < e.opts.SyncRebuildBelow
 	if small {
@@ -353,18 +351,29 @@ func (e *Engine) load() error {
 	} else if err := e.flushIndex(context.Background()); err != nil {
 		return err
 	}
-	if e.vec != nil {
-		if small {
-			if err := e.embedMissing(context.Background()); err != nil {
-				return err
-			}
-		} else {
-			e.goBackground(func() {
-				if err := e.embedMissing(context.Background()); err != nil {
-					e.log.Error("embedding stored records failed", "err", err)
-				}
-			})
+	switch {
+	case e.vec == nil:
+		close(e.vecReady)
+	case small:
+		if err := e.loadVectors(); err != nil {
+			return err
 		}
+		close(e.vecReady)
+		if err := e.embedMissing(context.Background()); err != nil {
+			return err
+		}
+	default:
+		// Vector search waits for the stored vectors; everything else opens now.
+		e.goBackground(func() {
+			err := e.loadVectors()
+			close(e.vecReady)
+			if err == nil {
+				err = e.embedMissing(context.Background())
+			}
+			if err != nil {
+				e.log.Error("loading or embedding vectors failed", "err", err)
+			}
+		})
 	}
 	e.goBackground(e.indexWorker)
 	return nil

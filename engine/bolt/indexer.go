@@ -240,21 +240,56 @@ func decodeVector(b []byte, model string, dim int) ([]float32, bool) {
 }
 
 // loadVectors fills the vector index with the stored vectors of the current
-// model; records without one are embedded by embedMissing.
+// model, in chunks (no long read transaction, the engine's lock held only to
+// check that each chunk's records still exist); records without one are
+// embedded by embedMissing.
 func (e *Engine) loadVectors() error {
 	model, dim := e.embedder.Model(), e.embedder.Dim()
-	err := e.db.View(func(tx *bbolt.Tx) error {
-		return tx.Bucket(bucketVectors).ForEach(func(k, v []byte) error {
-			if _, alive := e.t.idOrd[string(k)]; !alive {
-				return nil
+	var after []byte
+	for {
+		select {
+		case <-e.closing:
+			return nil
+		default:
+		}
+		type loaded struct {
+			id  string
+			vec []float32
+		}
+		var chunk []loaded
+		n := 0
+		err := e.db.View(func(tx *bbolt.Tx) error {
+			c := tx.Bucket(bucketVectors).Cursor()
+			k, v := c.First()
+			if after != nil {
+				k, v = c.Seek(after)
+				if k != nil && string(k) == string(after) {
+					k, v = c.Next()
+				}
 			}
-			if vec, ok := decodeVector(v, model, dim); ok {
-				e.vec.Upsert(string(k), vec)
+			for ; k != nil && n < 4096; k, v = c.Next() {
+				n++
+				after = append(after[:0], k...)
+				if vec, ok := decodeVector(v, model, dim); ok {
+					chunk = append(chunk, loaded{string(k), vec})
+				}
 			}
 			return nil
 		})
-	})
-	return asErr(err)
+		if err != nil {
+			return asContractErr(err)
+		}
+		if n == 0 {
+			return nil
+		}
+		e.mu.RLock()
+		for _, l := range chunk {
+			if _, alive := e.t.idOrd[l.id]; alive {
+				e.vec.Upsert(l.id, l.vec)
+			}
+		}
+		e.mu.RUnlock()
+	}
 }
 
 // embedMissing embeds every record the vector index lacks (new store after a

@@ -129,6 +129,11 @@ func (e *Engine) rankVector(ctx context.Context, q string, f contract.MetaFilter
 	if e.vec == nil {
 		return nil, nil
 	}
+	select {
+	case <-e.vecReady:
+	case <-ctx.Done():
+		return nil, contract.Unavailable("the stored vectors are still loading: %v", ctx.Err())
+	}
 	qv, err := e.embedder.Embed(ctx, []string{q})
 	if err != nil {
 		return nil, asContractErr(err)
