@@ -133,7 +133,12 @@ func sharedStore(b *testing.B) *benchStore {
 			shared.err = err
 			return
 		}
-		e, err := bolt.Open(dir, bolt.Options{})
+		opts := bolt.Options{}
+		if os.Getenv("MNEMO_BENCH_RECORD_CACHE") == "off" {
+			// Every browse page decoded from bbolt, as on a first visit.
+			opts.RecordCache = -1
+		}
+		e, err := bolt.Open(dir, opts)
 		if err != nil {
 			shared.err = err
 			return

@@ -18,8 +18,11 @@ type recordCache struct {
 	max int
 }
 
-func newRecordCache(max int) *recordCache {
-	return &recordCache{m: make(map[uint32]contract.Record, max), max: max}
+func newRecordCache(size int) *recordCache {
+	if size == 0 {
+		size = 4096
+	}
+	return &recordCache{m: make(map[uint32]contract.Record, max(size, 0)), max: size}
 }
 
 func (c *recordCache) get(ord uint32) (contract.Record, bool) {
@@ -30,6 +33,9 @@ func (c *recordCache) get(ord uint32) (contract.Record, bool) {
 }
 
 func (c *recordCache) put(ord uint32, r contract.Record) {
+	if c.max < 0 {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.m) >= c.max {

@@ -78,6 +78,9 @@ type Options struct {
 	// VectorFloat32 keeps vectors in memory as float32 instead of int8 (four
 	// times the memory, for a marginal ranking difference).
 	VectorFloat32 bool
+	// RecordCache is how many decoded records browse keeps for repeated pages
+	// (default 4096; negative disables the cache).
+	RecordCache int
 	// SyncRebuildBelow rebuilds a missing index during Open when the store
 	// holds fewer records than this (default 2000), so small stores open ready.
 	SyncRebuildBelow int
@@ -204,7 +207,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 		dir: abs, db: db, opts: opts, log: opts.Logger, clock: opts.Clock, t: newTable(),
 		embedder: opts.Embedder, answerer: opts.Answerer,
 		kick: make(chan struct{}, 1), closing: make(chan struct{}), pendingVec: map[string][]float32{},
-		cache: newRecordCache(4096), vecReady: make(chan struct{}),
+		cache: newRecordCache(opts.RecordCache), vecReady: make(chan struct{}),
 	}
 	e.desc = contract.Descriptor{
 		ID: "mnemo", Label: "mnemo (bbolt + Bleve)",
