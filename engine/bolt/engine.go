@@ -237,7 +237,11 @@ func lockedError(dir string) error {
 	return le
 }
 
+// abort undoes a failed open: background work started so far is stopped first.
 func (e *Engine) abort() {
+	e.closed.Store(true)
+	close(e.closing)
+	e.bg.Wait()
 	if e.ix != nil {
 		_ = e.ix.Close()
 	}
