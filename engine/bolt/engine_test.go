@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	bbolt "go.etcd.io/bbolt"
+
 	"mnemo/contract"
 	"mnemo/contract/conformance"
 	"mnemo/engine/bolt"
@@ -156,4 +158,33 @@ func TestReviewAndSupersede(t *testing.T) {
 	if hits, _ := e.Get(ctx, contract.GetRequest{IDs: []string{c2.ID}}); len(hits) != 0 {
 		t.Fatalf("rejected candidate still readable")
 	}
+}
+
+func TestNewerSchemaIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	e, err := bolt.Open(dir, bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bbolt.Open(filepath.Join(dir, bolt.DBFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error { return tx.Bucket([]byte("meta")).Put([]byte("schema"), []byte("99")) })
+	if cerr := db.Close(); err != nil || cerr != nil {
+		t.Fatal(err, cerr)
+	}
+	_, err = bolt.Open(dir, bolt.Options{})
+	if !errors.Is(err, contract.ErrConfig) || !strings.Contains(err.Error(), "schema version 99") {
+		t.Fatalf("open of a newer store: %v", err)
+	}
+	// The failed open released the store: the bbolt file opens again at once.
+	db, err = bbolt.Open(filepath.Join(dir, bolt.DBFile), 0o600, &bbolt.Options{Timeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("store still locked after a failed open: %v", err)
+	}
+	_ = db.Close()
 }
