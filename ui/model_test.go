@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -280,4 +281,22 @@ func TestHelpFilters(t *testing.T) {
 	h.lacks("export")
 	h.keys("esc")
 	h.contains("Facets")
+}
+
+// An expired record still counts in explore (explore has no clock), so the
+// scope line must count it too: narrowing by a bucket shows that bucket's count.
+func TestScopeCountMatchesTheBucketWithExpiredRecords(t *testing.T) {
+	past := uitest.Now().Add(-time.Hour)
+	h := newHarness(t, 80, 24, func(o *Options) {
+		item := contract.Learning("an expired learning", contract.LearningFact, 0.5, contract.MemoryMeta{})
+		if _, err := o.Engine.StoreWith(context.Background(), item, contract.WriteOptions{ExpiresAt: &past}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	h.contains("37 of 37")
+	h.keys("enter")
+	h.contains("learning        13")
+	h.keys("j", "j", "enter")
+	h.contains("kind=learning")
+	h.contains("13 of 37")
 }

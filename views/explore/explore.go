@@ -46,7 +46,6 @@ type Model struct {
 	records    []contract.Record
 	total      int
 	cont       *string
-	walkNow    time.Time
 	loadingRec bool
 	recList    components.List
 	rowWidth   int
@@ -160,7 +159,6 @@ func (m *Model) reload() tea.Cmd {
 			m.pending++
 		}
 	}
-	m.walkNow = m.c.Now().UTC().Truncate(time.Millisecond)
 	m.loadingRec = true
 	m.pending++
 	cmds = append(cmds, m.recordsCmd(gen, nil))
@@ -192,8 +190,9 @@ func (m *Model) bucketsCmd(gen int, r *node, filter contract.MetaFilter) tea.Cmd
 }
 
 func (m *Model) browseQuery() contract.BrowseQuery {
-	now := m.walkNow
-	q := contract.BrowseQuery{Filter: m.c.Filter(), Limit: pageSize, Now: &now}
+	// No `now`: explore's counts have no notion of expiry, so the list must not
+	// either, or "N of M" would disagree with the bucket the user narrowed by.
+	q := contract.BrowseQuery{Filter: m.c.Filter(), Limit: pageSize}
 	if m.content != "" {
 		q.Filters = []contract.BrowseFilter{{Field: "content", Op: "contains", Text: m.content}}
 	}
@@ -278,7 +277,6 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 
 func (m *Model) reloadRecords() tea.Cmd {
 	m.gen++
-	m.walkNow = m.c.Now().UTC().Truncate(time.Millisecond)
 	m.loadingRec = true
 	// counts of the facet tree belong to the old generation too; reload them all
 	m.scopeGen = -1
