@@ -382,7 +382,29 @@ func isAbbreviation(before []rune) bool {
 	case "e.g", "i.e", "etc", "vs", "dr", "mr", "mrs", "ms", "st", "approx", "fig", "no", "cf", "a.m", "p.m", "u.s":
 		return true
 	}
+	if isListNumber(w, before[:i]) {
+		return true
+	}
 	return len([]rune(w)) == 1 && unicode.IsLetter([]rune(w)[0])
+}
+
+// isListNumber tells whether w is the number of an inline list item ("rotate
+// it: 1. create ...; 2. deploy ..."): one or two digits opening the text or
+// following a colon, semicolon or comma. Its full stop does not end a sentence.
+func isListNumber(w string, before []rune) bool {
+	if len(w) == 0 || len(w) > 2 {
+		return false
+	}
+	for _, r := range w {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	j := len(before)
+	for j > 0 && unicode.IsSpace(before[j-1]) {
+		j--
+	}
+	return j == 0 || before[j-1] == ':' || before[j-1] == ';' || before[j-1] == ','
 }
 
 var (

@@ -123,6 +123,8 @@ func TestSplitSentences(t *testing.T) {
 		{"...\n---", nil},
 		{"A hard reset threw away a day of work. git reflog still listed it.", []string{"A hard reset threw away a day of work.", "git reflog still listed it."}},
 		{"Use approx. five cups.", []string{"Use approx. five cups."}},
+		{"To rotate the secret: 1. create the new value; 2. deploy it. Then verify.", []string{"To rotate the secret: 1. create the new value; 2. deploy it.", "Then verify."}},
+		{"We shipped 12. Then we rested.", []string{"We shipped 12.", "Then we rested."}},
 	}
 	for _, tt := range tests {
 		got := splitSentences(tt.in)
