@@ -93,6 +93,9 @@ func Run(ctx context.Context, e contract.Engine, opts Options) (Table, error) {
 	// Warm every shape once, then measure round-robin like the peer.
 	for i, s := range shapes {
 		note, err := s.run(ctx, -1)
+		if err == nil {
+			note, err = s.judge(ctx, note)
+		}
 		if err != nil {
 			return t, fmt.Errorf("%s: %w", s.name, err)
 		}
@@ -106,6 +109,9 @@ func Run(ctx context.Context, e contract.Engine, opts Options) (Table, error) {
 			start := time.Now()
 			note, err := s.run(ctx, round)
 			d := time.Since(start)
+			if err == nil {
+				note, err = s.judge(ctx, note)
+			}
 			if err != nil {
 				return t, fmt.Errorf("%s: %w", s.name, err)
 			}

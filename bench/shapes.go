@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"mnemo/bench/corpus"
 	"mnemo/contract"
@@ -13,11 +14,15 @@ import (
 const wrongAnswer = "WRONG: "
 
 // shape is one timed operation. run is called with round -1 to warm up, then
-// with 0..Iterations-1; it returns a short note describing the answer.
+// with 0..Iterations-1; it returns a short note describing the answer. check,
+// when set, is called after each run, outside the timing, to judge that answer
+// further (reads such as get that must not count in the row's latency); it
+// returns what is wrong, or "".
 type shape struct {
 	name, peer string
 	budget     budgets
 	run        func(ctx context.Context, round int) (string, error)
+	check      func(ctx context.Context) (string, error)
 }
 
 // The browse shapes, named after the peer's shape ids.
@@ -101,22 +106,11 @@ func buildShapes(ctx context.Context, e contract.Engine, opts Options, exp expec
 			budgetExploreNarrow, contract.Facets, narrowed, -1))
 	}
 
-	queries := corpus.Queries(max(opts.Iterations, 1)+1, opts.Seed)
-	if e.Descriptor().Supports(contract.ModeKeyword) {
-		shapes = append(shapes, shape{name: "keyword fetch top 10", budget: budgetKeyword,
-			run: func(ctx context.Context, round int) (string, error) {
-				q := queries[(round+1)%len(queries)]
-				p, err := e.Fetch(ctx, contract.FetchRequest{Query: q, Mode: contract.ModeKeyword, Limit: 10})
-				if err != nil {
-					return "", err
-				}
-				if len(p.Hits) > 10 {
-					return fmt.Sprintf("%s%d hits for limit 10", wrongAnswer, len(p.Hits)), nil
-				}
-				return fmt.Sprintf("%d hits for %q", len(p.Hits), q), nil
-			}})
+	retrieval, err := retrievalRows(ctx, e, opts)
+	if err != nil {
+		return nil, err
 	}
-	return shapes, nil
+	return append(shapes, retrieval...), nil
 }
 
 // exploreShape explores facets[round % len] under filter; wantTotal < 0 skips
@@ -140,4 +134,17 @@ func exploreShape(e contract.Engine, name string, b budgets, facets []contract.F
 		}
 		return note, nil
 	}}
+}
+
+// judge runs the shape's untimed check on the answer run just gave and marks
+// the note wrong when the check finds a fault.
+func (s shape) judge(ctx context.Context, note string) (string, error) {
+	if s.check == nil || strings.HasPrefix(note, wrongAnswer) {
+		return note, nil
+	}
+	fault, err := s.check(ctx)
+	if err != nil || fault == "" {
+		return note, err
+	}
+	return wrongAnswer + fault + " (" + note + ")", nil
 }
