@@ -438,7 +438,9 @@ func (m *Model) layoutColumns() {
 	}
 	if m.width >= wide {
 		cols[1].width = 12
-		cols[2].width = 22
+		// Namespaces are the usual way to tell agents apart; on very wide
+		// screens give them room before the text takes the rest.
+		cols[2].width = min(40, max(22, m.width/6))
 		cols = append(cols, column{title: "created", field: "created_at", width: 8},
 			column{title: "observed", field: "observed_at", width: 8})
 	}
