@@ -12,6 +12,7 @@ import (
 	"mnemo/contract"
 	"mnemo/engine/bolt"
 	"mnemo/engine/memory"
+	"mnemo/engine/retrieval"
 )
 
 func TestRunOnReferenceEngine(t *testing.T) {
@@ -189,4 +190,11 @@ func TestRunOnBoltStore(t *testing.T) {
 			t.Errorf("%s: %s", r.Name, r.Note)
 		}
 	}
+	// The store declares every fetch mode and answers recall extractively.
+	for _, name := range []string{"keyword fetch top 10", "vector fetch top 10", "hybrid fetch top 10", "recall top 5 (" + retrieval.ExtractiveModelID + ")"} {
+		if r := rowNamed(t, tab, name); r.Name != name || r.Samples != 2 {
+			t.Errorf("row %q: %+v", name, r)
+		}
+	}
+	t.Log(tab.Markdown())
 }
