@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -75,6 +76,15 @@ func fetchShape(e contract.Engine, mode contract.FetchMode, b budgets, queryOf f
 			ids := make([]string, len(last.Hits))
 			for i, h := range last.Hits {
 				ids[i] = h.ID
+			}
+			if mode == contract.ModeKeyword {
+				// Keyword ranking only ever matches words; vector and
+				// hybrid may rank records that share none.
+				for _, h := range last.Hits {
+					if !holdsAWord(h.Text, lastQuery) {
+						return fmt.Sprintf("hit %s holds no word of %q", h.ID, lastQuery), nil
+					}
+				}
 			}
 			return judgeRanked(ctx, e, "hits", lastQuery, ids, FetchTop, live)
 		},
@@ -195,8 +205,21 @@ func (l *liveWords) scan() {
 	})
 }
 
-// textWords splits text the way the engines' analyzers do for the corpus's
-// plain lower-case words: on every rune that is not a letter or digit.
+// holdsAWord tells whether text holds one of the query's words.
+func holdsAWord(text, query string) bool {
+	words := textWords(text)
+	for _, q := range textWords(query) {
+		if slices.Contains(words, q) {
+			return true
+		}
+	}
+	return false
+}
+
+// textWords splits text on every rune that is not a letter or digit and
+// lowercases the pieces. For the corpus's text (words joined by spaces and full
+// stops only) that gives the terms a Unicode word tokenizer gives; text with
+// apostrophes or underscores inside words would differ.
 func textWords(text string) []string {
 	fields := strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	for i, f := range fields {

@@ -17,14 +17,14 @@ import (
 type faultyRanking struct {
 	*memory.Engine
 	mode   contract.FetchMode
-	fetch  func(contract.FetchPage) contract.FetchPage
+	fetch  func(*memory.Engine, contract.FetchPage) contract.FetchPage
 	recall func(contract.RecallAnswer) contract.RecallAnswer
 }
 
 func (f faultyRanking) Fetch(ctx context.Context, req contract.FetchRequest) (contract.FetchPage, error) {
 	p, err := f.Engine.Fetch(ctx, req)
 	if err == nil && f.fetch != nil && req.Mode == f.mode {
-		p = f.fetch(p)
+		p = f.fetch(f.Engine, p)
 	}
 	return p, err
 }
@@ -65,20 +65,37 @@ func TestRunFlagsBrokenRankedReads(t *testing.T) {
 		fault  string
 	}{
 		{"keyword answers nothing", faultyRanking{mode: contract.ModeKeyword,
-			fetch: func(p contract.FetchPage) contract.FetchPage { p.Hits = []contract.Hit{}; return p }},
+			fetch: func(_ *memory.Engine, p contract.FetchPage) contract.FetchPage { p.Hits = []contract.Hit{}; return p }},
 			"keyword fetch", "no hits for"},
+		{"keyword ranks records without the query's words", faultyRanking{mode: contract.ModeKeyword,
+			fetch: func(e *memory.Engine, p contract.FetchPage) contract.FetchPage {
+				// The newest records, whatever they say: an index that lost its terms.
+				page, err := e.Browse(context.Background(), contract.BrowseQuery{Limit: FetchTop})
+				if err != nil {
+					return p // the row then passes, and the case fails
+				}
+				p.Hits = p.Hits[:0]
+				for _, r := range page.Records {
+					p.Hits = append(p.Hits, contract.Hit{ID: r.ID, Kind: r.Kind, Text: r.Text, Meta: r.Meta})
+				}
+				return p
+			}},
+			"keyword fetch", "holds no word of"},
 		{"vector returns more than asked", faultyRanking{mode: contract.ModeVector,
-			fetch: func(p contract.FetchPage) contract.FetchPage { p.Hits = append(p.Hits, p.Hits...); return p }},
+			fetch: func(_ *memory.Engine, p contract.FetchPage) contract.FetchPage {
+				p.Hits = append(p.Hits, p.Hits...)
+				return p
+			}},
 			"vector fetch", "20 hits for limit 10"},
 		{"hybrid names a record that does not exist", faultyRanking{mode: contract.ModeHybrid,
-			fetch: func(p contract.FetchPage) contract.FetchPage {
+			fetch: func(_ *memory.Engine, p contract.FetchPage) contract.FetchPage {
 				p.Hits = slices.Clone(p.Hits)
 				p.Hits[len(p.Hits)-1].ID = unknownID
 				return p
 			}},
 			"hybrid fetch", "hits (not " + unknownID + ")"},
 		{"hybrid repeats a hit", faultyRanking{mode: contract.ModeHybrid,
-			fetch: func(p contract.FetchPage) contract.FetchPage {
+			fetch: func(_ *memory.Engine, p contract.FetchPage) contract.FetchPage {
 				p.Hits = slices.Clone(p.Hits)
 				p.Hits[1] = p.Hits[0]
 				return p
