@@ -2,8 +2,9 @@
 // corpus (bench/corpus) into any contract.Engine through store_many batches,
 // then times the operations of design.md §8 (the browse shapes the SQLite peer
 // in ../peerbench/dawn-sqlite also runs, explore at the root and after two
-// narrows, keyword fetch) and reports median and p95 per row against the
-// budget.
+// narrows, fetch top 10 in each mode the engine declares, recall top 5) and
+// reports median and p95 per row against the budget (rows §8 sets none for pass
+// on their answer alone).
 //
 // Sampling follows the peer: each shape is called once to warm up, then
 // Iterations rounds call every shape once, round-robin, and percentiles are
