@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 
 	"mnemo/contract"
 )
@@ -23,7 +24,7 @@ type Embedder interface {
 }
 
 // HashModelID is the model id of the default hashed n-gram embedder.
-const HashModelID = "mnemo-hash-ngram-v2"
+const HashModelID = "mnemo-hash-ngram-v3"
 
 // HashConfig tunes the hashed n-gram embedder. The zero value is not useful;
 // start from DefaultHashConfig.
@@ -66,7 +67,7 @@ type hashEmbedder struct {
 }
 
 // NewHashEmbedder returns the built-in offline embedder (model
-// "mnemo-hash-ngram-v2"): word unigrams and bigrams of content words plus
+// "mnemo-hash-ngram-v3"): word unigrams and bigrams of content words plus
 // character 3- and 4-grams, sublinear term weights, signed feature hashing,
 // unit length.
 func NewHashEmbedder() Embedder { return NewHashEmbedderWith(DefaultHashConfig()) }
@@ -217,8 +218,13 @@ func (h *hashEmbedder) embedOne(text string, s *hashScratch) []float32 {
 		c.reset()
 	}
 	prev := ""
-	for _, w := range words(text) {
-		if !h.cfg.KeepStopWords && isStopWord(w) {
+	ws := words(text)
+	// A text made only of function words ("because", "what is it") would
+	// otherwise embed to nothing and match nothing; its stop words are then
+	// all it has, so they count.
+	dropStops := !h.cfg.KeepStopWords && slices.ContainsFunc(ws, func(w string) bool { return !isStopWord(w) })
+	for _, w := range ws {
+		if dropStops && isStopWord(w) {
 			prev = ""
 			continue
 		}
