@@ -501,6 +501,15 @@ func (e *Engine) Health(ctx context.Context) contract.Health {
 	return contract.Health{State: contract.HealthOK}
 }
 
+// Len counts every record the store holds, service sandboxes included (the
+// contract's reads leave sandboxes out unless a reach names them; `mnemo info`
+// reports this count).
+func (e *Engine) Len() int {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.t.live
+}
+
 // IndexStatus reports whether the search index is ready and how far a rebuild got.
 func (e *Engine) IndexStatus() IndexStatus {
 	st := IndexStatus{State: "ready", AppliedSeq: e.applied.Load()}
