@@ -17,6 +17,15 @@ import (
 // or a rebuild has a lot to apply.
 const applyChunk = 2000
 
+// gatherWrites is how many pending writes (store_many calls of up to 100
+// records) make the background worker apply at once; gatherQuiet is the quiet
+// spell after which it applies fewer. An import stores a batch every ~50-100
+// ms, so a shorter spell would apply one small batch per call.
+const (
+	gatherWrites = 10
+	gatherQuiet  = 250 * time.Millisecond
+)
+
 // indexWorker applies the outbox in the background after store_many, forget,
 // review and supersede, coalescing bursts into few Bleve batches.
 func (e *Engine) indexWorker() {
@@ -26,17 +35,20 @@ func (e *Engine) indexWorker() {
 			return
 		case <-e.kick:
 			// Let a burst of batches accumulate into one Bleve batch: wait for
-			// a quiet spell, but never longer than a bounded lag.
+			// a quiet spell or enough writes, but never longer than a bounded
+			// lag. Small Bleve batches cost a persisted segment each and then
+			// merges, which measured as most of an import's indexing CPU;
+			// nothing waits on this lag (fetch applies the outbox itself).
 			deadline := time.After(3 * time.Second)
 		gather:
-			for {
+			for e.committed.Load()-e.applied.Load() < gatherWrites {
 				select {
 				case <-e.closing:
 					return
 				case <-e.kick:
 				case <-deadline:
 					break gather
-				case <-time.After(50 * time.Millisecond):
+				case <-time.After(gatherQuiet):
 					break gather
 				}
 			}

@@ -68,26 +68,38 @@ func (x *trigramIndex) addBatch(batch []pendingText) {
 }
 
 func addTrigramBatch(post map[uint32]*roaring.Bitmap, batch []pendingText) {
-	pairs := make([]uint64, 0, 256*len(batch))
+	// Group the ordinals by trigram in one pass: the batch comes in ordinal
+	// order, so each group is already sorted, and a record's repeated
+	// trigrams are the group's last entry. This replaced a sort of every
+	// (trigram, ordinal) pair, which cost more than the bitmaps themselves.
+	slot := make(map[uint32]int32, 1024)
+	var grams []uint32
+	var groups [][]uint32
 	for _, p := range batch {
-		for _, g := range trigramsOf(p.folded) {
-			pairs = append(pairs, uint64(g)<<32|uint64(p.ord))
+		f := p.folded
+		for i := 0; i+3 <= len(f); i++ {
+			g := uint32(f[i])<<16 | uint32(f[i+1])<<8 | uint32(f[i+2])
+			k, ok := slot[g]
+			if !ok {
+				k = int32(len(groups))
+				slot[g] = k
+				grams = append(grams, g)
+				groups = append(groups, nil)
+			}
+			ords := groups[k]
+			if n := len(ords); n > 0 && ords[n-1] == p.ord {
+				continue
+			}
+			groups[k] = append(ords, p.ord)
 		}
 	}
-	slices.Sort(pairs)
-	ords := make([]uint32, 0, len(batch))
-	for i := 0; i < len(pairs); {
-		g := uint32(pairs[i] >> 32)
-		ords = ords[:0]
-		for ; i < len(pairs) && uint32(pairs[i]>>32) == g; i++ {
-			ords = append(ords, uint32(pairs[i]))
-		}
+	for k, g := range grams {
 		b := post[g]
 		if b == nil {
 			b = roaring.New()
 			post[g] = b
 		}
-		b.AddMany(ords)
+		b.AddMany(groups[k])
 	}
 }
 
