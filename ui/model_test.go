@@ -300,3 +300,14 @@ func TestScopeCountMatchesTheBucketWithExpiredRecords(t *testing.T) {
 	h.contains("kind=learning")
 	h.contains("13 of 37")
 }
+
+// esc leaves the query line; pressing it again must not trap the user back
+// in the input, so a view key typed next switches the view.
+func TestEscTwiceInFetchThenSwitchView(t *testing.T) {
+	h := newHarness(t, 80, 24)
+	h.keys("3", "t", "a", "b", "s", "esc", "esc", "4")
+	h.contains("[4 Recall]")
+	h.keys("esc", "esc", "3") // recall opens on its question line: the same rule
+	h.contains("[3 Fetch]")
+	h.contains("query: tabs")
+}

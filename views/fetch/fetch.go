@@ -173,7 +173,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	if key.Matches(msg, k.Back) {
-		m.editing = true
+		// esc left the query line; a second esc must not trap the user back in
+		// it (the view keys work from here; `/` or ↑ at the top re-enter it)
 		return nil
 	}
 	if moveList(k, &m.list, msg) {

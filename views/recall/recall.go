@@ -191,7 +191,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			return func() tea.Msg { return common.OpenRecordMsg{ID: id} }
 		}
 	case key.Matches(msg, k.Back):
-		m.focus = focusQuestion
+		// esc already left the question line; staying here keeps the view
+		// keys working instead of trapping the user back in the input
 	}
 	return nil
 }
