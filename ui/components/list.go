@@ -1,6 +1,9 @@
 package components
 
 import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
 	"mnemo/ui/common"
 )
 
@@ -45,6 +48,33 @@ func (l *List) Move(delta int) {
 // Top and Bottom jump to the ends.
 func (l *List) Top()    { l.Cursor = 0; l.clamp() }
 func (l *List) Bottom() { l.Cursor = len(l.Rows) - 1; l.clamp() }
+
+// MoveByKey moves the cursor for the key map's movement keys (line, page,
+// half page, top, bottom) and tells whether msg was one of them.
+func (l *List) MoveByKey(k *common.KeyMap, msg tea.KeyPressMsg) bool {
+	half := max(1, l.Height/2)
+	switch {
+	case key.Matches(msg, k.Up):
+		l.Move(-1)
+	case key.Matches(msg, k.Down):
+		l.Move(1)
+	case key.Matches(msg, k.PageUp):
+		l.Move(-l.Height)
+	case key.Matches(msg, k.PageDown):
+		l.Move(l.Height)
+	case key.Matches(msg, k.HalfPageUp):
+		l.Move(-half)
+	case key.Matches(msg, k.HalfPageDown):
+		l.Move(half)
+	case key.Matches(msg, k.Top):
+		l.Top()
+	case key.Matches(msg, k.End):
+		l.Bottom()
+	default:
+		return false
+	}
+	return true
+}
 
 func (l *List) clamp() {
 	if l.Cursor >= len(l.Rows) {

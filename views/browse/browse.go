@@ -237,7 +237,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return func() tea.Msg { return common.ToastMsg{Text: "reject cancelled"} }
 	}
 	k := &m.c.Keys
-	if moved(k, &m.list, msg) {
+	if m.list.MoveByKey(k, msg) {
 		if !m.loading && m.cont != nil && m.list.NearEnd(loadMargin) {
 			m.loading = true
 			return m.pageCmd(m.gen, m.cont)
@@ -321,31 +321,6 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	}
 	return nil
-}
-
-func moved(k *common.KeyMap, l *components.List, msg tea.KeyPressMsg) bool {
-	half := max(1, l.Height/2)
-	switch {
-	case key.Matches(msg, k.Up):
-		l.Move(-1)
-	case key.Matches(msg, k.Down):
-		l.Move(1)
-	case key.Matches(msg, k.PageUp):
-		l.Move(-l.Height)
-	case key.Matches(msg, k.PageDown):
-		l.Move(l.Height)
-	case key.Matches(msg, k.HalfPageUp):
-		l.Move(-half)
-	case key.Matches(msg, k.HalfPageDown):
-		l.Move(half)
-	case key.Matches(msg, k.Top):
-		l.Top()
-	case key.Matches(msg, k.End):
-		l.Bottom()
-	default:
-		return false
-	}
-	return true
 }
 
 // sort cycles the column under the cursor: desc, asc, off. Alone (`s`) it

@@ -346,34 +346,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	return m.recordKey(msg)
 }
 
-func moveList(k *common.KeyMap, l *components.List, msg tea.KeyPressMsg) bool {
-	half := max(1, l.Height/2)
-	switch {
-	case key.Matches(msg, k.Up):
-		l.Move(-1)
-	case key.Matches(msg, k.Down):
-		l.Move(1)
-	case key.Matches(msg, k.PageUp):
-		l.Move(-l.Height)
-	case key.Matches(msg, k.PageDown):
-		l.Move(l.Height)
-	case key.Matches(msg, k.HalfPageUp):
-		l.Move(-half)
-	case key.Matches(msg, k.HalfPageDown):
-		l.Move(half)
-	case key.Matches(msg, k.Top):
-		l.Top()
-	case key.Matches(msg, k.End):
-		l.Bottom()
-	default:
-		return false
-	}
-	return true
-}
-
 func (m *Model) facetKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := &m.c.Keys
-	if moveList(k, &m.facetList, msg) {
+	if m.facetList.MoveByKey(k, msg) {
 		return nil
 	}
 	if len(m.rows) == 0 {
@@ -467,7 +442,7 @@ func (m *Model) current() *contract.Record {
 
 func (m *Model) recordKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := &m.c.Keys
-	if moveList(k, &m.recList, msg) {
+	if m.recList.MoveByKey(k, msg) {
 		return m.maybeLoadMore()
 	}
 	rec := m.current()

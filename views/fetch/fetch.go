@@ -177,7 +177,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		// it (the view keys work from here; `/` or ↑ at the top re-enter it)
 		return nil
 	}
-	if moveList(k, &m.list, msg) {
+	if m.list.MoveByKey(k, msg) {
 		if !m.loading && m.cont != nil && m.list.NearEnd(loadMargin) {
 			return m.fetchCmd(m.gen, m.cont)
 		}
@@ -202,26 +202,6 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return func() tea.Msg { return common.ForgetRequestMsg{Target: t} }
 	}
 	return nil
-}
-
-func moveList(k *common.KeyMap, l *components.List, msg tea.KeyPressMsg) bool {
-	switch {
-	case key.Matches(msg, k.Up):
-		l.Move(-1)
-	case key.Matches(msg, k.Down):
-		l.Move(1)
-	case key.Matches(msg, k.PageUp), key.Matches(msg, k.HalfPageUp):
-		l.Move(-l.Height / 2)
-	case key.Matches(msg, k.PageDown), key.Matches(msg, k.HalfPageDown):
-		l.Move(l.Height / 2)
-	case key.Matches(msg, k.Top):
-		l.Top()
-	case key.Matches(msg, k.End):
-		l.Bottom()
-	default:
-		return false
-	}
-	return true
 }
 
 // SetSize lays the view out.
