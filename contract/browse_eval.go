@@ -313,21 +313,7 @@ func (c *compiledFilter) admits(r *Record, folded func() string) bool {
 		if c.asciiNeedle && isASCII(r.Text) {
 			return contentMatchASCII(c.Op, r.Text, c.needle)
 		}
-		text := folded()
-		switch c.Op {
-		case "contains":
-			return strings.Contains(text, c.needle)
-		case "not_contains":
-			return !strings.Contains(text, c.needle)
-		case "equals":
-			return text == c.needle
-		case "not_equals":
-			return text != c.needle
-		case "starts_with":
-			return strings.HasPrefix(text, c.needle)
-		case "ends_with":
-			return strings.HasSuffix(text, c.needle)
-		}
+		return ContentMatches(c.Op, folded(), c.needle)
 	case BrowseFieldNamespace:
 		if c.Op == "equals" {
 			return r.Meta.Namespace.Equal(c.ns)
@@ -618,6 +604,27 @@ func contentMatchASCII(op, text, needle string) bool {
 		return upperPrefix(text, needle)
 	case "ends_with":
 		return len(text) >= len(needle) && upperPrefix(text[len(text)-len(needle):], needle)
+	}
+	return false
+}
+
+// ContentMatches applies a browse content op to a case-folded text and a
+// case-folded needle (both through FoldCase); engines that keep folded text
+// use it so their content filters agree with Matches.
+func ContentMatches(op, foldedText, foldedNeedle string) bool {
+	switch op {
+	case "contains":
+		return strings.Contains(foldedText, foldedNeedle)
+	case "not_contains":
+		return !strings.Contains(foldedText, foldedNeedle)
+	case "equals":
+		return foldedText == foldedNeedle
+	case "not_equals":
+		return foldedText != foldedNeedle
+	case "starts_with":
+		return strings.HasPrefix(foldedText, foldedNeedle)
+	case "ends_with":
+		return strings.HasSuffix(foldedText, foldedNeedle)
 	}
 	return false
 }

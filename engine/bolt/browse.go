@@ -143,21 +143,7 @@ type contentCheck struct {
 }
 
 func (c *contentCheck) admits(folded string) bool {
-	switch c.op {
-	case "contains":
-		return strings.Contains(folded, c.needle)
-	case "not_contains":
-		return !strings.Contains(folded, c.needle)
-	case "equals":
-		return folded == c.needle
-	case "not_equals":
-		return folded != c.needle
-	case "starts_with":
-		return strings.HasPrefix(folded, c.needle)
-	case "ends_with":
-		return strings.HasSuffix(folded, c.needle)
-	}
-	return false
+	return contract.ContentMatches(c.op, folded, c.needle)
 }
 
 // narrows tells whether the content op implies the text contains the needle,
