@@ -87,3 +87,22 @@ type Pane interface {
 
 // LoadDemoMsg asks the shell to load the built-in demo corpus.
 type LoadDemoMsg struct{}
+
+// RecordKey answers the keys every record list shares (copy id, copy text,
+// forget one) for the record with this id and text; ok is false for other keys.
+func RecordKey(c *Common, msg tea.KeyPressMsg, id, text string) (cmd tea.Cmd, ok bool) {
+	k := &c.Keys
+	switch {
+	case key.Matches(msg, k.CopyID):
+		return func() tea.Msg { return CopyMsg{Text: id, What: "id " + ShortID(id)} }, true
+	case key.Matches(msg, k.CopyText):
+		return func() tea.Msg { return CopyMsg{Text: text, What: "text"} }, true
+	case key.Matches(msg, k.Forget):
+		if c.ReadOnly {
+			return nil, true
+		}
+		t := ForgetTarget{IDs: []string{id}, Title: OneLine(text), Count: 1}
+		return func() tea.Msg { return ForgetRequestMsg{Target: t} }, true
+	}
+	return nil, false
+}

@@ -459,18 +459,9 @@ func (m *Model) recordKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(msg, k.Expand):
 		return func() tea.Msg { return common.OpenRecordMsg{ID: r.ID, Record: &r} }
-	case key.Matches(msg, k.CopyID):
-		return func() tea.Msg { return common.CopyMsg{Text: r.ID, What: "id " + common.ShortID(r.ID)} }
-	case key.Matches(msg, k.CopyText):
-		return func() tea.Msg { return common.CopyMsg{Text: r.Text, What: "text"} }
-	case key.Matches(msg, k.Forget):
-		if m.c.ReadOnly {
-			return nil
-		}
-		t := common.ForgetTarget{IDs: []string{r.ID}, Title: common.OneLine(r.Text), Count: 1}
-		return func() tea.Msg { return common.ForgetRequestMsg{Target: t} }
 	}
-	return nil
+	cmd, _ := common.RecordKey(m.c, msg, r.ID, r.Text)
+	return cmd
 }
 
 func (m *Model) maybeLoadMore() tea.Cmd {

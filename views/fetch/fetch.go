@@ -190,18 +190,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(msg, k.Open):
 		return func() tea.Msg { return common.OpenRecordMsg{ID: h.ID} }
-	case key.Matches(msg, k.CopyID):
-		return func() tea.Msg { return common.CopyMsg{Text: h.ID, What: "id " + common.ShortID(h.ID)} }
-	case key.Matches(msg, k.CopyText):
-		return func() tea.Msg { return common.CopyMsg{Text: h.Text, What: "text"} }
-	case key.Matches(msg, k.Forget):
-		if m.c.ReadOnly {
-			return nil
-		}
-		t := common.ForgetTarget{IDs: []string{h.ID}, Title: common.OneLine(h.Text), Count: 1}
-		return func() tea.Msg { return common.ForgetRequestMsg{Target: t} }
 	}
-	return nil
+	cmd, _ := common.RecordKey(m.c, msg, h.ID, h.Text)
+	return cmd
 }
 
 // SetSize lays the view out.
