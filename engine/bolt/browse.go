@@ -343,6 +343,14 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 	if pos != nil {
 		curKey = cursorVals(order, pos)
 	}
+	if !e.tableLoaded.Load() {
+		if page, ok, err := e.browseCold(ctx, &q, order, pos, curKey, limit); ok || err != nil {
+			return page, err
+		}
+		if err := e.waitTable(ctx); err != nil {
+			return contract.BrowsePage{}, err
+		}
+	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	t := e.t
@@ -598,4 +606,91 @@ func (h *rowHeap) sorted() []uint32 {
 	out := slices.Clone(h.ords)
 	slices.SortFunc(out, func(a, b uint32) int { return h.t.compareRows(h.order, &h.t.rows[a], &h.t.rows[b]) })
 	return out
+}
+
+// coldWalkFactor bounds the records a cold browse may pass over per row it
+// returns before it gives up and waits for the table (a reach that admits
+// few records would otherwise walk most of the store).
+const coldWalkFactor = 50
+
+// browseCold answers, before the table has loaded, the queries a new process
+// asks first: the newest records under at most a reach (the TUI's first page
+// and header count, `mnemo browse`), from the per-namespace totals and a
+// seek on the ordered keys, so a first page costs O(page) at any size. ok is
+// false when the query needs the table.
+func (e *Engine) browseCold(ctx context.Context, q *contract.BrowseQuery, order []contract.SortKey, pos *contract.CursorPos, curKey []bval, limit int) (contract.BrowsePage, bool, error) {
+	if !onlyReach(q.Filter) || q.Status != nil || q.Kind != nil || len(q.Filters) > 0 || q.Now != nil ||
+		len(order) != 1 || order[0].Dir != contract.SortDesc ||
+		(order[0].Field != contract.BrowseFieldUpdatedAt && order[0].Field != contract.BrowseFieldCreatedAt) {
+		return contract.BrowsePage{}, false, nil
+	}
+	bucket := bucketUpdated
+	if order[0].Field == contract.BrowseFieldCreatedAt {
+		bucket = bucketCreated
+	}
+	var seek []byte
+	if pos != nil {
+		seek = descMillisKey(curKey[0].ms, pos.ID)
+	}
+	page := contract.BrowsePage{Records: []contract.Record{}}
+	ok := false
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	err := e.db.View(func(tx *bbolt.Tx) error {
+		var known bool
+		if page.Total, known = e.coldTotals(tx, q.Filter.Reach, false); !known {
+			return nil
+		}
+		recs := tx.Bucket(bucketRecords)
+		skip, budget := q.Offset, coldWalkFactor*(q.Offset+limit)+1000
+		var ferr error
+		walkAfter(tx.Bucket(bucket), seek, func(k, _ []byte) bool {
+			if budget--; budget < 0 {
+				return false
+			}
+			_, id, good := splitDescMillisKey(k)
+			raw := recs.Get([]byte(id))
+			if !good || raw == nil {
+				return true
+			}
+			s, err := decodeRecord(raw, partHit, e.t.namespaceOf)
+			if err != nil {
+				ferr = contract.EngineErr("record %s: %v", id, err)
+				return false
+			}
+			if !contract.AdmittedBy(q.Filter.Reach, s.meta.Namespace) {
+				return true
+			}
+			if skip > 0 {
+				skip--
+				return true
+			}
+			rec, err := s.record(id, false)
+			if err != nil {
+				ferr = err
+				return false
+			}
+			page.Records = append(page.Records, rec)
+			return len(page.Records) < limit
+		})
+		if ferr != nil {
+			return ferr
+		}
+		// Done when the page is full or the walk reached the end.
+		ok = budget >= 0
+		if err := ctx.Err(); err != nil {
+			return contract.Unavailable("%v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return contract.BrowsePage{}, false, asContractErr(err)
+	}
+	if !ok {
+		return contract.BrowsePage{}, false, nil
+	}
+	if len(page.Records) == limit {
+		page.Continuation = contract.Ptr(contract.EncodeCursor(*q, &page.Records[len(page.Records)-1]))
+	}
+	return page, true, nil
 }

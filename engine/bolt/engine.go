@@ -40,7 +40,7 @@ const (
 	IndexDir  = "index"
 	PIDFile   = "mnemo.pid"
 	AddrFile  = "serve.addr"
-	schemaVer = "1"
+	schemaVer = "2"
 )
 
 var (
@@ -51,13 +51,22 @@ var (
 	bucketConf    = []byte("by_confidence")
 	bucketOutbox  = []byte("outbox")
 	bucketVectors = []byte("vectors")
+	// bucketTotals counts the live records of each namespace (printed
+	// namespace -> u64), kept in every write transaction, so the record count
+	// and an unfiltered browse total are known at open without the table.
+	bucketTotals = []byte("ns_totals")
 
-	allBuckets = [][]byte{bucketMeta, bucketRecords, bucketUpdated, bucketCreated, bucketConf, bucketOutbox, bucketVectors}
+	allBuckets = [][]byte{bucketMeta, bucketRecords, bucketUpdated, bucketCreated, bucketConf, bucketOutbox, bucketVectors, bucketTotals}
 
 	keySchema  = []byte("schema")
 	keySeq     = []byte("seq")
 	keyNextOrd = []byte("next_ord")
 	keyRebuild = []byte("index_rebuild")
+	// keyTotalsOK marks bucketTotals as exact; a store written before it
+	// existed gets it once its table has loaded.
+	keyTotalsOK = []byte("totals_ok")
+	// keyFreelist marks a store whose bbolt freelist is persisted.
+	keyFreelist = []byte("freelist_synced")
 )
 
 // Options configure a store. The zero value is usable.
@@ -84,6 +93,10 @@ type Options struct {
 	// SyncRebuildBelow rebuilds a missing index during Open when the store
 	// holds fewer records than this (default 2000), so small stores open ready.
 	SyncRebuildBelow int
+
+	// loadGate, when set, holds the background table load until it is
+	// closed (tests observe a store before its table has loaded).
+	loadGate <-chan struct{}
 }
 
 // LockedError says another process holds the store.
@@ -132,6 +145,15 @@ type Engine struct {
 	nextOrd uint32
 	tri     *trigramIndex
 	cache   *recordCache
+	// totalsOK: bucketTotals is exact (guarded by mu).
+	totalsOK bool
+
+	// tableReady is closed once the table holds every record (or loading
+	// failed, tableErr says why). Until then the cold paths answer from
+	// bbolt alone and everything else waits.
+	tableReady  chan struct{}
+	tableLoaded atomic.Bool
+	tableErr    atomic.Pointer[string]
 
 	// idxMu serialises applying the outbox to the index and the vectors.
 	idxMu        sync.Mutex
@@ -195,7 +217,10 @@ func Open(dir string, opts Options) (*Engine, error) {
 		return nil, contract.ConfigErr("create store directory %s: %v", abs, err)
 	}
 	db, err := bbolt.Open(filepath.Join(abs, DBFile), 0o600, &bbolt.Options{
-		Timeout: opts.LockTimeout, FreelistType: bbolt.FreelistMapType, NoFreelistSync: true,
+		// The freelist is synced: without it bbolt rebuilds the freelist at
+		// every open by walking every page, which made opening cost time
+		// (and resident memory) in proportion to the store's size.
+		Timeout: opts.LockTimeout, FreelistType: bbolt.FreelistMapType,
 	})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
@@ -207,7 +232,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 		dir: abs, db: db, opts: opts, log: opts.Logger, clock: opts.Clock, t: newTable(),
 		embedder: opts.Embedder, answerer: opts.Answerer,
 		kick: make(chan struct{}, 1), closing: make(chan struct{}), pendingVec: map[string][]float32{},
-		cache: newRecordCache(opts.RecordCache), vecReady: make(chan struct{}),
+		cache: newRecordCache(opts.RecordCache), vecReady: make(chan struct{}), tableReady: make(chan struct{}),
 	}
 	e.desc = contract.Descriptor{
 		ID: "mnemo", Label: "mnemo (bbolt + Bleve)",
@@ -257,7 +282,8 @@ func (e *Engine) init() error {
 		for _, b := range allBuckets {
 			ready = ready && tx.Bucket(b) != nil
 		}
-		ready = ready && string(tx.Bucket(bucketMeta).Get(keySchema)) == schemaVer
+		meta := tx.Bucket(bucketMeta)
+		ready = ready && string(meta.Get(keySchema)) == schemaVer && meta.Get(keyFreelist) != nil
 		return nil
 	})
 	// A write transaction (and its fsync) only when the layout needs one.
@@ -287,8 +313,16 @@ func (e *Engine) prepareLayout(tx *bbolt.Tx) error {
 		}
 	}
 	meta := tx.Bucket(bucketMeta)
+	// A store written when the freelist was not synced gets it written by
+	// this commit, once.
+	if err := meta.Put(keyFreelist, []byte{1}); err != nil {
+		return err
+	}
 	switch v := meta.Get(keySchema); {
-	case v == nil:
+	case v == nil, string(v) == "1":
+		// Version 1 lacked the namespace totals (filled in the background
+		// once the table has loaded) and the synced freelist. Older binaries
+		// refuse version 2, since they would not keep the totals.
 		return meta.Put(keySchema, []byte(schemaVer))
 	case string(v) != schemaVer:
 		return contract.ConfigErr("store %s has schema version %s; this mnemo reads version %s", e.dir, v, schemaVer)
@@ -296,8 +330,10 @@ func (e *Engine) prepareLayout(tx *bbolt.Tx) error {
 	return nil
 }
 
-// load reads the table from bbolt, opens the index and the vectors, and starts
-// the background work.
+// load reads the store's counters, opens the index and the vectors, and
+// loads the table: during Open for a small store, in the background for a
+// large one, so opening costs the same at any size. Nothing proportional to
+// the record count runs before Open returns on a large store.
 func (e *Engine) load() error {
 	rebuildMarked := false
 	err := e.db.View(func(tx *bbolt.Tx) error {
@@ -306,14 +342,8 @@ func (e *Engine) load() error {
 		e.committed.Store(e.seq)
 		e.nextOrd = uint32(getU64(meta.Get(keyNextOrd)))
 		rebuildMarked = meta.Get(keyRebuild) != nil
-		return tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
-			s, err := decodeRecord(v, partHeader, e.t.namespaceOf)
-			if err != nil {
-				return fmt.Errorf("record %s: %w", k, err)
-			}
-			e.t.put(string(k), &s)
-			return nil
-		})
+		e.totalsOK = meta.Get(keyTotalsOK) != nil
+		return nil
 	})
 	if err != nil {
 		return contract.EngineErr("load store %s: %v", e.dir, err)
@@ -323,45 +353,79 @@ func (e *Engine) load() error {
 		return err
 	}
 	if e.embedder != nil {
-		opts := e.opts
 		var vopts []retrieval.VectorOption
-		if !opts.VectorFloat32 {
+		if !e.opts.VectorFloat32 {
 			vopts = append(vopts, retrieval.WithInt8())
 		}
 		e.vec = retrieval.NewVectorIndex(e.embedder.Dim(), vopts...)
 	}
-	small := e.t.live < e.opts.SyncRebuildBelow
-	if small {
-		if err := e.buildTrigrams(); err != nil {
-			return err
+	// Ordinals are never reused, so nextOrd bounds the record count.
+	if int(e.nextOrd) < e.opts.SyncRebuildBelow {
+		return e.loadSmall()
+	}
+	e.goBackground(func() {
+		vecDone := e.vec == nil
+		defer func() {
+			if !vecDone {
+				close(e.vecReady)
+			}
+		}()
+		if err := e.loadTable(); err != nil {
+			e.log.Error("loading the store's tables failed", "err", err)
+			return
 		}
-	} else {
+		if err := e.buildTrigrams(); err != nil {
+			e.log.Error("content index build failed", "err", err)
+		}
+		if e.vec != nil {
+			err := e.loadVectors()
+			close(e.vecReady)
+			vecDone = true
+			if err == nil {
+				err = e.embedMissing(context.Background())
+			}
+			if err != nil {
+				e.log.Error("loading or embedding vectors failed", "err", err)
+			}
+		}
+	})
+	if e.vec == nil {
+		close(e.vecReady)
+	}
+	if e.rebuilding.Load() {
 		e.goBackground(func() {
-			if err := e.buildTrigrams(); err != nil {
-				e.log.Error("content index build failed", "err", err)
+			if err := e.rebuildIndex(); err != nil {
+				e.setIndexErr(err)
+				e.log.Error("index rebuild failed", "err", err)
 			}
 		})
 	}
+	e.goBackground(e.indexWorker)
+	// Index work left by the last process is applied in the background;
+	// fetch applies what it needs itself.
+	e.kickIndex()
+	return nil
+}
+
+// loadSmall opens a small store ready: table, content index, search index
+// and vectors before Open returns.
+func (e *Engine) loadSmall() error {
+	if err := e.loadTable(); err != nil {
+		return err
+	}
+	if err := e.buildTrigrams(); err != nil {
+		return err
+	}
 	if e.rebuilding.Load() {
-		if small {
-			if err := e.rebuildIndex(); err != nil {
-				return err
-			}
-		} else {
-			e.goBackground(func() {
-				if err := e.rebuildIndex(); err != nil {
-					e.setIndexErr(err)
-					e.log.Error("index rebuild failed", "err", err)
-				}
-			})
+		if err := e.rebuildIndex(); err != nil {
+			return err
 		}
 	} else if err := e.flushIndex(context.Background()); err != nil {
 		return err
 	}
-	switch {
-	case e.vec == nil:
+	if e.vec == nil {
 		close(e.vecReady)
-	case small:
+	} else {
 		if err := e.loadVectors(); err != nil {
 			return err
 		}
@@ -369,18 +433,6 @@ func (e *Engine) load() error {
 		if err := e.embedMissing(context.Background()); err != nil {
 			return err
 		}
-	default:
-		// Vector search waits for the stored vectors; everything else opens now.
-		e.goBackground(func() {
-			err := e.loadVectors()
-			close(e.vecReady)
-			if err == nil {
-				err = e.embedMissing(context.Background())
-			}
-			if err != nil {
-				e.log.Error("loading or embedding vectors failed", "err", err)
-			}
-		})
 	}
 	e.goBackground(e.indexWorker)
 	return nil
@@ -505,6 +557,19 @@ func (e *Engine) Health(ctx context.Context) contract.Health {
 // contract's reads leave sandboxes out unless a reach names them; `mnemo info`
 // reports this count).
 func (e *Engine) Len() int {
+	if !e.tableLoaded.Load() {
+		n, ok := 0, false
+		e.mu.RLock()
+		_ = e.db.View(func(tx *bbolt.Tx) error {
+			n, ok = e.coldTotals(tx, nil, true)
+			return nil
+		})
+		e.mu.RUnlock()
+		if ok {
+			return n
+		}
+		_ = e.waitTable(context.Background())
+	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	return e.t.live

@@ -148,9 +148,10 @@ func (e *Engine) rebuildIndex() error {
 		e.idxMu.Unlock()
 		return asContractErr(err)
 	}
+	total := e.Len()
 	e.mu.RLock()
 	start := e.seq
-	e.rebuildTotal.Store(int64(e.t.live))
+	e.rebuildTotal.Store(int64(total))
 	e.mu.RUnlock()
 	e.rebuildDone.Store(0)
 	var after []byte

@@ -80,7 +80,13 @@ func (e *Engine) scanCreated(ctx context.Context, f contract.MetaFilter, after [
 	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	p := e.t.compileFilter(f, false)
+	// Before the table has loaded, each record is decoded and matched by the
+	// contract's own rule; after, by the compiled filter over the table.
+	cold := !e.tableLoaded.Load()
+	var p rowFilter
+	if !cold {
+		p = e.t.compileFilter(f, false)
+	}
 	var next *string
 	err := e.db.View(func(tx *bbolt.Tx) error {
 		recs := tx.Bucket(bucketRecords)
@@ -96,24 +102,48 @@ func (e *Engine) scanCreated(ctx context.Context, f contract.MetaFilter, after [
 		}
 		n := 0
 		var last []byte
-		for ; k != nil; k, v = c.Next() {
-			ord := getOrd(v)
-			if int(ord) >= len(e.t.rows) || !e.t.alive[ord] || !p.match(&e.t.rows[ord]) {
-				continue
+		for scanned := 0; k != nil; k, v = c.Next() {
+			scanned++
+			if scanned%1024 == 0 {
+				if err := ctx.Err(); err != nil {
+					return contract.Unavailable("%v", err)
+				}
+			}
+			var id string
+			var s storedRecord
+			if cold {
+				_, kid, ok := splitDescMillisKey(k)
+				if !ok {
+					return contract.EngineErr("created_at index key is corrupt")
+				}
+				raw := recs.Get([]byte(kid))
+				if raw == nil {
+					continue
+				}
+				var err error
+				if s, err = decodeRecord(raw, part, e.t.namespaceOf); err != nil {
+					return contract.EngineErr("record %s: %v", kid, err)
+				}
+				if !f.Matches(s.kind, &s.meta) || !f.AdmitsStatus(s.status, false) {
+					continue
+				}
+				id = kid
+			} else {
+				ord := getOrd(v)
+				if int(ord) >= len(e.t.rows) || !e.t.alive[ord] || !p.match(&e.t.rows[ord]) {
+					continue
+				}
+				id = e.t.rows[ord].id
 			}
 			if n == limit {
 				next = encodeListCursor(last)
 				return nil
 			}
-			if n%256 == 0 {
-				if err := ctx.Err(); err != nil {
-					return contract.Unavailable("%v", err)
+			if !cold {
+				var err error
+				if s, err = decodeRecord(recs.Get([]byte(id)), part, e.t.namespaceOf); err != nil {
+					return contract.EngineErr("record %s: %v", id, err)
 				}
-			}
-			id := e.t.rows[ord].id
-			s, err := decodeRecord(recs.Get([]byte(id)), part, e.t.namespaceOf)
-			if err != nil {
-				return contract.EngineErr("record %s: %v", id, err)
 			}
 			if err := emit(id, &s); err != nil {
 				return err
@@ -216,6 +246,9 @@ func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (cont
 		return contract.ExplorePage{}, err
 	}
 	if err := e.checkOpen(); err != nil {
+		return contract.ExplorePage{}, err
+	}
+	if err := e.waitTable(ctx); err != nil {
 		return contract.ExplorePage{}, err
 	}
 	fi := facetIndex(req.Facet)

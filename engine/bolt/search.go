@@ -80,6 +80,9 @@ func (e *Engine) rank(ctx context.Context, mode contract.FetchMode, q string, f 
 	if e.rebuilding.Load() {
 		return nil, contract.Unavailable("%s", e.rebuildMessage())
 	}
+	if err := e.waitTable(ctx); err != nil {
+		return nil, err
+	}
 	if err := e.flushIndex(ctx); err != nil {
 		return nil, err
 	}
@@ -133,6 +136,8 @@ func (e *Engine) rankVector(ctx context.Context, q string, f contract.MetaFilter
 	case <-e.vecReady:
 	case <-ctx.Done():
 		return nil, contract.Unavailable("the stored vectors are still loading: %v", ctx.Err())
+	case <-e.closing:
+		return nil, contract.Unavailable("the store is closed")
 	}
 	qv, err := e.embedder.Embed(ctx, []string{q})
 	if err != nil {

@@ -212,6 +212,9 @@ func (t *table) remove(ord uint32) {
 
 // setStatus changes a live row's status and updated_at.
 func (t *table) setStatus(ord uint32, status contract.Status, updated int64) {
+	if int(ord) >= len(t.alive) || !t.alive[ord] {
+		return // not loaded yet: the loader reads the record as it now is
+	}
 	t.count(ord, -1)
 	t.rows[ord].status = statusCode(status)
 	t.rows[ord].updated = updated

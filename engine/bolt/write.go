@@ -138,8 +138,13 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 			return nil
 		}
 		ids := make([]string, len(added))
+		deltas := map[string]int64{}
 		for i, w := range added {
 			ids[i] = w.id
+			deltas[w.s.meta.Namespace.String()]++
+		}
+		if err := bumpTotals(tx, deltas); err != nil {
+			return err
 		}
 		var err error
 		seq, err = e.logWrite(tx, ids, e.nextOrd+uint32(len(added)))
@@ -236,6 +241,12 @@ func (e *Engine) Forget(ctx context.Context, target contract.ForgetTarget) (cont
 	if err := target.Validate(); err != nil {
 		return contract.ForgetReport{}, err
 	}
+	if target.Filter != nil {
+		// Matching a filter needs the table; forgetting ids does not.
+		if err := e.waitTable(ctx); err != nil {
+			return contract.ForgetReport{}, err
+		}
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := e.checkOpen(); err != nil {
@@ -270,11 +281,27 @@ func (e *Engine) ForgetWithin(ctx context.Context, ids []string, reach contract.
 	if err := e.checkOpen(); err != nil {
 		return contract.ForgetReport{}, err
 	}
+	// Each id is read back from the record (the table may still be loading).
 	inside := ids[:0:0]
-	for _, id := range ids {
-		if ord, ok := e.t.idOrd[id]; ok && reach.Admits(e.t.nsVals[e.t.rows[ord].ns]) {
-			inside = append(inside, id)
+	err = e.db.View(func(tx *bbolt.Tx) error {
+		recs := tx.Bucket(bucketRecords)
+		for _, id := range ids {
+			v := recs.Get([]byte(id))
+			if v == nil {
+				continue
+			}
+			s, err := decodeRecord(v, partHeader, e.t.namespaceOf)
+			if err != nil {
+				return contract.EngineErr("record %s: %v", id, err)
+			}
+			if reach.Admits(s.meta.Namespace) {
+				inside = append(inside, id)
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return contract.ForgetReport{}, asContractErr(err)
 	}
 	n, err := e.deleteLocked(inside)
 	if err != nil {
@@ -315,8 +342,13 @@ func (e *Engine) deleteLocked(ids []string) (int, error) {
 			return nil
 		}
 		names := make([]string, len(removed))
+		deltas := map[string]int64{}
 		for i, w := range removed {
 			names[i] = w.id
+			deltas[w.s.meta.Namespace.String()]--
+		}
+		if err := bumpTotals(tx, deltas); err != nil {
+			return err
 		}
 		var err error
 		seq, err = e.logWrite(tx, names, e.nextOrd)

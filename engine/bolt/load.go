@@ -1,0 +1,164 @@
+package bolt
+
+import (
+	"context"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"mnemo/contract"
+)
+
+// loadChunk is how many records the table loader reads per hold of the
+// engine's write lock: writers wait at most one chunk.
+const loadChunk = 4096
+
+// loadTable fills the table from the records in chunks, each read in its own
+// bbolt transaction under the write lock. Writers keep the table current
+// meanwhile (put replaces a row the loader already read, remove and
+// setStatus of a row not yet read do nothing, and the loader then reads the
+// record as it is), so when the last chunk is read the table is exact. It
+// closes tableReady in every case; on failure or close tableErr says why.
+func (e *Engine) loadTable() (err error) {
+	defer func() {
+		if err != nil {
+			msg := err.Error()
+			e.tableErr.Store(&msg)
+		} else {
+			e.tableLoaded.Store(true)
+		}
+		close(e.tableReady)
+	}()
+	if e.opts.loadGate != nil {
+		select {
+		case <-e.opts.loadGate:
+		case <-e.closing:
+			return contract.Unavailable("the store is closed")
+		}
+	}
+	var after []byte
+	for {
+		select {
+		case <-e.closing:
+			return contract.Unavailable("the store is closed")
+		default:
+		}
+		n := 0
+		e.mu.Lock()
+		err := e.db.View(func(tx *bbolt.Tx) error {
+			c := tx.Bucket(bucketRecords).Cursor()
+			k, v := c.First()
+			if after != nil {
+				k, v = c.Seek(after)
+				if k != nil && string(k) == string(after) {
+					k, v = c.Next()
+				}
+			}
+			for ; k != nil && n < loadChunk; k, v = c.Next() {
+				if n%256 == 255 && e.closed.Load() {
+					// A short command closing: leave at once, not after the chunk.
+					return contract.Unavailable("the store is closed")
+				}
+				s, err := decodeRecord(v, partHeader, e.t.namespaceOf)
+				if err != nil {
+					return contract.EngineErr("record %s: %v", k, err)
+				}
+				e.t.put(string(k), &s)
+				after = append(after[:0], k...)
+				n++
+			}
+			return nil
+		})
+		if err == nil && n == 0 && !e.totalsOK {
+			err = e.db.Update(e.writeTotals)
+		}
+		e.mu.Unlock()
+		if err != nil {
+			return contract.EngineErr("load store %s: %v", e.dir, err)
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+}
+
+// writeTotals replaces the per-namespace totals with the table's (a store
+// written before they were kept); the caller holds mu with the table loaded.
+func (e *Engine) writeTotals(tx *bbolt.Tx) error {
+	if err := tx.DeleteBucket(bucketTotals); err != nil && tx.Bucket(bucketTotals) != nil {
+		return err
+	}
+	b, err := tx.CreateBucket(bucketTotals)
+	if err != nil {
+		return err
+	}
+	for ns, c := range e.t.nsTotal {
+		if err := b.Put([]byte(e.t.ns.vals[ns]), putU64(c)); err != nil {
+			return err
+		}
+	}
+	if err := tx.Bucket(bucketMeta).Put(keyTotalsOK, []byte{1}); err != nil {
+		return err
+	}
+	e.totalsOK = true
+	return nil
+}
+
+// bumpTotals applies per-namespace deltas inside a write transaction.
+func bumpTotals(tx *bbolt.Tx, deltas map[string]int64) error {
+	b := tx.Bucket(bucketTotals)
+	for ns, d := range deltas {
+		if d == 0 {
+			continue
+		}
+		c := int64(getU64(b.Get([]byte(ns)))) + d
+		var err error
+		if c <= 0 {
+			err = b.Delete([]byte(ns))
+		} else {
+			err = b.Put([]byte(ns), putU64(uint64(c)))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitTable waits until the table holds every record. Callers must not hold
+// mu (the loader needs it).
+func (e *Engine) waitTable(ctx context.Context) error {
+	select {
+	case <-e.tableReady:
+	default:
+		select {
+		case <-e.tableReady:
+		case <-ctx.Done():
+			return contract.Unavailable("the store is still loading: %v", ctx.Err())
+		case <-e.closing:
+			return contract.Unavailable("the store is closed")
+		}
+	}
+	if p := e.tableErr.Load(); p != nil {
+		if e.closed.Load() {
+			return contract.Unavailable("the store is closed")
+		}
+		return contract.EngineErr("the store's tables could not be loaded: %s", *p)
+	}
+	return nil
+}
+
+// coldTotals reads the per-namespace totals from bbolt, for answers given
+// before the table has loaded; ok is false when they are not known to be
+// exact. The caller holds mu (read) so the totals match tx's snapshot.
+func (e *Engine) coldTotals(tx *bbolt.Tx, reach *contract.Reach, all bool) (total int, ok bool) {
+	if !e.totalsOK {
+		return 0, false
+	}
+	_ = tx.Bucket(bucketTotals).ForEach(func(k, v []byte) error {
+		if all || contract.AdmittedBy(reach, e.t.namespaceOf(string(k))) {
+			total += int(getU64(v))
+		}
+		return nil
+	})
+	return total, true
+}
