@@ -180,6 +180,12 @@ func (im *importer) run(ctx context.Context, r io.Reader) (importSummary, error)
 		return im.summary, contract.Invalid("--batch must be between 1 and %d", contract.MaxStoreMany)
 	}
 	im.summary.Errors = []lineError{}
+	// A local store defers its search index while the lines arrive and
+	// catches up once they are in (engine/bolt's SetBulk).
+	if b, ok := im.engine.(interface{ SetBulk(bool) }); ok {
+		b.SetBulk(true)
+		defer b.SetBulk(false)
+	}
 	interrupted := ctx.Err
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

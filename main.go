@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -30,6 +31,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func (a *app) execute(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// MNEMO_CPUPROFILE=FILE writes a CPU profile of the whole run (the
+	// README's performance figures say where the time goes from these).
+	if path := os.Getenv("MNEMO_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil && pprof.StartCPUProfile(f) == nil {
+			defer func() {
+				pprof.StopCPUProfile()
+				_ = f.Close()
+			}()
+		}
+	}
 	defer a.close()
 	root := newRootCommand(a)
 	root.SetArgs(args)

@@ -186,6 +186,12 @@ func load(ctx context.Context, e contract.Engine, opts Options, res *Import) (ex
 		p.items, p.index = p.items[:0], p.index[:0]
 		return true
 	}
+	// A local store defers its index during a bulk load, as `mnemo import`
+	// has it do; the catch-up is timed after the load.
+	if b, ok := e.(interface{ SetBulk(bool) }); ok {
+		b.SetBulk(true)
+		defer b.SetBulk(false)
+	}
 	start := time.Now()
 	nextReport := 10_000
 	corpus.Each(opts.Records, opts.Seed, func(i int, en corpus.Entry) bool {
@@ -251,6 +257,18 @@ func load(ctx context.Context, e contract.Engine, opts Options, res *Import) (ex
 		res.Superseded++
 	}
 	res.SupersedeElapsed = time.Since(supStart)
+	if b, ok := e.(interface {
+		SetBulk(bool)
+		WaitIndex(context.Context) error
+	}); ok {
+		b.SetBulk(false)
+		fmt.Fprintf(opts.Out, "waiting for the search index to catch up\n")
+		idxStart := time.Now()
+		if err := b.WaitIndex(ctx); err != nil {
+			return exp, fmt.Errorf("waiting for the index: %w", err)
+		}
+		res.IndexCatchUp = time.Since(idxStart)
+	}
 	return exp, nil
 }
 

@@ -109,8 +109,11 @@ type Import struct {
 	PerSecond        float64
 	Superseded       int
 	SupersedeElapsed time.Duration
-	Budget           float64
-	Pass             bool
+	// IndexCatchUp is how long the search index took to catch up after a
+	// bulk load that deferred it (0 when the engine does not defer).
+	IndexCatchUp time.Duration
+	Budget       float64
+	Pass         bool
 }
 
 // Row is one timed operation.
@@ -206,6 +209,10 @@ func (t Table) Markdown() string {
 	if unbudgeted {
 		fmt.Fprintf(&b, "\nRows with budget %s have none in design.md §8 and pass on their answer alone; keyword fetch's budget (%s here) is the yardstick to read them by.\n",
 			NoBudget, budgetKeyword.at(scale))
+	}
+	if im.IndexCatchUp > 0 {
+		fmt.Fprintf(&b, "\nThe load deferred the search index (a bulk load); it caught up %s after the load ended, before the rows were timed.\n",
+			im.IndexCatchUp.Round(time.Millisecond))
 	}
 	if im.Superseded > 0 {
 		fmt.Fprintf(&b, "\n%d records superseded after the load in %s.\n", im.Superseded, im.SupersedeElapsed.Round(time.Millisecond))

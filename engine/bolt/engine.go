@@ -171,6 +171,9 @@ type Engine struct {
 	// pendingVec holds vectors embedded but not yet written (guarded by mu).
 	pendingVec map[string][]float32
 
+	// bulk: a bulk load is running (SetBulk); the index worker waits.
+	bulk atomic.Bool
+
 	kick    chan struct{}
 	closing chan struct{}
 	bg      sync.WaitGroup
@@ -586,17 +589,32 @@ func (e *Engine) IndexStatus() IndexStatus {
 	return st
 }
 
-// WaitIndex waits until the index is ready and has applied every write made
-// before the call.
+// WaitIndex waits until every derived structure is ready (the table, the
+// content index, the vectors) and the search index has applied every write
+// made before the call.
 func (e *Engine) WaitIndex(ctx context.Context) error {
-	for e.rebuilding.Load() {
+	if err := e.waitTable(ctx); err != nil {
+		return err
+	}
+	for e.rebuilding.Load() || e.bulk.Load() || !e.tri.isReady() {
+		if e.closed.Load() {
+			return contract.Unavailable("the store is closed")
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-	return e.flushIndex(ctx)
+	if err := e.flushIndex(ctx); err != nil {
+		return err
+	}
+	select {
+	case <-e.vecReady:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (e *Engine) rebuildMessage() string {

@@ -17,6 +17,9 @@ import (
 // or a rebuild has a lot to apply.
 const applyChunk = 2000
 
+// catchUpChunk is the Bleve batch when the index is far behind.
+const catchUpChunk = 10000
+
 // gatherWrites is how many pending writes (store_many calls of up to 100
 // records) make the background worker apply at once; gatherQuiet is the quiet
 // spell after which it applies fewer. An import stores a batch every ~50-100
@@ -34,6 +37,11 @@ func (e *Engine) indexWorker() {
 		case <-e.closing:
 			return
 		case <-e.kick:
+			if e.bulk.Load() {
+				// A bulk load defers the index: it catches up in large
+				// batches when the load ends (or at the next open).
+				continue
+			}
 			// Let a burst of batches accumulate into one Bleve batch: wait for
 			// a quiet spell or enough writes, but never longer than a bounded
 			// lag. Small Bleve batches cost a persisted segment each and then
@@ -63,6 +71,8 @@ func (e *Engine) indexWorker() {
 // ranked reads to see all earlier writes call it first. During a rebuild it
 // does nothing (the rebuild catches up when it ends).
 func (e *Engine) flushIndex(ctx context.Context) error {
+	// Queued texts join the content index here, off the write path.
+	defer e.tri.drain()
 	if e.rebuilding.Load() || e.applied.Load() >= e.committed.Load() {
 		return nil
 	}
@@ -71,7 +81,19 @@ func (e *Engine) flushIndex(ctx context.Context) error {
 	if e.rebuilding.Load() || e.closed.Load() && e.ix == nil {
 		return nil
 	}
+	// A large backlog (after a bulk load) is applied in larger Bleve
+	// batches: fewer segments to write and to merge.
+	chunk := applyChunk
+	if e.committed.Load()-e.applied.Load() > 100 {
+		chunk = catchUpChunk
+	}
 	for {
+		select {
+		case <-e.closing:
+			// What is left is replayed from the outbox at the next open.
+			return contract.Unavailable("the store is closed")
+		default:
+		}
 		applied := e.applied.Load()
 		var docs []index.Doc
 		var deletes []string
@@ -98,7 +120,7 @@ func (e *Engine) flushIndex(ctx context.Context) error {
 					docs = append(docs, docOf(id, &s))
 				}
 				upto = getU64(k)
-				if len(seen) >= applyChunk {
+				if len(seen) >= chunk {
 					break
 				}
 			}

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"context"
+	"time"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -162,3 +163,43 @@ func (e *Engine) coldTotals(tx *bbolt.Tx, reach *contract.Reach, all bool) (tota
 	})
 	return total, true
 }
+
+// SetBulk marks the start and end of a bulk load (`mnemo import`). During
+// one, writes stay durable and readable by list, get, browse, explore and
+// forget as always, but the search index, the vectors and the content index
+// are not maintained as the records arrive: their building competed with the
+// writes for the same two cores. When the load ends, the index catches up in
+// large batches in the background (or at the next open, which replays the
+// outbox), the content index is rebuilt from the records, and fetch and
+// recall wait for them as the contract allows.
+func (e *Engine) SetBulk(on bool) {
+	if e.closed.Load() || e.bulk.Load() == on {
+		return
+	}
+	e.bulk.Store(on)
+	if on {
+		e.tri.suspend()
+		return
+	}
+	e.closeMu.Lock()
+	defer e.closeMu.Unlock()
+	if e.closed.Load() {
+		return
+	}
+	e.goBackground(func() {
+		// A second's grace: `mnemo import` closes the store right after,
+		// and a catch-up batch already begun would hold up its Close.
+		select {
+		case <-e.closing:
+			return
+		case <-time.After(bulkGrace):
+		}
+		e.kickIndex()
+		if err := e.buildTrigrams(); err != nil {
+			e.log.Error("content index build failed", "err", err)
+		}
+	})
+}
+
+// bulkGrace is how long after a bulk load the deferred work begins.
+const bulkGrace = time.Second

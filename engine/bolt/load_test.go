@@ -363,3 +363,75 @@ func TestConformanceWhileTheTableLoads(t *testing.T) {
 		t.Fatalf("after the suite the store holds %d records, want the 500 it had", n)
 	}
 }
+
+func TestBulkLoadDefersTheIndexAndLosesNothing(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	e, err := bolt.Open(dir, bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.SetBulk(true)
+	entries := storeCorpus(t, e, 1200)
+	needles := 0
+	for i := range entries {
+		if corpus.IsNeedle(i) && contract.AdmittedBy(nil, entries[i].Item.Meta.Namespace) {
+			needles++
+		}
+	}
+	contains := contract.BrowseQuery{Limit: 100, Filters: []contract.BrowseFilter{{Field: "content", Op: "contains", Text: corpus.RareNeedle}}}
+	check := func(when string) {
+		t.Helper()
+		p, err := e.Browse(ctx, contains)
+		if err != nil || p.Total != needles {
+			t.Fatalf("%s: contains finds %d (%v), want %d", when, p.Total, err, needles)
+		}
+	}
+	check("during the bulk load")
+	if st := e.IndexStatus(); st.AppliedSeq != 0 {
+		t.Fatalf("the index was updated during the bulk load (applied seq %d)", st.AppliedSeq)
+	}
+	// Fetch applies what it needs itself, bulk or not.
+	fp, err := e.Fetch(ctx, contract.FetchRequest{Query: corpus.RareNeedle, Mode: contract.ModeKeyword, Limit: 50})
+	if err != nil || len(fp.Hits) == 0 {
+		t.Fatalf("keyword fetch during the bulk load: %d hits, %v", len(fp.Hits), err)
+	}
+	e.SetBulk(false)
+	if err := e.WaitIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("after the bulk load")
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A bulk load closed before its index caught up replays at the next open.
+	e, err = bolt.Open(dir, bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = e.Close() }()
+	e.SetBulk(true)
+	extra := storeCorpus(t, e, 1300)[1200:]
+	_ = e.Close()
+	e, err = bolt.Open(dir, bolt.Options{SyncRebuildBelow: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.WaitIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range extra[:5] {
+		hits, err := e.Fetch(ctx, contract.FetchRequest{Query: en.Item.RenderText(), Mode: contract.ModeKeyword, Limit: 100,
+			Filter: contract.MetaFilter{Statuses: []contract.Status{contract.StatusActive, contract.StatusCandidate}, Reach: &contract.Reach{At: contract.Root, Descendants: true}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, h := range hits.Hits {
+			found = found || h.ID == en.Item.Fingerprint()
+		}
+		if !found {
+			t.Fatalf("a record stored in a bulk load closed before the index caught up is not ranked after reopening")
+		}
+	}
+}

@@ -15,17 +15,26 @@ import (
 // candidates it returns are a superset (ordinals of forgotten records stay
 // until the next open, which costs nothing since ordinals are never reused and
 // browse verifies every candidate against the snapshot's text).
+//
+// Writers only queue their texts (pending); the index worker folds them into
+// the postings off the write path (drain). Until then a queued record is a
+// candidate of every needle, so the superset rule holds at every moment.
 type trigramIndex struct {
+	// drainMu lets one drain run at a time (it takes the queue's prefix).
+	drainMu  sync.Mutex
 	mu       sync.RWMutex
 	ready    bool
 	building bool
 	post     map[uint32]*roaring.Bitmap
 	pending  []pendingText
+	// gen counts suspensions, so a build that began before one is dropped.
+	gen int
 }
 
+// pendingText is a record's rendered text, not yet folded.
 type pendingText struct {
-	ord    uint32
-	folded string
+	ord  uint32
+	text string
 }
 
 func newTrigramIndex() *trigramIndex { return &trigramIndex{post: map[uint32]*roaring.Bitmap{}} }
@@ -53,30 +62,69 @@ func addTrigrams(post map[uint32]*roaring.Bitmap, ord uint32, folded string) {
 	}
 }
 
-// addBatch records new records' texts; writers call it under the engine's
-// write lock. Postings are grouped by trigram first, so each bitmap takes one
-// AddMany per batch instead of one Add per record.
+// addBatch queues new records' texts; writers call it under the engine's
+// write lock, and it costs an append.
 func (x *trigramIndex) addBatch(batch []pendingText) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	switch {
-	case x.ready:
-		addTrigramBatch(x.post, batch)
-	case x.building:
+	if x.ready || x.building {
 		x.pending = append(x.pending, batch...)
 	}
 }
 
+func (x *trigramIndex) isReady() bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.ready
+}
+
+// suspend drops the postings: content filters scan until buildTrigrams
+// runs again.
+func (x *trigramIndex) suspend() {
+	x.drainMu.Lock()
+	defer x.drainMu.Unlock()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.ready, x.building = false, false
+	x.gen++
+	x.post, x.pending = map[uint32]*roaring.Bitmap{}, nil
+}
+
+// drain folds the queued texts into the postings. The grouping runs outside
+// the lock; only the bitmap updates hold it.
+func (x *trigramIndex) drain() {
+	x.drainMu.Lock()
+	defer x.drainMu.Unlock()
+	x.mu.Lock()
+	if !x.ready || x.building || len(x.pending) == 0 {
+		x.mu.Unlock()
+		return
+	}
+	batch := x.pending
+	x.mu.Unlock()
+	grams, groups := groupTrigrams(batch)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	addGroups(x.post, grams, groups)
+	// Writers may have queued more meanwhile; only the drained prefix goes.
+	x.pending = append(x.pending[:0:0], x.pending[len(batch):]...)
+}
+
 func addTrigramBatch(post map[uint32]*roaring.Bitmap, batch []pendingText) {
-	// Group the ordinals by trigram in one pass: the batch comes in ordinal
-	// order, so each group is already sorted, and a record's repeated
-	// trigrams are the group's last entry. This replaced a sort of every
-	// (trigram, ordinal) pair, which cost more than the bitmaps themselves.
+	grams, groups := groupTrigrams(batch)
+	addGroups(post, grams, groups)
+}
+
+// groupTrigrams folds each text and groups the ordinals by trigram in one
+// pass: the batch comes in ordinal order, so each group is already sorted,
+// and a record's repeated trigrams are the group's last entry. This replaced
+// a sort of every (trigram, ordinal) pair, which cost more than the bitmaps.
+func groupTrigrams(batch []pendingText) ([]uint32, [][]uint32) {
 	slot := make(map[uint32]int32, 1024)
 	var grams []uint32
 	var groups [][]uint32
 	for _, p := range batch {
-		f := p.folded
+		f := contract.FoldCase(p.text)
 		for i := 0; i+3 <= len(f); i++ {
 			g := uint32(f[i])<<16 | uint32(f[i+1])<<8 | uint32(f[i+2])
 			k, ok := slot[g]
@@ -93,6 +141,10 @@ func addTrigramBatch(post map[uint32]*roaring.Bitmap, batch []pendingText) {
 			groups[k] = append(ords, p.ord)
 		}
 	}
+	return grams, groups
+}
+
+func addGroups(post map[uint32]*roaring.Bitmap, grams []uint32, groups [][]uint32) {
 	for k, g := range grams {
 		b := post[g]
 		if b == nil {
@@ -116,21 +168,28 @@ func (x *trigramIndex) candidates(foldedNeedle string) (*roaring.Bitmap, bool) {
 	if !x.ready {
 		return nil, false
 	}
+	out := roaring.New()
 	bms := make([]*roaring.Bitmap, 0, len(grams))
 	for _, g := range grams {
 		b := x.post[g]
 		if b == nil {
-			return roaring.New(), true
+			bms = nil
+			break
 		}
 		bms = append(bms, b)
 	}
-	slices.SortFunc(bms, func(a, b *roaring.Bitmap) int { return int(a.GetCardinality()) - int(b.GetCardinality()) })
-	out := bms[0].Clone()
-	for _, b := range bms[1:] {
-		out.And(b)
-		if out.IsEmpty() {
-			break
+	if len(bms) > 0 {
+		slices.SortFunc(bms, func(a, b *roaring.Bitmap) int { return int(a.GetCardinality()) - int(b.GetCardinality()) })
+		out = bms[0].Clone()
+		for _, b := range bms[1:] {
+			out.And(b)
+			if out.IsEmpty() {
+				break
+			}
 		}
+	}
+	for _, p := range x.pending {
+		out.Add(p.ord)
 	}
 	return out, true
 }
@@ -143,6 +202,7 @@ func (e *Engine) buildTrigrams() error {
 	x.mu.Lock()
 	x.building = true
 	x.pending = nil
+	gen := x.gen
 	x.mu.Unlock()
 	post := map[uint32]*roaring.Bitmap{}
 	var after []byte
@@ -181,16 +241,20 @@ func (e *Engine) buildTrigrams() error {
 		}
 	}
 	x.mu.Lock()
+	if x.gen != gen {
+		// Suspended meanwhile (a bulk load began): a later build takes over.
+		x.mu.Unlock()
+		return nil
+	}
 	for g, b := range post {
 		if cur := x.post[g]; cur != nil {
 			b.Or(cur)
 		}
 		x.post[g] = b
 	}
-	addTrigramBatch(x.post, x.pending)
-	x.pending = nil
 	x.building = false
 	x.ready = true
 	x.mu.Unlock()
+	x.drain()
 	return nil
 }

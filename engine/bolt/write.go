@@ -69,9 +69,8 @@ func (e *Engine) kickIndex() {
 }
 
 type written struct {
-	id     string
-	s      storedRecord
-	folded string // case-folded text, for the content index (new records only)
+	id string
+	s  storedRecord
 }
 
 // write stores validated items in one bbolt transaction.
@@ -89,9 +88,8 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 	}
 	// Encoding happens before the lock: only the bbolt work is serialised.
 	type prepared struct {
-		id     string
-		s      storedRecord
-		folded string
+		id string
+		s  storedRecord
 	}
 	preps := make([]prepared, len(items))
 	for i := range items {
@@ -104,7 +102,7 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 		if it.Type == contract.KindLearning {
 			s.confidence = it.Confidence
 		}
-		preps[i] = prepared{id: it.Fingerprint(), s: s, folded: contract.FoldCase(s.text)}
+		preps[i] = prepared{id: it.Fingerprint(), s: s}
 	}
 
 	e.mu.Lock()
@@ -132,7 +130,7 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 			if err := putRecord(tx, p.id, &p.s); err != nil {
 				return err
 			}
-			added = append(added, written{p.id, p.s, p.folded})
+			added = append(added, written{p.id, p.s})
 		}
 		if len(added) == 0 {
 			return nil
@@ -161,7 +159,7 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 		for i := range added {
 			w := &added[i]
 			e.t.put(w.id, &w.s)
-			texts[i] = pendingText{w.s.ord, w.folded}
+			texts[i] = pendingText{w.s.ord, w.s.text}
 		}
 		e.tri.addBatch(texts)
 	}
