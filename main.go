@@ -75,6 +75,7 @@ var commandConstructors = []func(*app) *cobra.Command{
 	newCompletionCommand,
 	newServeCommand,
 	newAuditCommand,
+	newCheckCommand,
 }
 
 func newRootCommand(a *app) *cobra.Command {

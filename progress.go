@@ -16,6 +16,8 @@ type progressBar struct {
 	last  time.Time
 	now   func() time.Time
 	drawn bool
+	// verb starts the line ("importing" when empty).
+	verb string
 }
 
 // progressEvery is how often the bar redraws, so drawing never slows an import.
@@ -50,7 +52,11 @@ func (p *progressBar) line(bytesRead int64, records int, elapsed time.Duration) 
 		rate = float64(records) / secs
 	}
 	var b strings.Builder
-	b.WriteString("importing ")
+	if p.verb == "" {
+		b.WriteString("importing ")
+	} else {
+		b.WriteString(p.verb + " ")
+	}
 	if p.total > 0 {
 		frac := min(float64(bytesRead)/float64(p.total), 1)
 		const width = 24

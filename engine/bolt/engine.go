@@ -168,6 +168,9 @@ type Engine struct {
 	answerer retrieval.Answerer
 	vec      *retrieval.VectorIndex
 	vecReady chan struct{} // closed once the stored vectors are loaded
+	// derivedReady is closed once the open's background work (table,
+	// content index, vectors, embedding what lacks one) has ended.
+	derivedReady chan struct{}
 	// pendingVec holds vectors embedded but not yet written (guarded by mu).
 	pendingVec map[string][]float32
 
@@ -236,6 +239,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 		embedder: opts.Embedder, answerer: opts.Answerer,
 		kick: make(chan struct{}, 1), closing: make(chan struct{}), pendingVec: map[string][]float32{},
 		cache: newRecordCache(opts.RecordCache), vecReady: make(chan struct{}), tableReady: make(chan struct{}),
+		derivedReady: make(chan struct{}),
 	}
 	e.desc = contract.Descriptor{
 		ID: "mnemo", Label: "mnemo (bbolt + Bleve)",
@@ -372,6 +376,7 @@ func (e *Engine) load() error {
 			if !vecDone {
 				close(e.vecReady)
 			}
+			close(e.derivedReady)
 		}()
 		if err := e.loadTable(); err != nil {
 			e.log.Error("loading the store's tables failed", "err", err)
@@ -437,6 +442,7 @@ func (e *Engine) loadSmall() error {
 			return err
 		}
 	}
+	close(e.derivedReady)
 	e.goBackground(e.indexWorker)
 	return nil
 }
@@ -610,8 +616,10 @@ func (e *Engine) WaitIndex(ctx context.Context) error {
 		return err
 	}
 	select {
-	case <-e.vecReady:
+	case <-e.derivedReady:
 		return nil
+	case <-e.closing:
+		return contract.Unavailable("the store is closed")
 	case <-ctx.Done():
 		return ctx.Err()
 	}

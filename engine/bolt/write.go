@@ -348,6 +348,12 @@ func (e *Engine) deleteLocked(ids []string) (int, error) {
 		if err := bumpTotals(tx, deltas); err != nil {
 			return err
 		}
+		// Vectors embedded but not yet written must not be written back by
+		// this very transaction (logWrite saves the pending ones): that left
+		// a vector behind for every forgotten record that had one pending.
+		for _, w := range removed {
+			delete(e.pendingVec, w.id)
+		}
 		var err error
 		seq, err = e.logWrite(tx, names, e.nextOrd)
 		return err

@@ -1,0 +1,403 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"mnemo/contract"
+	"mnemo/engine/index"
+)
+
+// CheckReport is what Check found: one entry per derived structure.
+type CheckReport struct {
+	Records    int          `json:"records"`
+	Consistent bool         `json:"consistent"`
+	Repaired   bool         `json:"repaired,omitempty"`
+	Checks     []CheckEntry `json:"checks"`
+}
+
+// CheckEntry is one structure's verdict: how many entries were compared and
+// how many disagree with the records, with a few examples.
+type CheckEntry struct {
+	Name          string   `json:"name"`
+	Checked       int      `json:"checked"`
+	Disagreements int      `json:"disagreements"`
+	Examples      []string `json:"examples,omitempty"`
+	Note          string   `json:"note,omitempty"`
+}
+
+const maxExamples = 5
+
+func (c *CheckEntry) disagree(format string, args ...any) {
+	c.Disagreements++
+	if len(c.Examples) < maxExamples {
+		c.Examples = append(c.Examples, fmt.Sprintf(format, args...))
+	}
+}
+
+// Check verifies every structure derived from the records (the ordered
+// browse keys, the per-namespace totals, the in-memory table, the vectors,
+// the content index and the search index) against the records, from one
+// snapshot taken under the write lock. With repair it then rebuilds what
+// disagrees: the bbolt structures in one transaction, the search index in
+// the background (health says degraded with its progress meanwhile).
+// progress, when set, is told how many records have been read.
+func (e *Engine) Check(ctx context.Context, repair bool, progress func(done, total int)) (CheckReport, error) {
+	if err := e.waitTable(ctx); err != nil {
+		return CheckReport{}, err
+	}
+	if err := e.WaitIndex(ctx); err != nil {
+		return CheckReport{}, asContractErr(err)
+	}
+	rep, err := e.check(ctx, progress)
+	if err != nil || !repair || rep.Consistent {
+		return rep, err
+	}
+	if err := e.repair(ctx, rep); err != nil {
+		return rep, err
+	}
+	if err := e.WaitIndex(ctx); err != nil {
+		return rep, asContractErr(err)
+	}
+	after, err := e.check(ctx, progress)
+	after.Repaired = true
+	return after, err
+}
+
+type checkedRecord struct {
+	ord        uint32
+	ns         string
+	status     contract.Status
+	kind       contract.ItemKind
+	updated    int64
+	created    int64
+	confidence float32
+	text       string
+}
+
+func (e *Engine) check(ctx context.Context, progress func(done, total int)) (CheckReport, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	rep := CheckReport{}
+	records := CheckEntry{Name: "records"}
+	orderKeys := CheckEntry{Name: "browse keys (updated_at, created_at, confidence)"}
+	totals := CheckEntry{Name: "namespace totals"}
+	tbl := CheckEntry{Name: "table"}
+	vectors := CheckEntry{Name: "vectors"}
+	content := CheckEntry{Name: "content index"}
+	search := CheckEntry{Name: "search index"}
+	meta := CheckEntry{Name: "sequence and ordinals"}
+	err := e.db.View(func(tx *bbolt.Tx) error {
+		total := tx.Bucket(bucketRecords).Stats().KeyN
+		recs := map[string]checkedRecord{}
+		nsCount := map[string]uint64{}
+		var maxOrd uint32
+		n := 0
+		err := tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
+			n++
+			if n%4096 == 0 {
+				if progress != nil {
+					progress(n, total)
+				}
+				if err := ctx.Err(); err != nil {
+					return contract.Unavailable("%v", err)
+				}
+			}
+			records.Checked++
+			s, err := decodeRecord(v, partHit, e.t.namespaceOf)
+			if err != nil {
+				records.disagree("record %s does not decode: %v", k, err)
+				return nil
+			}
+			ns := s.meta.Namespace.String()
+			recs[string(k)] = checkedRecord{ord: s.ord, ns: ns, status: s.status, kind: s.kind,
+				updated: s.updated, created: s.created, confidence: s.confidence, text: s.text}
+			nsCount[ns]++
+			maxOrd = max(maxOrd, s.ord)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		rep.Records = len(recs)
+
+		// Ordered keys: each record has exactly its three (two for a
+		// non-learning), pointing at its ordinal, and no key names a record
+		// that is not there.
+		want := func(r checkedRecord) int {
+			if r.kind == contract.KindLearning {
+				return 3
+			}
+			return 2
+		}
+		seen := map[string]int{}
+		walk := func(bucket []byte, keyOf func(id string, r checkedRecord) []byte, split func(k []byte) (string, bool)) {
+			_ = tx.Bucket(bucket).ForEach(func(k, v []byte) error {
+				orderKeys.Checked++
+				id, ok := split(k)
+				r, exists := recs[id]
+				switch {
+				case !ok:
+					orderKeys.disagree("%s key %x is malformed", bucket, k)
+				case !exists:
+					orderKeys.disagree("%s key names %s, which is not a record", bucket, id)
+				case !bytes.Equal(k, keyOf(id, r)) || getOrd(v) != r.ord:
+					orderKeys.disagree("%s key of %s is stale", bucket, id)
+				default:
+					seen[id]++
+				}
+				return nil
+			})
+		}
+		splitMillis := func(k []byte) (string, bool) { _, id, ok := splitDescMillisKey(k); return id, ok }
+		walk(bucketUpdated, func(id string, r checkedRecord) []byte { return descMillisKey(r.updated, id) }, splitMillis)
+		walk(bucketCreated, func(id string, r checkedRecord) []byte { return descMillisKey(r.created, id) }, splitMillis)
+		walk(bucketConf, func(id string, r checkedRecord) []byte { return confKey(r.confidence, id) }, func(k []byte) (string, bool) {
+			if len(k) < 4 {
+				return "", false
+			}
+			return string(k[4:]), true
+		})
+		for id, r := range recs {
+			if seen[id] != want(r) {
+				orderKeys.disagree("record %s has %d of its %d browse keys", id, seen[id], want(r))
+			}
+		}
+
+		if !e.totalsOK {
+			totals.Note = "not yet written (a store from schema 1 before its table loaded)"
+		} else {
+			stored := map[string]uint64{}
+			_ = tx.Bucket(bucketTotals).ForEach(func(k, v []byte) error {
+				stored[string(k)] = getU64(v)
+				return nil
+			})
+			for ns, c := range nsCount {
+				totals.Checked++
+				if stored[ns] != c {
+					totals.disagree("namespace %s: total %d, records %d", ns, stored[ns], c)
+				}
+			}
+			for ns, c := range stored {
+				if _, ok := nsCount[ns]; !ok {
+					totals.Checked++
+					totals.disagree("namespace %s: total %d, no records", ns, c)
+				}
+			}
+		}
+
+		if e.t.live != len(recs) {
+			tbl.disagree("table holds %d live rows, the store %d records", e.t.live, len(recs))
+		}
+		for id, r := range recs {
+			tbl.Checked++
+			ord, ok := e.t.idOrd[id]
+			switch {
+			case !ok:
+				tbl.disagree("record %s is missing from the table", id)
+			case ord != r.ord || !e.t.alive[ord]:
+				tbl.disagree("record %s has ordinal %d in the table, %d in the store", id, ord, r.ord)
+			case statusByCode[e.t.rows[ord].status] != r.status || e.t.ns.vals[e.t.rows[ord].ns] != r.ns ||
+				e.t.rows[ord].updated != r.updated:
+				tbl.disagree("record %s: the table's status, namespace or updated_at differ", id)
+			}
+		}
+
+		if e.vec != nil {
+			_ = tx.Bucket(bucketVectors).ForEach(func(k, _ []byte) error {
+				vectors.Checked++
+				if _, ok := recs[string(k)]; !ok {
+					vectors.disagree("a vector is stored for %s, which is not a record", k)
+				}
+				return nil
+			})
+			for id := range recs {
+				if !e.vec.Has(id) {
+					vectors.disagree("record %s has no vector in the vector index", id)
+				}
+			}
+		}
+
+		// The content index is a superset: every record's ordinal must be a
+		// candidate for a needle taken from its own text.
+		for id, r := range recs {
+			folded := contract.FoldCase(r.text)
+			if len(folded) < 3 {
+				continue
+			}
+			content.Checked++
+			needle := folded[:min(len(folded), 12)]
+			cand, ok := e.tri.candidates(needle)
+			if !ok {
+				content.Note = "not built yet"
+				break
+			}
+			if !cand.Contains(r.ord) {
+				content.disagree("record %s is not a candidate for a needle from its own text", id)
+			}
+			if content.Checked >= 2000 {
+				content.Note = "checked on a sample of 2,000 records"
+				break
+			}
+		}
+
+		if nextOrd := e.nextOrd; len(recs) > 0 && maxOrd >= nextOrd {
+			meta.disagree("a record has ordinal %d, but the next ordinal is %d", maxOrd, nextOrd)
+		}
+		meta.Checked = 1
+		if stored := getU64(tx.Bucket(bucketMeta).Get(keySeq)); stored != e.seq {
+			meta.disagree("the stored sequence is %d, the engine's %d", stored, e.seq)
+		}
+
+		search.Checked = 1
+		applied := e.applied.Load()
+		if applied != e.seq {
+			search.Note = fmt.Sprintf("the index has applied sequence %d of %d", applied, e.seq)
+		} else if docs, err := e.ix.DocCount(); err != nil {
+			search.disagree("the index cannot count its documents: %v", err)
+		} else if int(docs) != len(recs) {
+			search.disagree("the index holds %d documents, the store %d records", docs, len(recs))
+		}
+		return nil
+	})
+	if err != nil {
+		return CheckReport{}, asContractErr(err)
+	}
+	rep.Checks = []CheckEntry{records, meta, orderKeys, totals, tbl, vectors, content, search}
+	rep.Consistent = true
+	for _, c := range rep.Checks {
+		rep.Consistent = rep.Consistent && c.Disagreements == 0
+	}
+	return rep, nil
+}
+
+// repair rebuilds what the report found wrong. Records that do not decode
+// are left alone (they are the truth; nothing derived can restore them).
+func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
+	bad := map[string]bool{}
+	for _, c := range rep.Checks {
+		if c.Disagreements > 0 {
+			bad[c.Name] = true
+		}
+	}
+	e.mu.Lock()
+	err := e.db.Update(func(tx *bbolt.Tx) error {
+		for _, b := range [][]byte{bucketUpdated, bucketCreated, bucketConf} {
+			if !bad["browse keys (updated_at, created_at, confidence)"] {
+				break
+			}
+			if err := tx.DeleteBucket(b); err != nil {
+				return err
+			}
+			if _, err := tx.CreateBucket(b); err != nil {
+				return err
+			}
+		}
+		recs := tx.Bucket(bucketRecords)
+		c := recs.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			s, err := decodeRecord(v, partHeader, e.t.namespaceOf)
+			if err != nil {
+				continue
+			}
+			id := string(k)
+			if bad["browse keys (updated_at, created_at, confidence)"] {
+				if err := tx.Bucket(bucketUpdated).Put(descMillisKey(s.updated, id), ordValue(s.ord)); err != nil {
+					return err
+				}
+				if err := tx.Bucket(bucketCreated).Put(descMillisKey(s.created, id), ordValue(s.ord)); err != nil {
+					return err
+				}
+				if s.kind == contract.KindLearning {
+					if err := tx.Bucket(bucketConf).Put(confKey(s.confidence, id), ordValue(s.ord)); err != nil {
+						return err
+					}
+				}
+			}
+			if bad["table"] {
+				e.t.put(id, &s)
+			}
+		}
+		if bad["table"] {
+			for ord, alive := range e.t.alive {
+				if alive && recs.Get([]byte(e.t.rows[ord].id)) == nil {
+					e.cache.drop(uint32(ord))
+					e.t.remove(uint32(ord))
+				}
+			}
+		}
+		if bad["vectors"] {
+			var ghosts [][]byte
+			_ = tx.Bucket(bucketVectors).ForEach(func(k, _ []byte) error {
+				if recs.Get(k) == nil {
+					ghosts = append(ghosts, bytes.Clone(k))
+				}
+				return nil
+			})
+			for _, k := range ghosts {
+				if err := tx.Bucket(bucketVectors).Delete(k); err != nil {
+					return err
+				}
+				e.vec.Remove(string(k))
+			}
+		}
+		if bad["namespace totals"] || bad["table"] {
+			if err := e.writeTotals(tx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	e.mu.Unlock()
+	if err != nil {
+		return asContractErr(err)
+	}
+	if bad["vectors"] && e.vec != nil {
+		if err := e.embedMissing(ctx); err != nil {
+			return err
+		}
+	}
+	if bad["content index"] {
+		e.tri.suspend()
+		if err := e.buildTrigrams(); err != nil {
+			return err
+		}
+	}
+	if bad["search index"] {
+		return e.rebuildSearchIndex()
+	}
+	return nil
+}
+
+// rebuildSearchIndex starts the search index over from the records.
+func (e *Engine) rebuildSearchIndex() error {
+	e.idxMu.Lock()
+	_ = e.ix.Close()
+	dir := filepath.Join(e.dir, IndexDir)
+	if err := os.RemoveAll(dir); err != nil {
+		e.idxMu.Unlock()
+		return contract.EngineErr("remove the search index: %v", err)
+	}
+	ix, err := openIndexDir(dir)
+	if err != nil {
+		e.idxMu.Unlock()
+		return err
+	}
+	e.ix = ix
+	e.rebuilding.Store(true)
+	e.idxMu.Unlock()
+	return e.rebuildIndex()
+}
+
+func openIndexDir(dir string) (*index.Index, error) {
+	ix, err := index.Open(dir)
+	if err != nil {
+		return nil, contract.EngineErr("open index: %v", err)
+	}
+	return ix, nil
+}
