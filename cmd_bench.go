@@ -17,6 +17,8 @@ func newBenchCommand(a *app) *cobra.Command {
 		seed       int64
 		iterations int
 		dir        string
+		reuse      bool
+		browseOnly bool
 	)
 	cmd := &cobra.Command{
 		Use:   "bench [--records N]",
@@ -30,6 +32,10 @@ budget, 1 otherwise.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if records < 1 {
 				return usageError("--records must be positive")
+			}
+			opts := bench.Options{Records: records, Seed: seed, Iterations: iterations, Out: a.stderr}
+			if reuse {
+				return a.benchExisting(cmd, dir, opts, browseOnly)
 			}
 			scratch := dir
 			if scratch == "" {
@@ -46,10 +52,25 @@ budget, 1 otherwise.`,
 			if err != nil {
 				return err
 			}
-			defer func() { _ = e.Close() }()
-			table, err := bench.Run(cmd.Context(), e, bench.Options{Records: records, Seed: seed, Iterations: iterations, Out: a.stderr})
+			table, err := bench.Run(cmd.Context(), e, opts)
+			cerr := e.Close()
 			if err != nil {
 				return err
+			}
+			if cerr != nil {
+				return cerr
+			}
+			// The rows a new process sees: cold open, cold first page, and
+			// the memory of a process that only browses.
+			if exe, err := os.Executable(); err != nil {
+				fmt.Fprintf(a.stderr, "mnemo: cannot time new processes: %v\n", err)
+			} else {
+				fmt.Fprintf(a.stderr, "timing new processes on the store\n")
+				rows, err := bench.MeasureProcesses(exe, scratch, opts)
+				if err != nil {
+					return contract.EngineErr("timing new processes: %v", err)
+				}
+				table.Processes = rows
 			}
 			if _, err := fmt.Fprint(a.stdout, table.Markdown()); err != nil {
 				return err
@@ -64,5 +85,30 @@ budget, 1 otherwise.`,
 	cmd.Flags().Int64Var(&seed, "seed", 1, "corpus seed")
 	cmd.Flags().IntVar(&iterations, "iterations", 20, "measured rounds per shape")
 	cmd.Flags().StringVar(&dir, "dir", "", "an empty directory for the scratch store (default: a temporary one, removed after)")
+	cmd.Flags().BoolVar(&reuse, "reuse", false, "time the rows on the store an earlier run left in --dir (same --records and --seed), from this new process")
+	cmd.Flags().BoolVar(&browseOnly, "browse-only", false, "with --reuse: only the browse and explore rows (what a browsing process does)")
 	return cmd
+}
+
+// benchExisting times the rows on an existing bench store.
+func (a *app) benchExisting(cmd *cobra.Command, dir string, opts bench.Options, browseOnly bool) error {
+	if dir == "" {
+		return usageError("--reuse needs --dir: the store an earlier `mnemo bench --dir` left")
+	}
+	e, err := bolt.Open(dir, bolt.Options{LockTimeout: storeLockTimeout, Logger: a.logger})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = e.Close() }()
+	table, err := bench.RunExisting(cmd.Context(), e, opts, browseOnly)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprint(a.stdout, table.Markdown()); err != nil {
+		return err
+	}
+	if !table.Passed() {
+		return exitError{code: exitFailure}
+	}
+	return nil
 }

@@ -81,13 +81,50 @@ func Run(ctx context.Context, e contract.Engine, opts Options) (Table, error) {
 	fmt.Fprintf(opts.Out, "loaded %d records in %s (%.0f records/s), %d superseded\n",
 		t.Import.Stored+t.Import.Replayed, t.Import.Elapsed.Round(time.Millisecond), t.Import.PerSecond, t.Import.Superseded)
 
-	scale := scaleOf(opts.Records)
 	t.Import.Budget = importBudget
 	t.Import.Pass = t.Import.PerSecond >= importBudget
 
-	shapes, err := buildShapes(ctx, e, opts, exp)
+	return measure(ctx, e, opts, exp, t, func(shape) bool { return true })
+}
+
+// RunExisting times the rows on a store an earlier Run loaded with the same
+// Records and Seed, from this process (a new process's view: its own open,
+// caches and memory). With browseOnly the fetch and recall rows are left
+// out, so the run is what a browsing process does.
+func RunExisting(ctx context.Context, e contract.Engine, opts Options, browseOnly bool) (Table, error) {
+	opts = opts.withDefaults()
+	t := Table{
+		Engine: e.Descriptor().ID, Records: opts.Records, Seed: opts.Seed, Iterations: opts.Iterations,
+		GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0), Started: time.Now().UTC(), Reused: true,
+	}
+	t.LoadAvg = loadAvg()
+	var exp expected
+	corpus.Each(opts.Records, opts.Seed, func(i int, en corpus.Entry) bool {
+		exp.count(i, en)
+		return true
+	})
+	if w, ok := e.(interface{ WaitIndex(context.Context) error }); ok && !browseOnly {
+		if err := w.WaitIndex(ctx); err != nil {
+			return t, err
+		}
+	}
+	return measure(ctx, e, opts, exp, t, func(s shape) bool {
+		return !browseOnly || strings.HasPrefix(s.name, "browse") || strings.HasPrefix(s.name, "explore")
+	})
+}
+
+// measure warms and times the shapes keep admits, round-robin.
+func measure(ctx context.Context, e contract.Engine, opts Options, exp expected, t Table, keep func(shape) bool) (Table, error) {
+	scale := scaleOf(opts.Records)
+	all, err := buildShapes(ctx, e, opts, exp)
 	if err != nil {
 		return t, err
+	}
+	var shapes []shape
+	for _, s := range all {
+		if keep(s) {
+			shapes = append(shapes, s)
+		}
 	}
 	samples := make([][]time.Duration, len(shapes))
 	notes := make([]string, len(shapes))
@@ -141,6 +178,20 @@ func Run(ctx context.Context, e contract.Engine, opts Options) (Table, error) {
 // and explore counts are of the records outside them.
 type expected struct {
 	total, visible, active, needles int
+}
+
+// count adds corpus entry i to what the answers must say.
+func (exp *expected) count(i int, en corpus.Entry) {
+	exp.total++
+	if contract.AdmittedBy(nil, en.Item.Meta.Namespace) {
+		exp.visible++
+		if en.Status == contract.StatusActive {
+			exp.active++
+		}
+		if corpus.IsNeedle(i) {
+			exp.needles++
+		}
+	}
 }
 
 // load stores the corpus through StoreManyWith. Statuses and expiry are batch
@@ -199,16 +250,7 @@ func load(ctx context.Context, e contract.Engine, opts Options, res *Import) (ex
 			loadErr = ctx.Err()
 			return false
 		}
-		exp.total++
-		if contract.AdmittedBy(nil, en.Item.Meta.Namespace) {
-			exp.visible++
-			if en.Status == contract.StatusActive {
-				exp.active++
-			}
-			if corpus.IsNeedle(i) {
-				exp.needles++
-			}
-		}
+		exp.count(i, en)
 		wo := contract.WriteOptions{ExpiresAt: en.ExpiresAt}
 		if en.Status == contract.StatusCandidate {
 			wo.Status = contract.StatusCandidate

@@ -54,6 +54,9 @@ func (e *Engine) Check(ctx context.Context, repair bool, progress func(done, tot
 	if err := e.WaitIndex(ctx); err != nil {
 		return CheckReport{}, asContractErr(err)
 	}
+	if err := e.waitVectors(ctx); err != nil {
+		return CheckReport{}, err
+	}
 	rep, err := e.check(ctx, progress)
 	if err != nil || !repair || rep.Consistent {
 		return rep, err
@@ -268,6 +271,7 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 	if err != nil {
 		return CheckReport{}, asContractErr(err)
 	}
+	e.releasePages()
 	rep.Checks = []CheckEntry{records, meta, orderKeys, totals, tbl, vectors, content, search}
 	rep.Consistent = true
 	for _, c := range rep.Checks {

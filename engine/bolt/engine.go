@@ -168,8 +168,11 @@ type Engine struct {
 	answerer retrieval.Answerer
 	vec      *retrieval.VectorIndex
 	vecReady chan struct{} // closed once the stored vectors are loaded
+	// vecComplete is closed once every record has its vector in the index.
+	vecComplete chan struct{}
+	vecLoad     sync.Once
 	// derivedReady is closed once the open's background work (table,
-	// content index, vectors, embedding what lacks one) has ended.
+	// content index) has ended.
 	derivedReady chan struct{}
 	// pendingVec holds vectors embedded but not yet written (guarded by mu).
 	pendingVec map[string][]float32
@@ -239,7 +242,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 		embedder: opts.Embedder, answerer: opts.Answerer,
 		kick: make(chan struct{}, 1), closing: make(chan struct{}), pendingVec: map[string][]float32{},
 		cache: newRecordCache(opts.RecordCache), vecReady: make(chan struct{}), tableReady: make(chan struct{}),
-		derivedReady: make(chan struct{}),
+		derivedReady: make(chan struct{}), vecComplete: make(chan struct{}),
 	}
 	e.desc = contract.Descriptor{
 		ID: "mnemo", Label: "mnemo (bbolt + Bleve)",
@@ -371,13 +374,7 @@ func (e *Engine) load() error {
 		return e.loadSmall()
 	}
 	e.goBackground(func() {
-		vecDone := e.vec == nil
-		defer func() {
-			if !vecDone {
-				close(e.vecReady)
-			}
-			close(e.derivedReady)
-		}()
+		defer close(e.derivedReady)
 		if err := e.loadTable(); err != nil {
 			e.log.Error("loading the store's tables failed", "err", err)
 			return
@@ -385,21 +382,9 @@ func (e *Engine) load() error {
 		if err := e.buildTrigrams(); err != nil {
 			e.log.Error("content index build failed", "err", err)
 		}
-		if e.vec != nil {
-			err := e.loadVectors()
-			close(e.vecReady)
-			vecDone = true
-			if err == nil {
-				err = e.embedMissing(context.Background())
-			}
-			if err != nil {
-				e.log.Error("loading or embedding vectors failed", "err", err)
-			}
-		}
 	})
-	if e.vec == nil {
-		close(e.vecReady)
-	}
+	// A large store's vectors load on the first vector or hybrid search
+	// (ensureVectors): a process that only browses never holds them.
 	if e.rebuilding.Load() {
 		e.goBackground(func() {
 			if err := e.rebuildIndex(); err != nil {
@@ -431,9 +416,8 @@ func (e *Engine) loadSmall() error {
 	} else if err := e.flushIndex(context.Background()); err != nil {
 		return err
 	}
-	if e.vec == nil {
-		close(e.vecReady)
-	} else {
+	if e.vec != nil {
+		e.vecLoad.Do(func() {})
 		if err := e.loadVectors(); err != nil {
 			return err
 		}
@@ -441,6 +425,7 @@ func (e *Engine) loadSmall() error {
 		if err := e.embedMissing(context.Background()); err != nil {
 			return err
 		}
+		close(e.vecComplete)
 	}
 	close(e.derivedReady)
 	e.goBackground(e.indexWorker)

@@ -209,7 +209,11 @@ func (e *Engine) rebuildIndex() error {
 			return asContractErr(err)
 		}
 		if len(docs) == 0 {
+			e.releasePages()
 			break
+		}
+		if e.rebuildDone.Load()%(16*applyChunk) == 0 {
+			e.releasePages()
 		}
 		if err := e.ix.Apply(docs, nil, 0); err != nil {
 			e.idxMu.Unlock()
@@ -281,6 +285,7 @@ func decodeVector(b []byte, model string, dim int) ([]float32, bool) {
 func (e *Engine) loadVectors() error {
 	model, dim := e.embedder.Model(), e.embedder.Dim()
 	var after []byte
+	chunks := 0
 	for {
 		select {
 		case <-e.closing:
@@ -313,6 +318,9 @@ func (e *Engine) loadVectors() error {
 		})
 		if err != nil {
 			return asContractErr(err)
+		}
+		if chunks++; chunks%16 == 0 || n == 0 {
+			e.releasePages()
 		}
 		if n == 0 {
 			return nil

@@ -37,6 +37,7 @@ func (e *Engine) loadTable() (err error) {
 		}
 	}
 	var after []byte
+	chunks := 0
 	for {
 		select {
 		case <-e.closing:
@@ -76,7 +77,11 @@ func (e *Engine) loadTable() (err error) {
 		if err != nil {
 			return contract.EngineErr("load store %s: %v", e.dir, err)
 		}
+		if chunks++; chunks%16 == 0 {
+			e.releasePages()
+		}
 		if n == 0 {
+			e.releasePages()
 			return nil
 		}
 	}
@@ -203,3 +208,49 @@ func (e *Engine) SetBulk(on bool) {
 
 // bulkGrace is how long after a bulk load the deferred work begins.
 const bulkGrace = time.Second
+
+// ensureVectors starts loading the stored vectors (once), then embeds the
+// records that lack one; vector search waits for the first step.
+func (e *Engine) ensureVectors() {
+	if e.vec == nil {
+		return
+	}
+	e.vecLoad.Do(func() {
+		e.closeMu.Lock()
+		defer e.closeMu.Unlock()
+		if e.closed.Load() {
+			return
+		}
+		e.goBackground(func() {
+			err := e.waitTable(context.Background())
+			if err == nil {
+				err = e.loadVectors()
+			}
+			close(e.vecReady)
+			if err == nil {
+				err = e.embedMissing(context.Background())
+			}
+			if err != nil {
+				e.log.Error("loading or embedding vectors failed", "err", err)
+				return
+			}
+			close(e.vecComplete)
+		})
+	})
+}
+
+// waitVectors waits until every record has its vector (Check needs them all).
+func (e *Engine) waitVectors(ctx context.Context) error {
+	if e.vec == nil {
+		return nil
+	}
+	e.ensureVectors()
+	select {
+	case <-e.vecComplete:
+		return nil
+	case <-e.closing:
+		return contract.Unavailable("the store is closed")
+	case <-ctx.Done():
+		return contract.Unavailable("the vectors are still loading: %v", ctx.Err())
+	}
+}

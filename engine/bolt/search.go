@@ -132,6 +132,7 @@ func (e *Engine) rankVector(ctx context.Context, q string, f contract.MetaFilter
 	if e.vec == nil {
 		return nil, nil
 	}
+	e.ensureVectors()
 	select {
 	case <-e.vecReady:
 	case <-ctx.Done():

@@ -29,6 +29,38 @@ type trigramIndex struct {
 	pending  []pendingText
 	// gen counts suspensions, so a build that began before one is dropped.
 	gen int
+	// common holds the trigrams found in more than commonShare of the
+	// records: their postings are dropped (they narrow nothing and held most
+	// of the index's memory), and a needle made only of them is not narrowed.
+	common map[uint32]bool
+	maxOrd uint32
+}
+
+// commonShare: a trigram in more than 1/commonShare of the records (and in
+// at least commonFloor) is common.
+const (
+	commonShare = 32
+	commonFloor = 2048
+)
+
+// pruneCommon moves the touched trigrams that became common out of the
+// postings; the caller holds mu.
+func (x *trigramIndex) pruneCommon(touched []uint32) {
+	limit := uint64(max(commonFloor, int(x.maxOrd)/commonShare))
+	for _, g := range touched {
+		if b := x.post[g]; b != nil && b.GetCardinality() > limit {
+			delete(x.post, g)
+			x.common[g] = true
+		}
+	}
+}
+
+func (x *trigramIndex) grams() []uint32 {
+	out := make([]uint32, 0, len(x.post))
+	for g := range x.post {
+		out = append(out, g)
+	}
+	return out
 }
 
 // pendingText is a record's rendered text, not yet folded.
@@ -37,7 +69,9 @@ type pendingText struct {
 	text string
 }
 
-func newTrigramIndex() *trigramIndex { return &trigramIndex{post: map[uint32]*roaring.Bitmap{}} }
+func newTrigramIndex() *trigramIndex {
+	return &trigramIndex{post: map[uint32]*roaring.Bitmap{}, common: map[uint32]bool{}}
+}
 
 func trigramsOf(folded string) []uint32 {
 	if len(folded) < 3 {
@@ -87,7 +121,7 @@ func (x *trigramIndex) suspend() {
 	defer x.mu.Unlock()
 	x.ready, x.building = false, false
 	x.gen++
-	x.post, x.pending = map[uint32]*roaring.Bitmap{}, nil
+	x.post, x.pending, x.common, x.maxOrd = map[uint32]*roaring.Bitmap{}, nil, map[uint32]bool{}, 0
 }
 
 // drain folds the queued texts into the postings. The grouping runs outside
@@ -105,7 +139,18 @@ func (x *trigramIndex) drain() {
 	grams, groups := groupTrigrams(batch)
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	addGroups(x.post, grams, groups)
+	for _, p := range batch {
+		x.maxOrd = max(x.maxOrd, p.ord)
+	}
+	kept := grams[:0:0]
+	keptGroups := groups[:0:0]
+	for k, g := range grams {
+		if !x.common[g] {
+			kept, keptGroups = append(kept, g), append(keptGroups, groups[k])
+		}
+	}
+	addGroups(x.post, kept, keptGroups)
+	x.pruneCommon(kept)
 	// Writers may have queued more meanwhile; only the drained prefix goes.
 	x.pending = append(x.pending[:0:0], x.pending[len(batch):]...)
 }
@@ -170,13 +215,21 @@ func (x *trigramIndex) candidates(foldedNeedle string) (*roaring.Bitmap, bool) {
 	}
 	out := roaring.New()
 	bms := make([]*roaring.Bitmap, 0, len(grams))
+	narrowing := false
 	for _, g := range grams {
+		if x.common[g] {
+			continue
+		}
+		narrowing = true
 		b := x.post[g]
 		if b == nil {
 			bms = nil
 			break
 		}
 		bms = append(bms, b)
+	}
+	if !narrowing {
+		return nil, false
 	}
 	if len(bms) > 0 {
 		slices.SortFunc(bms, func(a, b *roaring.Bitmap) int { return int(a.GetCardinality()) - int(b.GetCardinality()) })
@@ -206,6 +259,8 @@ func (e *Engine) buildTrigrams() error {
 	x.mu.Unlock()
 	post := map[uint32]*roaring.Bitmap{}
 	var after []byte
+	chunks := 0
+	var maxOrd uint32
 	for {
 		select {
 		case <-e.closing:
@@ -228,6 +283,7 @@ func (e *Engine) buildTrigrams() error {
 					return err
 				}
 				addTrigrams(post, s.ord, contract.FoldCase(s.text))
+				maxOrd = max(maxOrd, s.ord)
 				after = append(after[:0], k...)
 				n++
 			}
@@ -235,6 +291,9 @@ func (e *Engine) buildTrigrams() error {
 		})
 		if err != nil {
 			return contract.EngineErr("build content index: %v", err)
+		}
+		if chunks++; chunks%16 == 0 || n == 0 {
+			e.releasePages()
 		}
 		if n == 0 {
 			break
@@ -252,6 +311,8 @@ func (e *Engine) buildTrigrams() error {
 		}
 		x.post[g] = b
 	}
+	x.maxOrd = max(x.maxOrd, maxOrd)
+	x.pruneCommon(x.grams())
 	x.building = false
 	x.ready = true
 	x.mu.Unlock()

@@ -1,0 +1,142 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"os/exec"
+	"slices"
+	"syscall"
+	"time"
+)
+
+// ProcessRow is a measurement of new mnemo processes: the time a command
+// takes beyond the binary's own start, or the peak resident memory.
+type ProcessRow struct {
+	Name     string
+	Samples  int
+	P50, P95 time.Duration
+	Budget   Budget
+	// PeakRSS is the largest resident set of the runs, in bytes, and
+	// RSSBudget its limit (0: the row is timed, not measured in memory).
+	PeakRSS, RSSBudget int64
+	Pass               bool
+	Note               string
+}
+
+func (r ProcessRow) p50() string {
+	if r.RSSBudget > 0 {
+		return ""
+	}
+	return msNum(r.P50)
+}
+
+func (r ProcessRow) p95() string {
+	if r.RSSBudget > 0 {
+		return ""
+	}
+	return msNum(r.P95)
+}
+
+func (r ProcessRow) budget() string {
+	if r.RSSBudget > 0 {
+		return fmt.Sprintf("<= %d MB", r.RSSBudget>>20)
+	}
+	return r.Budget.String()
+}
+
+// The process budgets of design.md §8.
+var (
+	budgetColdOpen  = budgets{Budget{P95: msd(50)}, Budget{P95: msd(100)}}
+	budgetColdPage  = budgets{Budget{P95: msd(100)}, Budget{P95: msd(200)}}
+	rssBrowse100k   = int64(150) << 20
+	rssBrowse1M     = int64(600) << 20
+	processAttempts = 10
+)
+
+// run is one child process: its wall time and peak resident set.
+func runChild(exe string, args ...string) (time.Duration, int64, error) {
+	cmd := exec.Command(exe, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	d := time.Since(start)
+	if err != nil {
+		return d, 0, fmt.Errorf("%s %v: %w\n%s", exe, args, err, out.Bytes())
+	}
+	var rss int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss << 10 // kilobytes on Linux
+	}
+	return d, rss, nil
+}
+
+// MeasureProcesses times new processes of the mnemo binary exe on the
+// closed bench store in dir: cold open (`health` minus `--help`), the cold
+// first page (`browse` of 50), and the peak memory of a process that browses
+// (the browse and explore rows, run by `bench --reuse --browse-only`).
+func MeasureProcesses(exe, dir string, opts Options) ([]ProcessRow, error) {
+	opts = opts.withDefaults()
+	scale := scaleOf(opts.Records)
+	times := func(args ...string) ([]time.Duration, int64, error) {
+		var ds []time.Duration
+		var peak int64
+		for range processAttempts {
+			d, rss, err := runChild(exe, args...)
+			if err != nil {
+				return nil, 0, err
+			}
+			ds = append(ds, d)
+			peak = max(peak, rss)
+		}
+		slices.Sort(ds)
+		return ds, peak, nil
+	}
+	help, _, err := times("--help")
+	if err != nil {
+		return nil, err
+	}
+	base := percentile(help, 50)
+	minus := func(ds []time.Duration) []time.Duration {
+		out := make([]time.Duration, len(ds))
+		for i, d := range ds {
+			out[i] = max(0, d-base)
+		}
+		return out
+	}
+	var rows []ProcessRow
+	health, hrss, err := times("--db", dir, "health")
+	if err != nil {
+		return nil, err
+	}
+	r := ProcessRow{Name: "cold open: a new process's `mnemo health` minus `mnemo --help`", Samples: len(health),
+		P50: percentile(minus(health), 50), P95: percentile(minus(health), 95), Budget: budgetColdOpen.at(scale)}
+	r.Pass = r.Budget.admits(r.P50, r.P95)
+	r.Note = fmt.Sprintf("`--help` alone p50 %s; peak RSS %d MB", ms(base), hrss>>20)
+	rows = append(rows, r)
+
+	page, prss, err := times("--db", dir, "browse", "--query", `{"limit": 50}`)
+	if err != nil {
+		return nil, err
+	}
+	r = ProcessRow{Name: "cold first page: a new process's `mnemo browse` of 50", Samples: len(page),
+		P50: percentile(page, 50), P95: percentile(page, 95), Budget: budgetColdPage.at(scale)}
+	r.Pass = r.Budget.admits(r.P50, r.P95)
+	r.Note = fmt.Sprintf("whole process, start included; peak RSS %d MB", prss>>20)
+	rows = append(rows, r)
+
+	d, rss, err := runChild(exe, "bench", "--dir", dir, "--reuse", "--browse-only",
+		"--records", fmt.Sprint(opts.Records), "--seed", fmt.Sprint(opts.Seed), "--iterations", fmt.Sprint(opts.Iterations))
+	if err != nil {
+		return nil, err
+	}
+	r = ProcessRow{Name: "peak RSS of a browsing process (every browse and explore row, from a new process)", Samples: 1,
+		PeakRSS: rss, RSSBudget: rssBrowse100k}
+	if scale == Scale1M {
+		r.RSSBudget = rssBrowse1M
+	}
+	r.Pass = rss <= r.RSSBudget
+	r.Note = fmt.Sprintf("%d MB, the run took %s", rss>>20, d.Round(time.Millisecond))
+	rows = append(rows, r)
+	return rows, nil
+}
