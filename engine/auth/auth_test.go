@@ -147,7 +147,7 @@ func TestConfineBindsReadsAndWritesToTheReach(t *testing.T) {
 	alice := auth.Confine(e, &auth.Principal{Name: "alice", Role: auth.RoleCurator, Reach: &reach}, auth.WithAudit(log), auth.WithVia("test"))
 
 	sandboxReach := contract.ReachExact(contract.MustNamespace("team:acme/service:billing"))
-	for _, r := range []*contract.Reach{nil, &sandboxReach, contract.Ptr(contract.ReachSubtree(contract.Root))} {
+	for _, r := range []*contract.Reach{nil, contract.Ptr(contract.ReachSubtree(contract.Root))} {
 		recs, err := alice.GetRecords(ctx, contract.GetRequest{IDs: []string{in.ID, out.ID, sandbox.ID}, Reach: r})
 		if err != nil {
 			t.Fatal(err)
@@ -155,6 +155,10 @@ func TestConfineBindsReadsAndWritesToTheReach(t *testing.T) {
 		if len(recs) != 1 || recs[0].ID != in.ID {
 			t.Fatalf("get_records with reach %+v saw %d records", r, len(recs))
 		}
+	}
+	// A sandbox is not below a subtree: the reaches share nothing.
+	if _, err := alice.GetRecords(ctx, contract.GetRequest{IDs: []string{sandbox.ID}, Reach: &sandboxReach}); !auth.IsForbidden(err) {
+		t.Fatalf("get_records in a sandbox outside the bound: %v", err)
 	}
 	rep, skipped, err := alice.ForgetCounted(ctx, contract.ForgetIDs(out.ID, in.ID, in.ID))
 	if err != nil || rep.Forgotten != 1 || skipped != 1 {
@@ -171,16 +175,20 @@ func TestConfineBindsReadsAndWritesToTheReach(t *testing.T) {
 	if !auth.IsForbidden(err) {
 		t.Fatalf("curator erase: %v", err)
 	}
-	if len(log.events) != 3 || log.events[0].Op != "forget" || log.events[0].Via != "test" ||
-		log.events[1].Refused == "" || log.events[2].Op != "erase" {
+	if len(log.events) != 4 || log.events[0].Op != "get_records" || log.events[0].Refused == "" ||
+		log.events[1].Op != "forget" || log.events[1].Via != "test" ||
+		log.events[2].Refused == "" || log.events[3].Op != "erase" {
 		t.Fatalf("audit: %+v", log.events)
 	}
 
 	// No reach: everything but sandboxes. The owner: everything.
 	bob := auth.Confine(e, &auth.Principal{Name: "bob", Role: auth.RoleReader})
-	hits, _ := bob.Get(ctx, contract.GetRequest{IDs: []string{out.ID, sandbox.ID}, Reach: &sandboxReach})
+	hits, _ := bob.Get(ctx, contract.GetRequest{IDs: []string{out.ID, sandbox.ID}})
 	if len(hits) != 1 || hits[0].ID != out.ID {
 		t.Fatalf("a principal without reach saw %v", hits)
+	}
+	if _, err := bob.Get(ctx, contract.GetRequest{IDs: []string{sandbox.ID}, Reach: &sandboxReach}); !auth.IsForbidden(err) {
+		t.Fatalf("a principal without reach asked for a sandbox: %v", err)
 	}
 	owner := auth.Confine(e, auth.Owner())
 	hits, _ = owner.Get(ctx, contract.GetRequest{IDs: []string{sandbox.ID}, Reach: &sandboxReach})

@@ -38,8 +38,11 @@ var _ contract.Engine = (*Confined)(nil)
 
 // Confine returns e as principal p sees it:
 //   - every read (fetch, recall, list, export, explore, browse, beliefs, get,
-//     get_records) runs under p's reach: a request's own reach is kept only when
-//     it is narrower, otherwise it is overwritten;
+//     get_records) and every forget runs under the request's reach narrowed by
+//     p's bound: the namespaces both admit (contract.Reach.Intersect), never p's
+//     whole reach in place of the request's. A request without a reach runs
+//     under the bound; a reach sharing no namespace with the bound is refused,
+//     naming both;
 //   - readers cannot store, forget, review, supersede, erase or consolidate;
 //   - stores land anywhere only for admins, otherwise inside p's reach;
 //   - forget by ids goes through forget_within with p's reach, and the ids left
@@ -64,37 +67,58 @@ func (c *Confined) Principal() *Principal { return c.p }
 // Unwrap returns the engine under the confinement.
 func (c *Confined) Unwrap() contract.Engine { return c.e }
 
-// reach is the reach a read runs under: the request's when it is narrower than
-// the principal's bound, the bound otherwise. Unlimited principals keep theirs.
-func (c *Confined) reach(req *contract.Reach) *contract.Reach {
+// Scope is the reach a request of op runs under: the request's reach narrowed
+// by the principal's bound (the namespaces both admit), the bound itself when
+// the request names no reach, and a refusal, audited, when the two share no
+// namespace. The bound only ever narrows: a request never selects more than it
+// asked for, nor anything outside the bound. Unlimited principals keep the
+// request's reach.
+func (c *Confined) Scope(ctx context.Context, op string, req *contract.Reach) (*contract.Reach, error) {
 	if c.p.Unlimited {
-		return req
+		return req, nil
 	}
-	bound := c.p.Bound()
-	if req != nil && req.Within(bound) {
-		r := *req
-		return &r
+	if req == nil {
+		if c.p.Reach == nil {
+			return nil, nil
+		}
+		r := *c.p.Reach
+		return &r, nil
 	}
-	if c.p.Reach == nil {
-		return nil
+	r, ok := req.Intersect(c.p.Bound())
+	if !ok {
+		asked := *req
+		return nil, c.refuse(ctx, Event{Op: op, Reach: &asked},
+			Forbidden("the request's reach (%s) and principal `%s`'s reach (%s) share no namespace: it selects nothing here", DescribeReach(*req), c.p.Name, c.p.DescribeBound()))
 	}
-	r := *c.p.Reach
-	return &r
+	return &r, nil
 }
 
-// writeReach is the reach forget_within and forget by ids run under: never nil,
-// since forget_within takes a reach.
-func (c *Confined) writeReach(req *contract.Reach) contract.Reach {
-	if r := c.reach(req); r != nil {
-		return *r
-	}
-	return contract.ReachSubtree(contract.Root)
+// boundReach is the reach forget by ids and the existence checks run under:
+// never nil, since forget_within takes a reach.
+func (c *Confined) boundReach() contract.Reach {
+	return c.p.Bound()
 }
 
-func (c *Confined) filter(f contract.MetaFilter) contract.MetaFilter {
+// writeScope is Scope for the operations that take a reach by value.
+func (c *Confined) writeScope(ctx context.Context, op string, req contract.Reach) (contract.Reach, error) {
+	r, err := c.Scope(ctx, op, &req)
+	if err != nil {
+		return contract.Reach{}, err
+	}
+	if r == nil {
+		return c.boundReach(), nil
+	}
+	return *r, nil
+}
+
+func (c *Confined) filter(ctx context.Context, op string, f contract.MetaFilter) (contract.MetaFilter, error) {
+	r, err := c.Scope(ctx, op, f.Reach)
+	if err != nil {
+		return contract.MetaFilter{}, err
+	}
 	f = f.Clone()
-	f.Reach = c.reach(f.Reach)
-	return f
+	f.Reach = r
+	return f, nil
 }
 
 func (c *Confined) record(ctx context.Context, ev Event) {
@@ -215,56 +239,92 @@ func (c *Confined) checkStore(ctx context.Context, op string, items []contract.S
 
 // Recall answers under the principal's reach.
 func (c *Confined) Recall(ctx context.Context, req contract.RecallRequest) (contract.RecallAnswer, error) {
-	req.Filter = c.filter(req.Filter)
+	f, err := c.filter(ctx, "recall", req.Filter)
+	if err != nil {
+		return contract.RecallAnswer{}, err
+	}
+	req.Filter = f
 	return c.e.Recall(ctx, req)
 }
 
 // Fetch ranks under the principal's reach.
 func (c *Confined) Fetch(ctx context.Context, req contract.FetchRequest) (contract.FetchPage, error) {
-	req.Filter = c.filter(req.Filter)
+	f, err := c.filter(ctx, "fetch", req.Filter)
+	if err != nil {
+		return contract.FetchPage{}, err
+	}
+	req.Filter = f
 	return c.e.Fetch(ctx, req)
 }
 
 // List lists under the principal's reach.
 func (c *Confined) List(ctx context.Context, req contract.ListRequest) (contract.ListPage, error) {
-	req.Filter = c.filter(req.Filter)
+	f, err := c.filter(ctx, "list", req.Filter)
+	if err != nil {
+		return contract.ListPage{}, err
+	}
+	req.Filter = f
 	return c.e.List(ctx, req)
 }
 
 // Export exports under the principal's reach.
 func (c *Confined) Export(ctx context.Context, req contract.ListRequest) (contract.ExportPage, error) {
-	req.Filter = c.filter(req.Filter)
+	f, err := c.filter(ctx, "export", req.Filter)
+	if err != nil {
+		return contract.ExportPage{}, err
+	}
+	req.Filter = f
 	return c.e.Export(ctx, req)
 }
 
 // Explore counts under the principal's reach.
 func (c *Confined) Explore(ctx context.Context, req contract.ExploreRequest) (contract.ExplorePage, error) {
-	req.Filter = c.filter(req.Filter)
+	f, err := c.filter(ctx, "explore", req.Filter)
+	if err != nil {
+		return contract.ExplorePage{}, err
+	}
+	req.Filter = f
 	return c.e.Explore(ctx, req)
 }
 
 // Get reads ids under the principal's reach.
 func (c *Confined) Get(ctx context.Context, req contract.GetRequest) ([]contract.Hit, error) {
-	req.Reach = c.reach(req.Reach)
+	r, err := c.Scope(ctx, "get", req.Reach)
+	if err != nil {
+		return nil, err
+	}
+	req.Reach = r
 	return c.e.Get(ctx, req)
 }
 
 // GetRecords reads whole records under the principal's reach.
 func (c *Confined) GetRecords(ctx context.Context, req contract.GetRequest) ([]contract.Record, error) {
-	req.Reach = c.reach(req.Reach)
+	r, err := c.Scope(ctx, "get_records", req.Reach)
+	if err != nil {
+		return nil, err
+	}
+	req.Reach = r
 	return c.e.GetRecords(ctx, req)
 }
 
 // Browse lists under the principal's reach.
 func (c *Confined) Browse(ctx context.Context, q contract.BrowseQuery) (contract.BrowsePage, error) {
-	q.Filter = c.filter(q.Filter)
+	f, err := c.filter(ctx, "browse", q.Filter)
+	if err != nil {
+		return contract.BrowsePage{}, err
+	}
+	q.Filter = f
 	return c.e.Browse(ctx, q)
 }
 
 // Beliefs reads under the principal's reach.
 func (c *Confined) Beliefs(ctx context.Context, req contract.BeliefsRequest) ([]contract.Hit, error) {
 	if !c.p.Unlimited {
-		req.Reach = c.writeReach(&req.Reach)
+		r, err := c.writeScope(ctx, "beliefs", req.Reach)
+		if err != nil {
+			return nil, err
+		}
+		req.Reach = r
 	}
 	return c.e.Beliefs(ctx, req)
 }
@@ -290,7 +350,10 @@ func (c *Confined) ForgetCounted(ctx context.Context, target contract.ForgetTarg
 		return contract.ForgetReport{}, 0, err
 	}
 	if target.Filter != nil {
-		f := c.filter(*target.Filter)
+		f, err := c.filter(ctx, "forget", *target.Filter)
+		if err != nil {
+			return contract.ForgetReport{}, 0, err
+		}
 		if !c.p.Unlimited {
 			rest := f.Clone()
 			rest.Reach = nil
@@ -314,16 +377,13 @@ func (c *Confined) ForgetCounted(ctx context.Context, target contract.ForgetTarg
 		c.record(ctx, Event{Op: "forget", IDs: target.IDs, Count: rep.Forgotten, Skipped: skipped})
 		return rep, skipped, nil
 	}
-	return c.forgetWithin(ctx, "forget", target.IDs, c.writeReach(nil))
+	return c.forgetWithin(ctx, "forget", target.IDs, c.boundReach())
 }
 
-// ForgetWithin removes the ids found under the reach, itself kept inside the
-// principal's.
+// ForgetWithin removes the ids found under the reach narrowed by the
+// principal's bound.
 func (c *Confined) ForgetWithin(ctx context.Context, ids []string, reach contract.Reach) (contract.ForgetReport, error) {
-	if err := c.mayWrite(ctx, "forget_within", Event{IDs: ids, Reach: &reach}); err != nil {
-		return contract.ForgetReport{}, err
-	}
-	rep, _, err := c.forgetWithin(ctx, "forget_within", ids, c.writeReach(&reach))
+	rep, _, err := c.ForgetWithinCounted(ctx, ids, reach)
 	return rep, err
 }
 
@@ -332,7 +392,14 @@ func (c *Confined) ForgetWithinCounted(ctx context.Context, ids []string, reach 
 	if err := c.mayWrite(ctx, "forget_within", Event{IDs: ids, Reach: &reach}); err != nil {
 		return contract.ForgetReport{}, 0, err
 	}
-	return c.forgetWithin(ctx, "forget_within", ids, c.writeReach(&reach))
+	if c.p.Unlimited {
+		return c.forgetWithin(ctx, "forget_within", ids, reach)
+	}
+	scope, err := c.writeScope(ctx, "forget_within", reach)
+	if err != nil {
+		return contract.ForgetReport{}, 0, err
+	}
+	return c.forgetWithin(ctx, "forget_within", ids, scope)
 }
 
 func (c *Confined) forgetWithin(ctx context.Context, op string, ids []string, reach contract.Reach) (contract.ForgetReport, int, error) {
@@ -363,7 +430,7 @@ func (c *Confined) visible(ctx context.Context, ids ...string) error {
 	if c.p.Unlimited {
 		return nil
 	}
-	r := c.writeReach(nil)
+	r := c.boundReach()
 	recs, err := c.e.GetRecords(ctx, contract.GetRequest{IDs: ids, Reach: &r})
 	if err != nil {
 		return err
@@ -447,7 +514,11 @@ func (c *Confined) Consolidate(ctx context.Context, req contract.ConsolidateRequ
 		return contract.ConsolidateReceipt{}, err
 	}
 	if !c.p.Unlimited {
-		req.Reach = c.writeReach(&req.Reach)
+		r, err := c.writeScope(ctx, "consolidate", req.Reach)
+		if err != nil {
+			return contract.ConsolidateReceipt{}, err
+		}
+		req.Reach = r
 	}
 	rec, err := c.e.Consolidate(ctx, req)
 	if err != nil {

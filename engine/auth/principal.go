@@ -4,9 +4,10 @@
 // binds every request to its principal's reach and role and appends every
 // mutation and every refusal to an audit log.
 //
-// The reach is never taken from a request: a read's reach is kept only when it
-// is narrower than the principal's and is otherwise overwritten with it, so no
-// request JSON can widen what a principal sees.
+// The reach is never taken from a request: a request's reach is narrowed by the
+// principal's bound (the namespaces both admit), for reads and forgets alike,
+// so no request JSON can widen what a principal sees or removes, and the bound
+// never replaces what a request asked for.
 package auth
 
 import (
@@ -288,4 +289,36 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// DescribeReach says in words which namespaces r admits, for refusals and
+// for `mnemo serve`'s account of its principals.
+func DescribeReach(r contract.Reach) string {
+	s := "`" + r.At.String() + "`"
+	var parts []string
+	if r.Inherit && !r.At.IsRoot() {
+		if nodes := r.Nodes(); !nodes[0].IsRoot() {
+			parts = append(parts, "its ancestors up to `"+nodes[0].String()+"`")
+		} else {
+			parts = append(parts, "its ancestors")
+		}
+	}
+	if r.Descendants {
+		parts = append(parts, "everything below it but service sandboxes")
+	}
+	if len(parts) == 0 {
+		return s + " only"
+	}
+	return s + " with " + strings.Join(parts, " and ")
+}
+
+// DescribeBound says in words what p's reach bound admits.
+func (p *Principal) DescribeBound() string {
+	switch {
+	case p.Unlimited:
+		return "every namespace, service sandboxes included"
+	case p.Reach == nil:
+		return "every namespace but service sandboxes"
+	}
+	return DescribeReach(*p.Reach)
 }

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"mnemo/contract"
+	"mnemo/engine/auth"
+)
+
+const carolToken = "carol-curator-token"
+
+// tenantKeys names carol, a curator confined to team:acme (subtree, inherit
+// written out as false).
+func tenantKeys() string {
+	return fmt.Sprintf(`
+[[principal]]
+name = "carol"
+role = "curator"
+reach = { at = "team:acme", descendants = true, inherit = false }
+token_sha256 = [%q]
+`, auth.HashToken(carolToken))
+}
+
+// seedTenants stores, through the owner, five records tagged wipe-test in
+// team:acme, team:acme/agent:bot, team:acme/agent:other and team:gamma.
+func seedTenants(t *testing.T, c *testCLI, url string) {
+	t.Helper()
+	var lines []string
+	for _, ns := range []string{"team:acme", "team:acme/agent:bot", "team:acme/agent:other", "team:gamma"} {
+		for i := range 5 {
+			lines = append(lines, fmt.Sprintf(`{"type":"document","body":{"text":"wipe %d at %s"},"meta":{"namespace":%q,"tags":["wipe-test"],"source":{"kind":"agent"}}}`, i, ns, ns))
+		}
+	}
+	token, err := os.ReadFile(filepath.Join(c.db, serveTokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("MNEMO_TOKEN", strings.TrimSpace(string(token)))
+	c.ok(jsonl(lines...), "--remote", url, "import", "-")
+}
+
+// TestRemoteForgetDryRunMatchesWhatForgetRemoves is defect 1 of issue 12
+// through `mnemo --remote ... forget`: the dry run's count is what the forget
+// then removes, both narrowed by carol's bound and never widened to it.
+func TestRemoteForgetDryRunMatchesWhatForgetRemoves(t *testing.T) {
+	c := newTestCLI(t)
+	keys := c.writeFile("keys.toml", tenantKeys())
+	s := startServe(t, c, "--http", "127.0.0.1:0", "--keys", keys)
+	seedTenants(t, c, s.url)
+	t.Setenv("MNEMO_TOKEN", carolToken)
+
+	inherit := `{"reach":{"at":"team:acme/agent:bot"},"tags_any":["wipe-test"]}`
+	var dry dryRunReport
+	c.okJSON(&dry, "", "--remote", s.url, "forget", "--filter", inherit, "--dry-run")
+	// team:acme/agent:bot and, inherited inside carol's bound, team:acme.
+	if dry.WouldForget != 10 {
+		t.Fatalf("dry run: %+v, want 10", dry)
+	}
+	var rep contract.ForgetReport
+	c.okJSON(&rep, "", "--remote", s.url, "forget", "--filter", inherit, "--yes")
+	if rep.Forgotten != dry.WouldForget {
+		t.Fatalf("forget removed %d, the dry run said %d", rep.Forgotten, dry.WouldForget)
+	}
+	// Another tenant's reach is refused, naming it, by the dry run and the forget.
+	gamma := `{"reach":{"at":"team:gamma","descendants":true,"inherit":false},"tags_any":["wipe-test"]}`
+	for _, extra := range []string{"--dry-run", "--yes"} {
+		r := c.run("", "--remote", s.url, "forget", "--filter", gamma, extra)
+		if r.code == 0 || !strings.Contains(r.stderr, "`team:gamma` with everything below it") {
+			t.Fatalf("forget %s in team:gamma: exit %d, %s", extra, r.code, r.stderr)
+		}
+	}
+	// What is left: agent:other's five and team:gamma's five.
+	token, _ := os.ReadFile(filepath.Join(c.db, serveTokenFile))
+	t.Setenv("MNEMO_TOKEN", strings.TrimSpace(string(token)))
+	var left contract.ExplorePage
+	c.okJSON(&left, "", "--remote", s.url, "explore", "namespace", "--filter", `{"tags_any":["wipe-test"]}`)
+	got := map[string]uint64{}
+	for _, b := range left.Buckets {
+		got[b.Value] = b.Count
+	}
+	if left.Total != 10 || got["team:acme/agent:other"] != 5 || got["team:gamma"] != 5 {
+		t.Fatalf("left after the forget: %+v", left)
+	}
+}
