@@ -186,6 +186,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	if sshServer != nil {
 		fmt.Fprintf(a.stderr, "  ssh   %s\n", sshAddr)
 	}
+	a.printPrincipals(keys)
 	if !open && !isLoopback(httpListener.Addr()) {
 		fmt.Fprintln(a.stderr, "  note: HTTP listens beyond loopback without TLS; put a TLS proxy in front of it")
 	}
@@ -229,6 +230,15 @@ func (a *app) reloadKeys(path string, keys *auth.Keys) {
 	}
 	keys.Replace(fresh)
 	fmt.Fprintf(a.stderr, "mnemo: keys file reloaded (%d principals)\n", len(fresh.Principals()))
+	a.printPrincipals(fresh)
+}
+
+// printPrincipals says, one line each, what every principal of the keys file
+// can read and write.
+func (a *app) printPrincipals(keys *auth.Keys) {
+	for _, p := range keys.Principals() {
+		fmt.Fprintf(a.stderr, "  principal %s\n", p.Account())
+	}
 }
 
 // ownerToken reads the store's owner token, creating it (mode 0600) on the

@@ -86,3 +86,40 @@ func TestRemoteForgetDryRunMatchesWhatForgetRemoves(t *testing.T) {
 		t.Fatalf("left after the forget: %+v", left)
 	}
 }
+
+// TestServeSaysWhatEachPrincipalMayDoAndInheritDefaultsToFalse is defect 5 of
+// issue 12: a keys-file reach written without inherit does not read the
+// root, and `mnemo serve` prints one line per principal of what it can read
+// and write (again on reload).
+func TestServeSaysWhatEachPrincipalMayDoAndInheritDefaultsToFalse(t *testing.T) {
+	c := newTestCLI(t)
+	keys := c.writeFile("keys.toml", tenantKeys()+fmt.Sprintf(`
+[[principal]]
+name = "gina"
+role = "reader"
+reach = { at = "team:gamma", descendants = true }
+token_sha256 = [%q]
+`, auth.HashToken("gina-token")))
+	s := startServe(t, c, "--http", "127.0.0.1:0", "--keys", keys)
+	for _, want := range []string{
+		"  principal carol (curator; 1 token, 0 ssh keys): reads, stores, forgets and reviews in `team:acme` with everything below it but service sandboxes\n",
+		"  principal gina (reader; 1 token, 0 ssh keys): reads `team:gamma` with everything below it but service sandboxes; writes nothing\n",
+	} {
+		if !strings.Contains(s.stderr.String(), want) {
+			t.Fatalf("serve did not print %q:\n%s", want, s.stderr.String())
+		}
+	}
+	seedTenants(t, c, s.url)
+	c.ok(`{"type":"document","body":{"text":"root plan"},"meta":{"source":{"kind":"agent"}}}`, "--remote", s.url, "store")
+	t.Setenv("MNEMO_TOKEN", "gina-token")
+	var page contract.ListPage
+	c.okJSON(&page, "", "--remote", s.url, "list", "--limit", "100")
+	if len(page.Items) != 5 {
+		t.Fatalf("gina lists %d records, want team:gamma's 5 and not the root's", len(page.Items))
+	}
+	for _, h := range page.Items {
+		if h.Meta.Namespace.String() != "team:gamma" {
+			t.Fatalf("gina read a record at %s", h.Meta.Namespace)
+		}
+	}
+}

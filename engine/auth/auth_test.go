@@ -214,3 +214,51 @@ func TestReplaceSwapsPrincipalsInPlace(t *testing.T) {
 		t.Fatal("the new file's token does not work")
 	}
 }
+
+// TestKeysFileReachWithoutInheritDoesNotInherit is defect 5 of issue 12: a
+// principal's reach written without inherit gets inherit false (least
+// privilege), so it cannot read the root; a misspelt reach field is refused
+// naming the principal and the field; Account says what each can do.
+func TestKeysFileReachWithoutInheritDoesNotInherit(t *testing.T) {
+	keys, err := auth.ParseKeys([]byte(`
+[[principal]]
+name = "gina"
+role = "curator"
+reach = { at = "team:gamma", descendants = true }
+token_sha256 = ["` + auth.HashToken("gina") + `"]
+
+[[principal]]
+name = "ian"
+role = "reader"
+reach = { at = "team:gamma/agent:bot", inherit = true }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gina, ian := keys.Principals()[0], keys.Principals()[1]
+	if gina.Reach.Inherit || !gina.Reach.Descendants || gina.Admits(contract.Root) || !gina.Admits(contract.MustNamespace("team:gamma/agent:x")) {
+		t.Fatalf("gina's reach %+v", gina.Reach)
+	}
+	if !ian.Reach.Inherit || !ian.Admits(contract.Root) {
+		t.Fatalf("an inherit written out is kept: %+v", ian.Reach)
+	}
+	ctx := context.Background()
+	e := memory.New()
+	gamma, _ := e.Store(ctx, doc("team:gamma", "gamma"))
+	_, _ = e.Store(ctx, contract.Document("at the root", contract.MetaFromSource(contract.SourceAgent, nil)))
+	hits, err := auth.Confine(e, gina).List(ctx, contract.ListRequest{Limit: 10})
+	if err != nil || len(hits.Items) != 1 || hits.Items[0].ID != gamma.ID {
+		t.Fatalf("gina lists %+v, %v", hits.Items, err)
+	}
+	if got, want := gina.Account(), "gina (curator; 1 token, 0 ssh keys): reads, stores, forgets and reviews in `team:gamma` with everything below it but service sandboxes"; got != want {
+		t.Fatalf("account:\n%s\nwant\n%s", got, want)
+	}
+	if got, want := ian.Account(), "ian (reader; 0 tokens, 0 ssh keys): reads `team:gamma/agent:bot` with its ancestors; writes nothing"; got != want {
+		t.Fatalf("account:\n%s\nwant\n%s", got, want)
+	}
+
+	_, err = auth.ParseKeys([]byte("[[principal]]\nname = \"gina\"\nrole = \"reader\"\nreach = { at = \"team:gamma\", descendents = true }\n"))
+	if err == nil || !strings.Contains(err.Error(), "principal `gina`: reach has no field `descendents`") {
+		t.Fatalf("a misspelt reach field: %v", err)
+	}
+}

@@ -205,8 +205,8 @@ func LoadKeys(path string) (*Keys, error) {
 }
 
 // ParseKeys parses the TOML text of a keys file: names are unique and set,
-// roles known, reaches in the contract Reach shape, keys in authorized_keys
-// form, token digests 64 hex digits, and no key or token serves two principals.
+// roles known, reaches in the contract Reach shape (but inherit false when
+// left out), keys in authorized_keys form, token digests 64 hex digits, and no key or token serves two principals.
 func ParseKeys(data []byte) (*Keys, error) {
 	var f keysFile
 	dec := toml.NewDecoder(bytes.NewReader(data))
@@ -243,6 +243,17 @@ func ParseKeys(data []byte) (*Keys, error) {
 		}
 		p := &Principal{Name: e.Name, Role: role}
 		if e.Reach != nil {
+			for field := range e.Reach {
+				if field != "at" && field != "inherit" && field != "descendants" {
+					return nil, contract.ConfigErr("%s: reach has no field `%s` (it takes at, inherit and descendants)", where, field)
+				}
+			}
+			// A principal's reach is a bound: inherit left out means false
+			// (least privilege), not the contract's default true, which
+			// would let it read every ancestor up to the root.
+			if _, set := e.Reach["inherit"]; !set {
+				e.Reach["inherit"] = false
+			}
 			raw, err := json.Marshal(e.Reach)
 			if err != nil {
 				return nil, contract.ConfigErr("%s: reach: %v", where, err)
@@ -321,4 +332,28 @@ func (p *Principal) DescribeBound() string {
 		return "every namespace but service sandboxes"
 	}
 	return DescribeReach(*p.Reach)
+}
+
+// Account says in one line who p is and what it can read and write, for
+// `mnemo serve` at start and on reload; it names no key and no token.
+func (p *Principal) Account() string {
+	where := p.DescribeBound()
+	var does string
+	switch p.Role {
+	case RoleReader:
+		does = "reads " + where + "; writes nothing"
+	case RoleCurator:
+		does = "reads, stores, forgets and reviews in " + where
+	default:
+		does = "reads, forgets and reviews in " + where + ", and its audit log; stores anywhere"
+	}
+	return fmt.Sprintf("%s (%s; %s, %s): %s", p.Name, p.Role,
+		count(len(p.tokenHashes), "token", "tokens"), count(len(p.sshKeys), "ssh key", "ssh keys"), does)
+}
+
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
