@@ -11,10 +11,13 @@ import (
 	"mnemo/engine/auth"
 )
 
-const carolToken = "carol-curator-token"
+const (
+	carolToken = "carol-curator-token"
+	danaToken  = "dana-admin-token"
+)
 
 // tenantKeys names carol, a curator confined to team:acme (subtree, inherit
-// written out as false).
+// written out as false), and dana, an admin of team:gamma.
 func tenantKeys() string {
 	return fmt.Sprintf(`
 [[principal]]
@@ -22,7 +25,13 @@ name = "carol"
 role = "curator"
 reach = { at = "team:acme", descendants = true, inherit = false }
 token_sha256 = [%q]
-`, auth.HashToken(carolToken))
+
+[[principal]]
+name = "dana"
+role = "admin"
+reach = { at = "team:gamma", descendants = true }
+token_sha256 = [%q]
+`, auth.HashToken(carolToken), auth.HashToken(danaToken))
 }
 
 // seedTenants stores, through the owner, five records tagged wipe-test in
@@ -84,6 +93,19 @@ func TestRemoteForgetDryRunMatchesWhatForgetRemoves(t *testing.T) {
 	}
 	if left.Total != 10 || got["team:acme/agent:other"] != 5 || got["team:gamma"] != 5 {
 		t.Fatalf("left after the forget: %+v", left)
+	}
+	// mnemo audit over --remote is confined too (defect 2): dana, admin of
+	// team:gamma, reads the two refused attempts on team:gamma and nothing
+	// of carol's forget in team:acme nor the import that spans tenants.
+	t.Setenv("MNEMO_TOKEN", danaToken)
+	events := readAuditLines(t, c.ok("", "--remote", s.url, "audit"))
+	if len(events) != 2 {
+		t.Fatalf("dana reads %+v", events)
+	}
+	for _, ev := range events {
+		if ev.Refused == "" || ev.Reach == nil || ev.Reach.At.String() != "team:gamma" {
+			t.Fatalf("dana reads %+v", ev)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
 	"mnemo/contract"
@@ -184,7 +185,7 @@ func (c *Confined) StoreWith(ctx context.Context, item contract.StoreItem, opts 
 	if err != nil {
 		return rec, err
 	}
-	c.record(ctx, Event{Op: "store", IDs: []string{rec.ID}, Count: stored(rec)})
+	c.record(ctx, Event{Op: "store", IDs: []string{rec.ID}, Where: where([]contract.StoreItem{item}), Count: stored(rec)})
 	return rec, nil
 }
 
@@ -209,7 +210,7 @@ func (c *Confined) StoreManyWith(ctx context.Context, items []contract.StoreItem
 		ids[i] = r.ID
 		n += stored(r)
 	}
-	c.record(ctx, Event{Op: "store_many", IDs: ids, Count: n})
+	c.record(ctx, Event{Op: "store_many", IDs: ids, Where: where(items), Count: n})
 	return recs, nil
 }
 
@@ -221,7 +222,7 @@ func stored(r contract.StoreReceipt) int {
 }
 
 func (c *Confined) checkStore(ctx context.Context, op string, items []contract.StoreItem) error {
-	if err := c.mayWrite(ctx, op, Event{}); err != nil {
+	if err := c.mayWrite(ctx, op, Event{Where: where(items)}); err != nil {
 		return err
 	}
 	if c.p.Role == RoleAdmin {
@@ -230,11 +231,50 @@ func (c *Confined) checkStore(ctx context.Context, op string, items []contract.S
 	for i := range items {
 		ns := items[i].Meta.Namespace
 		if !c.p.Admits(ns) {
-			return c.refuse(ctx, Event{Op: op},
+			return c.refuse(ctx, Event{Op: op, Where: []contract.Namespace{ns}},
 				Forbidden("principal `%s` cannot store at `%s`, outside its reach", c.p.Name, ns))
 		}
 	}
 	return nil
+}
+
+// where lists the distinct namespaces of items, in order.
+func where(items []contract.StoreItem) []contract.Namespace {
+	var out []contract.Namespace
+	seen := map[string]bool{}
+	for i := range items {
+		ns := items[i].Meta.Namespace
+		if k := ns.String(); !seen[k] {
+			seen[k] = true
+			out = append(out, ns)
+		}
+	}
+	return out
+}
+
+// place finds where the records of ids lie under reach (nil: the contract's
+// no reach): their distinct namespaces, and whether every id was found. The
+// audit log keeps them, so an entry naming ids can be shown to exactly the
+// admins whose reach holds them.
+func (c *Confined) place(ctx context.Context, reach *contract.Reach, ids []string) ([]contract.Namespace, bool, error) {
+	var out []contract.Namespace
+	seen := map[string]bool{}
+	found := map[string]bool{}
+	for start := 0; start < len(ids); start += contract.MaxGetIDs {
+		recs, err := c.e.GetRecords(ctx, contract.GetRequest{IDs: ids[start:min(start+contract.MaxGetIDs, len(ids))], Reach: reach})
+		if err != nil {
+			return nil, false, err
+		}
+		for _, r := range recs {
+			found[r.ID] = true
+			ns := r.Item.Meta.Namespace
+			if k := ns.String(); !seen[k] {
+				seen[k] = true
+				out = append(out, ns)
+			}
+		}
+	}
+	return out, len(found) == distinct(ids), nil
 }
 
 // Recall answers under the principal's reach.
@@ -369,12 +409,21 @@ func (c *Confined) ForgetCounted(ctx context.Context, target contract.ForgetTarg
 		return rep, 0, nil
 	}
 	if c.p.Unlimited {
+		// Where only when every id is placed: a sandboxed or absent id must
+		// keep the entry from reach-limited admins.
+		ns, all, err := c.place(ctx, nil, target.IDs)
+		if err != nil {
+			return contract.ForgetReport{}, 0, err
+		}
+		if !all {
+			ns = nil
+		}
 		rep, err := c.e.Forget(ctx, target)
 		if err != nil {
 			return rep, 0, err
 		}
 		skipped := max(distinct(target.IDs)-rep.Forgotten, 0)
-		c.record(ctx, Event{Op: "forget", IDs: target.IDs, Count: rep.Forgotten, Skipped: skipped})
+		c.record(ctx, Event{Op: "forget", IDs: target.IDs, Where: ns, Count: rep.Forgotten, Skipped: skipped})
 		return rep, skipped, nil
 	}
 	return c.forgetWithin(ctx, "forget", target.IDs, c.boundReach())
@@ -407,12 +456,16 @@ func (c *Confined) forgetWithin(ctx context.Context, op string, ids []string, re
 	if err != nil {
 		return contract.ForgetReport{}, 0, err
 	}
+	ns, _, err := c.place(ctx, &reach, uniq)
+	if err != nil {
+		return contract.ForgetReport{}, 0, err
+	}
 	rep, err := c.e.ForgetWithin(ctx, uniq, reach)
 	if err != nil {
 		return rep, 0, err
 	}
 	skipped := max(len(uniq)-rep.Forgotten, 0)
-	c.record(ctx, Event{Op: op, IDs: uniq, Reach: &reach, Count: rep.Forgotten, Skipped: skipped})
+	c.record(ctx, Event{Op: op, IDs: uniq, Where: ns, Reach: &reach, Count: rep.Forgotten, Skipped: skipped})
 	return rep, skipped, nil
 }
 
@@ -425,26 +478,36 @@ func distinct(ids []string) int {
 }
 
 // visible refuses, as "does not exist", an id outside the principal's reach, so
-// a confined caller cannot learn what lies beyond it.
-func (c *Confined) visible(ctx context.Context, ids ...string) error {
+// a confined caller cannot learn what lies beyond it. It returns where the
+// records lie, for the audit log (for the owner, only when every one lies
+// outside the sandboxes).
+func (c *Confined) visible(ctx context.Context, ids ...string) ([]contract.Namespace, error) {
 	if c.p.Unlimited {
-		return nil
+		ns, all, err := c.place(ctx, nil, ids)
+		if err != nil || !all {
+			return nil, err
+		}
+		return ns, nil
 	}
 	r := c.boundReach()
 	recs, err := c.e.GetRecords(ctx, contract.GetRequest{IDs: ids, Reach: &r})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	found := make(map[string]bool, len(recs))
+	var ns []contract.Namespace
 	for _, rec := range recs {
 		found[rec.ID] = true
+		if !slices.ContainsFunc(ns, rec.Item.Meta.Namespace.Equal) {
+			ns = append(ns, rec.Item.Meta.Namespace)
+		}
 	}
 	for _, id := range ids {
 		if !found[id] {
-			return contract.NotFound("record %s does not exist", id)
+			return nil, contract.NotFound("record %s does not exist", id)
 		}
 	}
-	return nil
+	return ns, nil
 }
 
 // Review approves or rejects a candidate inside the principal's reach.
@@ -456,9 +519,11 @@ func (c *Confined) Review(ctx context.Context, req contract.ReviewRequest) (cont
 	if err := req.Validate(); err != nil {
 		return contract.ReviewResult{}, err
 	}
-	if err := c.visible(ctx, req.ID); err != nil {
+	ns, err := c.visible(ctx, req.ID)
+	if err != nil {
 		return contract.ReviewResult{}, err
 	}
+	ev.Where = ns
 	res, err := c.e.Review(ctx, req)
 	if err != nil {
 		return res, err
@@ -477,9 +542,11 @@ func (c *Confined) Supersede(ctx context.Context, req contract.SupersedeRequest)
 	if err := req.Validate(); err != nil {
 		return contract.Record{}, err
 	}
-	if err := c.visible(ctx, req.ID, req.By); err != nil {
+	ns, err := c.visible(ctx, req.ID, req.By)
+	if err != nil {
 		return contract.Record{}, err
 	}
+	ev.Where = ns
 	rec, err := c.e.Supersede(ctx, req)
 	if err != nil {
 		return rec, err

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,10 +27,12 @@ const (
 	aliceToken  = "alice-secret-token"
 	readerToken = "reader-secret-token"
 	adminToken  = "admin-secret-token"
+	priyaToken  = "priya-secret-token"
 )
 
 // keysTOML names alice (curator confined to team:acme), rita (reader in
-// team:acme) and ada (admin confined to team:acme).
+// team:acme), ada (admin confined to team:acme) and priya (admin confined to
+// user:priya, inherit left out).
 func keysTOML() string {
 	return fmt.Sprintf(`
 [[principal]]
@@ -49,7 +52,13 @@ name = "ada"
 role = "admin"
 reach = { at = "team:acme", descendants = true, inherit = false }
 token_sha256 = [%q]
-`, auth.HashToken(aliceToken), auth.HashToken(readerToken), auth.HashToken(adminToken))
+
+[[principal]]
+name = "priya"
+role = "admin"
+reach = { at = "user:priya", descendants = true }
+token_sha256 = [%q]
+`, auth.HashToken(aliceToken), auth.HashToken(readerToken), auth.HashToken(adminToken), auth.HashToken(priyaToken))
 }
 
 type fixture struct {
@@ -276,6 +285,19 @@ func TestRequestJSONCannotWidenTheReach(t *testing.T) {
 	}
 	if len(page.Items) != 1 || page.Items[0].ID != f.acme1 {
 		t.Fatalf("a narrower reach listed %d items", len(page.Items))
+	}
+	// Nor does a query widen the audit log, a read like the others: ada
+	// (admin in team:acme) never reads the entry of team:other's store.
+	for _, query := range []string{"", "?reach=root", "?principal=owner&limit=0"} {
+		status, events := getAudit(t, f.srv.URL, adminToken, query)
+		if status != http.StatusOK || len(events) == 0 {
+			t.Fatalf("ada's audit %s: %d", query, status)
+		}
+		for _, ev := range events {
+			if slices.Contains(ev.IDs, f.other) {
+				t.Fatalf("ada's audit %s named team:other's record: %+v", query, ev)
+			}
+		}
 	}
 	// The owner is not confined.
 	all, err := f.owner.List(ctx, contract.ListRequest{Limit: 50})

@@ -230,7 +230,8 @@ func bearer(r *http.Request) (string, bool) {
 	return token, true
 }
 
-// serveAudit answers GET /v1/audit?since=T&limit=N as a JSON array, for admins.
+// serveAudit answers GET /v1/audit?since=T&limit=N as a JSON array, for
+// admins, each reading the entries inside its reach.
 func (h *Handler) serveAudit(w http.ResponseWriter, r *http.Request, e *auth.Confined) {
 	if r.Method != http.MethodGet {
 		methodNotAllowed(w, "GET")
@@ -260,6 +261,11 @@ func (h *Handler) serveAudit(w http.ResponseWriter, r *http.Request, e *auth.Con
 			return
 		}
 		q.Limit = n
+	}
+	// The log is confined like the records: an admin with a reach reads the
+	// entries that lie inside it (auth.Principal.Sees); the owner reads all.
+	if p := e.Principal(); !p.Unlimited {
+		q.Visible = p.Sees
 	}
 	events, err := h.opts.AuditReader.ReadAudit(r.Context(), q)
 	if err != nil {

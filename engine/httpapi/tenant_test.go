@@ -2,12 +2,15 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
 	"mnemo/contract"
+	"mnemo/engine/auth"
 	"mnemo/engine/httpapi"
 )
 
@@ -119,4 +122,140 @@ func TestForgetByFilterOnlyEverNarrows(t *testing.T) {
 	if after := f.wipeCounts(t); after["team:gamma"] != 5 || after["root"] != 5 {
 		t.Fatalf("other tenants lost records: %v", after)
 	}
+}
+
+// getAudit reads GET /v1/audit with a token and raw query.
+func getAudit(t *testing.T, url, token, query string) (int, []auth.Event) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url+"/v1/audit"+query, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var events []auth.Event
+	if resp.StatusCode == http.StatusOK {
+		if err := json.NewDecoder(resp.Body).Decode(&events); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return resp.StatusCode, events
+}
+
+// TestAuditLogIsConfinedByTheReadersReach is defect 2 of issue 12: an admin
+// whose reach is user:priya read every tenant's operations, filters and ids
+// from GET /v1/audit. Entries are now confined like records: a reach-limited
+// admin reads the entries that lie wholly inside her reach, the owner reads
+// all, and no query parameter widens it.
+func TestAuditLogIsConfinedByTheReadersReach(t *testing.T) {
+	f := newFixture(t, httpapi.Options{})
+	ctx := context.Background()
+	// Activity of every kind, in and out of user:priya.
+	priyaRec := f.seed(t, ctx, "user:priya", "priya's own note")
+	priyaAgent := f.seed(t, ctx, "user:priya/agent:helper", "priya's agent note")
+	f.seed(t, ctx, "user:priya/service:billing", "sandboxed under priya")
+	f.seedWipe(t)
+	alice := client(t, f.srv.URL, aliceToken)
+	if _, err := alice.Store(ctx, doc("team:acme/agent:bot", "alice writes")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.Store(ctx, doc("team:gamma", "alice tries gamma")); !auth.IsForbidden(err) {
+		t.Fatalf("alice stored outside: %v", err)
+	}
+	post(t, f.srv.URL, aliceToken, "forget", fmt.Sprintf(`{"ids":[%q,%q]}`, f.acme1, f.other))
+	post(t, f.srv.URL, aliceToken, "forget", `{"filter":{"reach":{"at":"team:acme/agent:bot"},"tags_any":["wipe-test"]}}`)
+	post(t, f.srv.URL, "not-a-token", "list", `{"limit":1}`)
+	priya := client(t, f.srv.URL, priyaToken)
+	if _, err := priya.Store(ctx, doc("user:priya/agent:helper", "priya writes")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := priya.Forget(ctx, contract.ForgetIDs(priyaAgent)); err != nil {
+		t.Fatal(err)
+	}
+
+	status, all := getAudit(t, f.srv.URL, ownerToken, "")
+	if status != http.StatusOK {
+		t.Fatalf("owner audit: %d", status)
+	}
+	// What lies in user:priya: the namespaces of every record the store holds.
+	inPriya := map[string]bool{priyaRec: true, priyaAgent: true}
+	for _, query := range []string{"", "?limit=1000", "?reach=root&principal=owner", "?since=2000-01-01T00:00:00Z"} {
+		status, mine := getAudit(t, f.srv.URL, priyaToken, query)
+		if status != http.StatusOK {
+			t.Fatalf("priya's audit %s: %d", query, status)
+		}
+		if len(mine) == 0 || len(mine) >= len(all) {
+			t.Fatalf("priya reads %d of the %d entries", len(mine), len(all))
+		}
+		for _, ev := range mine {
+			if ev.Principal != "owner" && ev.Principal != "priya" {
+				t.Fatalf("priya read %s's entry %+v", ev.Principal, ev)
+			}
+			for _, ns := range ev.Where {
+				if !ns.IsWithin(contract.MustNamespace("user:priya")) || strings.Contains(ns.String(), "service:") {
+					t.Fatalf("priya read an entry at %s: %+v", ns, ev)
+				}
+			}
+			for _, id := range ev.IDs {
+				if !inPriya[id] {
+					// ids priya's own stores created are hers too
+					if ev.Principal != "priya" || ev.Op != "store" {
+						t.Fatalf("priya read id %s of another namespace in %+v", id, ev)
+					}
+				}
+			}
+		}
+		// Her own store and forget, the owner's two stores under user:priya;
+		// not the sandboxed one.
+		ops := []string{}
+		for _, ev := range mine {
+			ops = append(ops, ev.Principal+" "+ev.Op)
+		}
+		if fmt.Sprint(ops) != "[owner store owner store priya store priya forget]" {
+			t.Fatalf("priya's audit %s: %v", query, ops)
+		}
+	}
+	// ada (team:acme) reads alice's store and filtered forget, not the forget
+	// naming team:other's id, nor the refusals at team:gamma and of the
+	// unknown token, nor anything of priya's.
+	_, ada := getAudit(t, f.srv.URL, adminToken, "")
+	var adaOps []string
+	for _, ev := range ada {
+		adaOps = append(adaOps, ev.Principal+" "+ev.Op)
+		if ev.Principal == "priya" || ev.Op == "authenticate" || ev.Refused != "" || slices.Contains(ev.IDs, f.other) {
+			t.Fatalf("ada read %+v", ev)
+		}
+	}
+	if !slices.Contains(adaOps, "alice store") || !slices.Contains(adaOps, "alice forget") {
+		t.Fatalf("ada's audit: %v", adaOps)
+	}
+	// The owner reads everything, the refusals included.
+	refusals := 0
+	for _, ev := range all {
+		if ev.Refused != "" {
+			refusals++
+		}
+	}
+	if refusals < 2 {
+		t.Fatalf("the owner's audit: %+v", all)
+	}
+	// Readers and curators still read no audit at all.
+	if status, _ := getAudit(t, f.srv.URL, aliceToken, ""); status != http.StatusForbidden {
+		t.Fatalf("a curator's audit: %d", status)
+	}
+	if status, _ := getAudit(t, f.srv.URL, "", ""); status != http.StatusUnauthorized {
+		t.Fatalf("an anonymous audit: %d", status)
+	}
+}
+
+func doc(ns, text string) contract.StoreItem {
+	meta := contract.MetaFromSource(contract.SourceAgent, nil)
+	meta.Namespace = contract.MustNamespace(ns)
+	return contract.Document(text, meta)
 }
