@@ -146,6 +146,7 @@ func newModel(opts Options) *model {
 	m.explore = explore.New(c)
 	m.detail = detail.New(c)
 	m.detail.ExportDir = opts.ExportDir
+	m.detail.ExportToClipboard = opts.RemoteUser
 	m.views = []viewEntry{{name: common.ViewExplore, title: "Explore", pane: m.explore}}
 	m.views = append(m.views, extraViews(c)...)
 	m.layout()

@@ -42,6 +42,11 @@ type Options struct {
 	Reach *contract.Reach
 	// ExportDir is where the detail view's `e` writes; the working directory when empty.
 	ExportDir string
+	// RemoteUser is set when the user sits at another machine (an SSH
+	// session): nothing the session does touches this process's filesystem,
+	// so the detail view's `e` copies the record's JSON to the user's
+	// clipboard (OSC52, as `Y` copies its text) instead of writing a file.
+	RemoteUser bool
 	// Input and Output replace the terminal (SSH sessions, tests).
 	Input  io.Reader
 	Output io.Writer

@@ -290,6 +290,9 @@ func (s *Server) program(sess charmssh.Session) *tea.Program {
 	opts.ReadOnly = opts.ReadOnly || p.ReadOnly()
 	opts.Reach = p.Reach
 	opts.LoadDemo = nil
+	// The user is not at the server: nothing the session does may touch
+	// its filesystem (export copies over OSC52 instead).
+	opts.RemoteUser, opts.ExportDir = true, ""
 	opts.Input, opts.Output = nil, nil
 	if opts.StoreLabel == "" {
 		opts.StoreLabel = "mnemo"
