@@ -59,8 +59,12 @@ server automatically when they can read that token; elsewhere use
 HTTP needs "Authorization: Bearer <token>" unless --http names a unix socket
 (unix:/path), which is created with mode 0600 so only its owner can connect.
 The keys file (TOML, design.md section 7) names the other principals with their
-role, reach, SSH keys and token digests; SSH sessions need it. SIGHUP reloads it
-(open SSH sessions keep the principal they started with).
+role, reach, SSH keys and token digests; SSH sessions need it. A principal's
+reach written without inherit means inherit = false. At start (and on every
+reload) the server prints one line per principal: what it can read and write.
+SIGHUP reloads the file: tokens it dropped are refused at once, open SSH
+sessions of keys it dropped end, and sessions whose principal changed go on
+under the new reach and role.
 
 Every mutation and every refused request is appended to the store's audit log
 ("mnemo audit"). SIGINT or SIGTERM stops the server after the requests in
@@ -201,7 +205,12 @@ wait:
 		case runErr = <-errs:
 			break wait
 		case <-hangups:
-			a.reloadKeys(f.keys, keys)
+			if a.reloadKeys(f.keys, keys) && sshServer != nil {
+				ended, changed := sshServer.Reload()
+				if ended+changed > 0 {
+					fmt.Fprintf(a.stderr, "mnemo: SSH sessions: %d ended (key removed), %d now act as their changed principal\n", ended, changed)
+				}
+			}
 		}
 	}
 	// New commands must not attach to a server on its way out.
@@ -220,17 +229,18 @@ wait:
 	return runErr
 }
 
-// reloadKeys swaps in the keys file again (SIGHUP); a file that no longer
-// parses leaves the running principals as they were.
-func (a *app) reloadKeys(path string, keys *auth.Keys) {
+// reloadKeys swaps in the keys file again (SIGHUP) and tells whether it did;
+// a file that no longer parses leaves the running principals as they were.
+func (a *app) reloadKeys(path string, keys *auth.Keys) bool {
 	fresh, err := auth.LoadKeys(expandHome(path))
 	if err != nil {
 		fmt.Fprintf(a.stderr, "mnemo: keys file not reloaded: %s\n", contract.AsError(err).Message)
-		return
+		return false
 	}
 	keys.Replace(fresh)
 	fmt.Fprintf(a.stderr, "mnemo: keys file reloaded (%d principals)\n", len(fresh.Principals()))
 	a.printPrincipals(fresh)
+	return true
 }
 
 // printPrincipals says, one line each, what every principal of the keys file

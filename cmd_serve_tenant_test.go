@@ -1,11 +1,18 @@
 package main
 
 import (
+	"crypto/ed25519"
+	"crypto/rand"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	gossh "golang.org/x/crypto/ssh"
 
 	"mnemo/contract"
 	"mnemo/engine/auth"
@@ -144,4 +151,92 @@ token_sha256 = [%q]
 			t.Fatalf("gina read a record at %s", h.Meta.Namespace)
 		}
 	}
+}
+
+// TestHangupEndsTheSSHSessionOfARemovedKey is defect 4 of issue 12 end to
+// end: SIGHUP with a keys file that dropped an SSH principal ends its open
+// session within a second, while HTTP refuses its token at once.
+func TestHangupEndsTheSSHSessionOfARemovedKey(t *testing.T) {
+	c := newTestCLI(t)
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := gossh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.TrimSpace(string(gossh.MarshalAuthorizedKey(signer.PublicKey())))
+	keysPath := c.writeFile("keys.toml", fmt.Sprintf("[[principal]]\nname = \"rita\"\nrole = \"reader\"\nssh_keys = [%q]\ntoken_sha256 = [%q]\n", line, auth.HashToken("rita-token")))
+	s := startServe(t, c, "--http", "127.0.0.1:0", "--ssh", "127.0.0.1:0", "--keys", keysPath)
+	var sshAddr string
+	for _, l := range strings.Split(s.stderr.String(), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "ssh "); ok {
+			sshAddr = strings.TrimSpace(rest)
+		}
+	}
+	client, err := gossh.Dial("tcp", sshAddr, &gossh.ClientConfig{User: "rita", Auth: []gossh.AuthMethod{gossh.PublicKeys(signer)},
+		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	sess, err := client.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	if err := sess.RequestPty("xterm-256color", 30, 100, gossh.TerminalModes{}); err != nil {
+		t.Fatal(err)
+	}
+	out := &lockedBuffer{}
+	sess.Stdout, sess.Stderr = out, out
+	if err := sess.Shell(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "rita@") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no TUI: %q", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- sess.Wait() }()
+
+	c.writeFile("keys.toml", "")
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	for !strings.Contains(s.stderr.String(), "keys file reloaded") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no reload: %s", s.stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case <-ended:
+	case <-time.After(time.Second):
+		t.Fatal("rita's SSH session outlived the removal of her key by a second")
+	}
+	if !strings.Contains(out.String(), "removed from the server's keys file") {
+		t.Fatalf("the session ended without saying why: %q", tail(out.String()))
+	}
+	req, _ := http.NewRequest(http.MethodGet, s.url+"/v1/descriptor", nil)
+	req.Header.Set("Authorization", "Bearer rita-token")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("rita's token after the reload: %d", resp.StatusCode)
+	}
+}
+
+func tail(s string) string {
+	if len(s) > 400 {
+		return s[len(s)-400:]
+	}
+	return s
 }

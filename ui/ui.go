@@ -56,6 +56,17 @@ type Options struct {
 	Timer func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
 }
 
+// AccessMsg tells a running session that its principal changed (serve mode
+// reloaded its keys file): from now on reads run under Reach and ReadOnly says
+// whether it may still change anything. The session drops its drill-down,
+// dialogs and what it had loaded, starts again from the new reach, and shows
+// Note.
+type AccessMsg struct {
+	Reach    *contract.Reach
+	ReadOnly bool
+	Note     string
+}
+
 // New returns the root model of a session.
 func New(opts Options) tea.Model { return newModel(opts) }
 

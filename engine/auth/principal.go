@@ -130,8 +130,9 @@ func (k *Keys) Principals() []*Principal {
 	return append([]*Principal(nil), k.principals...)
 }
 
-// Replace swaps in the principals of a newly loaded file. Sessions already
-// open keep the principal they started with; new requests use the new file.
+// Replace swaps in the principals of a newly loaded file: new requests use the
+// new file at once; the SSH server then checks its open sessions against it
+// (ui/ssh Server.Reload).
 func (k *Keys) Replace(other *Keys) {
 	list := other.Principals()
 	k.mu.Lock()
