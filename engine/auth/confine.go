@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"slices"
 	"time"
@@ -22,6 +23,21 @@ func WithVia(via string) Option { return func(c *Confined) { c.via = via } }
 // the mutation already happened).
 func WithLogger(l *slog.Logger) Option { return func(c *Confined) { c.log = l } }
 
+// DefaultMaxItemBytes bounds one stored item (its JSON) at the untrusted
+// boundary unless WithMaxItemBytes says otherwise: 1 MiB holds a long document
+// many times over, while a 24 MB one stalled other tenants' reads.
+const DefaultMaxItemBytes = 1 << 20
+
+// WithMaxItemBytes bounds the JSON size of each stored item; 0 keeps
+// DefaultMaxItemBytes, a negative n lifts the bound.
+func WithMaxItemBytes(n int) Option {
+	return func(c *Confined) {
+		if n != 0 {
+			c.maxItem = n
+		}
+	}
+}
+
 // WithClock stamps audit events (tests).
 func WithClock(now func() time.Time) Option { return func(c *Confined) { c.now = now } }
 
@@ -33,6 +49,8 @@ type Confined struct {
 	via   string
 	log   *slog.Logger
 	now   func() time.Time
+	// maxItem bounds an item's JSON size (negative: no bound).
+	maxItem int
 }
 
 var _ contract.Engine = (*Confined)(nil)
@@ -44,6 +62,7 @@ var _ contract.Engine = (*Confined)(nil)
 //     whole reach in place of the request's. A request without a reach runs
 //     under the bound; a reach sharing no namespace with the bound is refused,
 //     naming both;
+//   - a page (list, export, fetch, recall, beliefs) holds at most MaxLimit;
 //   - readers cannot store, forget, review, supersede, erase or consolidate;
 //   - stores land anywhere only for admins, otherwise inside p's reach;
 //   - forget by ids goes through forget_within with p's reach, and the ids left
@@ -55,7 +74,7 @@ var _ contract.Engine = (*Confined)(nil)
 //
 // The owner (Unlimited) is not bound by a reach but is still audited.
 func Confine(e contract.Engine, p *Principal, opts ...Option) *Confined {
-	c := &Confined{e: e, p: p, log: slog.New(slog.DiscardHandler), now: time.Now}
+	c := &Confined{e: e, p: p, log: slog.New(slog.DiscardHandler), now: time.Now, maxItem: DefaultMaxItemBytes}
 	for _, o := range opts {
 		o(c)
 	}
@@ -165,6 +184,19 @@ func verb(op string) string {
 	return op
 }
 
+// MaxLimit is the largest page a confined list, export, fetch, recall or
+// beliefs answers, as browse's: at the untrusted boundary one request must not
+// answer the whole store; the cursor pages through the rest.
+const MaxLimit = contract.BrowseMaxLimit
+
+// capLimit refuses a page larger than MaxLimit, in the contract's words.
+func capLimit(op string, n int) error {
+	if n > MaxLimit {
+		return contract.Invalid("%s limit must be at most %d", op, MaxLimit)
+	}
+	return nil
+}
+
 // Descriptor is the engine's.
 func (c *Confined) Descriptor() contract.Descriptor { return c.e.Descriptor() }
 
@@ -225,6 +257,20 @@ func (c *Confined) checkStore(ctx context.Context, op string, items []contract.S
 	if err := c.mayWrite(ctx, op, Event{Where: where(items)}); err != nil {
 		return err
 	}
+	if c.maxItem > 0 {
+		for i := range items {
+			raw, err := json.Marshal(items[i])
+			if err != nil {
+				return contract.Invalid("item %d cannot be encoded: %s", i+1, contract.AsError(err).Message)
+			}
+			if len(raw) > c.maxItem {
+				if len(items) == 1 {
+					return contract.Invalid("the item is %d bytes; this server stores items of at most %d bytes", len(raw), c.maxItem)
+				}
+				return contract.Invalid("item %d is %d bytes; this server stores items of at most %d bytes", i+1, len(raw), c.maxItem)
+			}
+		}
+	}
 	if c.p.Role == RoleAdmin {
 		return nil
 	}
@@ -279,6 +325,9 @@ func (c *Confined) place(ctx context.Context, reach *contract.Reach, ids []strin
 
 // Recall answers under the principal's reach.
 func (c *Confined) Recall(ctx context.Context, req contract.RecallRequest) (contract.RecallAnswer, error) {
+	if err := capLimit("recall", req.Limit); err != nil {
+		return contract.RecallAnswer{}, err
+	}
 	f, err := c.filter(ctx, "recall", req.Filter)
 	if err != nil {
 		return contract.RecallAnswer{}, err
@@ -289,6 +338,9 @@ func (c *Confined) Recall(ctx context.Context, req contract.RecallRequest) (cont
 
 // Fetch ranks under the principal's reach.
 func (c *Confined) Fetch(ctx context.Context, req contract.FetchRequest) (contract.FetchPage, error) {
+	if err := capLimit("fetch", req.Limit); err != nil {
+		return contract.FetchPage{}, err
+	}
 	f, err := c.filter(ctx, "fetch", req.Filter)
 	if err != nil {
 		return contract.FetchPage{}, err
@@ -299,6 +351,9 @@ func (c *Confined) Fetch(ctx context.Context, req contract.FetchRequest) (contra
 
 // List lists under the principal's reach.
 func (c *Confined) List(ctx context.Context, req contract.ListRequest) (contract.ListPage, error) {
+	if err := capLimit("list", req.Limit); err != nil {
+		return contract.ListPage{}, err
+	}
 	f, err := c.filter(ctx, "list", req.Filter)
 	if err != nil {
 		return contract.ListPage{}, err
@@ -309,6 +364,9 @@ func (c *Confined) List(ctx context.Context, req contract.ListRequest) (contract
 
 // Export exports under the principal's reach.
 func (c *Confined) Export(ctx context.Context, req contract.ListRequest) (contract.ExportPage, error) {
+	if err := capLimit("export", req.Limit); err != nil {
+		return contract.ExportPage{}, err
+	}
 	f, err := c.filter(ctx, "export", req.Filter)
 	if err != nil {
 		return contract.ExportPage{}, err
@@ -359,6 +417,9 @@ func (c *Confined) Browse(ctx context.Context, q contract.BrowseQuery) (contract
 
 // Beliefs reads under the principal's reach.
 func (c *Confined) Beliefs(ctx context.Context, req contract.BeliefsRequest) ([]contract.Hit, error) {
+	if err := capLimit("a beliefs", req.Limit); err != nil {
+		return nil, err
+	}
 	if !c.p.Unlimited {
 		r, err := c.writeScope(ctx, "beliefs", req.Reach)
 		if err != nil {

@@ -59,6 +59,9 @@ type Options struct {
 	// and store_many bodies (default 32 MiB).
 	MaxBody      int64
 	MaxStoreBody int64
+	// MaxItemBytes bounds the JSON of each stored item (default
+	// auth.DefaultMaxItemBytes, 1 MiB; negative: no bound).
+	MaxItemBytes int
 	// ListingRate limits browse, export, explore and list per principal
 	// (default 50/s, burst 200); a negative PerSecond disables the limit.
 	ListingRate Rate
@@ -188,7 +191,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // authenticate finds the request's principal and confines the engine to it.
 func (h *Handler) authenticate(r *http.Request) (*auth.Confined, error) {
-	opts := []auth.Option{auth.WithVia("http"), auth.WithLogger(h.log), auth.WithClock(h.opts.Now)}
+	opts := []auth.Option{auth.WithVia("http"), auth.WithLogger(h.log), auth.WithClock(h.opts.Now), auth.WithMaxItemBytes(h.opts.MaxItemBytes)}
 	if h.opts.Audit != nil {
 		opts = append(opts, auth.WithAudit(h.opts.Audit))
 	}
