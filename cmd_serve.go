@@ -40,6 +40,7 @@ type serveFlags struct {
 	ssh     string
 	keys    string
 	hostKey string
+	maxItem int
 }
 
 func newServeCommand(a *app) *cobra.Command {
@@ -82,6 +83,7 @@ flight have finished.`,
 	fl.StringVar(&f.ssh, "ssh", "", "SSH address for the TUI (e.g. :2222); needs --keys")
 	fl.StringVar(&f.keys, "keys", "", "keys file naming the principals (TOML)")
 	fl.StringVar(&f.hostKey, "host-key", "", "SSH host key (default: ssh_host_ed25519 in the store directory, created if missing)")
+	fl.IntVar(&f.maxItem, "max-item-bytes", auth.DefaultMaxItemBytes, "largest item (its JSON, in bytes) a client may store; -1 lifts the bound")
 	return cmd
 }
 
@@ -129,8 +131,12 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	}
 	defer cleanupSocket(f.http)
 	logger := a.logger
+	if f.maxItem == 0 {
+		_ = httpListener.Close()
+		return usageError("--max-item-bytes must be a positive number of bytes, or -1 for no bound")
+	}
 	api := httpapi.New(store, httpapi.Options{OwnerToken: token, Keys: keys, Open: open,
-		Audit: store, AuditReader: store, Logger: logger})
+		Audit: store, AuditReader: store, Logger: logger, MaxItemBytes: f.maxItem})
 	httpServer := &http.Server{
 		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -158,19 +164,21 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 		if hostKey == "" {
 			hostKey = filepath.Join(store.Dir(), serveHostKey)
 		}
-		sshServer, err = uissh.New(f.ssh, uissh.Options{Engine: store, Keys: keys, Audit: store,
-			HostKeyPath: expandHome(hostKey), Logger: logger,
-			UI: ui.Options{StoreLabel: store.Dir(), Keys: keymap, Logger: logger}})
-		if err != nil {
-			_ = httpServer.Close()
-			return err
-		}
 		l, err := net.Listen("tcp", f.ssh)
 		if err != nil {
 			_ = httpServer.Close()
 			return contract.ConfigErr("cannot listen for SSH on %s: %v", f.ssh, err)
 		}
 		sshAddr = l.Addr().String()
+		// Remote users see the server's name, never the store's path.
+		sshServer, err = uissh.New(f.ssh, uissh.Options{Engine: store, Keys: keys, Audit: store,
+			HostKeyPath: expandHome(hostKey), Logger: logger,
+			UI: ui.Options{StoreLabel: serverLabel(sshAddr), Keys: keymap, Logger: logger}})
+		if err != nil {
+			_ = l.Close()
+			_ = httpServer.Close()
+			return err
+		}
 		go func() {
 			if err := sshServer.Serve(l); err != nil {
 				errs <- contract.Unavailable("the SSH server stopped: %v", err)
@@ -293,13 +301,9 @@ func listenHTTP(addr string) (l net.Listener, url string, open bool, err error) 
 			}
 			_ = os.Remove(abs)
 		}
-		l, err := net.Listen("unix", abs)
+		l, err := listenPrivateSocket(abs)
 		if err != nil {
-			return nil, "", false, contract.ConfigErr("cannot listen on %s: %v", abs, err)
-		}
-		if err := os.Chmod(abs, 0o600); err != nil {
-			l.Close()
-			return nil, "", false, contract.ConfigErr("cannot make %s private: %v", abs, err)
+			return nil, "", false, err
 		}
 		return l, "unix://" + abs, true, nil
 	}
@@ -308,6 +312,45 @@ func listenHTTP(addr string) (l net.Listener, url string, open bool, err error) 
 		return nil, "", false, contract.ConfigErr("cannot listen for HTTP on %s: %v", addr, err)
 	}
 	return l, "http://" + l.Addr().String(), false, nil
+}
+
+// serverLabel names the server in an SSH session's header: its host name
+// and port (the listen address when the host has no name).
+func serverLabel(listen string) string {
+	_, port, err := net.SplitHostPort(listen)
+	host, herr := os.Hostname()
+	if err != nil || herr != nil || host == "" {
+		return listen
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// listenPrivateSocket listens on a unix socket at path that has mode 0600
+// from the moment it exists there: it is made in a fresh 0700 directory
+// beside path (no one else can reach it there, whatever the umask), made
+// 0600, and only then renamed into place.
+func listenPrivateSocket(path string) (net.Listener, error) {
+	dir, err := os.MkdirTemp(filepath.Dir(path), ".mnemo-socket-")
+	if err != nil {
+		return nil, contract.ConfigErr("cannot listen on %s: %v", path, err)
+	}
+	defer os.RemoveAll(dir)
+	tmp := filepath.Join(dir, "s")
+	l, err := net.Listen("unix", tmp)
+	if err != nil {
+		return nil, contract.ConfigErr("cannot listen on %s: %v", path, err)
+	}
+	// The socket is renamed away from tmp: closing must not unlink there.
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		l.Close()
+		return nil, contract.ConfigErr("cannot make %s private: %v", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		l.Close()
+		return nil, contract.ConfigErr("cannot listen on %s: %v", path, err)
+	}
+	return l, nil
 }
 
 func socketPath(addr string) (string, bool) {

@@ -240,3 +240,49 @@ func tail(s string) string {
 	}
 	return s
 }
+
+// TestUnixSocketIsNeverOpenToOthers is issue 12's socket hardening: the
+// socket was chmod'ed to 0600 after Listen, so for a moment it had the
+// umask's mode. With umask 0, an observer polling the path while the server
+// listens, again and again, must never see the socket with any other mode
+// than 0600, and nothing is left beside it.
+func TestUnixSocketIsNeverOpenToOthers(t *testing.T) {
+	old := syscall.Umask(0)
+	defer syscall.Umask(old)
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "mnemo.sock")
+	for i := range 100 {
+		stop := make(chan struct{})
+		seen := make(chan os.FileMode, 1)
+		go func() {
+			defer close(seen)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if st, err := os.Lstat(sock); err == nil && st.Mode().Perm() != 0o600 {
+					seen <- st.Mode().Perm()
+					return
+				}
+			}
+		}()
+		l, _, open, err := listenHTTP("unix:" + sock)
+		close(stop)
+		if err != nil || !open {
+			t.Fatal(err)
+		}
+		if mode, bad := <-seen; bad {
+			t.Fatalf("round %d: the socket was at its path with mode %v", i, mode)
+		}
+		if st, err := os.Lstat(sock); err != nil || st.Mode().Perm() != 0o600 || st.Mode()&os.ModeSocket == 0 {
+			t.Fatalf("round %d: socket %v, %v", i, st, err)
+		}
+		l.Close()
+		cleanupSocket("unix:" + sock)
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Fatalf("round %d: left %s beside the socket", i, entries[0].Name())
+		}
+	}
+}
