@@ -21,8 +21,8 @@ func TestReloadEndsRevokedSessionsAndNarrowsShrunkOnes(t *testing.T) {
 	srv := startScopedWith(t, scopedKeys(aliceID, bobID))
 	alice := openTUI(t, srv.addr, aliceID, "alice", foreign(bobRecords, strayRecords))
 	bob := openTUI(t, srv.addr, bobID, "bob", foreign(aliceRecords, strayRecords))
-	alice.check(t, waitScreen(alice, []string{"alice@shared", fmt.Sprintf("%d records", len(aliceRecords))}))
-	bob.check(t, waitScreen(bob, []string{"bob@shared", fmt.Sprintf("%d records", len(bobRecords))}))
+	alice.see(t, "alice@shared", fmt.Sprintf("%d records", len(aliceRecords)))
+	bob.see(t, "bob@shared", fmt.Sprintf("%d records", len(bobRecords)))
 	bobErr := &syncBuffer{}
 	bob.sess.Stderr = bobErr
 	bobEnded := make(chan error, 1)
