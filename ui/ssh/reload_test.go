@@ -23,8 +23,6 @@ func TestReloadEndsRevokedSessionsAndNarrowsShrunkOnes(t *testing.T) {
 	bob := openTUI(t, srv.addr, bobID, "bob", foreign(aliceRecords, strayRecords))
 	alice.see(t, "alice@shared", fmt.Sprintf("%d records", len(aliceRecords)))
 	bob.see(t, "bob@shared", fmt.Sprintf("%d records", len(bobRecords)))
-	bobErr := &syncBuffer{}
-	bob.sess.Stderr = bobErr
 	bobEnded := make(chan error, 1)
 	go func() { bobEnded <- bob.sess.Wait() }()
 
@@ -61,18 +59,39 @@ ssh_keys = [%q]
 	if strings.Contains(bob.out.String(), "zeppelin") {
 		t.Fatal("bob's revoked session showed a record stored after the revocation")
 	}
+	if !strings.Contains(bob.out.String(), "this key was removed from the server's keys file") {
+		t.Fatalf("bob's session ended without saying why: %q", tail(bob.out.String()))
+	}
 	// alice's session goes on, narrowed: one record, read-only.
 	narrowed := foreign(bobRecords, strayRecords, aliceRecords[:2], aliceRecords[3:])
-	screen := waitScreen(alice, []string{"read-only", "1 record ", "writer keeps release"})
-	if took := time.Since(reloaded); took > 2*time.Second {
+	wants := []string{"read-only", "1 record ", "writer keeps release", "you now act as alice (reader)"}
+	var screen string
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		screen = alice.screen()
+		stale := ""
+		for _, m := range narrowed {
+			if strings.Contains(screen, m) {
+				stale = m
+			}
+		}
+		missing := ""
+		for _, w := range wants {
+			if !strings.Contains(screen, w) {
+				missing = w
+			}
+		}
+		if stale == "" && missing == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("alice's narrowed screen shows %q / misses %q:\n%s", stale, missing, screen)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if took := time.Since(reloaded); took > time.Second {
 		t.Logf("alice's narrowed screen took %v", took)
 	}
-	alice.check(t, screen, "read-only", "1 record ", "writer keeps release", "you now act as alice (reader)")
-	for _, m := range narrowed {
-		if strings.Contains(screen, m) {
-			t.Fatalf("alice's narrowed screen still shows %q:\n%s", m, screen)
-		}
-	}
+	alice.check(t, screen, wants...)
 	// A new login with bob's key is refused.
 	if c, err := dial(t, srv.addr, bobID); err == nil {
 		c.Close()
