@@ -40,6 +40,7 @@ type serveFlags struct {
 	ssh     string
 	keys    string
 	hostKey string
+	maxItem int
 }
 
 func newServeCommand(a *app) *cobra.Command {
@@ -59,8 +60,12 @@ server automatically when they can read that token; elsewhere use
 HTTP needs "Authorization: Bearer <token>" unless --http names a unix socket
 (unix:/path), which is created with mode 0600 so only its owner can connect.
 The keys file (TOML, design.md section 7) names the other principals with their
-role, reach, SSH keys and token digests; SSH sessions need it. SIGHUP reloads it
-(open SSH sessions keep the principal they started with).
+role, reach, SSH keys and token digests; SSH sessions need it. A principal's
+reach written without inherit means inherit = false. At start (and on every
+reload) the server prints one line per principal: what it can read and write.
+SIGHUP reloads the file: tokens it dropped are refused at once, open SSH
+sessions of keys it dropped end, and sessions whose principal changed go on
+under the new reach and role.
 
 Every mutation and every refused request is appended to the store's audit log
 ("mnemo audit"). SIGINT or SIGTERM stops the server after the requests in
@@ -78,6 +83,7 @@ flight have finished.`,
 	fl.StringVar(&f.ssh, "ssh", "", "SSH address for the TUI (e.g. :2222); needs --keys")
 	fl.StringVar(&f.keys, "keys", "", "keys file naming the principals (TOML)")
 	fl.StringVar(&f.hostKey, "host-key", "", "SSH host key (default: ssh_host_ed25519 in the store directory, created if missing)")
+	fl.IntVar(&f.maxItem, "max-item-bytes", auth.DefaultMaxItemBytes, "largest item (its JSON, in bytes) a client may store; -1 lifts the bound")
 	return cmd
 }
 
@@ -125,8 +131,12 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	}
 	defer cleanupSocket(f.http)
 	logger := a.logger
+	if f.maxItem == 0 {
+		_ = httpListener.Close()
+		return usageError("--max-item-bytes must be a positive number of bytes, or -1 for no bound")
+	}
 	api := httpapi.New(store, httpapi.Options{OwnerToken: token, Keys: keys, Open: open,
-		Audit: store, AuditReader: store, Logger: logger})
+		Audit: store, AuditReader: store, Logger: logger, MaxItemBytes: f.maxItem})
 	httpServer := &http.Server{
 		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -154,19 +164,21 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 		if hostKey == "" {
 			hostKey = filepath.Join(store.Dir(), serveHostKey)
 		}
-		sshServer, err = uissh.New(f.ssh, uissh.Options{Engine: store, Keys: keys, Audit: store,
-			HostKeyPath: expandHome(hostKey), Logger: logger,
-			UI: ui.Options{StoreLabel: store.Dir(), Keys: keymap, Logger: logger}})
-		if err != nil {
-			_ = httpServer.Close()
-			return err
-		}
 		l, err := net.Listen("tcp", f.ssh)
 		if err != nil {
 			_ = httpServer.Close()
 			return contract.ConfigErr("cannot listen for SSH on %s: %v", f.ssh, err)
 		}
 		sshAddr = l.Addr().String()
+		// Remote users see the server's name, never the store's path.
+		sshServer, err = uissh.New(f.ssh, uissh.Options{Engine: store, Keys: keys, Audit: store,
+			HostKeyPath: expandHome(hostKey), Logger: logger,
+			UI: ui.Options{StoreLabel: serverLabel(sshAddr), Keys: keymap, Logger: logger}})
+		if err != nil {
+			_ = l.Close()
+			_ = httpServer.Close()
+			return err
+		}
 		go func() {
 			if err := sshServer.Serve(l); err != nil {
 				errs <- contract.Unavailable("the SSH server stopped: %v", err)
@@ -186,6 +198,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	if sshServer != nil {
 		fmt.Fprintf(a.stderr, "  ssh   %s\n", sshAddr)
 	}
+	a.printPrincipals(keys)
 	if !open && !isLoopback(httpListener.Addr()) {
 		fmt.Fprintln(a.stderr, "  note: HTTP listens beyond loopback without TLS; put a TLS proxy in front of it")
 	}
@@ -200,7 +213,12 @@ wait:
 		case runErr = <-errs:
 			break wait
 		case <-hangups:
-			a.reloadKeys(f.keys, keys)
+			if a.reloadKeys(f.keys, keys) && sshServer != nil {
+				ended, changed := sshServer.Reload()
+				if ended+changed > 0 {
+					fmt.Fprintf(a.stderr, "mnemo: SSH sessions: %d ended (key removed), %d now act as their changed principal\n", ended, changed)
+				}
+			}
 		}
 	}
 	// New commands must not attach to a server on its way out.
@@ -219,16 +237,26 @@ wait:
 	return runErr
 }
 
-// reloadKeys swaps in the keys file again (SIGHUP); a file that no longer
-// parses leaves the running principals as they were.
-func (a *app) reloadKeys(path string, keys *auth.Keys) {
+// reloadKeys swaps in the keys file again (SIGHUP) and tells whether it did;
+// a file that no longer parses leaves the running principals as they were.
+func (a *app) reloadKeys(path string, keys *auth.Keys) bool {
 	fresh, err := auth.LoadKeys(expandHome(path))
 	if err != nil {
 		fmt.Fprintf(a.stderr, "mnemo: keys file not reloaded: %s\n", contract.AsError(err).Message)
-		return
+		return false
 	}
 	keys.Replace(fresh)
 	fmt.Fprintf(a.stderr, "mnemo: keys file reloaded (%d principals)\n", len(fresh.Principals()))
+	a.printPrincipals(fresh)
+	return true
+}
+
+// printPrincipals says, one line each, what every principal of the keys file
+// can read and write.
+func (a *app) printPrincipals(keys *auth.Keys) {
+	for _, p := range keys.Principals() {
+		fmt.Fprintf(a.stderr, "  principal %s\n", p.Account())
+	}
 }
 
 // ownerToken reads the store's owner token, creating it (mode 0600) on the
@@ -273,13 +301,9 @@ func listenHTTP(addr string) (l net.Listener, url string, open bool, err error) 
 			}
 			_ = os.Remove(abs)
 		}
-		l, err := net.Listen("unix", abs)
+		l, err := listenPrivateSocket(abs)
 		if err != nil {
-			return nil, "", false, contract.ConfigErr("cannot listen on %s: %v", abs, err)
-		}
-		if err := os.Chmod(abs, 0o600); err != nil {
-			l.Close()
-			return nil, "", false, contract.ConfigErr("cannot make %s private: %v", abs, err)
+			return nil, "", false, err
 		}
 		return l, "unix://" + abs, true, nil
 	}
@@ -288,6 +312,45 @@ func listenHTTP(addr string) (l net.Listener, url string, open bool, err error) 
 		return nil, "", false, contract.ConfigErr("cannot listen for HTTP on %s: %v", addr, err)
 	}
 	return l, "http://" + l.Addr().String(), false, nil
+}
+
+// serverLabel names the server in an SSH session's header: its host name
+// and port (the listen address when the host has no name).
+func serverLabel(listen string) string {
+	_, port, err := net.SplitHostPort(listen)
+	host, herr := os.Hostname()
+	if err != nil || herr != nil || host == "" {
+		return listen
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// listenPrivateSocket listens on a unix socket at path that has mode 0600
+// from the moment it exists there: it is made in a fresh 0700 directory
+// beside path (no one else can reach it there, whatever the umask), made
+// 0600, and only then renamed into place.
+func listenPrivateSocket(path string) (net.Listener, error) {
+	dir, err := os.MkdirTemp(filepath.Dir(path), ".mnemo-socket-")
+	if err != nil {
+		return nil, contract.ConfigErr("cannot listen on %s: %v", path, err)
+	}
+	defer os.RemoveAll(dir)
+	tmp := filepath.Join(dir, "s")
+	l, err := net.Listen("unix", tmp)
+	if err != nil {
+		return nil, contract.ConfigErr("cannot listen on %s: %v", path, err)
+	}
+	// The socket is renamed away from tmp: closing must not unlink there.
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		l.Close()
+		return nil, contract.ConfigErr("cannot make %s private: %v", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		l.Close()
+		return nil, contract.ConfigErr("cannot listen on %s: %v", path, err)
+	}
+	return l, nil
 }
 
 func socketPath(addr string) (string, bool) {

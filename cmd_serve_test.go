@@ -263,6 +263,13 @@ func TestServeSSHSessionRunsTheTUIAsItsPrincipal(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(c.db, serveHostKey)); err != nil {
 		t.Fatalf("no host key in the store: %v", err)
 	}
+	// The header names the server, never the store's path (issue 12).
+	if host, err := os.Hostname(); err == nil && host != "" && !strings.Contains(out.String(), "rita@"+host) {
+		t.Fatalf("the header does not name the server %s: %q", host, out.String())
+	}
+	if strings.Contains(out.String(), c.db) {
+		t.Fatalf("the SSH session showed the store's path %s", c.db)
+	}
 	// Stopping the server ends the session.
 	if code := s.stop(); code != 0 {
 		t.Fatalf("serve exited %d: %s", code, s.stderr.String())

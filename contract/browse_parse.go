@@ -167,7 +167,7 @@ func ParseBrowseQuery(data []byte) (BrowseQuery, error) {
 			return BrowseQuery{}, QueryErr("filter: a filter must be a JSON object")
 		}
 		if err := json.Unmarshal(raw, &q.Filter); err != nil {
-			return BrowseQuery{}, QueryErr("filter: %s", describeJSONErr(err))
+			return BrowseQuery{}, QueryErr("filter: %s", DescribeJSONError(err))
 		}
 		if err := checkMetaFilter(q.Filter); err != nil {
 			return BrowseQuery{}, err
@@ -382,8 +382,9 @@ func parseSortKey(raw json.RawMessage, seen map[string]bool) (SortKey, error) {
 	return SortKey{Field: field, Dir: dir}, nil
 }
 
-// describeJSONErr turns a decoding error into a message without Go type names.
-func describeJSONErr(err error) string {
+// DescribeJSONError turns a decoding error into a message that speaks the
+// wire's field names (`filter.tags_any must be an array`), never Go types.
+func DescribeJSONError(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		where := te.Field

@@ -267,6 +267,12 @@ type Reach struct {
 	At          Namespace `json:"at"`
 	Inherit     bool      `json:"inherit"`
 	Descendants bool      `json:"descendants"`
+	// Floor, with Inherit, is the depth of the shallowest ancestor admitted: 0
+	// (the reference's reach) inherits up to the root, 1 stops at the first
+	// segment, and so on. It is mnemo's extension, set when serve mode narrows a
+	// request by a principal's bound (Intersect); on the wire it is
+	// `inherit_from`, the namespace at that depth, omitted when 0.
+	Floor int `json:"-"`
 }
 
 // ReachOf sees `at` and its ancestors: an agent's ordinary reach.
@@ -278,12 +284,32 @@ func ReachExact(at Namespace) Reach { return Reach{At: at} }
 // ReachSubtree sees `at` and everything below it but service sandboxes.
 func ReachSubtree(at Namespace) Reach { return Reach{At: at, Descendants: true} }
 
+// reachWire is a Reach on the wire.
+type reachWire struct {
+	At          Namespace  `json:"at"`
+	Inherit     bool       `json:"inherit"`
+	Descendants bool       `json:"descendants"`
+	InheritFrom *Namespace `json:"inherit_from,omitempty"`
+}
+
+// MarshalJSON writes {at, inherit, descendants}, and inherit_from when the
+// inherited ancestors stop below the root.
+func (r Reach) MarshalJSON() ([]byte, error) {
+	w := reachWire{At: r.At, Inherit: r.Inherit, Descendants: r.Descendants}
+	if r.Inherit && r.Floor > 0 && r.Floor <= r.At.Depth() {
+		from := Namespace{segs: r.At.segs[:r.Floor]}
+		w.InheritFrom = &from
+	}
+	return json.Marshal(w)
+}
+
 // UnmarshalJSON applies the defaults at = root, inherit = true, descendants = false.
 func (r *Reach) UnmarshalJSON(data []byte) error {
 	var raw struct {
 		At          *Namespace `json:"at"`
 		Inherit     *bool      `json:"inherit"`
 		Descendants *bool      `json:"descendants"`
+		InheritFrom *Namespace `json:"inherit_from"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return err
@@ -298,6 +324,15 @@ func (r *Reach) UnmarshalJSON(data []byte) error {
 	if raw.Descendants != nil {
 		out.Descendants = *raw.Descendants
 	}
+	if raw.InheritFrom != nil {
+		if !out.Inherit {
+			return fmt.Errorf("reach inherit_from needs inherit")
+		}
+		if !out.At.IsWithin(*raw.InheritFrom) {
+			return fmt.Errorf("reach inherit_from `%s` is not `%s` or one of its ancestors", raw.InheritFrom, out.At)
+		}
+		out.Floor = raw.InheritFrom.Depth()
+	}
 	*r = out
 	return nil
 }
@@ -307,7 +342,7 @@ func (r Reach) Admits(ns Namespace) bool {
 	if ns.Equal(r.At) {
 		return true
 	}
-	if r.Inherit && r.At.IsWithin(ns) {
+	if r.Inherit && r.At.IsWithin(ns) && ns.Depth() >= r.Floor {
 		return true
 	}
 	if r.Descendants && ns.IsWithin(r.At) && ns.Depth() > r.At.Depth() {
@@ -321,12 +356,13 @@ func (r Reach) Admits(ns Namespace) bool {
 	return false
 }
 
-// Nodes lists the namespaces read exactly, root first: `at` and, with inherit, its ancestors.
+// Nodes lists the namespaces read exactly, root first: `at` and, with inherit,
+// its ancestors (down from the floor).
 func (r Reach) Nodes() []Namespace {
 	if !r.Inherit {
 		return []Namespace{r.At}
 	}
-	return r.At.AncestorsAndSelf()
+	return r.At.AncestorsAndSelf()[min(max(r.Floor, 0), r.At.Depth()):]
 }
 
 // AdmittedBy is the reach rule with an optional reach: no reach sees every
@@ -343,15 +379,71 @@ func (r Reach) Within(outer Reach) bool {
 	if !outer.Admits(r.At) {
 		return false
 	}
-	if r.Inherit {
-		for _, a := range r.At.AncestorsAndSelf() {
-			if !outer.Admits(a) {
-				return false
-			}
+	for _, a := range r.Nodes() {
+		if !outer.Admits(a) {
+			return false
 		}
 	}
 	if r.Descendants && r.At.Depth() < MaxDepth {
 		if !outer.Descendants || !r.At.IsWithin(outer.At) {
+			return false
+		}
+	}
+	return true
+}
+
+// Intersect is the reach that admits exactly the namespaces both r and o
+// admit, and false when they admit none in common. Serve mode runs a
+// principal's request under its reach intersected with the principal's bound,
+// so the bound only ever narrows what the request selects.
+//
+// The common namespaces always have the shape of one reach (with a floor on
+// its inherited ancestors): they lie on the path to the deeper of the two
+// nodes (or to the last node both paths share), a contiguous run of that
+// path, and below its end only when both reaches take descendants there.
+func (r Reach) Intersect(o Reach) (Reach, bool) {
+	var path Namespace
+	switch {
+	case r.At.IsWithin(o.At):
+		path = r.At
+	case o.At.IsWithin(r.At):
+		path = o.At
+	default:
+		n := 0
+		for n < len(r.At.segs) && n < len(o.At.segs) && r.At.segs[n] == o.At.segs[n] {
+			n++
+		}
+		path = Namespace{segs: r.At.segs[:n]}
+	}
+	lo, hi := -1, -1
+	for k := 0; k <= path.Depth(); k++ {
+		n := Namespace{segs: path.segs[:k]}
+		if r.Admits(n) && o.Admits(n) {
+			if lo < 0 {
+				lo = k
+			}
+			hi = k
+		}
+	}
+	if lo < 0 {
+		return Reach{}, false
+	}
+	out := Reach{At: Namespace{segs: path.segs[:hi]}, Inherit: lo < hi}
+	if out.Inherit {
+		out.Floor = lo
+	}
+	out.Descendants = hi == path.Depth() && r.takesBelow(path) && o.takesBelow(path)
+	return out, true
+}
+
+// takesBelow tells whether r admits every namespace below n but the sandboxes,
+// n being r's node or below it.
+func (r Reach) takesBelow(n Namespace) bool {
+	if !r.Descendants || !n.IsWithin(r.At) {
+		return false
+	}
+	for _, s := range n.segs[r.At.Depth():] {
+		if s.Kind == SegService {
 			return false
 		}
 	}

@@ -146,6 +146,7 @@ func newModel(opts Options) *model {
 	m.explore = explore.New(c)
 	m.detail = detail.New(c)
 	m.detail.ExportDir = opts.ExportDir
+	m.detail.ExportToClipboard = opts.RemoteUser
 	m.views = []viewEntry{{name: common.ViewExplore, title: "Explore", pane: m.explore}}
 	m.views = append(m.views, extraViews(c)...)
 	m.layout()
@@ -235,6 +236,19 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		}
 		m.c.Total = msg.total
 		return nil
+	case AccessMsg:
+		// The principal changed under the session: drop what the old one
+		// could see or do, and start again from the new reach.
+		m.c.ReadOnly = msg.ReadOnly
+		m.dialog, m.overlay = nil, nil
+		base := m.c.Scope.Base.Clone()
+		base.Reach = nil
+		if msg.Reach != nil {
+			r := *msg.Reach
+			base.Reach = &r
+		}
+		m.c.DataGen++
+		return tea.Batch(m.setScope(common.Scope{Base: base}), m.totalCmd(), m.say(msg.Note))
 	case common.ToastMsg:
 		return m.say(msg.Text)
 	case common.ErrorMsg:

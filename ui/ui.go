@@ -42,6 +42,11 @@ type Options struct {
 	Reach *contract.Reach
 	// ExportDir is where the detail view's `e` writes; the working directory when empty.
 	ExportDir string
+	// RemoteUser is set when the user sits at another machine (an SSH
+	// session): nothing the session does touches this process's filesystem,
+	// so the detail view's `e` copies the record's JSON to the user's
+	// clipboard (OSC52, as `Y` copies its text) instead of writing a file.
+	RemoteUser bool
 	// Input and Output replace the terminal (SSH sessions, tests).
 	Input  io.Reader
 	Output io.Writer
@@ -49,6 +54,17 @@ type Options struct {
 	ProgramOptions []tea.ProgramOption
 	// Timer replaces tea.Tick; tests use it to run timers without waiting.
 	Timer func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
+}
+
+// AccessMsg tells a running session that its principal changed (serve mode
+// reloaded its keys file): from now on reads run under Reach and ReadOnly says
+// whether it may still change anything. The session drops its drill-down,
+// dialogs and what it had loaded, starts again from the new reach, and shows
+// Note.
+type AccessMsg struct {
+	Reach    *contract.Reach
+	ReadOnly bool
+	Note     string
 }
 
 // New returns the root model of a session.

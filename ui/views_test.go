@@ -42,6 +42,21 @@ func TestDetailSearchAndExport(t *testing.T) {
 	h.contains("Facets")
 }
 
+// TestRemoteUserExportCopiesInsteadOfWriting: with RemoteUser (SSH) the
+// detail view's `e` copies the JSON over OSC52 and writes no file, even with
+// an export directory set.
+func TestRemoteUserExportCopiesInsteadOfWriting(t *testing.T) {
+	dir := t.TempDir()
+	h := newHarness(t, 80, 24, func(o *Options) { o.ExportDir, o.RemoteUser = dir, true })
+	h.keys("tab", "enter")
+	h.contains("copy JSON")
+	h.keys("e")
+	h.contains("as JSON")
+	if files, _ := filepath.Glob(filepath.Join(dir, "*")); len(files) != 0 {
+		t.Fatalf("export wrote %v", files)
+	}
+}
+
 func TestCopyUsesTheClipboard(t *testing.T) {
 	h := newHarness(t, 80, 24)
 	h.keys("tab", "y")

@@ -78,6 +78,10 @@ func checkNamespaces(r *run) error {
 		{"exact(job)", exact(job), []string{idJob}},
 		{"subtree(job)", subtree(job), []string{idJob}},
 		{"of(job)", of(job), []string{idRoot, idA, idJob}},
+		// mnemo's extension: inherited ancestors stop at a floor
+		// (inherit_from), as serve mode narrows a request by a bound.
+		{"of(scout) from a", floored(of(scout), a), []string{idA, idScout}},
+		{"of(job) from a", floored(of(job), a), []string{idA, idJob}},
 	}
 	for _, c := range cases {
 		got, err := listing(&c.reach)
@@ -227,4 +231,10 @@ func checkNamespaces(r *run) error {
 		return fail("after forget_within the subtree(root) listing is %s; want [root a]", named(got))
 	}
 	return nil
+}
+
+// floored is r inheriting its ancestors only from `from` down.
+func floored(r contract.Reach, from contract.Namespace) contract.Reach {
+	r.Floor = from.Depth()
+	return r
 }

@@ -18,10 +18,16 @@ type Event struct {
 	// Op is the contract operation (store, store_many, forget, forget_within,
 	// review, supersede, erase, consolidate) or, for refusals before any
 	// operation, "authenticate".
-	Op     string
-	IDs    []string
+	Op  string
+	IDs []string
+	// Where are the namespaces of the records the operation changed or was
+	// refused at (store, forget by ids, review, supersede): with the reach
+	// and the filter's reach, what confines the entry to the admins whose
+	// reach holds it all.
+	Where  []contract.Namespace
 	Filter *contract.MetaFilter
-	Reach  *contract.Reach
+	// Reach is the reach the operation ran under (for a refusal, the one asked).
+	Reach *contract.Reach
 	// Count is how many records the operation changed.
 	Count int
 	// Skipped counts ids a forget left alone because they lie outside the reach
@@ -40,6 +46,7 @@ type eventWire struct {
 	Via       string               `json:"via,omitempty"`
 	Op        string               `json:"op"`
 	IDs       []string             `json:"ids,omitempty"`
+	Where     []contract.Namespace `json:"where,omitempty"`
 	Filter    *contract.MetaFilter `json:"filter,omitempty"`
 	Reach     *contract.Reach      `json:"reach,omitempty"`
 	Count     int                  `json:"count"`
@@ -51,7 +58,7 @@ type eventWire struct {
 // MarshalJSON writes one JSONL audit line, the time as ISO-8601 UTC with milliseconds.
 func (e Event) MarshalJSON() ([]byte, error) {
 	return json.Marshal(eventWire{At: contract.FormatMillis(e.At), Principal: e.Principal, Role: e.Role, Via: e.Via,
-		Op: e.Op, IDs: e.IDs, Filter: e.Filter, Reach: e.Reach, Count: e.Count, Skipped: e.Skipped,
+		Op: e.Op, IDs: e.IDs, Where: e.Where, Filter: e.Filter, Reach: e.Reach, Count: e.Count, Skipped: e.Skipped,
 		Detail: e.Detail, Refused: e.Refused})
 }
 
@@ -65,7 +72,7 @@ func (e *Event) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return err
 	}
-	*e = Event{At: at, Principal: w.Principal, Role: w.Role, Via: w.Via, Op: w.Op, IDs: w.IDs, Filter: w.Filter,
+	*e = Event{At: at, Principal: w.Principal, Role: w.Role, Via: w.Via, Op: w.Op, IDs: w.IDs, Where: w.Where, Filter: w.Filter,
 		Reach: w.Reach, Count: w.Count, Skipped: w.Skipped, Detail: w.Detail, Refused: w.Refused}
 	return nil
 }
@@ -76,13 +83,58 @@ type AuditLog interface {
 }
 
 // AuditQuery selects audit events: those at or after Since, oldest first, at
-// most Limit (0 means no limit).
+// most Limit (0 means no limit) of those Visible admits (nil admits all).
 type AuditQuery struct {
 	Since time.Time
 	Limit int
+	// Visible confines the log to one reader (Principal.Sees); it is applied
+	// before Limit counts, and must not read the store.
+	Visible func(Event) bool
 }
 
 // AuditReader reads the audit log back (mnemo audit, the TUI).
 type AuditReader interface {
 	ReadAudit(ctx context.Context, q AuditQuery) ([]Event, error)
+}
+
+// Sees tells whether p may read ev in the audit log: the owner reads every
+// entry; any other principal reads an entry when everything it names lies
+// inside p's reach (the namespaces of its records, the reach it ran under, its
+// filter's reach) and every id it names was placed (none skipped). An entry
+// that names no place (a refused authentication, an entry written before
+// entries carried their namespaces) is for the owner and principals without
+// a reach.
+func (p *Principal) Sees(ev Event) bool {
+	if p.Unlimited {
+		return true
+	}
+	bound := p.Bound()
+	placed := false
+	for _, ns := range ev.Where {
+		if !contract.AdmittedBy(p.Reach, ns) {
+			return false
+		}
+		placed = true
+	}
+	if ev.Reach != nil {
+		if !ev.Reach.Within(bound) {
+			return false
+		}
+		placed = true
+	}
+	if ev.Filter != nil {
+		r := contract.ReachSubtree(contract.Root)
+		if ev.Filter.Reach != nil {
+			r = *ev.Filter.Reach
+		}
+		if !r.Within(bound) {
+			return false
+		}
+		placed = true
+	}
+	if len(ev.IDs) > 0 && (len(ev.Where) == 0 || ev.Skipped > 0) {
+		// Some named id lies nowhere we know: it may be another tenant's.
+		return false
+	}
+	return placed || p.Reach == nil
 }

@@ -147,7 +147,7 @@ func TestConfineBindsReadsAndWritesToTheReach(t *testing.T) {
 	alice := auth.Confine(e, &auth.Principal{Name: "alice", Role: auth.RoleCurator, Reach: &reach}, auth.WithAudit(log), auth.WithVia("test"))
 
 	sandboxReach := contract.ReachExact(contract.MustNamespace("team:acme/service:billing"))
-	for _, r := range []*contract.Reach{nil, &sandboxReach, contract.Ptr(contract.ReachSubtree(contract.Root))} {
+	for _, r := range []*contract.Reach{nil, contract.Ptr(contract.ReachSubtree(contract.Root))} {
 		recs, err := alice.GetRecords(ctx, contract.GetRequest{IDs: []string{in.ID, out.ID, sandbox.ID}, Reach: r})
 		if err != nil {
 			t.Fatal(err)
@@ -155,6 +155,10 @@ func TestConfineBindsReadsAndWritesToTheReach(t *testing.T) {
 		if len(recs) != 1 || recs[0].ID != in.ID {
 			t.Fatalf("get_records with reach %+v saw %d records", r, len(recs))
 		}
+	}
+	// A sandbox is not below a subtree: the reaches share nothing.
+	if _, err := alice.GetRecords(ctx, contract.GetRequest{IDs: []string{sandbox.ID}, Reach: &sandboxReach}); !auth.IsForbidden(err) {
+		t.Fatalf("get_records in a sandbox outside the bound: %v", err)
 	}
 	rep, skipped, err := alice.ForgetCounted(ctx, contract.ForgetIDs(out.ID, in.ID, in.ID))
 	if err != nil || rep.Forgotten != 1 || skipped != 1 {
@@ -171,16 +175,20 @@ func TestConfineBindsReadsAndWritesToTheReach(t *testing.T) {
 	if !auth.IsForbidden(err) {
 		t.Fatalf("curator erase: %v", err)
 	}
-	if len(log.events) != 3 || log.events[0].Op != "forget" || log.events[0].Via != "test" ||
-		log.events[1].Refused == "" || log.events[2].Op != "erase" {
+	if len(log.events) != 4 || log.events[0].Op != "get_records" || log.events[0].Refused == "" ||
+		log.events[1].Op != "forget" || log.events[1].Via != "test" ||
+		log.events[2].Refused == "" || log.events[3].Op != "erase" {
 		t.Fatalf("audit: %+v", log.events)
 	}
 
 	// No reach: everything but sandboxes. The owner: everything.
 	bob := auth.Confine(e, &auth.Principal{Name: "bob", Role: auth.RoleReader})
-	hits, _ := bob.Get(ctx, contract.GetRequest{IDs: []string{out.ID, sandbox.ID}, Reach: &sandboxReach})
+	hits, _ := bob.Get(ctx, contract.GetRequest{IDs: []string{out.ID, sandbox.ID}})
 	if len(hits) != 1 || hits[0].ID != out.ID {
 		t.Fatalf("a principal without reach saw %v", hits)
+	}
+	if _, err := bob.Get(ctx, contract.GetRequest{IDs: []string{sandbox.ID}, Reach: &sandboxReach}); !auth.IsForbidden(err) {
+		t.Fatalf("a principal without reach asked for a sandbox: %v", err)
 	}
 	owner := auth.Confine(e, auth.Owner())
 	hits, _ = owner.Get(ctx, contract.GetRequest{IDs: []string{sandbox.ID}, Reach: &sandboxReach})
@@ -204,5 +212,53 @@ func TestReplaceSwapsPrincipalsInPlace(t *testing.T) {
 	}
 	if p, ok := one.ByToken("new"); !ok || p.Name != "b" {
 		t.Fatal("the new file's token does not work")
+	}
+}
+
+// TestKeysFileReachWithoutInheritDoesNotInherit is defect 5 of issue 12: a
+// principal's reach written without inherit gets inherit false (least
+// privilege), so it cannot read the root; a misspelt reach field is refused
+// naming the principal and the field; Account says what each can do.
+func TestKeysFileReachWithoutInheritDoesNotInherit(t *testing.T) {
+	keys, err := auth.ParseKeys([]byte(`
+[[principal]]
+name = "gina"
+role = "curator"
+reach = { at = "team:gamma", descendants = true }
+token_sha256 = ["` + auth.HashToken("gina") + `"]
+
+[[principal]]
+name = "ian"
+role = "reader"
+reach = { at = "team:gamma/agent:bot", inherit = true }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gina, ian := keys.Principals()[0], keys.Principals()[1]
+	if gina.Reach.Inherit || !gina.Reach.Descendants || gina.Admits(contract.Root) || !gina.Admits(contract.MustNamespace("team:gamma/agent:x")) {
+		t.Fatalf("gina's reach %+v", gina.Reach)
+	}
+	if !ian.Reach.Inherit || !ian.Admits(contract.Root) {
+		t.Fatalf("an inherit written out is kept: %+v", ian.Reach)
+	}
+	ctx := context.Background()
+	e := memory.New()
+	gamma, _ := e.Store(ctx, doc("team:gamma", "gamma"))
+	_, _ = e.Store(ctx, contract.Document("at the root", contract.MetaFromSource(contract.SourceAgent, nil)))
+	hits, err := auth.Confine(e, gina).List(ctx, contract.ListRequest{Limit: 10})
+	if err != nil || len(hits.Items) != 1 || hits.Items[0].ID != gamma.ID {
+		t.Fatalf("gina lists %+v, %v", hits.Items, err)
+	}
+	if got, want := gina.Account(), "gina (curator; 1 token, 0 ssh keys): reads, stores, forgets and reviews in `team:gamma` with everything below it but service sandboxes"; got != want {
+		t.Fatalf("account:\n%s\nwant\n%s", got, want)
+	}
+	if got, want := ian.Account(), "ian (reader; 0 tokens, 0 ssh keys): reads `team:gamma/agent:bot` with its ancestors; writes nothing"; got != want {
+		t.Fatalf("account:\n%s\nwant\n%s", got, want)
+	}
+
+	_, err = auth.ParseKeys([]byte("[[principal]]\nname = \"gina\"\nrole = \"reader\"\nreach = { at = \"team:gamma\", descendents = true }\n"))
+	if err == nil || !strings.Contains(err.Error(), "principal `gina`: reach has no field `descendents`") {
+		t.Fatalf("a misspelt reach field: %v", err)
 	}
 }

@@ -2,7 +2,9 @@ package auth
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
+	"slices"
 	"time"
 
 	"mnemo/contract"
@@ -21,6 +23,21 @@ func WithVia(via string) Option { return func(c *Confined) { c.via = via } }
 // the mutation already happened).
 func WithLogger(l *slog.Logger) Option { return func(c *Confined) { c.log = l } }
 
+// DefaultMaxItemBytes bounds one stored item (its JSON) at the untrusted
+// boundary unless WithMaxItemBytes says otherwise: 1 MiB holds a long document
+// many times over, while a 24 MB one stalled other tenants' reads.
+const DefaultMaxItemBytes = 1 << 20
+
+// WithMaxItemBytes bounds the JSON size of each stored item; 0 keeps
+// DefaultMaxItemBytes, a negative n lifts the bound.
+func WithMaxItemBytes(n int) Option {
+	return func(c *Confined) {
+		if n != 0 {
+			c.maxItem = n
+		}
+	}
+}
+
 // WithClock stamps audit events (tests).
 func WithClock(now func() time.Time) Option { return func(c *Confined) { c.now = now } }
 
@@ -32,14 +49,20 @@ type Confined struct {
 	via   string
 	log   *slog.Logger
 	now   func() time.Time
+	// maxItem bounds an item's JSON size (negative: no bound).
+	maxItem int
 }
 
 var _ contract.Engine = (*Confined)(nil)
 
 // Confine returns e as principal p sees it:
 //   - every read (fetch, recall, list, export, explore, browse, beliefs, get,
-//     get_records) runs under p's reach: a request's own reach is kept only when
-//     it is narrower, otherwise it is overwritten;
+//     get_records) and every forget runs under the request's reach narrowed by
+//     p's bound: the namespaces both admit (contract.Reach.Intersect), never p's
+//     whole reach in place of the request's. A request without a reach runs
+//     under the bound; a reach sharing no namespace with the bound is refused,
+//     naming both;
+//   - a page (list, export, fetch, recall, beliefs) holds at most MaxLimit;
 //   - readers cannot store, forget, review, supersede, erase or consolidate;
 //   - stores land anywhere only for admins, otherwise inside p's reach;
 //   - forget by ids goes through forget_within with p's reach, and the ids left
@@ -51,7 +74,7 @@ var _ contract.Engine = (*Confined)(nil)
 //
 // The owner (Unlimited) is not bound by a reach but is still audited.
 func Confine(e contract.Engine, p *Principal, opts ...Option) *Confined {
-	c := &Confined{e: e, p: p, log: slog.New(slog.DiscardHandler), now: time.Now}
+	c := &Confined{e: e, p: p, log: slog.New(slog.DiscardHandler), now: time.Now, maxItem: DefaultMaxItemBytes}
 	for _, o := range opts {
 		o(c)
 	}
@@ -64,37 +87,58 @@ func (c *Confined) Principal() *Principal { return c.p }
 // Unwrap returns the engine under the confinement.
 func (c *Confined) Unwrap() contract.Engine { return c.e }
 
-// reach is the reach a read runs under: the request's when it is narrower than
-// the principal's bound, the bound otherwise. Unlimited principals keep theirs.
-func (c *Confined) reach(req *contract.Reach) *contract.Reach {
+// Scope is the reach a request of op runs under: the request's reach narrowed
+// by the principal's bound (the namespaces both admit), the bound itself when
+// the request names no reach, and a refusal, audited, when the two share no
+// namespace. The bound only ever narrows: a request never selects more than it
+// asked for, nor anything outside the bound. Unlimited principals keep the
+// request's reach.
+func (c *Confined) Scope(ctx context.Context, op string, req *contract.Reach) (*contract.Reach, error) {
 	if c.p.Unlimited {
-		return req
+		return req, nil
 	}
-	bound := c.p.Bound()
-	if req != nil && req.Within(bound) {
-		r := *req
-		return &r
+	if req == nil {
+		if c.p.Reach == nil {
+			return nil, nil
+		}
+		r := *c.p.Reach
+		return &r, nil
 	}
-	if c.p.Reach == nil {
-		return nil
+	r, ok := req.Intersect(c.p.Bound())
+	if !ok {
+		asked := *req
+		return nil, c.refuse(ctx, Event{Op: op, Reach: &asked},
+			Forbidden("the request's reach (%s) and principal `%s`'s reach (%s) share no namespace: it selects nothing here", DescribeReach(*req), c.p.Name, c.p.DescribeBound()))
 	}
-	r := *c.p.Reach
-	return &r
+	return &r, nil
 }
 
-// writeReach is the reach forget_within and forget by ids run under: never nil,
-// since forget_within takes a reach.
-func (c *Confined) writeReach(req *contract.Reach) contract.Reach {
-	if r := c.reach(req); r != nil {
-		return *r
-	}
-	return contract.ReachSubtree(contract.Root)
+// boundReach is the reach forget by ids and the existence checks run under:
+// never nil, since forget_within takes a reach.
+func (c *Confined) boundReach() contract.Reach {
+	return c.p.Bound()
 }
 
-func (c *Confined) filter(f contract.MetaFilter) contract.MetaFilter {
+// writeScope is Scope for the operations that take a reach by value.
+func (c *Confined) writeScope(ctx context.Context, op string, req contract.Reach) (contract.Reach, error) {
+	r, err := c.Scope(ctx, op, &req)
+	if err != nil {
+		return contract.Reach{}, err
+	}
+	if r == nil {
+		return c.boundReach(), nil
+	}
+	return *r, nil
+}
+
+func (c *Confined) filter(ctx context.Context, op string, f contract.MetaFilter) (contract.MetaFilter, error) {
+	r, err := c.Scope(ctx, op, f.Reach)
+	if err != nil {
+		return contract.MetaFilter{}, err
+	}
 	f = f.Clone()
-	f.Reach = c.reach(f.Reach)
-	return f
+	f.Reach = r
+	return f, nil
 }
 
 func (c *Confined) record(ctx context.Context, ev Event) {
@@ -140,6 +184,19 @@ func verb(op string) string {
 	return op
 }
 
+// MaxLimit is the largest page a confined list, export, fetch, recall or
+// beliefs answers, as browse's: at the untrusted boundary one request must not
+// answer the whole store; the cursor pages through the rest.
+const MaxLimit = contract.BrowseMaxLimit
+
+// capLimit refuses a page larger than MaxLimit, in the contract's words.
+func capLimit(op string, n int) error {
+	if n > MaxLimit {
+		return contract.Invalid("%s limit must be at most %d", op, MaxLimit)
+	}
+	return nil
+}
+
 // Descriptor is the engine's.
 func (c *Confined) Descriptor() contract.Descriptor { return c.e.Descriptor() }
 
@@ -160,7 +217,7 @@ func (c *Confined) StoreWith(ctx context.Context, item contract.StoreItem, opts 
 	if err != nil {
 		return rec, err
 	}
-	c.record(ctx, Event{Op: "store", IDs: []string{rec.ID}, Count: stored(rec)})
+	c.record(ctx, Event{Op: "store", IDs: []string{rec.ID}, Where: where([]contract.StoreItem{item}), Count: stored(rec)})
 	return rec, nil
 }
 
@@ -185,7 +242,7 @@ func (c *Confined) StoreManyWith(ctx context.Context, items []contract.StoreItem
 		ids[i] = r.ID
 		n += stored(r)
 	}
-	c.record(ctx, Event{Op: "store_many", IDs: ids, Count: n})
+	c.record(ctx, Event{Op: "store_many", IDs: ids, Where: where(items), Count: n})
 	return recs, nil
 }
 
@@ -197,8 +254,22 @@ func stored(r contract.StoreReceipt) int {
 }
 
 func (c *Confined) checkStore(ctx context.Context, op string, items []contract.StoreItem) error {
-	if err := c.mayWrite(ctx, op, Event{}); err != nil {
+	if err := c.mayWrite(ctx, op, Event{Where: where(items)}); err != nil {
 		return err
+	}
+	if c.maxItem > 0 {
+		for i := range items {
+			raw, err := json.Marshal(items[i])
+			if err != nil {
+				return contract.Invalid("item %d cannot be encoded: %s", i+1, contract.AsError(err).Message)
+			}
+			if len(raw) > c.maxItem {
+				if len(items) == 1 {
+					return contract.Invalid("the item is %d bytes; this server stores items of at most %d bytes", len(raw), c.maxItem)
+				}
+				return contract.Invalid("item %d is %d bytes; this server stores items of at most %d bytes", i+1, len(raw), c.maxItem)
+			}
+		}
 	}
 	if c.p.Role == RoleAdmin {
 		return nil
@@ -206,65 +277,155 @@ func (c *Confined) checkStore(ctx context.Context, op string, items []contract.S
 	for i := range items {
 		ns := items[i].Meta.Namespace
 		if !c.p.Admits(ns) {
-			return c.refuse(ctx, Event{Op: op},
+			return c.refuse(ctx, Event{Op: op, Where: []contract.Namespace{ns}},
 				Forbidden("principal `%s` cannot store at `%s`, outside its reach", c.p.Name, ns))
 		}
 	}
 	return nil
 }
 
+// where lists the distinct namespaces of items, in order.
+func where(items []contract.StoreItem) []contract.Namespace {
+	var out []contract.Namespace
+	seen := map[string]bool{}
+	for i := range items {
+		ns := items[i].Meta.Namespace
+		if k := ns.String(); !seen[k] {
+			seen[k] = true
+			out = append(out, ns)
+		}
+	}
+	return out
+}
+
+// place finds where the records of ids lie under reach (nil: the contract's
+// no reach): their distinct namespaces, and whether every id was found. The
+// audit log keeps them, so an entry naming ids can be shown to exactly the
+// admins whose reach holds them.
+func (c *Confined) place(ctx context.Context, reach *contract.Reach, ids []string) ([]contract.Namespace, bool, error) {
+	var out []contract.Namespace
+	seen := map[string]bool{}
+	found := map[string]bool{}
+	for start := 0; start < len(ids); start += contract.MaxGetIDs {
+		recs, err := c.e.GetRecords(ctx, contract.GetRequest{IDs: ids[start:min(start+contract.MaxGetIDs, len(ids))], Reach: reach})
+		if err != nil {
+			return nil, false, err
+		}
+		for _, r := range recs {
+			found[r.ID] = true
+			ns := r.Item.Meta.Namespace
+			if k := ns.String(); !seen[k] {
+				seen[k] = true
+				out = append(out, ns)
+			}
+		}
+	}
+	return out, len(found) == distinct(ids), nil
+}
+
 // Recall answers under the principal's reach.
 func (c *Confined) Recall(ctx context.Context, req contract.RecallRequest) (contract.RecallAnswer, error) {
-	req.Filter = c.filter(req.Filter)
+	if err := capLimit("recall", req.Limit); err != nil {
+		return contract.RecallAnswer{}, err
+	}
+	f, err := c.filter(ctx, "recall", req.Filter)
+	if err != nil {
+		return contract.RecallAnswer{}, err
+	}
+	req.Filter = f
 	return c.e.Recall(ctx, req)
 }
 
 // Fetch ranks under the principal's reach.
 func (c *Confined) Fetch(ctx context.Context, req contract.FetchRequest) (contract.FetchPage, error) {
-	req.Filter = c.filter(req.Filter)
+	if err := capLimit("fetch", req.Limit); err != nil {
+		return contract.FetchPage{}, err
+	}
+	f, err := c.filter(ctx, "fetch", req.Filter)
+	if err != nil {
+		return contract.FetchPage{}, err
+	}
+	req.Filter = f
 	return c.e.Fetch(ctx, req)
 }
 
 // List lists under the principal's reach.
 func (c *Confined) List(ctx context.Context, req contract.ListRequest) (contract.ListPage, error) {
-	req.Filter = c.filter(req.Filter)
+	if err := capLimit("list", req.Limit); err != nil {
+		return contract.ListPage{}, err
+	}
+	f, err := c.filter(ctx, "list", req.Filter)
+	if err != nil {
+		return contract.ListPage{}, err
+	}
+	req.Filter = f
 	return c.e.List(ctx, req)
 }
 
 // Export exports under the principal's reach.
 func (c *Confined) Export(ctx context.Context, req contract.ListRequest) (contract.ExportPage, error) {
-	req.Filter = c.filter(req.Filter)
+	if err := capLimit("export", req.Limit); err != nil {
+		return contract.ExportPage{}, err
+	}
+	f, err := c.filter(ctx, "export", req.Filter)
+	if err != nil {
+		return contract.ExportPage{}, err
+	}
+	req.Filter = f
 	return c.e.Export(ctx, req)
 }
 
 // Explore counts under the principal's reach.
 func (c *Confined) Explore(ctx context.Context, req contract.ExploreRequest) (contract.ExplorePage, error) {
-	req.Filter = c.filter(req.Filter)
+	f, err := c.filter(ctx, "explore", req.Filter)
+	if err != nil {
+		return contract.ExplorePage{}, err
+	}
+	req.Filter = f
 	return c.e.Explore(ctx, req)
 }
 
 // Get reads ids under the principal's reach.
 func (c *Confined) Get(ctx context.Context, req contract.GetRequest) ([]contract.Hit, error) {
-	req.Reach = c.reach(req.Reach)
+	r, err := c.Scope(ctx, "get", req.Reach)
+	if err != nil {
+		return nil, err
+	}
+	req.Reach = r
 	return c.e.Get(ctx, req)
 }
 
 // GetRecords reads whole records under the principal's reach.
 func (c *Confined) GetRecords(ctx context.Context, req contract.GetRequest) ([]contract.Record, error) {
-	req.Reach = c.reach(req.Reach)
+	r, err := c.Scope(ctx, "get_records", req.Reach)
+	if err != nil {
+		return nil, err
+	}
+	req.Reach = r
 	return c.e.GetRecords(ctx, req)
 }
 
 // Browse lists under the principal's reach.
 func (c *Confined) Browse(ctx context.Context, q contract.BrowseQuery) (contract.BrowsePage, error) {
-	q.Filter = c.filter(q.Filter)
+	f, err := c.filter(ctx, "browse", q.Filter)
+	if err != nil {
+		return contract.BrowsePage{}, err
+	}
+	q.Filter = f
 	return c.e.Browse(ctx, q)
 }
 
 // Beliefs reads under the principal's reach.
 func (c *Confined) Beliefs(ctx context.Context, req contract.BeliefsRequest) ([]contract.Hit, error) {
+	if err := capLimit("a beliefs", req.Limit); err != nil {
+		return nil, err
+	}
 	if !c.p.Unlimited {
-		req.Reach = c.writeReach(&req.Reach)
+		r, err := c.writeScope(ctx, "beliefs", req.Reach)
+		if err != nil {
+			return nil, err
+		}
+		req.Reach = r
 	}
 	return c.e.Beliefs(ctx, req)
 }
@@ -290,7 +451,10 @@ func (c *Confined) ForgetCounted(ctx context.Context, target contract.ForgetTarg
 		return contract.ForgetReport{}, 0, err
 	}
 	if target.Filter != nil {
-		f := c.filter(*target.Filter)
+		f, err := c.filter(ctx, "forget", *target.Filter)
+		if err != nil {
+			return contract.ForgetReport{}, 0, err
+		}
 		if !c.p.Unlimited {
 			rest := f.Clone()
 			rest.Reach = nil
@@ -306,24 +470,30 @@ func (c *Confined) ForgetCounted(ctx context.Context, target contract.ForgetTarg
 		return rep, 0, nil
 	}
 	if c.p.Unlimited {
+		// Where only when every id is placed: a sandboxed or absent id must
+		// keep the entry from reach-limited admins.
+		ns, all, err := c.place(ctx, nil, target.IDs)
+		if err != nil {
+			return contract.ForgetReport{}, 0, err
+		}
+		if !all {
+			ns = nil
+		}
 		rep, err := c.e.Forget(ctx, target)
 		if err != nil {
 			return rep, 0, err
 		}
 		skipped := max(distinct(target.IDs)-rep.Forgotten, 0)
-		c.record(ctx, Event{Op: "forget", IDs: target.IDs, Count: rep.Forgotten, Skipped: skipped})
+		c.record(ctx, Event{Op: "forget", IDs: target.IDs, Where: ns, Count: rep.Forgotten, Skipped: skipped})
 		return rep, skipped, nil
 	}
-	return c.forgetWithin(ctx, "forget", target.IDs, c.writeReach(nil))
+	return c.forgetWithin(ctx, "forget", target.IDs, c.boundReach())
 }
 
-// ForgetWithin removes the ids found under the reach, itself kept inside the
-// principal's.
+// ForgetWithin removes the ids found under the reach narrowed by the
+// principal's bound.
 func (c *Confined) ForgetWithin(ctx context.Context, ids []string, reach contract.Reach) (contract.ForgetReport, error) {
-	if err := c.mayWrite(ctx, "forget_within", Event{IDs: ids, Reach: &reach}); err != nil {
-		return contract.ForgetReport{}, err
-	}
-	rep, _, err := c.forgetWithin(ctx, "forget_within", ids, c.writeReach(&reach))
+	rep, _, err := c.ForgetWithinCounted(ctx, ids, reach)
 	return rep, err
 }
 
@@ -332,11 +502,22 @@ func (c *Confined) ForgetWithinCounted(ctx context.Context, ids []string, reach 
 	if err := c.mayWrite(ctx, "forget_within", Event{IDs: ids, Reach: &reach}); err != nil {
 		return contract.ForgetReport{}, 0, err
 	}
-	return c.forgetWithin(ctx, "forget_within", ids, c.writeReach(&reach))
+	if c.p.Unlimited {
+		return c.forgetWithin(ctx, "forget_within", ids, reach)
+	}
+	scope, err := c.writeScope(ctx, "forget_within", reach)
+	if err != nil {
+		return contract.ForgetReport{}, 0, err
+	}
+	return c.forgetWithin(ctx, "forget_within", ids, scope)
 }
 
 func (c *Confined) forgetWithin(ctx context.Context, op string, ids []string, reach contract.Reach) (contract.ForgetReport, int, error) {
 	uniq, err := contract.ForgetWithinIDs(ids)
+	if err != nil {
+		return contract.ForgetReport{}, 0, err
+	}
+	ns, _, err := c.place(ctx, &reach, uniq)
 	if err != nil {
 		return contract.ForgetReport{}, 0, err
 	}
@@ -345,7 +526,7 @@ func (c *Confined) forgetWithin(ctx context.Context, op string, ids []string, re
 		return rep, 0, err
 	}
 	skipped := max(len(uniq)-rep.Forgotten, 0)
-	c.record(ctx, Event{Op: op, IDs: uniq, Reach: &reach, Count: rep.Forgotten, Skipped: skipped})
+	c.record(ctx, Event{Op: op, IDs: uniq, Where: ns, Reach: &reach, Count: rep.Forgotten, Skipped: skipped})
 	return rep, skipped, nil
 }
 
@@ -358,26 +539,36 @@ func distinct(ids []string) int {
 }
 
 // visible refuses, as "does not exist", an id outside the principal's reach, so
-// a confined caller cannot learn what lies beyond it.
-func (c *Confined) visible(ctx context.Context, ids ...string) error {
+// a confined caller cannot learn what lies beyond it. It returns where the
+// records lie, for the audit log (for the owner, only when every one lies
+// outside the sandboxes).
+func (c *Confined) visible(ctx context.Context, ids ...string) ([]contract.Namespace, error) {
 	if c.p.Unlimited {
-		return nil
+		ns, all, err := c.place(ctx, nil, ids)
+		if err != nil || !all {
+			return nil, err
+		}
+		return ns, nil
 	}
-	r := c.writeReach(nil)
+	r := c.boundReach()
 	recs, err := c.e.GetRecords(ctx, contract.GetRequest{IDs: ids, Reach: &r})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	found := make(map[string]bool, len(recs))
+	var ns []contract.Namespace
 	for _, rec := range recs {
 		found[rec.ID] = true
+		if !slices.ContainsFunc(ns, rec.Item.Meta.Namespace.Equal) {
+			ns = append(ns, rec.Item.Meta.Namespace)
+		}
 	}
 	for _, id := range ids {
 		if !found[id] {
-			return contract.NotFound("record %s does not exist", id)
+			return nil, contract.NotFound("record %s does not exist", id)
 		}
 	}
-	return nil
+	return ns, nil
 }
 
 // Review approves or rejects a candidate inside the principal's reach.
@@ -389,9 +580,11 @@ func (c *Confined) Review(ctx context.Context, req contract.ReviewRequest) (cont
 	if err := req.Validate(); err != nil {
 		return contract.ReviewResult{}, err
 	}
-	if err := c.visible(ctx, req.ID); err != nil {
+	ns, err := c.visible(ctx, req.ID)
+	if err != nil {
 		return contract.ReviewResult{}, err
 	}
+	ev.Where = ns
 	res, err := c.e.Review(ctx, req)
 	if err != nil {
 		return res, err
@@ -410,9 +603,11 @@ func (c *Confined) Supersede(ctx context.Context, req contract.SupersedeRequest)
 	if err := req.Validate(); err != nil {
 		return contract.Record{}, err
 	}
-	if err := c.visible(ctx, req.ID, req.By); err != nil {
+	ns, err := c.visible(ctx, req.ID, req.By)
+	if err != nil {
 		return contract.Record{}, err
 	}
+	ev.Where = ns
 	rec, err := c.e.Supersede(ctx, req)
 	if err != nil {
 		return rec, err
@@ -447,7 +642,11 @@ func (c *Confined) Consolidate(ctx context.Context, req contract.ConsolidateRequ
 		return contract.ConsolidateReceipt{}, err
 	}
 	if !c.p.Unlimited {
-		req.Reach = c.writeReach(&req.Reach)
+		r, err := c.writeScope(ctx, "consolidate", req.Reach)
+		if err != nil {
+			return contract.ConsolidateReceipt{}, err
+		}
+		req.Reach = r
 	}
 	rec, err := c.e.Consolidate(ctx, req)
 	if err != nil {

@@ -4,9 +4,10 @@
 // binds every request to its principal's reach and role and appends every
 // mutation and every refusal to an audit log.
 //
-// The reach is never taken from a request: a read's reach is kept only when it
-// is narrower than the principal's and is otherwise overwritten with it, so no
-// request JSON can widen what a principal sees.
+// The reach is never taken from a request: a request's reach is narrowed by the
+// principal's bound (the namespaces both admit), for reads and forgets alike,
+// so no request JSON can widen what a principal sees or removes, and the bound
+// never replaces what a request asked for.
 package auth
 
 import (
@@ -129,8 +130,9 @@ func (k *Keys) Principals() []*Principal {
 	return append([]*Principal(nil), k.principals...)
 }
 
-// Replace swaps in the principals of a newly loaded file. Sessions already
-// open keep the principal they started with; new requests use the new file.
+// Replace swaps in the principals of a newly loaded file: new requests use the
+// new file at once; the SSH server then checks its open sessions against it
+// (ui/ssh Server.Reload).
 func (k *Keys) Replace(other *Keys) {
 	list := other.Principals()
 	k.mu.Lock()
@@ -204,8 +206,8 @@ func LoadKeys(path string) (*Keys, error) {
 }
 
 // ParseKeys parses the TOML text of a keys file: names are unique and set,
-// roles known, reaches in the contract Reach shape, keys in authorized_keys
-// form, token digests 64 hex digits, and no key or token serves two principals.
+// roles known, reaches in the contract Reach shape (but inherit false when
+// left out), keys in authorized_keys form, token digests 64 hex digits, and no key or token serves two principals.
 func ParseKeys(data []byte) (*Keys, error) {
 	var f keysFile
 	dec := toml.NewDecoder(bytes.NewReader(data))
@@ -242,6 +244,17 @@ func ParseKeys(data []byte) (*Keys, error) {
 		}
 		p := &Principal{Name: e.Name, Role: role}
 		if e.Reach != nil {
+			for field := range e.Reach {
+				if field != "at" && field != "inherit" && field != "descendants" {
+					return nil, contract.ConfigErr("%s: reach has no field `%s` (it takes at, inherit and descendants)", where, field)
+				}
+			}
+			// A principal's reach is a bound: inherit left out means false
+			// (least privilege), not the contract's default true, which
+			// would let it read every ancestor up to the root.
+			if _, set := e.Reach["inherit"]; !set {
+				e.Reach["inherit"] = false
+			}
 			raw, err := json.Marshal(e.Reach)
 			if err != nil {
 				return nil, contract.ConfigErr("%s: reach: %v", where, err)
@@ -288,4 +301,60 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// DescribeReach says in words which namespaces r admits, for refusals and
+// for `mnemo serve`'s account of its principals.
+func DescribeReach(r contract.Reach) string {
+	s := "`" + r.At.String() + "`"
+	var parts []string
+	if r.Inherit && !r.At.IsRoot() {
+		if nodes := r.Nodes(); !nodes[0].IsRoot() {
+			parts = append(parts, "its ancestors up to `"+nodes[0].String()+"`")
+		} else {
+			parts = append(parts, "its ancestors")
+		}
+	}
+	if r.Descendants {
+		parts = append(parts, "everything below it but service sandboxes")
+	}
+	if len(parts) == 0 {
+		return s + " only"
+	}
+	return s + " with " + strings.Join(parts, " and ")
+}
+
+// DescribeBound says in words what p's reach bound admits.
+func (p *Principal) DescribeBound() string {
+	switch {
+	case p.Unlimited:
+		return "every namespace, service sandboxes included"
+	case p.Reach == nil:
+		return "every namespace but service sandboxes"
+	}
+	return DescribeReach(*p.Reach)
+}
+
+// Account says in one line who p is and what it can read and write, for
+// `mnemo serve` at start and on reload; it names no key and no token.
+func (p *Principal) Account() string {
+	where := p.DescribeBound()
+	var does string
+	switch p.Role {
+	case RoleReader:
+		does = "reads " + where + "; writes nothing"
+	case RoleCurator:
+		does = "reads, stores, forgets and reviews in " + where
+	default:
+		does = "reads, forgets and reviews in " + where + ", and its audit log; stores anywhere"
+	}
+	return fmt.Sprintf("%s (%s; %s, %s): %s", p.Name, p.Role,
+		count(len(p.tokenHashes), "token", "tokens"), count(len(p.sshKeys), "ssh key", "ssh keys"), does)
+}
+
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -56,8 +56,8 @@ func auditKey(nanos int64, seq uint64) []byte {
 	return k
 }
 
-// ReadAudit returns the events at or after q.Since, oldest first, at most
-// q.Limit of them (all when 0).
+// ReadAudit returns the events at or after q.Since that q.Visible admits,
+// oldest first, at most q.Limit of them (all when 0).
 func (e *Engine) ReadAudit(ctx context.Context, q auth.AuditQuery) ([]auth.Event, error) {
 	if err := e.checkOpen(); err != nil {
 		return nil, err
@@ -85,6 +85,9 @@ func (e *Engine) ReadAudit(ctx context.Context, q auth.AuditQuery) ([]auth.Event
 			var ev auth.Event
 			if err := json.NewDecoder(bytes.NewReader(v)).Decode(&ev); err != nil {
 				return err
+			}
+			if q.Visible != nil && !q.Visible(ev) {
+				continue
 			}
 			out = append(out, ev)
 		}

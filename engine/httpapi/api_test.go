@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,10 +27,12 @@ const (
 	aliceToken  = "alice-secret-token"
 	readerToken = "reader-secret-token"
 	adminToken  = "admin-secret-token"
+	priyaToken  = "priya-secret-token"
 )
 
 // keysTOML names alice (curator confined to team:acme), rita (reader in
-// team:acme) and ada (admin confined to team:acme).
+// team:acme), ada (admin confined to team:acme) and priya (admin confined to
+// user:priya, inherit left out).
 func keysTOML() string {
 	return fmt.Sprintf(`
 [[principal]]
@@ -49,7 +52,13 @@ name = "ada"
 role = "admin"
 reach = { at = "team:acme", descendants = true, inherit = false }
 token_sha256 = [%q]
-`, auth.HashToken(aliceToken), auth.HashToken(readerToken), auth.HashToken(adminToken))
+
+[[principal]]
+name = "priya"
+role = "admin"
+reach = { at = "user:priya", descendants = true }
+token_sha256 = [%q]
+`, auth.HashToken(aliceToken), auth.HashToken(readerToken), auth.HashToken(adminToken), auth.HashToken(priyaToken))
 }
 
 type fixture struct {
@@ -204,7 +213,7 @@ func TestRequestJSONCannotWidenTheReach(t *testing.T) {
 	wide := contract.ReachSubtree(contract.Root)
 	other := contract.ReachExact(contract.MustNamespace("team:other"))
 
-	for _, reach := range []*contract.Reach{nil, &wide, &other} {
+	for _, reach := range []*contract.Reach{nil, &wide} {
 		page, err := alice.List(ctx, contract.ListRequest{Filter: contract.MetaFilter{Reach: reach}, Limit: 50})
 		if err != nil {
 			t.Fatal(err)
@@ -249,13 +258,24 @@ func TestRequestJSONCannotWidenTheReach(t *testing.T) {
 			t.Fatalf("fetch with reach %+v found %d hits outside the reach", reach, len(fp.Hits))
 		}
 	}
+	// A reach wholly outside alice's is refused, naming it, rather than
+	// answered with alice's own records.
+	refusals := map[string]error{}
+	_, refusals["list"] = alice.List(ctx, contract.ListRequest{Filter: contract.MetaFilter{Reach: &other}, Limit: 50})
+	_, refusals["browse"] = alice.Browse(ctx, contract.BrowseQuery{Filter: contract.MetaFilter{Reach: &other}})
+	_, refusals["explore"] = alice.Explore(ctx, contract.ExploreRequest{Facet: "namespace", Filter: contract.MetaFilter{Reach: &other}, Limit: 50})
+	_, refusals["get"] = alice.Get(ctx, contract.GetRequest{IDs: []string{f.other, f.acme1}, Reach: &other})
+	_, refusals["fetch"] = alice.Fetch(ctx, contract.FetchRequest{Query: "secret roadmap", Mode: contract.ModeKeyword, Filter: contract.MetaFilter{Reach: &other}, Limit: 10})
+	_, refusals["export"] = alice.Export(ctx, contract.ListRequest{Filter: contract.MetaFilter{Reach: &other}, Limit: 50})
+	for op, err := range refusals {
+		if !auth.IsForbidden(err) || !strings.Contains(err.Error(), "`team:other` only") {
+			t.Fatalf("%s with a reach outside alice's: %v", op, err)
+		}
+	}
 	// The same reach sent as raw JSON, with an unknown key beside it.
 	status, out, _ := post(t, f.srv.URL, aliceToken, "browse", `{"filter":{"reach":{"at":"team:other","descendants":true},"namespace":"team:other"},"limit":10}`)
-	if status != http.StatusOK {
+	if status != http.StatusForbidden || !strings.Contains(fmt.Sprint(out), "`team:other` with its ancestors and everything below it") {
 		t.Fatalf("browse: %d %v", status, out)
-	}
-	if total := out["total"].(float64); total != 2 {
-		t.Fatalf("browse total %v, want alice's 2 records", total)
 	}
 	// A narrower reach is honoured.
 	narrow := contract.ReachExact(contract.MustNamespace("team:acme/agent:writer"))
@@ -265,6 +285,19 @@ func TestRequestJSONCannotWidenTheReach(t *testing.T) {
 	}
 	if len(page.Items) != 1 || page.Items[0].ID != f.acme1 {
 		t.Fatalf("a narrower reach listed %d items", len(page.Items))
+	}
+	// Nor does a query widen the audit log, a read like the others: ada
+	// (admin in team:acme) never reads the entry of team:other's store.
+	for _, query := range []string{"", "?reach=root", "?principal=owner&limit=0"} {
+		status, events := getAudit(t, f.srv.URL, adminToken, query)
+		if status != http.StatusOK || len(events) == 0 {
+			t.Fatalf("ada's audit %s: %d", query, status)
+		}
+		for _, ev := range events {
+			if slices.Contains(ev.IDs, f.other) {
+				t.Fatalf("ada's audit %s named team:other's record: %+v", query, ev)
+			}
+		}
 	}
 	// The owner is not confined.
 	all, err := f.owner.List(ctx, contract.ListRequest{Limit: 50})
@@ -311,7 +344,7 @@ func TestFixedNowWalkEndsWithTheExactMultipleEmptyPage(t *testing.T) {
 	}
 	alice := client(t, f.srv.URL, aliceToken)
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	q := contract.BrowseQuery{Limit: 3, Now: &now, Filter: contract.MetaFilter{Reach: &contract.Reach{}}}
+	q := contract.BrowseQuery{Limit: 3, Now: &now, Filter: contract.MetaFilter{Reach: contract.Ptr(contract.ReachSubtree(contract.Root))}}
 	seen := map[string]bool{}
 	var sizes []int
 	for {

@@ -59,6 +59,9 @@ type Options struct {
 	// and store_many bodies (default 32 MiB).
 	MaxBody      int64
 	MaxStoreBody int64
+	// MaxItemBytes bounds the JSON of each stored item (default
+	// auth.DefaultMaxItemBytes, 1 MiB; negative: no bound).
+	MaxItemBytes int
 	// ListingRate limits browse, export, explore and list per principal
 	// (default 50/s, burst 200); a negative PerSecond disables the limit.
 	ListingRate Rate
@@ -188,7 +191,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // authenticate finds the request's principal and confines the engine to it.
 func (h *Handler) authenticate(r *http.Request) (*auth.Confined, error) {
-	opts := []auth.Option{auth.WithVia("http"), auth.WithLogger(h.log), auth.WithClock(h.opts.Now)}
+	opts := []auth.Option{auth.WithVia("http"), auth.WithLogger(h.log), auth.WithClock(h.opts.Now), auth.WithMaxItemBytes(h.opts.MaxItemBytes)}
 	if h.opts.Audit != nil {
 		opts = append(opts, auth.WithAudit(h.opts.Audit))
 	}
@@ -230,7 +233,8 @@ func bearer(r *http.Request) (string, bool) {
 	return token, true
 }
 
-// serveAudit answers GET /v1/audit?since=T&limit=N as a JSON array, for admins.
+// serveAudit answers GET /v1/audit?since=T&limit=N as a JSON array, for
+// admins, each reading the entries inside its reach.
 func (h *Handler) serveAudit(w http.ResponseWriter, r *http.Request, e *auth.Confined) {
 	if r.Method != http.MethodGet {
 		methodNotAllowed(w, "GET")
@@ -260,6 +264,11 @@ func (h *Handler) serveAudit(w http.ResponseWriter, r *http.Request, e *auth.Con
 			return
 		}
 		q.Limit = n
+	}
+	// The log is confined like the records: an admin with a reach reads the
+	// entries that lie inside it (auth.Principal.Sees); the owner reads all.
+	if p := e.Principal(); !p.Unlimited {
+		q.Visible = p.Sees
 	}
 	events, err := h.opts.AuditReader.ReadAudit(r.Context(), q)
 	if err != nil {

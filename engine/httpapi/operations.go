@@ -78,7 +78,8 @@ func typed[R any](serve func(ctx context.Context, e *auth.Confined, req R) (any,
 
 // decode reads a request body. Unknown keys are ignored, as the contract's
 // wire format allows; a contract error raised while decoding (a browse query's
-// validation, say) is returned as it is, code included.
+// validation, say) is returned as it is, code included; any other decoding
+// error speaks the wire's field names, never Go types.
 func decode(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return contract.Invalid("the request needs a JSON body")
@@ -88,7 +89,11 @@ func decode(body []byte, v any) error {
 		if errors.As(err, &ce) {
 			return ce
 		}
-		return contract.Invalid("the request body is not valid: %s", strings.TrimPrefix(err.Error(), "json: "))
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field == "" {
+			return contract.Invalid("the request body is not valid: it must be %s", strings.TrimPrefix(contract.DescribeJSONError(err), "value must be "))
+		}
+		return contract.Invalid("the request body is not valid: %s", contract.DescribeJSONError(err))
 	}
 	return nil
 }

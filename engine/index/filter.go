@@ -104,7 +104,7 @@ func anyTerm(field string, values []string) query.Query {
 
 // reachQuery: with descendants, every namespace listing `at` among its
 // subtree anchors (`at` included), else `at` itself; with inherit, also the
-// ancestors of `at`. No reach is the subtree of the root: one term.
+// ancestors of `at` down from the reach's floor. No reach is the subtree of the root: one term.
 func reachQuery(r *contract.Reach) query.Query {
 	if r == nil {
 		sub := contract.ReachSubtree(contract.Root)
@@ -117,10 +117,11 @@ func reachQuery(r *contract.Reach) query.Query {
 		qs = append(qs, term(fieldNS, r.At.String()))
 	}
 	if r.Inherit {
-		if parent, ok := r.At.Parent(); ok {
-			for _, a := range parent.AncestorsAndSelf() {
-				qs = append(qs, term(fieldNS, a.String()))
-			}
+		// Nodes ends with `at` itself, already asked for above; it starts at
+		// the reach's floor.
+		nodes := r.Nodes()
+		for _, a := range nodes[:len(nodes)-1] {
+			qs = append(qs, term(fieldNS, a.String()))
 		}
 	}
 	if len(qs) == 1 {

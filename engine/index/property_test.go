@@ -95,6 +95,9 @@ func randomFilter(r *rand.Rand) contract.MetaFilter {
 	var f contract.MetaFilter
 	if r.IntN(3) > 0 {
 		reach := contract.Reach{At: contract.MustNamespace(pick(r, poolNamespaces)), Inherit: r.IntN(2) == 0, Descendants: r.IntN(2) == 0}
+		if reach.Inherit && r.IntN(3) == 0 {
+			reach.Floor = r.IntN(reach.At.Depth() + 1)
+		}
 		f.Reach = &reach
 	}
 	p := 0.15

@@ -78,6 +78,38 @@ func foreign(sets ...[]scopedRecord) []string {
 // user:bob).
 func startScoped(t *testing.T, alice, bob identity) string {
 	t.Helper()
+	return startScopedWith(t, scopedKeys(alice, bob)).addr
+}
+
+// scopedKeys names alice (curator, team:acme's subtree) and bob (reader,
+// exactly user:bob).
+func scopedKeys(alice, bob identity) string {
+	return fmt.Sprintf(`
+[[principal]]
+name = "alice"
+role = "curator"
+reach = { at = "team:acme", descendants = true, inherit = false }
+ssh_keys = [%q]
+
+[[principal]]
+name = "bob"
+role = "reader"
+reach = { at = "user:bob", descendants = false, inherit = false }
+ssh_keys = [%q]
+`, alice.line, bob.line)
+}
+
+// scopedServer is an SSH server over a bbolt store seeded with the scoped
+// records, and the keys it serves.
+type scopedServer struct {
+	addr  string
+	srv   *mssh.Server
+	keys  *auth.Keys
+	store *bolt.Engine
+}
+
+func startScopedWith(t *testing.T, keysTOML string) *scopedServer {
+	t.Helper()
 	store, err := bolt.Open(t.TempDir(), bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -93,19 +125,7 @@ func startScoped(t *testing.T, alice, bob identity) string {
 			}
 		}
 	}
-	keys, err := auth.ParseKeys([]byte(fmt.Sprintf(`
-[[principal]]
-name = "alice"
-role = "curator"
-reach = { at = "team:acme", descendants = true, inherit = false }
-ssh_keys = [%q]
-
-[[principal]]
-name = "bob"
-role = "reader"
-reach = { at = "user:bob", descendants = false, inherit = false }
-ssh_keys = [%q]
-`, alice.line, bob.line)))
+	keys, err := auth.ParseKeys([]byte(keysTOML))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +151,7 @@ ssh_keys = [%q]
 		defer cancel()
 		_ = srv.Shutdown(ctx)
 	})
-	return l.Addr().String()
+	return &scopedServer{addr: l.Addr().String(), srv: srv, keys: keys, store: store}
 }
 
 // tuiSession is one open SSH terminal session and what it drew.

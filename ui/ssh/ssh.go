@@ -68,10 +68,20 @@ type Server struct {
 	gate *gate
 
 	mu       sync.Mutex
-	programs map[*tea.Program]struct{}
+	programs map[*tea.Program]*live
 	stopping bool
 	// sessions counts sessions past authentication, until their TUI has ended.
 	sessions sync.WaitGroup
+}
+
+// live is one running session: the key it authenticated with, the principal
+// it acts as and its engine, so a reload of the keys file can end or narrow it.
+type live struct {
+	sess    charmssh.Session
+	key     charmssh.PublicKey
+	p       *auth.Principal
+	engine  *sessionEngine
+	revoked bool
 }
 
 // New builds the server; Serve or ListenAndServe runs it.
@@ -88,7 +98,7 @@ func New(addr string, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, log: opts.Logger, gate: &gate{}, programs: map[*tea.Program]struct{}{}}
+	s := &Server{opts: opts, log: opts.Logger, gate: &gate{}, programs: map[*tea.Program]*live{}}
 	sopts := []charmssh.Option{
 		wish.WithAddress(addr),
 		wish.WithPublicKeyAuth(s.authenticate),
@@ -159,6 +169,67 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return contract.Unavailable("ssh sessions were still writing when the shutdown timed out")
 	}
 	return nil
+}
+
+// Reload checks every open session against the keys file as it is now (call
+// it after Keys.Replace): a session whose key the file no longer names is
+// refused any further call at once and ended with a message; a session whose
+// principal changed (reach, role, name) goes on as the new principal, its
+// screens reloaded from the new reach. Open sessions never outlive a
+// revocation by more than the time their TUI takes to quit.
+func (s *Server) Reload() (ended, changed int) {
+	var quit []*tea.Program
+	type note struct {
+		prog *tea.Program
+		msg  ui.AccessMsg
+	}
+	var notes []note
+	s.mu.Lock()
+	for prog, l := range s.programs {
+		p, ok := s.opts.Keys.ByKey(l.key)
+		switch {
+		case !ok:
+			l.engine.revoke()
+			l.revoked = true
+			quit = append(quit, prog)
+			s.log.Info("ssh session revoked", "principal", l.p.Name)
+		case !samePrincipal(l.p, p):
+			l.engine.use(s.confine(p))
+			l.p = p
+			notes = append(notes, note{prog, ui.AccessMsg{Reach: p.Reach, ReadOnly: s.opts.UI.ReadOnly || p.ReadOnly(),
+				Note: "the keys file changed: you now act as " + p.Name + " (" + string(p.Role) + ")"}})
+			s.log.Info("ssh session principal changed", "principal", p.Name, "role", string(p.Role))
+		}
+	}
+	s.mu.Unlock()
+	// Outside the lock: a program that is ending does not hold up the others.
+	for _, prog := range quit {
+		prog.Quit()
+	}
+	for _, n := range notes {
+		n.prog.Send(n.msg)
+	}
+	return len(quit), len(notes)
+}
+
+// samePrincipal tells whether a reload left a principal as it was.
+func samePrincipal(a, b *auth.Principal) bool {
+	if a.Name != b.Name || a.Role != b.Role || (a.Reach == nil) != (b.Reach == nil) {
+		return false
+	}
+	if a.Reach == nil {
+		return true
+	}
+	return a.Reach.Within(*b.Reach) && b.Reach.Within(*a.Reach)
+}
+
+// confine is the engine a session of p reads and writes through.
+func (s *Server) confine(p *auth.Principal) contract.Engine {
+	opts := []auth.Option{auth.WithVia("ssh"), auth.WithLogger(s.log)}
+	if s.opts.Audit != nil {
+		opts = append(opts, auth.WithAudit(s.opts.Audit))
+	}
+	return auth.Confine(s.opts.Engine, p, opts...)
 }
 
 // authenticate admits a key the keys file names and remembers its fingerprint.
@@ -269,6 +340,13 @@ func (s *Server) runProgram(next charmssh.Handler) charmssh.Handler {
 			s.log.Warn("ssh session program ended with an error", "err", err)
 		}
 		prog.Kill()
+		s.mu.Lock()
+		revoked := s.programs[prog] != nil && s.programs[prog].revoked
+		s.mu.Unlock()
+		if revoked {
+			refuse(sess, "this key was removed from the server's keys file; the session has ended")
+			return
+		}
 		next(sess)
 	}
 }
@@ -280,16 +358,15 @@ func (s *Server) program(sess charmssh.Session) *tea.Program {
 	if p == nil {
 		return nil
 	}
-	confineOpts := []auth.Option{auth.WithVia("ssh"), auth.WithLogger(s.log)}
-	if s.opts.Audit != nil {
-		confineOpts = append(confineOpts, auth.WithAudit(s.opts.Audit))
-	}
-	engine := &sessionEngine{e: auth.Confine(s.opts.Engine, p, confineOpts...), g: s.gate, sess: sess.Context()}
+	engine := &sessionEngine{e: s.confine(p), g: s.gate, sess: sess.Context()}
 	opts := s.opts.UI
 	opts.Engine = engine
 	opts.ReadOnly = opts.ReadOnly || p.ReadOnly()
 	opts.Reach = p.Reach
 	opts.LoadDemo = nil
+	// The user is not at the server: nothing the session does may touch
+	// its filesystem (export copies over OSC52 instead).
+	opts.RemoteUser, opts.ExportDir = true, ""
 	opts.Input, opts.Output = nil, nil
 	if opts.StoreLabel == "" {
 		opts.StoreLabel = "mnemo"
@@ -305,7 +382,7 @@ func (s *Server) program(sess charmssh.Session) *tea.Program {
 		refuse(sess, "the server is shutting down")
 		return nil
 	}
-	s.programs[prog] = struct{}{}
+	s.programs[prog] = &live{sess: sess, key: sess.PublicKey(), p: p, engine: engine}
 	s.mu.Unlock()
 	s.log.Info("ssh session", "principal", p.Name, "role", string(p.Role), "remote", sess.RemoteAddr().String())
 	go func() {

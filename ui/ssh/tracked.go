@@ -50,17 +50,53 @@ func (g *gate) close(ctx context.Context) error {
 // sessionEngine is one session's engine: every call passes the gate, and reads
 // end with the session (a closed connection cancels its searches), while
 // writes run to completion once started.
+//
+// A reload of the keys file swaps the engine for one confined to the
+// principal's new reach and role (use), or revokes the session (revoke), after
+// which every call is refused.
 type sessionEngine struct {
-	e    contract.Engine
-	g    *gate
-	sess context.Context
+	mu      sync.RWMutex
+	e       contract.Engine
+	revoked bool
+	g       *gate
+	sess    context.Context
 }
 
 var _ contract.Engine = (*sessionEngine)(nil)
 
+func (s *sessionEngine) engine() contract.Engine {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.e
+}
+
+// use swaps in the engine of the session's principal as the keys file now has it.
+func (s *sessionEngine) use(e contract.Engine) {
+	s.mu.Lock()
+	s.e = e
+	s.mu.Unlock()
+}
+
+// revoke refuses every later call: the keys file no longer names the key.
+func (s *sessionEngine) revoke() {
+	s.mu.Lock()
+	s.revoked = true
+	s.mu.Unlock()
+}
+
+func (s *sessionEngine) enter() error {
+	s.mu.RLock()
+	revoked := s.revoked
+	s.mu.RUnlock()
+	if revoked {
+		return contract.Unauthorized("this session's key was removed from the keys file")
+	}
+	return s.g.enter()
+}
+
 // read binds ctx to the session's life as well.
 func (s *sessionEngine) read(ctx context.Context) (context.Context, func(), error) {
-	if err := s.g.enter(); err != nil {
+	if err := s.enter(); err != nil {
 		return ctx, func() {}, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -70,13 +106,13 @@ func (s *sessionEngine) read(ctx context.Context) (context.Context, func(), erro
 
 // write lets a started write finish even if the session goes away.
 func (s *sessionEngine) write(ctx context.Context) (context.Context, func(), error) {
-	if err := s.g.enter(); err != nil {
+	if err := s.enter(); err != nil {
 		return ctx, func() {}, err
 	}
 	return context.WithoutCancel(ctx), s.g.leave, nil
 }
 
-func (s *sessionEngine) Descriptor() contract.Descriptor { return s.e.Descriptor() }
+func (s *sessionEngine) Descriptor() contract.Descriptor { return s.engine().Descriptor() }
 
 func (s *sessionEngine) Health(ctx context.Context) contract.Health {
 	ctx, done, err := s.read(ctx)
@@ -84,7 +120,7 @@ func (s *sessionEngine) Health(ctx context.Context) contract.Health {
 		return contract.Health{State: contract.HealthDown, Reason: contract.AsError(err).Message}
 	}
 	defer done()
-	return s.e.Health(ctx)
+	return s.engine().Health(ctx)
 }
 
 func (s *sessionEngine) Store(ctx context.Context, item contract.StoreItem) (contract.StoreReceipt, error) {
@@ -93,7 +129,7 @@ func (s *sessionEngine) Store(ctx context.Context, item contract.StoreItem) (con
 		return contract.StoreReceipt{}, err
 	}
 	defer done()
-	return s.e.Store(ctx, item)
+	return s.engine().Store(ctx, item)
 }
 
 func (s *sessionEngine) StoreWith(ctx context.Context, item contract.StoreItem, opts contract.WriteOptions) (contract.StoreReceipt, error) {
@@ -102,7 +138,7 @@ func (s *sessionEngine) StoreWith(ctx context.Context, item contract.StoreItem, 
 		return contract.StoreReceipt{}, err
 	}
 	defer done()
-	return s.e.StoreWith(ctx, item, opts)
+	return s.engine().StoreWith(ctx, item, opts)
 }
 
 func (s *sessionEngine) StoreMany(ctx context.Context, items []contract.StoreItem) ([]contract.StoreReceipt, error) {
@@ -111,7 +147,7 @@ func (s *sessionEngine) StoreMany(ctx context.Context, items []contract.StoreIte
 		return nil, err
 	}
 	defer done()
-	return s.e.StoreMany(ctx, items)
+	return s.engine().StoreMany(ctx, items)
 }
 
 func (s *sessionEngine) StoreManyWith(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
@@ -120,7 +156,7 @@ func (s *sessionEngine) StoreManyWith(ctx context.Context, items []contract.Stor
 		return nil, err
 	}
 	defer done()
-	return s.e.StoreManyWith(ctx, items, opts)
+	return s.engine().StoreManyWith(ctx, items, opts)
 }
 
 func (s *sessionEngine) Recall(ctx context.Context, req contract.RecallRequest) (contract.RecallAnswer, error) {
@@ -129,7 +165,7 @@ func (s *sessionEngine) Recall(ctx context.Context, req contract.RecallRequest) 
 		return contract.RecallAnswer{}, err
 	}
 	defer done()
-	return s.e.Recall(ctx, req)
+	return s.engine().Recall(ctx, req)
 }
 
 func (s *sessionEngine) Fetch(ctx context.Context, req contract.FetchRequest) (contract.FetchPage, error) {
@@ -138,7 +174,7 @@ func (s *sessionEngine) Fetch(ctx context.Context, req contract.FetchRequest) (c
 		return contract.FetchPage{}, err
 	}
 	defer done()
-	return s.e.Fetch(ctx, req)
+	return s.engine().Fetch(ctx, req)
 }
 
 func (s *sessionEngine) List(ctx context.Context, req contract.ListRequest) (contract.ListPage, error) {
@@ -147,7 +183,7 @@ func (s *sessionEngine) List(ctx context.Context, req contract.ListRequest) (con
 		return contract.ListPage{}, err
 	}
 	defer done()
-	return s.e.List(ctx, req)
+	return s.engine().List(ctx, req)
 }
 
 func (s *sessionEngine) Export(ctx context.Context, req contract.ListRequest) (contract.ExportPage, error) {
@@ -156,7 +192,7 @@ func (s *sessionEngine) Export(ctx context.Context, req contract.ListRequest) (c
 		return contract.ExportPage{}, err
 	}
 	defer done()
-	return s.e.Export(ctx, req)
+	return s.engine().Export(ctx, req)
 }
 
 func (s *sessionEngine) Explore(ctx context.Context, req contract.ExploreRequest) (contract.ExplorePage, error) {
@@ -165,7 +201,7 @@ func (s *sessionEngine) Explore(ctx context.Context, req contract.ExploreRequest
 		return contract.ExplorePage{}, err
 	}
 	defer done()
-	return s.e.Explore(ctx, req)
+	return s.engine().Explore(ctx, req)
 }
 
 func (s *sessionEngine) Get(ctx context.Context, req contract.GetRequest) ([]contract.Hit, error) {
@@ -174,7 +210,7 @@ func (s *sessionEngine) Get(ctx context.Context, req contract.GetRequest) ([]con
 		return nil, err
 	}
 	defer done()
-	return s.e.Get(ctx, req)
+	return s.engine().Get(ctx, req)
 }
 
 func (s *sessionEngine) GetRecords(ctx context.Context, req contract.GetRequest) ([]contract.Record, error) {
@@ -183,7 +219,7 @@ func (s *sessionEngine) GetRecords(ctx context.Context, req contract.GetRequest)
 		return nil, err
 	}
 	defer done()
-	return s.e.GetRecords(ctx, req)
+	return s.engine().GetRecords(ctx, req)
 }
 
 func (s *sessionEngine) Forget(ctx context.Context, target contract.ForgetTarget) (contract.ForgetReport, error) {
@@ -192,7 +228,7 @@ func (s *sessionEngine) Forget(ctx context.Context, target contract.ForgetTarget
 		return contract.ForgetReport{}, err
 	}
 	defer done()
-	return s.e.Forget(ctx, target)
+	return s.engine().Forget(ctx, target)
 }
 
 func (s *sessionEngine) ForgetWithin(ctx context.Context, ids []string, reach contract.Reach) (contract.ForgetReport, error) {
@@ -201,7 +237,7 @@ func (s *sessionEngine) ForgetWithin(ctx context.Context, ids []string, reach co
 		return contract.ForgetReport{}, err
 	}
 	defer done()
-	return s.e.ForgetWithin(ctx, ids, reach)
+	return s.engine().ForgetWithin(ctx, ids, reach)
 }
 
 func (s *sessionEngine) Erase(ctx context.Context, req contract.EraseRequest) (contract.EraseReport, error) {
@@ -210,7 +246,7 @@ func (s *sessionEngine) Erase(ctx context.Context, req contract.EraseRequest) (c
 		return contract.EraseReport{}, err
 	}
 	defer done()
-	return s.e.Erase(ctx, req)
+	return s.engine().Erase(ctx, req)
 }
 
 func (s *sessionEngine) Consolidate(ctx context.Context, req contract.ConsolidateRequest) (contract.ConsolidateReceipt, error) {
@@ -219,7 +255,7 @@ func (s *sessionEngine) Consolidate(ctx context.Context, req contract.Consolidat
 		return contract.ConsolidateReceipt{}, err
 	}
 	defer done()
-	return s.e.Consolidate(ctx, req)
+	return s.engine().Consolidate(ctx, req)
 }
 
 func (s *sessionEngine) Beliefs(ctx context.Context, req contract.BeliefsRequest) ([]contract.Hit, error) {
@@ -228,7 +264,7 @@ func (s *sessionEngine) Beliefs(ctx context.Context, req contract.BeliefsRequest
 		return nil, err
 	}
 	defer done()
-	return s.e.Beliefs(ctx, req)
+	return s.engine().Beliefs(ctx, req)
 }
 
 func (s *sessionEngine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.BrowsePage, error) {
@@ -237,7 +273,7 @@ func (s *sessionEngine) Browse(ctx context.Context, q contract.BrowseQuery) (con
 		return contract.BrowsePage{}, err
 	}
 	defer done()
-	return s.e.Browse(ctx, q)
+	return s.engine().Browse(ctx, q)
 }
 
 func (s *sessionEngine) Review(ctx context.Context, req contract.ReviewRequest) (contract.ReviewResult, error) {
@@ -246,7 +282,7 @@ func (s *sessionEngine) Review(ctx context.Context, req contract.ReviewRequest) 
 		return contract.ReviewResult{}, err
 	}
 	defer done()
-	return s.e.Review(ctx, req)
+	return s.engine().Review(ctx, req)
 }
 
 func (s *sessionEngine) Supersede(ctx context.Context, req contract.SupersedeRequest) (contract.Record, error) {
@@ -255,5 +291,5 @@ func (s *sessionEngine) Supersede(ctx context.Context, req contract.SupersedeReq
 		return contract.Record{}, err
 	}
 	defer done()
-	return s.e.Supersede(ctx, req)
+	return s.engine().Supersede(ctx, req)
 }

@@ -43,6 +43,10 @@ type Model struct {
 	match     int
 	// ExportDir is where `e` writes; the working directory when empty.
 	ExportDir string
+	// ExportToClipboard makes `e` copy the JSON to the clipboard (OSC52)
+	// instead of writing a file: the user of an SSH session is not at the
+	// server, whose filesystem it must never touch.
+	ExportToClipboard bool
 }
 
 // New returns an empty detail view.
@@ -186,10 +190,14 @@ func (m *Model) export() tea.Cmd {
 	}
 	rec := *m.rec
 	dir := m.ExportDir
+	toClipboard := m.ExportToClipboard
 	return func() tea.Msg {
 		data, err := json.MarshalIndent(rec, "", "  ")
 		if err != nil {
 			return common.ErrorMsg{Op: "export", Err: err}
+		}
+		if toClipboard {
+			return common.CopyMsg{Text: string(data) + "\n", What: "record " + common.ShortID(rec.ID) + " as JSON"}
 		}
 		if dir == "" {
 			if dir, err = os.Getwd(); err != nil {
@@ -532,7 +540,11 @@ func (m *Model) Busy() string {
 // ShortHelp lists the detail keys.
 func (m *Model) ShortHelp() []key.Binding {
 	k := &m.c.Keys
-	out := []key.Binding{k.Back, k.Search, k.NextMatch, k.CopyID, k.CopyText, k.Export}
+	export := k.Export
+	if m.ExportToClipboard {
+		export.SetHelp(export.Help().Key, "copy JSON")
+	}
+	out := []key.Binding{k.Back, k.Search, k.NextMatch, k.CopyID, k.CopyText, export}
 	if !m.c.ReadOnly {
 		out = append(out, k.Forget)
 	}
