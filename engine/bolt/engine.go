@@ -152,6 +152,8 @@ type Engine struct {
 	// failed, tableErr says why). Until then the cold paths answer from
 	// bbolt alone and everything else waits.
 	tableReady  chan struct{}
+	tableWanted chan struct{} // closed (once, by wantTable) when a call waits for the table
+	wantTable   sync.Once
 	tableLoaded atomic.Bool
 	tableErr    atomic.Pointer[string]
 
@@ -242,7 +244,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 		embedder: opts.Embedder, answerer: opts.Answerer,
 		kick: make(chan struct{}, 1), closing: make(chan struct{}), pendingVec: map[string][]float32{},
 		cache: newRecordCache(opts.RecordCache), vecReady: make(chan struct{}), tableReady: make(chan struct{}),
-		derivedReady: make(chan struct{}), vecComplete: make(chan struct{}),
+		derivedReady: make(chan struct{}), vecComplete: make(chan struct{}), tableWanted: make(chan struct{}),
 	}
 	e.desc = contract.Descriptor{
 		ID: "mnemo", Label: "mnemo (bbolt + Bleve)",
@@ -403,6 +405,7 @@ func (e *Engine) load() error {
 // loadSmall opens a small store ready: table, content index, search index
 // and vectors before Open returns.
 func (e *Engine) loadSmall() error {
+	e.wantTable.Do(func() { close(e.tableWanted) })
 	if err := e.loadTable(); err != nil {
 		return err
 	}

@@ -9,6 +9,10 @@ import (
 	"mnemo/contract"
 )
 
+// loadDelay is how long a large store waits after opening before it loads
+// its table, unless a call needs the table sooner.
+const loadDelay = 50 * time.Millisecond
+
 // loadChunk is how many records the table loader reads per hold of the
 // engine's write lock: writers wait at most one chunk.
 const loadChunk = 4096
@@ -36,6 +40,18 @@ func (e *Engine) loadTable() (err error) {
 			return contract.Unavailable("the store is closed")
 		}
 	}
+	// A short command (health, the first page, get) ends before this: it
+	// then pays neither the load's CPU nor its memory. A call that needs the
+	// table starts the load at once.
+	select {
+	case <-e.tableWanted:
+	case <-time.After(loadDelay):
+	case <-e.closing:
+		return contract.Unavailable("the store is closed")
+	}
+	e.mu.Lock()
+	e.t.reserve(int(e.nextOrd))
+	e.mu.Unlock()
 	var after []byte
 	chunks := 0
 	for {
@@ -136,6 +152,7 @@ func (e *Engine) waitTable(ctx context.Context) error {
 	select {
 	case <-e.tableReady:
 	default:
+		e.wantTable.Do(func() { close(e.tableWanted) })
 		select {
 		case <-e.tableReady:
 		case <-ctx.Done():

@@ -175,6 +175,15 @@ func (t *table) rowOf(id string, s *storedRecord) row {
 	return r
 }
 
+// reserve makes room for n ordinals up front, so a load does not copy the
+// rows as they grow.
+func (t *table) reserve(n int) {
+	if n > cap(t.rows) {
+		t.rows = append(make([]row, 0, n), t.rows...)
+		t.alive = append(make([]bool, 0, n), t.alive...)
+	}
+}
+
 // put adds or replaces the row at its ordinal.
 func (t *table) put(id string, s *storedRecord) {
 	ord := s.ord
