@@ -42,7 +42,7 @@ ids that do not exist, or lie outside --reach, are left out.`,
 			if hits == nil {
 				hits = []contract.Hit{}
 			}
-			return a.writeJSON(hits)
+			return a.answer(hits, func(s *screen) { drawGet(s, hits) })
 		},
 	}
 	cmd.Flags().StringVar(&reach, "reach", "", "only ids this Reach admits (JSON, e.g. '{\"at\":\"team:acme\",\"descendants\":true}')")
@@ -90,7 +90,20 @@ prints every matching hit as JSON lines, walking every page.`,
 				if page.Items == nil {
 					page.Items = []contract.Hit{}
 				}
-				return a.writeJSON(page)
+				return a.answer(page, func(s *screen) { drawList(s, page) })
+			}
+			if a.human() {
+				var hits []contract.Hit
+				err := walkPages(req.Cursor, "list", func(c *string) (*string, error) {
+					req.Cursor = c
+					page, err := e.List(cmd.Context(), req)
+					hits = append(hits, page.Items...)
+					return page.NextCursor, err
+				})
+				if err != nil {
+					return err
+				}
+				return a.answer(nil, func(s *screen) { drawListAll(s, hits) })
 			}
 			out := newJSONLines(a.stdout)
 			err = walkPages(req.Cursor, "list", func(c *string) (*string, error) {
@@ -191,7 +204,7 @@ and superseded records are hidden unless the filter names them in "statuses".`,
 			if page.Hits == nil {
 				page.Hits = []contract.Hit{}
 			}
-			return a.writeJSON(page)
+			return a.answer(page, func(s *screen) { drawFetch(s, page, req.Mode) })
 		},
 	}
 	cmd.Flags().StringVar(&mode, "mode", "", "keyword, vector or hybrid (default: hybrid if offered, else the engine's first mode)")
@@ -244,7 +257,7 @@ the answer, the citations it draws on, and the model that wrote it.`,
 			if answer.Citations == nil {
 				answer.Citations = []contract.Citation{}
 			}
-			return a.writeJSON(answer)
+			return a.answer(answer, func(s *screen) { drawRecall(s, answer) })
 		},
 	}
 	cmd.Flags().StringVar(&filter, "filter", "", "a MetaFilter as JSON")
@@ -289,7 +302,7 @@ ExplorePage. Facets: ` + facetList() + `.`,
 			if page.Buckets == nil {
 				page.Buckets = []contract.FacetBucket{}
 			}
-			return a.writeJSON(page)
+			return a.answer(page, func(s *screen) { drawExplore(s, page) })
 		},
 	}
 	cmd.Flags().StringVar(&filter, "filter", "", "a MetaFilter as JSON")
@@ -366,7 +379,7 @@ Example:
 			if page.Records == nil {
 				page.Records = []contract.Record{}
 			}
-			return a.writeJSON(page)
+			return a.answer(page, func(s *screen) { drawBrowse(s, page, data) })
 		},
 	}
 	cmd.Flags().StringVar(&query, "query", "", "the browse query as JSON (default: read stdin)")
