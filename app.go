@@ -43,6 +43,9 @@ type app struct {
 	isTerminal func(stream any) bool
 	// now is the clock the human form's relative times read.
 	now func() time.Time
+	// lockTimeout, when set, bounds the wait for another process's lock on
+	// the store instead of storeLockTimeout (completion sets it short).
+	lockTimeout time.Duration
 
 	flags globalFlags
 

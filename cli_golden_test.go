@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -194,11 +196,15 @@ func TestJSONGoldens(t *testing.T) {
 			got := normalizeGolden(c, r.stdout)
 			if update {
 				writeGolden(t, gc.name+".json", got)
-				// Today's JSON on a terminal, indented: what --json prints there.
+				// The JSON on a terminal, indented: what --json prints there.
+				// Only stdout is the terminal (stdin may be piped in).
 				c := newFixtureCLI(t)
-				c.terminal = true
-				r := c.run(gc.stdin, gc.args(t, c)...)
-				writeGolden(t, gc.name+".tty.json", normalizeGolden(c, r.stdout))
+				var out, errOut bytes.Buffer
+				a := newApp(strings.NewReader(gc.stdin), &out, &errOut)
+				a.isTerminal = func(s any) bool { return s == io.Writer(&out) }
+				a.flags.json = true
+				a.execute(append([]string{"--db", c.db}, gc.args(t, c)...))
+				writeGolden(t, gc.name+".tty.json", normalizeGolden(c, out.String()))
 				return
 			}
 			if want := readGolden(t, gc.name+".json"); got != want {

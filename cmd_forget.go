@@ -76,6 +76,7 @@ On a terminal, mnemo asks before forgetting unless --yes is given.`,
 		},
 	}
 	cmd.Flags().StringSliceVar(&ids, "ids", nil, "ids to forget (comma-separated or repeated)")
+	_ = cmd.RegisterFlagCompletionFunc("ids", a.idFlag)
 	cmd.Flags().StringVar(&reach, "reach", "", "with --ids: forget only ids inside this Reach (JSON)")
 	cmd.Flags().StringVar(&filter, "filter", "", "forget everything this MetaFilter (JSON) matches")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "report what would be forgotten without removing it")

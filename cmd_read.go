@@ -21,7 +21,8 @@ func newGetCommand(a *app) *cobra.Command {
 		Short: "Read items by id, in the order named",
 		Long: `Read items by id. Prints a JSON array of hits in the order the ids were named;
 ids that do not exist, or lie outside --reach, are left out.`,
-		Args: cobra.MinimumNArgs(1),
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: a.idArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, err := parseReachFlag("--reach", reach)
 			if err != nil {
@@ -208,6 +209,9 @@ and superseded records are hidden unless the filter names them in "statuses".`,
 		},
 	}
 	cmd.Flags().StringVar(&mode, "mode", "", "keyword, vector or hybrid (default: hybrid if offered, else the engine's first mode)")
+	_ = cmd.RegisterFlagCompletionFunc("mode", func(c *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return a.completeModes(c, toComplete)
+	})
 	cmd.Flags().StringVar(&filter, "filter", "", "a MetaFilter as JSON")
 	cmd.Flags().IntVar(&limit, "limit", defaultPageLimit, "hits per page")
 	cmd.Flags().StringVar(&cursor, "cursor", "", "continue after a previous page's next_cursor")
@@ -317,8 +321,19 @@ func newNarrowCommand(a *app) *cobra.Command {
 		Short: "Print the filter narrowed to one facet value (scripted drill-down)",
 		Long: `Print the MetaFilter that results from narrowing --filter to VALUE of FACET,
 as explore's drill-down does. Feed it back to --filter of list, explore or forget.`,
-		Args:      cobra.ExactArgs(2),
-		ValidArgs: facetNames(),
+		Args:        cobra.ExactArgs(2),
+		Annotations: map[string]string{argChoicesAnnotation: facetList()},
+		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			switch len(args) {
+			case 0:
+				return completeFacets(toComplete)
+			case 1:
+				if facet, ok := contract.ParseFacet(args[0]); ok {
+					return a.completeFacetValues(c, facet, toComplete)
+				}
+			}
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		},
 		RunE: func(_ *cobra.Command, args []string) error {
 			facet, err := parseFacetArg(args[0])
 			if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"mnemo/contract"
 	"mnemo/engine/auth"
@@ -109,8 +110,13 @@ func statusWord(g common.Glyphs, status contract.Status) string {
 	return g.Active + " active"
 }
 
-// note adds a dim line (totals, next-page hints).
-func (s *screen) note(parts ...string) { s.line(s.st.Dim.Render(strings.Join(parts, " · "))) }
+// note adds a dim line (totals, next-page hints), word-wrapped to the screen;
+// a word longer than the screen (a cursor) stays whole, so it copies whole.
+func (s *screen) note(parts ...string) {
+	for _, l := range strings.Split(ansi.Wordwrap(strings.Join(parts, " · "), s.width, ""), "\n") {
+		s.line(s.st.Dim.Render(l))
+	}
+}
 
 // none says a listing is empty.
 func (s *screen) none(what string) { s.line(s.st.Missing.Render("no " + what)) }
@@ -237,7 +243,8 @@ func drawBrowse(s *screen, page contract.BrowsePage, query []byte) {
 	s.records(rows, hitColumns{status: true, conf: true, updated: true})
 	s.note(fmt.Sprintf("%s of %s", count(len(page.Records)), counted(page.Total, "record", "records")))
 	if page.Continuation != nil {
-		s.note("next page: mnemo browse --query " + shellQuote(withCursor(query, *page.Continuation)))
+		// One line however long, so it pastes back as one command.
+		s.line(s.st.Dim.Render("next page: mnemo browse --query " + shellQuote(withCursor(query, *page.Continuation))))
 	}
 }
 

@@ -152,6 +152,7 @@ type column struct {
 const (
 	minFlexWidth   = 16
 	minShrinkWidth = 8
+	minAnyWidth    = 3
 	// softShrinkWidth is where shrink columns stop before the flex column
 	// goes below two fifths of the screen.
 	softShrinkWidth = 20
@@ -160,7 +161,8 @@ const (
 
 // fitColumns is each column's width so the table fits width cells: from the
 // natural widths, the flex columns give way to two fifths of the screen, the
-// shrink columns to softShrinkWidth, then both to their minimum, widest first.
+// shrink columns to softShrinkWidth, then both to their minimum, widest first,
+// and on a very narrow terminal every column down to minAnyWidth.
 func fitColumns(cols []column, natural []int, width int) []int {
 	w := slices.Clone(natural)
 	total := func() int {
@@ -180,6 +182,8 @@ func fitColumns(cols []column, natural []int, width int) []int {
 		{shrink, softShrinkWidth},
 		{flex, minFlexWidth},
 		{shrink, minShrinkWidth},
+		// A very narrow terminal: every column gives way, widest first.
+		{func(column) bool { return true }, minAnyWidth},
 	} {
 		for total() > width {
 			widest := -1
@@ -228,6 +232,9 @@ func (s *screen) table(cols []column, rows [][]cell) {
 		}
 	}
 	widths := fitColumns(cols, natural, s.width)
+	for i := range headers {
+		headers[i] = common.Cut(headers[i], widths[i])
+	}
 	for i := range data {
 		for j := range data[i] {
 			if j < len(widths) {

@@ -42,8 +42,8 @@ func usageText(cmd *cobra.Command, msg string) string {
 			fmt.Fprintf(&b, "Did you mean %s?\n", strings.Join(s, " or "))
 		}
 	}
-	if len(cmd.ValidArgs) > 0 && len(args) > 0 {
-		fmt.Fprintf(&b, "%s is one of: %s\n", args[0], strings.Join(cmd.ValidArgs, ", "))
+	if choices := argChoices(cmd); len(choices) > 0 && len(args) > 0 {
+		fmt.Fprintf(&b, "%s is one of: %s\n", args[0], strings.Join(choices, ", "))
 	}
 	if flags := cmd.NonInheritedFlags(); flags.HasAvailableFlags() {
 		b.WriteString("Flags:\n" + flags.FlagUsages())
@@ -68,10 +68,25 @@ func argNames(cmd *cobra.Command) []string {
 // exampleArg is a value for argument a: the command's first valid argument
 // for its first positional, else the argument's name.
 func exampleArg(cmd *cobra.Command, a string) string {
-	if args := argNames(cmd); len(args) > 0 && args[0] == a && len(cmd.ValidArgs) > 0 {
-		return cmd.ValidArgs[0]
+	if args, choices := argNames(cmd), argChoices(cmd); len(args) > 0 && args[0] == a && len(choices) > 0 {
+		return choices[0]
 	}
 	return a
+}
+
+// argChoicesAnnotation names, on a command whose first argument completes
+// dynamically, its values (comma-separated) for the usage hint.
+const argChoicesAnnotation = "mnemo-arg-choices"
+
+// argChoices are the values of a command's first argument, when it has a fixed set.
+func argChoices(cmd *cobra.Command) []string {
+	if len(cmd.ValidArgs) > 0 {
+		return cmd.ValidArgs
+	}
+	if v := cmd.Annotations[argChoicesAnnotation]; v != "" {
+		return strings.Split(v, ", ")
+	}
+	return nil
 }
 
 // similarFlags are cmd's flags that the mistyped name starts, or that start it
