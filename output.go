@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -284,10 +285,19 @@ func oneLineCell(s string) string {
 func trimLines(s string) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " ")
+		if m := trailingBlank.FindStringIndex(l); m != nil {
+			lines[i] = l[:m[0]] + strings.Join(sgrOnly.FindAllString(l[m[0]:], -1), "")
+		}
 	}
 	return strings.Join(lines, "\n")
 }
+
+// trailingBlank is the spaces at the end of a line, styled or not: the
+// spaces go, the style sequences among them stay.
+var (
+	trailingBlank = regexp.MustCompile(`(?: |\x1b\[[0-9;:]*m)+$`)
+	sgrOnly       = regexp.MustCompile(`\x1b\[[0-9;:]*m`)
+)
 
 // count prints n with thousands separators.
 func count[T ~int | ~uint64](n T) string { return common.Thousands(int(n)) }
