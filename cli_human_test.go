@@ -245,6 +245,14 @@ func TestHumanFormSummaries(t *testing.T) {
 	if gone != "forgot 3 records\n" {
 		t.Errorf("forget: %q", gone)
 	}
+	none := visible(c.onPTY(100, colourTerm, false, "", "forget", "--ids", "0000000000000000000000000000000000000000", "--yes").screen)
+	if none != "nothing was forgotten\n" {
+		t.Errorf("forget of nothing: %q", none)
+	}
+	demo := newTestCLI(t)
+	if out := visible(demo.onPTY(100, colourTerm, false, "", "demo", "--no-tui").screen); !regexp.MustCompile(`^stored 1,\d{3}, replayed 0, failed 0\n$`).MatchString(out) {
+		t.Errorf("demo --no-tui: %q", out)
+	}
 }
 
 func TestHumanFormFitsTheTerminal(t *testing.T) {

@@ -86,7 +86,8 @@ func newRootCommand(a *app) *cobra.Command {
 
 With no subcommand it opens the TUI on the store (same as "mnemo tui"). Every other
 command speaks the memory contract's JSON on stdin and stdout, so scripts and agents
-use the same store as the TUI.`,
+use the same store as the TUI. On a terminal the answers are tables and text for a
+person instead; piped, or with --json (-o json), they are the contract JSON.`,
 		Args:              cobra.NoArgs,
 		SilenceErrors:     true,
 		SilenceUsage:      true,
