@@ -297,6 +297,22 @@ func TestColourFollowsTheTerminal(t *testing.T) {
 	checkFits(t, piped, 90)
 }
 
+func TestStoredTextCannotDriveTheTerminal(t *testing.T) {
+	c := newTestCLI(t)
+	evil := `{"type":"learning","text":"title\u001b]0;pwned\u0007 and \u001b[2J cleared\nline two \u009b31m","kind":"fact","confidence":0.5,"meta":{"source":{"kind":"agent","id":"x\u001b[5m"},"tags":["t\u001b[1m"]}}`
+	c.ok(evil, "store")
+	id := fingerprintOf(t, evil)
+	for _, args := range [][]string{{"list"}, {"browse"}, {"get", id}, {"fetch", "cleared"}, {"recall", "cleared"}, {"explore", "tag"}} {
+		r := c.onPTY(100, colourTerm, false, "", args...)
+		if rest := sgrSeq.ReplaceAllString(r.screen, ""); strings.ContainsAny(rest, "\x1b\x07\u009b") {
+			t.Errorf("%v let a control sequence of the stored text through:\n%q", args, r.screen)
+		}
+		if args[0] == "get" && !strings.Contains(visible(r.screen), "line two") {
+			t.Errorf("get keeps the text's lines:\n%s", visible(r.screen))
+		}
+	}
+}
+
 func TestCountsHaveSeparators(t *testing.T) {
 	var out bytes.Buffer
 	a := newApp(strings.NewReader(""), &out, io.Discard)

@@ -113,7 +113,7 @@ func statusWord(g common.Glyphs, status contract.Status) string {
 // note adds a dim line (totals, next-page hints), word-wrapped to the screen;
 // a word longer than the screen (a cursor) stays whole, so it copies whole.
 func (s *screen) note(parts ...string) {
-	for _, l := range strings.Split(ansi.Wordwrap(strings.Join(parts, " · "), s.width, ""), "\n") {
+	for _, l := range strings.Split(ansi.Wordwrap(printable(strings.Join(parts, " · "), false), s.width, ""), "\n") {
 		s.line(s.st.Dim.Render(l))
 	}
 }
@@ -359,7 +359,7 @@ func healthStyle(s *screen, state string) lipgloss.Style {
 func drawHealth(s *screen, h contract.Health) {
 	line := healthStyle(s, string(h.State)).Render(string(h.State))
 	if h.Reason != "" {
-		line += ": " + h.Reason
+		line += ": " + printable(h.Reason, false)
 	}
 	s.line(line)
 }

@@ -125,8 +125,10 @@ func (s *screen) line(parts ...string) {
 func (s *screen) blank() { s.buf.WriteByte('\n') }
 
 // wrapped adds text word-wrapped to the screen's width, indented by indent.
+// Stored text reaches the terminal only as printable characters and newlines.
 func (s *screen) wrapped(text, indent string) {
 	w := max(20, s.width-common.Width(indent))
+	text = printable(strings.ReplaceAll(text, "\t", "    "), true)
 	for _, l := range strings.Split(common.Wrap(strings.TrimRight(text, "\n"), w), "\n") {
 		s.line(indent, l)
 	}
@@ -270,10 +272,19 @@ func (s *screen) table(cols []column, rows [][]cell) {
 	s.buf.WriteByte('\n')
 }
 
-// oneLineCell keeps a cell on one line: newlines and tabs become spaces.
-func oneLineCell(s string) string {
+// oneLineCell keeps a cell on one line of printable characters: newlines,
+// tabs and every other control character become spaces.
+func oneLineCell(s string) string { return printable(s, false) }
+
+// printable replaces control characters (C0, DEL, C1: what could move the
+// cursor or start an escape sequence on the terminal) with spaces, keeping
+// newlines when asked. Stored text is data, never terminal commands.
+func printable(s string, keepNewlines bool) string {
 	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if r == '\n' && keepNewlines {
+			return r
+		}
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
 			return ' '
 		}
 		return r
