@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"charm.land/lipgloss/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"mnemo/contract"
 	"mnemo/engine/auth"
@@ -42,10 +41,10 @@ func (s *screen) records(rows []recordRow, cols hitColumns) {
 	st := s.st
 	var header []column
 	if cols.rank {
-		header = append(header, column{title: "#", right: true})
+		header = append(header, column{title: "#", right: true, drop: 1})
 	}
 	if cols.score {
-		header = append(header, column{title: "score", right: true})
+		header = append(header, column{title: "score", right: true, drop: 2})
 	}
 	header = append(header, column{title: "id"})
 	if cols.status {
@@ -53,14 +52,14 @@ func (s *screen) records(rows []recordRow, cols hitColumns) {
 	}
 	header = append(header, column{title: "kind"}, column{title: "namespace", shrink: true})
 	if cols.tags {
-		header = append(header, column{title: "tags", shrink: true})
+		header = append(header, column{title: "tags", shrink: true, drop: 2})
 	}
 	header = append(header, column{title: "text", flex: true})
 	if cols.conf {
-		header = append(header, column{title: "conf", right: true})
+		header = append(header, column{title: "conf", right: true, drop: 4})
 	}
 	if cols.updated {
-		header = append(header, column{title: "updated", right: true})
+		header = append(header, column{title: "updated", right: true, drop: 3})
 	}
 	cells := make([][]cell, len(rows))
 	for i, r := range rows {
@@ -110,11 +109,25 @@ func statusWord(g common.Glyphs, status contract.Status) string {
 	return g.Active + " active"
 }
 
-// note adds a dim line (totals, next-page hints), word-wrapped to the screen;
-// a word longer than the screen (a cursor) stays whole, so it copies whole.
+// note adds dim lines of parts joined by " · " (totals, next-page hints),
+// breaking between parts to fit the screen and never inside one, so a cursor
+// stays whole and copies whole.
 func (s *screen) note(parts ...string) {
-	for _, l := range strings.Split(ansi.Wordwrap(printable(strings.Join(parts, " · "), false), s.width, ""), "\n") {
-		s.line(s.st.Dim.Render(l))
+	line := ""
+	for _, p := range parts {
+		p = printable(p, false)
+		switch {
+		case line == "":
+			line = p
+		case common.Width(line+" · "+p) > s.width:
+			s.line(s.st.Dim.Render(line))
+			line = p
+		default:
+			line += " · " + p
+		}
+	}
+	if line != "" {
+		s.line(s.st.Dim.Render(line))
 	}
 }
 
@@ -188,7 +201,7 @@ func drawRecall(s *screen, answer contract.RecallAnswer) {
 				{common.OneLine(c.Snippet), s.st.Row},
 			}
 		}
-		s.table([]column{{title: "", right: true}, {title: "id"}, {title: "kind"}, {title: "namespace", shrink: true}, {title: "snippet", flex: true}}, cells)
+		s.table([]column{{title: "", right: true}, {title: "id"}, {title: "kind", drop: 1}, {title: "namespace", shrink: true, drop: 2}, {title: "snippet", flex: true}}, cells)
 	}
 	if answer.Model != nil {
 		s.note("answered by " + *answer.Model)
@@ -293,7 +306,7 @@ func drawExplore(s *screen, page contract.ExplorePage) {
 				{strings.Repeat(s.st.Glyphs.Bar, n), s.st.Bar},
 			}
 		}
-		s.table([]column{{title: string(page.Facet), flex: true}, {title: "count", right: true}, {title: "share", right: true}, {title: ""}}, cells)
+		s.table([]column{{title: string(page.Facet), flex: true}, {title: "count", right: true}, {title: "share", right: true, drop: 1}, {title: "", drop: 2}}, cells)
 	}
 	parts := []string{counted(page.Total, "record", "records")}
 	if page.Missing > 0 {
@@ -410,7 +423,7 @@ func drawAudit(s *screen, events []auth.Event) {
 			{detail, s.st.Dim},
 		}
 	}
-	s.table([]column{{title: "when", right: true}, {title: "principal", shrink: true}, {title: "role"}, {title: "via"}, {title: "op"}, {title: "changed", shrink: true}, {title: "target", flex: true}}, cells)
+	s.table([]column{{title: "when", right: true}, {title: "principal", shrink: true}, {title: "role", drop: 2}, {title: "via", drop: 1}, {title: "op"}, {title: "changed", shrink: true}, {title: "target", flex: true}}, cells)
 	parts := []string{counted(len(events), "event", "events")}
 	if refused > 0 {
 		parts = append(parts, counted(refused, "refusal", "refusals"))

@@ -149,6 +149,9 @@ type column struct {
 	// of a record); shrink gives way next (namespaces, tags). Other columns
 	// keep their width.
 	flex, shrink bool
+	// drop, when above 0, lets a narrow terminal leave the column out,
+	// highest first, before the flex column would fall below dropFlexWidth.
+	drop int
 }
 
 // Widths a column gives way to, at least.
@@ -156,16 +159,19 @@ const (
 	minFlexWidth   = 16
 	minShrinkWidth = 8
 	minAnyWidth    = 3
+	// dropFlexWidth is the flex width below which droppable columns go.
+	dropFlexWidth = 24
 	// softShrinkWidth is where shrink columns stop before the flex column
-	// goes below two fifths of the screen.
+	// goes below a third of the screen.
 	softShrinkWidth = 20
 	columnGap       = 2
 )
 
 // fitColumns is each column's width so the table fits width cells: from the
-// natural widths, the flex columns give way to two fifths of the screen, the
-// shrink columns to softShrinkWidth, then both to their minimum, widest first,
-// and on a very narrow terminal every column down to minAnyWidth.
+// natural widths, the flex columns give way to a third of the screen, the
+// shrink columns to softShrinkWidth and then to their minimum, the flex
+// columns to theirs, each widest first, and on a very narrow terminal every
+// column down to minAnyWidth; room left over goes back to the flex columns.
 func fitColumns(cols []column, natural []int, width int) []int {
 	w := slices.Clone(natural)
 	total := func() int {
@@ -181,10 +187,10 @@ func fitColumns(cols []column, natural []int, width int) []int {
 		pick  func(column) bool
 		floor int
 	}{
-		{flex, max(minFlexWidth, width*2/5)},
+		{flex, max(minFlexWidth, width/3)},
 		{shrink, softShrinkWidth},
-		{flex, minFlexWidth},
 		{shrink, minShrinkWidth},
+		{flex, minFlexWidth},
 		// A very narrow terminal: every column gives way, widest first.
 		{func(column) bool { return true }, minAnyWidth},
 	} {
@@ -199,6 +205,12 @@ func fitColumns(cols []column, natural []int, width int) []int {
 				break
 			}
 			w[widest] = max(pass.floor, w[widest]-(total()-width))
+		}
+	}
+	// What the shrink columns gave beyond need goes back to the flex columns.
+	for i, c := range cols {
+		if slack := width - total(); c.flex && slack > 0 {
+			w[i] += min(slack, natural[i]-w[i])
 		}
 	}
 	return w
@@ -216,6 +228,7 @@ func plainCell(text string) cell { return cell{text: text, style: lipgloss.NewSt
 // most the screen's width (fitColumns), cells cut with an ellipsis and kept on
 // one line; lipgloss's table lays it out and styles it.
 func (s *screen) table(cols []column, rows [][]cell) {
+	cols, rows = dropColumns(cols, rows, s.width)
 	headers := make([]string, len(cols))
 	for i, c := range cols {
 		headers[i] = strings.ToUpper(c.title)
@@ -270,6 +283,47 @@ func (s *screen) table(cols []column, rows [][]cell) {
 		})
 	s.buf.WriteString(trimLines(t.String()))
 	s.buf.WriteByte('\n')
+}
+
+// dropColumns leaves out droppable columns, highest drop first, while the
+// table cannot give its flex columns dropFlexWidth even with its shrink
+// columns at their minimum.
+func dropColumns(cols []column, rows [][]cell, width int) ([]column, [][]cell) {
+	for {
+		need := columnGap * max(0, len(cols)-1)
+		victim := -1
+		for i, c := range cols {
+			natural := common.Width(c.title)
+			for _, r := range rows {
+				if i < len(r) {
+					natural = max(natural, common.Width(oneLineCell(r[i].text)))
+				}
+			}
+			switch {
+			case c.flex:
+				need += min(natural, dropFlexWidth)
+			case c.shrink:
+				need += min(natural, minShrinkWidth)
+			default:
+				need += natural
+			}
+			if c.drop > 0 && (victim < 0 || c.drop > cols[victim].drop) {
+				victim = i
+			}
+		}
+		if need <= width || victim < 0 {
+			return cols, rows
+		}
+		cols = slices.Delete(slices.Clone(cols), victim, victim+1)
+		kept := make([][]cell, len(rows))
+		for i, r := range rows {
+			kept[i] = r
+			if victim < len(r) {
+				kept[i] = slices.Delete(slices.Clone(r), victim, victim+1)
+			}
+		}
+		rows = kept
+	}
 }
 
 // oneLineCell keeps a cell on one line of printable characters: newlines,
