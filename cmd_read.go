@@ -104,7 +104,7 @@ prints every matching hit as JSON lines, walking every page.`,
 				if err != nil {
 					return err
 				}
-				return a.answer(nil, func(s *screen) { drawListAll(s, hits) })
+				return a.answer(nil, func(s *screen) { drawList(s, contract.ListPage{Items: hits}) })
 			}
 			out := newJSONLines(a.stdout)
 			err = walkPages(req.Cursor, "list", func(c *string) (*string, error) {

@@ -151,10 +151,6 @@ func drawList(s *screen, page contract.ListPage) {
 	s.note(parts...)
 }
 
-func drawListAll(s *screen, hits []contract.Hit) {
-	drawList(s, contract.ListPage{Items: hits})
-}
-
 func drawFetch(s *screen, page contract.FetchPage, mode contract.FetchMode) {
 	if len(page.Hits) == 0 && len(page.Beliefs) == 0 {
 		s.none("hits")
@@ -275,7 +271,8 @@ func withCursor(query []byte, cursor string) string {
 // shellQuote quotes s for a POSIX shell.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// facetNoun names a facet's values in the "N without a ..." note.
+// drawExplore prints the buckets with their counts, share of the total and a
+// bar, then the total, the records without a value and what --limit left out.
 func drawExplore(s *screen, page contract.ExplorePage) {
 	if len(page.Buckets) == 0 {
 		s.none(string(page.Facet) + " values")
