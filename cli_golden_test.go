@@ -202,8 +202,7 @@ func TestJSONGoldens(t *testing.T) {
 				var out, errOut bytes.Buffer
 				a := newApp(strings.NewReader(gc.stdin), &out, &errOut)
 				a.isTerminal = func(s any) bool { return s == io.Writer(&out) }
-				a.flags.json = true
-				a.execute(append([]string{"--db", c.db}, gc.args(t, c)...))
+				a.execute(append([]string{"--db", c.db, "--json"}, gc.args(t, c)...))
 				writeGolden(t, gc.name+".tty.json", normalizeGolden(c, out.String()))
 				return
 			}
