@@ -320,6 +320,10 @@ func TestErrorsAndExitCodes(t *testing.T) {
 			"mnemo: invalid request: import file " + filepath.Join(c.home, "nope.jsonl") + " does not exist"},
 		{"import with a bad batch", "", []string{"import", "-", "--batch", "101"}, 2,
 			"mnemo: invalid request: --batch must be between 1 and 100"},
+		{"an unknown output format", "", []string{"-o", "yaml", "list"}, 2,
+			"mnemo: invalid request: -o takes json or text, not `yaml`"},
+		{"two output formats", "", []string{"--json", "-o", "text", "list"}, 2,
+			`{"error":{"kind":"invalid_request","message":"--json and -o text ask for different outputs; give one"}}`},
 		{"completion for an unknown shell", "", []string{"completion", "tcsh"}, 2,
 			"mnemo: invalid request: no completion for shell `tcsh`; choose bash, zsh or fish"},
 	}
