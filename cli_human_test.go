@@ -67,8 +67,10 @@ func (c *testCLI) onPTY(cols int, env map[string]string, stderrOnPTY bool, stdin
 	return ptyRun{screen: strings.ReplaceAll(string(data), "\r\n", "\n"), stderr: errOut.String(), code: code}
 }
 
-// colourTerm is a colour terminal with nothing disabling colour.
-var colourTerm = map[string]string{"TERM": "xterm-256color", "NO_COLOR": "", "COLORTERM": "", "CLICOLOR_FORCE": ""}
+// colourTerm is the environment of a colour terminal with nothing disabling colour.
+func colourTerm() map[string]string {
+	return map[string]string{"TERM": "xterm-256color", "NO_COLOR": "", "COLORTERM": "", "CLICOLOR_FORCE": ""}
+}
 
 func withEnv(base map[string]string, kv ...string) map[string]string {
 	env := map[string]string{}
@@ -81,7 +83,8 @@ func withEnv(base map[string]string, kv ...string) map[string]string {
 	return env
 }
 
-// sgrColour finds SGR sequences that set a colour (30-37, 38, 40-47, 48, 90-97, 100-107).
+// sgrSeq finds SGR sequences; hasColour tells those that set a colour
+// (30-38, 40-48, 90-97, 100-107).
 var sgrSeq = regexp.MustCompile(`\x1b\[([0-9;:]*)m`)
 
 func hasColour(s string) bool {
@@ -122,7 +125,7 @@ func TestEveryCommandOnATerminalAndPiped(t *testing.T) {
 	for _, gc := range goldenCases() {
 		t.Run(gc.name, func(t *testing.T) {
 			c := newFixtureCLI(t)
-			human := c.onPTY(100, colourTerm, false, gc.stdin, gc.args(t, c)...)
+			human := c.onPTY(100, colourTerm(), false, gc.stdin, gc.args(t, c)...)
 			if human.code != gc.code {
 				t.Fatalf("on a terminal: exit %d (want %d), stderr %q", human.code, gc.code, human.stderr)
 			}
@@ -140,7 +143,7 @@ func TestEveryCommandOnATerminalAndPiped(t *testing.T) {
 					t.Errorf("piped with %v: exit %d, output differs from the golden:\n%s", flag, r.code, got)
 				}
 				c = newFixtureCLI(t)
-				p := c.onPTY(100, colourTerm, false, gc.stdin, append(flag, gc.args(t, c)...)...)
+				p := c.onPTY(100, colourTerm(), false, gc.stdin, append(flag, gc.args(t, c)...)...)
 				if got := normalizeGolden(c, p.screen); p.code != gc.code || got != readGolden(t, gc.name+".tty.json") {
 					t.Errorf("on a terminal with %v: exit %d, output differs from the golden:\n%s", flag, p.code, got)
 				}
@@ -153,7 +156,7 @@ func TestHumanFormReadsLikeATable(t *testing.T) {
 	c := newFixtureCLI(t)
 	id0, id5 := fixtureID(t, 0), fixtureID(t, 5)
 
-	list := visible(c.onPTY(120, colourTerm, false, "", "list").screen)
+	list := visible(c.onPTY(120, colourTerm(), false, "", "list").screen)
 	lines := strings.Split(strings.TrimSpace(list), "\n")
 	if !regexp.MustCompile(`^ID\s+KIND\s+NAMESPACE\s+TAGS\s+TEXT\s+CONF$`).MatchString(lines[0]) {
 		t.Errorf("list header: %q", lines[0])
@@ -179,50 +182,50 @@ func TestHumanFormReadsLikeATable(t *testing.T) {
 		t.Errorf("list footer:\n%s", list)
 	}
 
-	browse := visible(c.onPTY(100, colourTerm, false, "", "browse", "--query", `{"status":["active","superseded"],"limit":2,"order_by":[{"field":"created_at","dir":"asc"}]}`).screen)
+	browse := visible(c.onPTY(100, colourTerm(), false, "", "browse", "--query", `{"status":["active","superseded"],"limit":2,"order_by":[{"field":"created_at","dir":"asc"}]}`).screen)
 	for _, want := range []string{"STATUS", "UPDATED", "● active", "3d ago", "2 of 6 records", `next page: mnemo browse --query '{"cursor":"`} {
 		if !strings.Contains(browse, want) {
 			t.Errorf("browse lacks %q:\n%s", want, browse)
 		}
 	}
-	superseded := visible(c.onPTY(100, colourTerm, false, "", "browse", "--query", `{"status":"superseded"}`).screen)
+	superseded := visible(c.onPTY(100, colourTerm(), false, "", "browse", "--query", `{"status":"superseded"}`).screen)
 	if !strings.Contains(superseded, id5[:8]+"  × superseded") || !strings.Contains(superseded, "1 of 1 record") {
 		t.Errorf("browse of the superseded record:\n%s", superseded)
 	}
 
-	explore := visible(c.onPTY(100, colourTerm, false, "", "explore", "tag").screen)
+	explore := visible(c.onPTY(100, colourTerm(), false, "", "explore", "tag").screen)
 	if !regexp.MustCompile(`(?m)^ops\s+3\s+43%\s+█{20}$`).MatchString(explore) ||
 		!strings.Contains(explore, "7 records · 1 without a tag") {
 		t.Errorf("explore tag:\n%s", explore)
 	}
 
-	fetch := visible(c.onPTY(100, colourTerm, false, "", "fetch", "deploys", "approvals").screen)
+	fetch := visible(c.onPTY(100, colourTerm(), false, "", "fetch", "deploys", "approvals").screen)
 	if !regexp.MustCompile(`(?m)^1\s+0\.\d{3}\s+[0-9a-f]{8}\s+learning\s+team:acme\s+Deploys need two approvals before the c\S*\s+0\.70$`).MatchString(fetch) ||
 		!strings.Contains(fetch, "hits · hybrid") {
 		t.Errorf("fetch:\n%s", fetch)
 	}
 
-	recall := visible(c.onPTY(60, colourTerm, false, "", "recall", "how", "do", "deploys", "go", "out").screen)
+	recall := visible(c.onPTY(60, colourTerm(), false, "", "recall", "how", "do", "deploys", "go", "out").screen)
 	if !strings.HasPrefix(recall, "Deploys go out on Tuesdays after the canary is green [1].") ||
 		!strings.Contains(recall, "Sources") || !strings.Contains(recall, "[1]") || !strings.Contains(recall, "answered by mnemo-extractive") {
 		t.Errorf("recall:\n%s", recall)
 	}
 
-	get := visible(c.onPTY(100, colourTerm, false, "", "get", fixtureID(t, 1)).screen)
+	get := visible(c.onPTY(100, colourTerm(), false, "", "get", fixtureID(t, 1)).screen)
 	if !strings.HasPrefix(get, fixtureID(t, 1)+"  document  team:acme\n") || !strings.Contains(get, "tags ops · source file docs/deploy.md") ||
 		!strings.Contains(get, "  Deploys go out on Tuesdays after the canary is green.") {
 		t.Errorf("get prints the whole record:\n%s", get)
 	}
 
-	info := visible(c.onPTY(100, colourTerm, false, "", "info").screen)
+	info := visible(c.onPTY(100, colourTerm(), false, "", "info").screen)
 	if !regexp.MustCompile(`(?m)^records\s+7$`).MatchString(info) || !regexp.MustCompile(`(?m)^index\s+ready · applied seq 8$`).MatchString(info) {
 		t.Errorf("info:\n%s", info)
 	}
-	if h := visible(c.onPTY(100, colourTerm, false, "", "health").screen); h != "ok\n" {
+	if h := visible(c.onPTY(100, colourTerm(), false, "", "health").screen); h != "ok\n" {
 		t.Errorf("health: %q", h)
 	}
 
-	audit := visible(c.onPTY(120, colourTerm, false, "", "audit").screen)
+	audit := visible(c.onPTY(120, colourTerm(), false, "", "audit").screen)
 	if !regexp.MustCompile(`(?m)^\s*3d ago\s+owner\s+admin\s+http\s+store\s+1\s+[0-9a-f]{8}$`).MatchString(audit) ||
 		!strings.Contains(audit, "refused: the token is not known") || !strings.Contains(audit, "3 events · 1 refusal") {
 		t.Errorf("audit:\n%s", audit)
@@ -232,25 +235,25 @@ func TestHumanFormReadsLikeATable(t *testing.T) {
 func TestHumanFormSummaries(t *testing.T) {
 	c := newFixtureCLI(t)
 	file := c.writeFile("some.jsonl", jsonl(tabsLearning, styleLearning, `{"type":"learning"`))
-	imp := c.onPTY(100, colourTerm, false, "", "import", file)
+	imp := c.onPTY(100, colourTerm(), false, "", "import", file)
 	if text := visible(imp.screen); imp.code != exitInvalid || !strings.HasPrefix(text, "stored 1, replayed 1, failed 1\n") ||
 		!regexp.MustCompile(`(?m)^LINE\s+ERROR\n\s+3\s+invalid request: invalid JSON`).MatchString(text) {
 		t.Errorf("import summary: exit %d\n%s", imp.code, text)
 	}
-	dry := visible(c.onPTY(100, colourTerm, false, "", "forget", "--filter", `{"tags_any":["ops"]}`, "--dry-run").screen)
+	dry := visible(c.onPTY(100, colourTerm(), false, "", "forget", "--filter", `{"tags_any":["ops"]}`, "--dry-run").screen)
 	if dry != "would forget 3 records (dry run: nothing was removed)\n" {
 		t.Errorf("dry run: %q", dry)
 	}
-	gone := visible(c.onPTY(100, colourTerm, false, "", "forget", "--filter", `{"tags_any":["ops"]}`, "--yes").screen)
+	gone := visible(c.onPTY(100, colourTerm(), false, "", "forget", "--filter", `{"tags_any":["ops"]}`, "--yes").screen)
 	if gone != "forgot 3 records\n" {
 		t.Errorf("forget: %q", gone)
 	}
-	none := visible(c.onPTY(100, colourTerm, false, "", "forget", "--ids", "0000000000000000000000000000000000000000", "--yes").screen)
+	none := visible(c.onPTY(100, colourTerm(), false, "", "forget", "--ids", "0000000000000000000000000000000000000000", "--yes").screen)
 	if none != "nothing was forgotten\n" {
 		t.Errorf("forget of nothing: %q", none)
 	}
 	demo := newTestCLI(t)
-	if out := visible(demo.onPTY(100, colourTerm, false, "", "demo", "--no-tui").screen); !regexp.MustCompile(`^stored 1,\d{3}, replayed 0, failed 0\n$`).MatchString(out) {
+	if out := visible(demo.onPTY(100, colourTerm(), false, "", "demo", "--no-tui").screen); !regexp.MustCompile(`^stored 1,\d{3}, replayed 0, failed 0\n$`).MatchString(out) {
 		t.Errorf("demo --no-tui: %q", out)
 	}
 }
@@ -259,15 +262,15 @@ func TestHumanFormFitsTheTerminal(t *testing.T) {
 	c := newFixtureCLI(t)
 	for _, cols := range []int{50, 80, 160} {
 		for _, args := range [][]string{{"list"}, {"browse"}, {"fetch", "deploys"}, {"recall", "deploys"}, {"audit"}, {"explore", "namespace"}} {
-			r := c.onPTY(cols, colourTerm, false, "", args...)
+			r := c.onPTY(cols, colourTerm(), false, "", args...)
 			checkFits(t, r.screen, cols)
 		}
 	}
-	wide := visible(c.onPTY(160, colourTerm, false, "", "list").screen)
+	wide := visible(c.onPTY(160, colourTerm(), false, "", "list").screen)
 	if !strings.Contains(wide, "Deploys need two approvals before the canary") {
 		t.Errorf("a wide terminal shows the whole text:\n%s", wide)
 	}
-	narrow := visible(c.onPTY(60, colourTerm, false, "", "list").screen)
+	narrow := visible(c.onPTY(60, colourTerm(), false, "", "list").screen)
 	if !strings.Contains(narrow, "…") {
 		t.Errorf("a narrow terminal cuts long cells with an ellipsis:\n%s", narrow)
 	}
@@ -275,17 +278,17 @@ func TestHumanFormFitsTheTerminal(t *testing.T) {
 
 func TestColourFollowsTheTerminal(t *testing.T) {
 	c := newFixtureCLI(t)
-	if r := c.onPTY(100, colourTerm, false, "", "browse"); !hasColour(r.screen) {
+	if r := c.onPTY(100, colourTerm(), false, "", "browse"); !hasColour(r.screen) {
 		t.Errorf("a colour terminal gets colour:\n%q", r.screen)
 	}
-	noColour := c.onPTY(100, withEnv(colourTerm, "NO_COLOR", "1"), false, "", "browse")
+	noColour := c.onPTY(100, withEnv(colourTerm(), "NO_COLOR", "1"), false, "", "browse")
 	if hasColour(noColour.screen) {
 		t.Errorf("NO_COLOR still coloured:\n%q", noColour.screen)
 	}
 	if !strings.Contains(visible(noColour.screen), "● active") {
 		t.Errorf("NO_COLOR keeps the human form:\n%s", noColour.screen)
 	}
-	if dumb := c.onPTY(100, withEnv(colourTerm, "TERM", "dumb"), false, "", "browse"); strings.Contains(dumb.screen, "\x1b[") {
+	if dumb := c.onPTY(100, withEnv(colourTerm(), "TERM", "dumb"), false, "", "browse"); strings.Contains(dumb.screen, "\x1b[") {
 		t.Errorf("a dumb terminal gets no escape sequences:\n%q", dumb.screen)
 	}
 	// -o text asks for the human form on a pipe: no escapes there either.
@@ -303,7 +306,7 @@ func TestStoredTextCannotDriveTheTerminal(t *testing.T) {
 	c.ok(evil, "store")
 	id := fingerprintOf(t, evil)
 	for _, args := range [][]string{{"list"}, {"browse"}, {"get", id}, {"fetch", "cleared"}, {"recall", "cleared"}, {"explore", "tag"}} {
-		r := c.onPTY(100, colourTerm, false, "", args...)
+		r := c.onPTY(100, colourTerm(), false, "", args...)
 		if rest := sgrSeq.ReplaceAllString(r.screen, ""); strings.ContainsAny(rest, "\x1b\x07\u009b") {
 			t.Errorf("%v let a control sequence of the stored text through:\n%q", args, r.screen)
 		}
@@ -437,7 +440,7 @@ func TestBrowseErrorsCarryTheirCode(t *testing.T) {
 
 func TestMistakesSayWhatTheCommandTakes(t *testing.T) {
 	c := newFixtureCLI(t)
-	r := c.onPTY(100, colourTerm, true, "", "explore", "--facet", "tag")
+	r := c.onPTY(100, colourTerm(), true, "", "explore", "--facet", "tag")
 	screen := visible(r.screen)
 	for _, want := range []string{
 		"mnemo: invalid request: unknown flag: --facet; usage: mnemo explore FACET [flags]\n",
@@ -450,20 +453,20 @@ func TestMistakesSayWhatTheCommandTakes(t *testing.T) {
 			t.Errorf("explore --facet: exit %d, no %q in\n%s", r.code, want, screen)
 		}
 	}
-	r = c.onPTY(100, colourTerm, true, "", "explore")
+	r = c.onPTY(100, colourTerm(), true, "", "explore")
 	if screen := visible(r.screen); !strings.HasPrefix(screen, "mnemo: invalid request: accepts 1 arg(s), received 0; usage: mnemo explore FACET [flags]\n") ||
 		!strings.Contains(screen, "FACET is one of: kind, source,") {
 		t.Errorf("explore without a facet:\n%s", screen)
 	}
-	r = c.onPTY(100, colourTerm, true, "", "explore", "colour")
+	r = c.onPTY(100, colourTerm(), true, "", "explore", "colour")
 	if screen := visible(r.screen); r.code != exitInvalid || !strings.HasPrefix(screen, "mnemo: invalid request: `colour` is not a facet; facets: kind, source,") {
 		t.Errorf("explore with an unknown facet:\n%s", screen)
 	}
-	r = c.onPTY(100, colourTerm, true, "", "list", "--lim", "2")
+	r = c.onPTY(100, colourTerm(), true, "", "list", "--lim", "2")
 	if screen := visible(r.screen); !strings.Contains(screen, "Did you mean --limit?") {
 		t.Errorf("a mistyped flag:\n%s", screen)
 	}
-	r = c.onPTY(100, colourTerm, true, "", "lst")
+	r = c.onPTY(100, colourTerm(), true, "", "lst")
 	if screen := visible(r.screen); !strings.HasPrefix(screen, `mnemo: invalid request: unknown command "lst" for "mnemo"; did you mean get or list?`) {
 		t.Errorf("a mistyped command:\n%s", screen)
 	}
