@@ -270,6 +270,13 @@ func TestHumanFormFitsTheTerminal(t *testing.T) {
 	if !strings.Contains(wide, "Deploys need two approvals before the canary") {
 		t.Errorf("a wide terminal shows the whole text:\n%s", wide)
 	}
+	// A narrow terminal leaves out confidence and times before the text gets
+	// too short to read; id, status, kind, namespace and text stay.
+	browse := visible(c.onPTY(64, colourTerm(), false, "", "browse").screen)
+	header, _, _ := strings.Cut(browse, "\n")
+	if !regexp.MustCompile(`^ID\s+STATUS\s+KIND\s+NAMESPA\S*\s+TEXT$`).MatchString(header) {
+		t.Errorf("browse at 64 columns: header %q\n%s", header, browse)
+	}
 	narrow := visible(c.onPTY(60, colourTerm(), false, "", "list").screen)
 	if !strings.Contains(narrow, "…") {
 		t.Errorf("a narrow terminal cuts long cells with an ellipsis:\n%s", narrow)
