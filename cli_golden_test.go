@@ -146,6 +146,7 @@ func goldenCases() []goldenCase {
 		{name: "info", args: fixed("info")},
 		{name: "health", args: fixed("health")},
 		{name: "audit", args: fixed("audit")},
+		{name: "check", args: fixed("check")},
 		{name: "import", args: func(_ *testing.T, c *testCLI) []string {
 			return []string{"import", c.writeFile("golden.jsonl", jsonl(tabsLearning, styleLearning, `{"type":"learning"`, xDocument))}
 		}, code: exitInvalid},

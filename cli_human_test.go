@@ -16,6 +16,7 @@ import (
 	"github.com/creack/pty"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt"
 )
 
 // fixtureNow is the clock of the human form in these tests: three days after
@@ -223,6 +224,11 @@ func TestHumanFormReadsLikeATable(t *testing.T) {
 	}
 	if h := visible(c.onPTY(100, colourTerm(), false, "", "health").screen); h != "ok\n" {
 		t.Errorf("health: %q", h)
+	}
+	check := visible(c.onPTY(100, colourTerm(), false, "", "check").screen)
+	if !regexp.MustCompile(`(?m)^STRUCTURE\s+CHECKED\s+VERDICT$`).MatchString(check) || !regexp.MustCompile(`(?m)^records\s+7\s+ok$`).MatchString(check) ||
+		!strings.HasSuffix(check, "consistent · 7 records\n") {
+		t.Errorf("check:\n%s", check)
 	}
 
 	audit := visible(c.onPTY(120, colourTerm(), false, "", "audit").screen)
@@ -480,5 +486,26 @@ func TestMistakesSayWhatTheCommandTakes(t *testing.T) {
 	// Piped, the error stays one line for scripts.
 	if r := c.run("", "explore", "--facet", "tag"); r.stderr != "mnemo: invalid request: unknown flag: --facet; usage: mnemo explore FACET [flags]\n" {
 		t.Errorf("piped: %q", r.stderr)
+	}
+}
+
+func TestCheckSaysWhatDisagrees(t *testing.T) {
+	var out bytes.Buffer
+	a := newApp(strings.NewReader(""), &out, io.Discard)
+	a.flags.output = outputText
+	err := a.answer(nil, func(s *screen) {
+		drawCheck(s, bolt.CheckReport{Records: 12_000, Consistent: false, Checks: []bolt.CheckEntry{
+			{Name: "records", Checked: 12_000},
+			{Name: "search index", Checked: 12_000, Disagreements: 1_234, Examples: []string{"fbcc6500 missing"}},
+		}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{"records        12,000  ok", "search index   12,000  1,234 disagreements  e.g. fbcc6500 missing", "not consistent · 12,000 records"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in\n%s", want, got)
+		}
 	}
 }

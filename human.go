@@ -12,6 +12,7 @@ import (
 
 	"mnemo/contract"
 	"mnemo/engine/auth"
+	"mnemo/engine/bolt"
 	"mnemo/ui/common"
 )
 
@@ -464,4 +465,42 @@ func drawDryRun(s *screen, r dryRunReport) {
 	for _, id := range r.IDs {
 		s.line("  " + id)
 	}
+}
+
+// drawCheck prints one row per checked structure and the verdict; the
+// detail column (notes, example disagreements) appears when there is one.
+func drawCheck(s *screen, r bolt.CheckReport) {
+	cols := []column{{title: "structure", shrink: true}, {title: "checked", right: true}, {title: "verdict"}}
+	cells := make([][]cell, len(r.Checks))
+	withDetail := false
+	for _, c := range r.Checks {
+		withDetail = withDetail || c.Note != "" || len(c.Examples) > 0
+	}
+	if withDetail {
+		cols = append(cols, column{title: "detail", flex: true})
+	}
+	for i, c := range r.Checks {
+		verdict, style := "ok", s.st.Toast
+		if c.Disagreements > 0 {
+			verdict, style = counted(c.Disagreements, "disagreement", "disagreements"), s.st.Error
+		}
+		detail := c.Note
+		if len(c.Examples) > 0 {
+			detail = strings.TrimSpace(detail + " e.g. " + strings.Join(c.Examples, "; "))
+		}
+		cells[i] = []cell{{c.Name, s.st.Row}, {count(c.Checked), s.st.Number}, {verdict, style}}
+		if withDetail {
+			cells[i] = append(cells[i], cell{detail, s.st.Dim})
+		}
+	}
+	s.table(cols, cells)
+	verdict := s.st.Toast.Render("consistent")
+	if !r.Consistent {
+		verdict = s.st.Error.Render("not consistent")
+	}
+	parts := []string{counted(r.Records, "record", "records")}
+	if r.Repaired {
+		parts = append(parts, "repaired")
+	}
+	s.line(verdict + s.st.Dim.Render(" · "+strings.Join(parts, " · ")))
 }
