@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/adrg/xdg"
 	"github.com/charmbracelet/x/term"
@@ -26,6 +27,8 @@ type globalFlags struct {
 	remote string
 	config string
 	debug  bool
+	json   bool
+	output string
 }
 
 // app is one invocation's state: its streams, resolved settings and the engine
@@ -38,6 +41,11 @@ type app struct {
 	// getenv and isTerminal are the process environment, replaceable in tests.
 	getenv     func(string) string
 	isTerminal func(stream any) bool
+	// now is the clock the human form's relative times read.
+	now func() time.Time
+	// lockTimeout, when set, bounds the wait for another process's lock on
+	// the store instead of storeLockTimeout (completion sets it short).
+	lockTimeout time.Duration
 
 	flags globalFlags
 
@@ -58,6 +66,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
 		stderr:     stderr,
 		getenv:     os.Getenv,
 		isTerminal: streamIsTerminal,
+		now:        time.Now,
 		logger:     slog.New(slog.DiscardHandler),
 	}
 }
@@ -70,6 +79,9 @@ func streamIsTerminal(stream any) bool {
 
 // setup resolves the config file and logging before any command runs.
 func (a *app) setup(cmd *cobra.Command) error {
+	if err := a.checkOutputFlags(); err != nil {
+		return err
+	}
 	a.configPath = a.flags.config
 	explicit := a.configPath != ""
 	if !explicit {

@@ -66,8 +66,19 @@ func TestRemoteCommands(t *testing.T) {
 		t.Errorf("not found over HTTP: exit %d, %q", r.code, r.stderr)
 	}
 	r = c.run("", "--remote", url, "browse", "--query", `{"limit":5000}`)
-	if r.code != 2 || !strings.HasPrefix(r.stderr, "mnemo: invalid request: ") {
+	if r.code != 2 || r.stderr != "mnemo: invalid request: invalid-query: limit must be at most 1000\n" {
 		t.Errorf("invalid browse over HTTP: exit %d, %q", r.code, r.stderr)
+	}
+	// A cursor is judged by the server; its code comes back in the error body.
+	c.okJSON(&page, "", "--remote", url, "browse", "--query", `{"limit":1}`)
+	foreign := `{"limit":1,"kind":"document","cursor":"` + *page.Continuation + `"}`
+	r = c.run("", "--remote", url, "browse", "--query", foreign)
+	if r.code != 2 || r.stderr != "mnemo: invalid request: continuation-invalid: cursor belongs to a different query\n" {
+		t.Errorf("foreign cursor over HTTP: exit %d, %q", r.code, r.stderr)
+	}
+	r = c.run("", "--remote", url, "--json", "browse", "--query", foreign)
+	if r.code != 2 || r.stderr != `{"error":{"kind":"invalid_request","code":"continuation-invalid","message":"cursor belongs to a different query"}}`+"\n" {
+		t.Errorf("foreign cursor over HTTP with --json: exit %d, %q", r.code, r.stderr)
 	}
 
 	out := c.ok("", "--remote", url, "conformance")

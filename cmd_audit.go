@@ -48,6 +48,9 @@ store a running server holds, or with --remote, the server answers (admins only)
 			if err != nil {
 				return err
 			}
+			if a.human() {
+				return a.answer(nil, func(s *screen) { drawAudit(s, events) })
+			}
 			var buf bytes.Buffer
 			enc := json.NewEncoder(&buf)
 			enc.SetEscapeHTML(false)

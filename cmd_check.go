@@ -49,7 +49,7 @@ itself: stop a server that holds it first.`,
 			if err != nil {
 				return err
 			}
-			if err := a.writeJSON(rep); err != nil {
+			if err := a.answer(rep, func(s *screen) { drawCheck(s, rep) }); err != nil {
 				return err
 			}
 			if !rep.Consistent {

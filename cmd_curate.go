@@ -14,7 +14,8 @@ func newReviewCommand(a *app) *cobra.Command {
 		Long: `Approve a candidate (it becomes active; prints the updated record) or reject it
 (it is forgotten; prints {"forgotten": 1}). A record that is not a candidate is a
 conflict (exit 6); an unknown id is not found (exit 4).`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: a.firstIDArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if approve == reject {
 				return usageError("review takes exactly one of --approve or --reject")
@@ -49,7 +50,8 @@ func newSupersedeCommand(a *app) *cobra.Command {
 		Short: "Mark a record as superseded by another",
 		Long: `Mark record ID as superseded by record --by (both must exist). Prints the
 updated record. Superseded records stay listed but leave fetch and recall.`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: a.firstIDArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("by") {
 				return usageError("supersede needs --by ID, the record that replaces it")
@@ -70,5 +72,6 @@ updated record. Superseded records stay listed but leave fetch and recall.`,
 		},
 	}
 	cmd.Flags().StringVar(&by, "by", "", "the id of the record that supersedes it")
+	_ = cmd.RegisterFlagCompletionFunc("by", a.idFlag)
 	return cmd
 }

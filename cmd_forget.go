@@ -58,10 +58,11 @@ On a terminal, mnemo asks before forgetting unless --yes is given.`,
 					return err
 				}
 				if dryRun {
-					return a.writeJSON(report)
+					return a.answer(report, func(s *screen) { drawDryRun(s, report) })
 				}
 				if report.WouldForget == 0 {
-					return a.writeJSON(contract.ForgetReport{Forgotten: 0})
+					none := contract.ForgetReport{Forgotten: 0}
+					return a.answer(none, func(s *screen) { drawForget(s, none) })
 				}
 				if !a.confirm(fmt.Sprintf("forget %d %s? [y/N] ", report.WouldForget, plural(report.WouldForget, "record", "records"))) {
 					return errAborted
@@ -71,10 +72,11 @@ On a terminal, mnemo asks before forgetting unless --yes is given.`,
 			if err != nil {
 				return err
 			}
-			return a.writeJSON(report)
+			return a.answer(report, func(s *screen) { drawForget(s, report) })
 		},
 	}
 	cmd.Flags().StringSliceVar(&ids, "ids", nil, "ids to forget (comma-separated or repeated)")
+	_ = cmd.RegisterFlagCompletionFunc("ids", a.idFlag)
 	cmd.Flags().StringVar(&reach, "reach", "", "with --ids: forget only ids inside this Reach (JSON)")
 	cmd.Flags().StringVar(&filter, "filter", "", "forget everything this MetaFilter (JSON) matches")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "report what would be forgotten without removing it")

@@ -21,7 +21,7 @@ engine is serving (ok or degraded), 1 when it is down.`,
 				return err
 			}
 			h := e.Health(cmd.Context())
-			if err := a.writeJSON(h); err != nil {
+			if err := a.answer(h, func(s *screen) { drawHealth(s, h) }); err != nil {
 				return err
 			}
 			if !h.IsServing() {
@@ -73,7 +73,7 @@ file --debug writes to.`,
 				st := s.indexStatus()
 				report.Index = &st
 			}
-			return a.writeJSON(report)
+			return a.answer(report, func(s *screen) { drawInfo(s, report) })
 		},
 	}
 }

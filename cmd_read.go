@@ -21,7 +21,8 @@ func newGetCommand(a *app) *cobra.Command {
 		Short: "Read items by id, in the order named",
 		Long: `Read items by id. Prints a JSON array of hits in the order the ids were named;
 ids that do not exist, or lie outside --reach, are left out.`,
-		Args: cobra.MinimumNArgs(1),
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: a.idArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, err := parseReachFlag("--reach", reach)
 			if err != nil {
@@ -42,7 +43,7 @@ ids that do not exist, or lie outside --reach, are left out.`,
 			if hits == nil {
 				hits = []contract.Hit{}
 			}
-			return a.writeJSON(hits)
+			return a.answer(hits, func(s *screen) { drawGet(s, hits) })
 		},
 	}
 	cmd.Flags().StringVar(&reach, "reach", "", "only ids this Reach admits (JSON, e.g. '{\"at\":\"team:acme\",\"descendants\":true}')")
@@ -90,7 +91,20 @@ prints every matching hit as JSON lines, walking every page.`,
 				if page.Items == nil {
 					page.Items = []contract.Hit{}
 				}
-				return a.writeJSON(page)
+				return a.answer(page, func(s *screen) { drawList(s, page) })
+			}
+			if a.human() {
+				var hits []contract.Hit
+				err := walkPages(req.Cursor, "list", func(c *string) (*string, error) {
+					req.Cursor = c
+					page, err := e.List(cmd.Context(), req)
+					hits = append(hits, page.Items...)
+					return page.NextCursor, err
+				})
+				if err != nil {
+					return err
+				}
+				return a.answer(nil, func(s *screen) { drawList(s, contract.ListPage{Items: hits}) })
 			}
 			out := newJSONLines(a.stdout)
 			err = walkPages(req.Cursor, "list", func(c *string) (*string, error) {
@@ -191,10 +205,13 @@ and superseded records are hidden unless the filter names them in "statuses".`,
 			if page.Hits == nil {
 				page.Hits = []contract.Hit{}
 			}
-			return a.writeJSON(page)
+			return a.answer(page, func(s *screen) { drawFetch(s, page, req.Mode) })
 		},
 	}
 	cmd.Flags().StringVar(&mode, "mode", "", "keyword, vector or hybrid (default: hybrid if offered, else the engine's first mode)")
+	_ = cmd.RegisterFlagCompletionFunc("mode", func(c *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return a.completeModes(c, toComplete)
+	})
 	cmd.Flags().StringVar(&filter, "filter", "", "a MetaFilter as JSON")
 	cmd.Flags().IntVar(&limit, "limit", defaultPageLimit, "hits per page")
 	cmd.Flags().StringVar(&cursor, "cursor", "", "continue after a previous page's next_cursor")
@@ -244,7 +261,7 @@ the answer, the citations it draws on, and the model that wrote it.`,
 			if answer.Citations == nil {
 				answer.Citations = []contract.Citation{}
 			}
-			return a.writeJSON(answer)
+			return a.answer(answer, func(s *screen) { drawRecall(s, answer) })
 		},
 	}
 	cmd.Flags().StringVar(&filter, "filter", "", "a MetaFilter as JSON")
@@ -289,7 +306,7 @@ ExplorePage. Facets: ` + facetList() + `.`,
 			if page.Buckets == nil {
 				page.Buckets = []contract.FacetBucket{}
 			}
-			return a.writeJSON(page)
+			return a.answer(page, func(s *screen) { drawExplore(s, page) })
 		},
 	}
 	cmd.Flags().StringVar(&filter, "filter", "", "a MetaFilter as JSON")
@@ -304,8 +321,19 @@ func newNarrowCommand(a *app) *cobra.Command {
 		Short: "Print the filter narrowed to one facet value (scripted drill-down)",
 		Long: `Print the MetaFilter that results from narrowing --filter to VALUE of FACET,
 as explore's drill-down does. Feed it back to --filter of list, explore or forget.`,
-		Args:      cobra.ExactArgs(2),
-		ValidArgs: facetNames(),
+		Args:        cobra.ExactArgs(2),
+		Annotations: map[string]string{argChoicesAnnotation: facetList()},
+		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			switch len(args) {
+			case 0:
+				return completeFacets(toComplete)
+			case 1:
+				if facet, ok := contract.ParseFacet(args[0]); ok {
+					return a.completeFacetValues(c, facet, toComplete)
+				}
+			}
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		},
 		RunE: func(_ *cobra.Command, args []string) error {
 			facet, err := parseFacetArg(args[0])
 			if err != nil {
@@ -366,7 +394,7 @@ Example:
 			if page.Records == nil {
 				page.Records = []contract.Record{}
 			}
-			return a.writeJSON(page)
+			return a.answer(page, func(s *screen) { drawBrowse(s, page, data) })
 		},
 	}
 	cmd.Flags().StringVar(&query, "query", "", "the browse query as JSON (default: read stdin)")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	neturl "net/url"
@@ -130,7 +131,7 @@ const storeLockTimeout = time.Second
 // openLocal opens the store in dir with the embedder and answerer the config
 // file names.
 func openLocal(ctx context.Context, a *app, dir string) (*openStore, error) {
-	opts := bolt.Options{LockTimeout: storeLockTimeout, Logger: a.logger}
+	opts := bolt.Options{LockTimeout: cmp.Or(a.lockTimeout, storeLockTimeout), Logger: a.logger}
 	if ep := a.cfg.Embedder; ep.Endpoint != "" {
 		emb, err := retrieval.NewOpenAIEmbedder(retrieval.OpenAIConfig{Endpoint: ep.Endpoint, Model: ep.Model, APIKeyEnv: ep.APIKeyEnv}, nil)
 		if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -34,7 +35,9 @@ type lockedError struct{ message string }
 
 func (e lockedError) Error() string { return e.message }
 
-// report prints err as one line on stderr and returns the exit code.
+// report prints err on stderr and returns the exit code: one line
+// "mnemo: <kind>: [<code>: ]<message>", or with --json / -o json the error body
+// of the HTTP API. A usage error is followed by what the command takes.
 func (a *app) report(err error) int {
 	if err == nil {
 		return exitOK
@@ -43,37 +46,59 @@ func (a *app) report(err error) int {
 	if errors.As(err, &ex) {
 		return ex.code
 	}
-	line, code := describe(err)
-	a.logger.Debug("mnemo failed", "code", code, "err", line)
-	fmt.Fprintln(a.stderr, "mnemo: "+line)
+	d, code := describe(err)
+	a.logger.Debug("mnemo failed", "code", code, "err", d.Message)
+	if a.wantsJSON() {
+		enc := json.NewEncoder(a.stderr)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(contract.ErrorBody{Error: d})
+		return code
+	}
+	fmt.Fprintln(a.stderr, "mnemo: "+errorLine(d))
+	var usage usageHint
+	if errors.As(err, &usage) && a.isTerminal(a.stderr) {
+		fmt.Fprint(a.stderr, usage.hint)
+	}
 	return code
 }
 
-// describe turns an error into its one-line text "<kind>: <message>" and exit code.
-func describe(err error) (string, int) {
+// errorLine is an error's one-line text: its kind, the stable code of a browse
+// error, its message ("invalid request: invalid-query: limit must be ...").
+func errorLine(d contract.ErrorDetail) string {
+	kind := d.Kind
+	if k, ok := contract.ErrorKindFromWire(d.Kind); ok {
+		kind = string(k)
+	}
+	if d.Code != "" {
+		return kind + ": " + d.Code + ": " + d.Message
+	}
+	return kind + ": " + d.Message
+}
+
+// describe turns an error into its wire detail and exit code. A locked store
+// and a declined confirmation are not contract errors; their kinds are
+// "locked" and "aborted".
+func describe(err error) (contract.ErrorDetail, int) {
 	var locked lockedError
 	if errors.As(err, &locked) {
-		return "locked: " + oneLine(locked.message), exitLocked
+		return contract.ErrorDetail{Kind: "locked", Message: oneLine(locked.message)}, exitLocked
 	}
 	if errors.Is(err, errAborted) {
-		return err.Error(), exitFailure
+		return contract.ErrorDetail{Kind: "aborted", Message: strings.TrimPrefix(err.Error(), "aborted: ")}, exitFailure
 	}
-	var cerr *contract.Error
-	if !errors.As(err, &cerr) {
-		cerr = contract.EngineErr("%s", err.Error())
-	}
-	text := string(cerr.Kind) + ": " + oneLine(cerr.Message)
-	switch cerr.Kind {
+	d := contract.DetailOf(err)
+	d.Message = oneLine(d.Message)
+	switch contract.KindOf(err) {
 	case contract.KindInvalidRequest, contract.KindUnsupported, contract.KindConfig:
-		return text, exitInvalid
+		return d, exitInvalid
 	case contract.KindNotFound:
-		return text, exitNotFound
+		return d, exitNotFound
 	case contract.KindUnauthorized:
-		return text, exitUnauthorized
+		return d, exitUnauthorized
 	case contract.KindConflict:
-		return text, exitConflict
+		return d, exitConflict
 	}
-	return text, exitFailure
+	return d, exitFailure
 }
 
 // oneLine keeps an error on one line of stderr.

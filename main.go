@@ -86,7 +86,8 @@ func newRootCommand(a *app) *cobra.Command {
 
 With no subcommand it opens the TUI on the store (same as "mnemo tui"). Every other
 command speaks the memory contract's JSON on stdin and stdout, so scripts and agents
-use the same store as the TUI.`,
+use the same store as the TUI. On a terminal the answers are tables and text for a
+person instead; piped, or with --json (-o json), they are the contract JSON.`,
 		Args:              cobra.NoArgs,
 		SilenceErrors:     true,
 		SilenceUsage:      true,
@@ -96,16 +97,19 @@ use the same store as the TUI.`,
 		},
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
+	root.SuggestionsMinimumDistance = 2
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err.Error()) })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return commandUsageError(c, err.Error()) })
 
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.flags.db, "db", "", "the store directory (env MNEMO_DB; default $XDG_DATA_HOME/mnemo)")
 	pf.StringVar(&a.flags.remote, "remote", "", "talk to a running \"mnemo serve\" at this URL (env MNEMO_REMOTE; token from MNEMO_TOKEN)")
 	pf.StringVar(&a.flags.config, "config", "", "config file (default $XDG_CONFIG_HOME/mnemo/config.toml)")
 	pf.BoolVar(&a.flags.debug, "debug", false, "log to $XDG_STATE_HOME/mnemo/mnemo.log (never to the terminal)")
+	pf.BoolVar(&a.flags.json, "json", false, "print the contract JSON even on a terminal (same as -o json)")
+	pf.StringVarP(&a.flags.output, "output", "o", "", "json: the contract JSON; text: the human form even when piped (default: text on a terminal, JSON otherwise)")
 
 	for _, build := range commandConstructors {
 		root.AddCommand(build(a))
@@ -114,12 +118,16 @@ use the same store as the TUI.`,
 	return root
 }
 
-// usageArgs makes every command's argument errors usage errors (exit 2).
+// usageArgs makes every command's argument errors usage errors (exit 2) that
+// say what the command takes; an unknown subcommand gets cobra's suggestions.
 func usageArgs(cmd *cobra.Command) {
 	if check := cmd.Args; check != nil {
 		cmd.Args = func(c *cobra.Command, args []string) error {
 			if err := check(c, args); err != nil {
-				return usageError(err.Error())
+				if !c.HasParent() && len(args) > 0 {
+					return unknownCommandError(c, args[0])
+				}
+				return commandUsageError(c, err.Error())
 			}
 			return nil
 		}

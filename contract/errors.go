@@ -133,6 +133,31 @@ func CursorErr(msg string) *Error {
 	return &Error{Kind: KindInvalidRequest, Code: CodeContinuationInvalid, Message: msg}
 }
 
+// ErrorBody is the JSON of an error: the HTTP API's error answers and the
+// command line's --json errors, {"error": {"kind", "code"?, "message"}}.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail is an error on the wire: its snake_case kind, its stable code
+// (browse errors) and its message.
+type ErrorDetail struct {
+	Kind    string `json:"kind"`
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message"`
+}
+
+// DetailOf is err on the wire. Only an invalid request carries its code
+// (invalid-query, continuation-invalid); other codes are internal.
+func DetailOf(err error) ErrorDetail {
+	e := AsError(err)
+	d := ErrorDetail{Kind: e.Kind.Wire(), Message: e.Message}
+	if e.Kind == KindInvalidRequest {
+		d.Code = e.Code
+	}
+	return d
+}
+
 // KindOf returns the contract kind of err, or KindEngine for foreign errors.
 func KindOf(err error) ErrorKind {
 	var e *Error

@@ -317,16 +317,11 @@ func (e *rateLimited) Error() string { return "rate limited" }
 
 func (e *rateLimited) seconds() int { return max(1, int(math.Ceil(e.wait.Seconds()))) }
 
-// errorBody is the JSON of every error answer.
-type errorBody struct {
-	Error errorDetail `json:"error"`
-}
+// errorBody is the JSON of every error answer (the command line's --json
+// errors print the same).
+type errorBody = contract.ErrorBody
 
-type errorDetail struct {
-	Kind    string `json:"kind"`
-	Code    string `json:"code,omitempty"`
-	Message string `json:"message"`
-}
+type errorDetail = contract.ErrorDetail
 
 // StatusOf maps a contract error to its HTTP status (cli.md section 4).
 func StatusOf(err error) int {
@@ -360,15 +355,12 @@ func writeStatus(w http.ResponseWriter, status int, err error) {
 		writeJSON(w, status, errorBody{errorDetail{Kind: contract.KindInvalidRequest.Wire(), Message: tooBig.Error()}})
 		return
 	}
-	ce := contract.AsError(err)
-	d := errorDetail{Kind: ce.Kind.Wire(), Message: ce.Message}
-	switch ce.Kind {
+	d := contract.DetailOf(err)
+	switch contract.KindOf(err) {
 	case contract.KindEngine, contract.KindConfig:
 		// Engine and configuration failures can name files and internals; the
 		// full text goes to the server log only.
 		d.Message = "the server's engine failed on this request; the failure is in its log"
-	case contract.KindInvalidRequest:
-		d.Code = ce.Code
 	}
 	if w.Header().Get("WWW-Authenticate") == "" && status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mnemo"`)
