@@ -164,6 +164,19 @@ func TestFusionSweep(t *testing.T) {
 			return keys(retrieval.Blend(kw, vec[:min(10, len(vec))], w))
 		}})
 	}
+	// keyword confidence: the top-1 / top-2 score ratio picks the weight
+	for _, c := range []struct{ lo, hi, at float64 }{{0.6, 0.85, 1.15}, {0.65, 0.85, 1.1}, {0.7, 0.9, 1.1}, {0.7, 0.85, 1.2}, {0.6, 0.9, 1.3}} {
+		fusions = append(fusions, fusion{fmt.Sprintf("score / best, vector top 10, keyword %.2f or %.2f at top ratio %.2f", c.lo, c.hi, c.at), func(kw, vec []retrieval.ScoredID) []string {
+			w := c.lo
+			if len(kw) == 1 || len(kw) > 1 && kw[0].Score >= c.at*kw[1].Score {
+				w = c.hi
+			}
+			if len(kw) == 0 {
+				w = 0
+			}
+			return keys(retrieval.Blend(kw, vec[:min(10, len(vec))], w))
+		}})
+	}
 	var b strings.Builder
 	b.WriteString("| fusion |")
 	for _, s := range sets {
