@@ -16,7 +16,8 @@ import (
 )
 
 // Keyword ranks the documents matching f by BM25 over their text for query
-// (every query term optional), best first with ties by id ascending so pages
+// (analysed by textAnalysis.queryTerms; every query term optional; scored
+// with the index's own statistics, see stats.go), best first with ties by id ascending so pages
 // are stable, and returns the page [offset, offset+size) and the number of
 // matching documents. ranked applies the statuses rule of fetch and recall
 // (only active records unless f names statuses). A query without a single
