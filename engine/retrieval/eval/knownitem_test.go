@@ -120,8 +120,8 @@ func evalKnownItems(t *testing.T, sets []KnownItemSet, opts bolt.Options) []Know
 // man-pages keyword 0.639, hybrid 0.662; the go-doc set follows the Go
 // release the tests run with).
 func TestKnownItemBolt(t *testing.T) {
-	if testing.Short() {
-		t.Skip("loads thousands of documents")
+	if testing.Short() || raceEnabled {
+		t.Skip("loads thousands of documents (skipped with -short and -race)")
 	}
 	results := evalKnownItems(t, knownItemSets(t), bolt.Options{Embedder: retrieval.NewHashEmbedder()})
 	t.Logf("\n%s", KnownItemTable(results...))
