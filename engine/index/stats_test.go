@@ -3,7 +3,9 @@ package index
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"mnemo/contract"
@@ -185,6 +187,63 @@ func TestIdentifiersStillFindTheirRecords(t *testing.T) {
 		}
 		if !slices.Contains(ids(hits), c.want) {
 			t.Errorf("%q: top %d %v lacks %s", c.query, c.top, ids(hits), c.want)
+		}
+	}
+}
+
+// TestKeywordOrderDoesNotDependOnSegments: two indexes of the same documents,
+// built in one batch and in many (other segments, other merges), rank every
+// query alike, and documents of equal text tie and follow their ids, even
+// for long queries whose term scores Bleve adds in a segment-dependent order.
+func TestKeywordOrderDoesNotDependOnSegments(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 9))
+	vocab := make([]string, 300)
+	for i := range vocab {
+		vocab[i] = fmt.Sprintf("w%03d", i)
+	}
+	words := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteString(vocab[int(float64(len(vocab))*r.Float64()*r.Float64())] + " ")
+		}
+		return b.String()
+	}
+	var docs []Doc
+	for i := range 400 {
+		text := words(20 + r.IntN(60))
+		docs = append(docs, doc(fmt.Sprintf("d%03d", i), text))
+		if i%10 == 0 { // an exact duplicate under another id
+			docs = append(docs, doc(fmt.Sprintf("d%03d-copy", i), text))
+		}
+	}
+	one, _ := openTemp(t)
+	if err := one.Apply(docs, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	many, _ := openTemp(t)
+	for lo := 0; lo < len(docs); lo += 7 {
+		if err := many.Apply(docs[lo:min(lo+7, len(docs))], nil, uint64(lo+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	for q := range 60 {
+		query := words(14)
+		a, _, err := one.Keyword(ctx, query, contract.MetaFilter{}, false, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _, err := many.Keyword(ctx, query, contract.MetaFilter{}, false, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(a, b) {
+			t.Fatalf("query %d %q:\none batch   %v\nmany batches %v", q, query, a, b)
+		}
+		for i := 1; i < len(a); i++ {
+			if a[i].Score == a[i-1].Score && a[i].ID < a[i-1].ID {
+				t.Fatalf("query %d: tie not ordered by id: %v", q, a)
+			}
 		}
 	}
 }
