@@ -96,11 +96,11 @@ func (e *Engine) rank(ctx context.Context, mode contract.FetchMode, q string, f 
 	if err != nil {
 		return nil, err
 	}
-	vec, err := e.rankVector(ctx, q, f, retrieval.HybridWindow)
+	vec, err := e.rankVector(ctx, q, f, retrieval.HybridVectorWindow)
 	if err != nil {
 		return nil, err
 	}
-	fused := retrieval.RRF(retrieval.RRFK, idsOf(kw), idsOf(vec))
+	fused := retrieval.Blend(scoredOf(kw), scoredOf(vec), retrieval.HybridKeywordWeight)
 	out := make([]rankedID, 0, min(len(fused), want))
 	for _, x := range fused[:min(len(fused), want)] {
 		out = append(out, rankedID{x.ID, x.Score})
@@ -108,10 +108,10 @@ func (e *Engine) rank(ctx context.Context, mode contract.FetchMode, q string, f 
 	return out, nil
 }
 
-func idsOf(r []rankedID) []string {
-	out := make([]string, len(r))
+func scoredOf(r []rankedID) []retrieval.ScoredID {
+	out := make([]retrieval.ScoredID, len(r))
 	for i, x := range r {
-		out[i] = x.id
+		out[i] = retrieval.ScoredID{ID: x.id, Score: x.score}
 	}
 	return out
 }

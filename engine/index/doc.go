@@ -10,6 +10,12 @@
 // thrown away and rebuilt instead of being misread. Batches are persisted
 // before Apply returns, so AppliedSeq never runs ahead of what a crash keeps.
 //
+// Keyword search is BM25 over `text` with the English analysis of
+// analysis.go and exact corpus statistics (stats.go): the document count and
+// the total analysed length travel in every batch as a running sum and are
+// handed to Bleve as its BM25 pre-search data, because Bleve's own average
+// length is not one.
+//
 // Layout (see mapping.go): `text` is the only analysed and scored field;
 // every metadata value is one exact term "<name>=<value>" in the `meta` field
 // (with doc values, for facets) or, for terms derived only to make a filter a

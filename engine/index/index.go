@@ -47,6 +47,11 @@ type Index struct {
 	build        *builder
 	needsRebuild bool
 
+	// stats are the BM25 statistics of the text field, a running sum kept
+	// beside the documents (keyBM25Stats) and updated by every Apply.
+	statsMu sync.RWMutex
+	stats   bm25Stats
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -72,7 +77,7 @@ func Open(dir string) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("index mapping: %w", err)
 	}
-	b, err := newBuilder(im)
+	b, err := newBuilder()
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +85,9 @@ func Open(dir string) (*Index, error) {
 	if err == nil {
 		version, verr := idx.GetInternal([]byte(keyMappingVersion))
 		if verr == nil && string(version) == MappingVersion {
-			return &Index{dir: dir, idx: idx, build: b}, nil
+			if stats, ok := loadStats(idx); ok {
+				return &Index{dir: dir, idx: idx, build: b, stats: stats}, nil
+			}
 		}
 		if cerr := idx.Close(); cerr != nil {
 			return nil, fmt.Errorf("close outdated index %s: %w", dir, cerr)
@@ -125,26 +132,40 @@ func (ix *Index) AppliedSeq() (uint64, error) {
 // Apply writes one Bleve batch: the deletes, then the upserts (so an id in
 // both lists ends up indexed), and applied_seq = appliedSeq, all or nothing.
 // It returns once the batch is persisted.
+// The BM25 statistics move with the batch: a delete or a replacement takes
+// out the length the index holds for that id, an upsert adds its own.
 func (ix *Index) Apply(docs []Doc, deletes []string, appliedSeq uint64) error {
 	batch := ix.idx.NewBatch()
+	// final is every touched id's text length after the batch, -1 = gone.
+	final := make(map[string]int, len(docs)+len(deletes))
 	for _, id := range deletes {
 		batch.Delete(id)
+		final[id] = -1
 	}
 	for i := range docs {
-		doc, err := ix.build.document(docs[i])
+		doc, length, err := ix.build.document(docs[i])
 		if err != nil {
 			return fmt.Errorf("index record %s: %w", docs[i].ID, err)
 		}
 		if err := batch.IndexAdvanced(doc); err != nil {
 			return fmt.Errorf("index record %s: %w", docs[i].ID, err)
 		}
+		final[docs[i].ID] = length
+	}
+	ix.statsMu.Lock()
+	defer ix.statsMu.Unlock()
+	stats, err := ix.statsAfter(final)
+	if err != nil {
+		return err
 	}
 	var seq [8]byte
 	binary.BigEndian.PutUint64(seq[:], appliedSeq)
 	batch.SetInternal([]byte(keyAppliedSeq), seq[:])
+	batch.SetInternal([]byte(keyBM25Stats), stats.encode())
 	if err := ix.idx.Batch(batch); err != nil {
 		return fmt.Errorf("apply index batch: %w", err)
 	}
+	ix.stats = stats
 	return nil
 }
 

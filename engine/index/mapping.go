@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/blevesearch/bleve/v2/analysis"
 	_ "github.com/blevesearch/bleve/v2/analysis/analyzer/custom"  // registers the custom analyzer type
 	_ "github.com/blevesearch/bleve/v2/analysis/analyzer/keyword" // the keyword field mapping's analyzer
 	"github.com/blevesearch/bleve/v2/analysis/char/asciifolding"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/document"
@@ -24,7 +24,7 @@ import (
 // MappingVersion names the field layout below. Change it whenever a field, an
 // analyzer or a term encoding changes: an index carrying another version is
 // discarded and rebuilt from the record.
-const MappingVersion = "mnemo-index-7"
+const MappingVersion = "mnemo-index-8"
 
 // The index has few physical fields, because Bleve pays per field and per
 // document (a token map, a dictionary per segment): `text` (analysed, BM25),
@@ -72,14 +72,25 @@ const (
 	// fieldObservedFar holds observed_at as an order-preserving hex term
 	// for instants a Bleve date (int64 nanoseconds) cannot represent.
 	fieldObservedFar = "observed_far"
+
+	// fieldTextLen holds the analysed length of the record's text, so that
+	// Apply can take a replaced or deleted record's length out of the BM25
+	// statistics (read back from the meta field's doc values).
+	fieldTextLen = "text_len"
 )
 
 // Internal keys stored beside the documents.
 const (
 	keyAppliedSeq     = "applied_seq"
 	keyMappingVersion = "mapping_version"
+	// keyBM25Stats holds the document count and the total analysed length
+	// of the text field (two big-endian uint64), maintained by Apply.
+	keyBM25Stats = "bm25_stats"
 )
 
+// textAnalyzer names, for the mapping, the registered chain closest to
+// textAnalysis (which the builder and keyword queries use; it also adds
+// identifier parts, which no registered filter does).
 const textAnalyzer = "mnemo_text"
 
 // physicalField tells where a logical name's terms live.
@@ -135,7 +146,7 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 		"type":          "custom",
 		"char_filters":  []string{asciifolding.Name},
 		"tokenizer":     unicode.Name,
-		"token_filters": []string{lowercase.Name},
+		"token_filters": []string{en.PossessiveName, lowercase.Name, en.SnowballStemmerName},
 	})
 	if err != nil {
 		return nil, err
@@ -177,20 +188,25 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 // builder turns Docs into Bleve documents directly, skipping the mapping's
 // reflection walk (the field table above is the mapping's single source).
 type builder struct {
-	text analysis.Analyzer
+	text *textAnalysis
 }
 
-func newBuilder(im *mapping.IndexMappingImpl) (*builder, error) {
-	a := im.AnalyzerNamed(textAnalyzer)
-	if a == nil {
-		return nil, fmt.Errorf("index mapping lacks analyzer %s", textAnalyzer)
+func newBuilder() (*builder, error) {
+	a, err := newTextAnalysis()
+	if err != nil {
+		return nil, fmt.Errorf("text analysis: %w", err)
 	}
 	return &builder{text: a}, nil
 }
 
-func (b *builder) document(d Doc) (*document.Document, error) {
+// document builds d's Bleve document and returns the analysed length of its
+// text (the text is analysed here, once, to know it).
+func (b *builder) document(d Doc) (*document.Document, int, error) {
 	doc := document.NewDocument(d.ID)
-	doc.AddField(document.NewTextFieldCustom(fieldText, nil, []byte(d.Text), textOptions, b.text))
+	text := &analysedText{TextField: document.NewTextFieldCustom(fieldText, nil, []byte(d.Text), textOptions, b.text)}
+	text.Analyze()
+	length := text.AnalyzedLength()
+	doc.AddField(text)
 	var meta, lookup []string
 	keyword := func(name, value string) {
 		t := metaTerm(name, value)
@@ -255,6 +271,7 @@ func (b *builder) document(d Doc) (*document.Document, error) {
 		keyword(fieldNSSub, p)
 	}
 	keyword(fieldStatus, string(statusOf(d.Status)))
+	keyword(fieldTextLen, strconv.Itoa(length))
 	if m.ObservedAt != nil && !representable(*m.ObservedAt) {
 		keyword(fieldObservedFar, farTerm(*m.ObservedAt))
 	}
@@ -265,10 +282,24 @@ func (b *builder) document(d Doc) (*document.Document, error) {
 
 	if m.ObservedAt != nil && representable(*m.ObservedAt) {
 		if err := addDate(doc, fieldObservedAt, *m.ObservedAt); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
-	return doc, nil
+	return doc, length, nil
+}
+
+// analysedText is a text field analysed once: the builder analyses it to
+// learn its length, and scorch's own Analyze call then keeps that result.
+type analysedText struct {
+	*document.TextField
+	done bool
+}
+
+func (t *analysedText) Analyze() {
+	if !t.done {
+		t.TextField.Analyze()
+		t.done = true
+	}
 }
 
 // keywordField is one field holding several exact terms, built without an

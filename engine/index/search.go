@@ -16,7 +16,8 @@ import (
 )
 
 // Keyword ranks the documents matching f by BM25 over their text for query
-// (every query term optional), best first with ties by id ascending so pages
+// (analysed by textAnalysis.queryTerms; every query term optional; scored
+// with the index's own statistics, see stats.go), best first with ties by id ascending so pages
 // are stable, and returns the page [offset, offset+size) and the number of
 // matching documents. ranked applies the statuses rule of fetch and recall
 // (only active records unless f names statuses). A query without a single
@@ -25,42 +26,69 @@ func (ix *Index) Keyword(ctx context.Context, q string, f contract.MetaFilter, r
 	if offset < 0 || size < 0 {
 		return nil, 0, fmt.Errorf("keyword page [%d, +%d) is negative", offset, size)
 	}
-	match := query.NewMatchQuery(q)
-	match.SetField(fieldText)
-	match.Analyzer = textAnalyzer
-	match.SetOperator(query.MatchQueryOperatorOr)
-	bq := query.NewBooleanQuery([]query.Query{match}, nil, nil)
+	terms := ix.build.text.queryTerms(q)
+	if len(terms) == 0 {
+		return nil, 0, nil
+	}
+	clauses := make([]query.Query, len(terms))
+	for i, t := range terms {
+		tq := query.NewTermQuery(t.term)
+		tq.SetField(fieldText)
+		tq.SetBoost(float64(t.count))
+		clauses[i] = tq
+	}
+	bq := query.NewBooleanQuery(nil, clauses, nil)
 	bq.AddFilter(filterQuery(f, ranked))
+	pre := ix.preSearch()
 
 	// Ordering by id needs every candidate's external id, a measured ~11% of
 	// a query. So first rank by score alone, one hit past the page: when
-	// that hit scores below the page's last, no tie crosses the page's end,
-	// the top offset+size set is exact, and sorting it by (score desc, id)
-	// gives the exact page. Otherwise ask Bleve for the id order.
+	// the last hit fetched scores below the page's last, no tie crosses the
+	// page's end, the top offset+size set is exact, and sorting it by
+	// (score desc, id) gives the exact page. Scores are settled first
+	// (settle): Bleve sums a document's term scores in an order that
+	// depends on the segment layout, so two documents of equal text can
+	// differ in the last bit from one search to the next, and a tie between
+	// them would not be broken by id. While ties cross the page's end, the
+	// window doubles (up to four times); past that Bleve sorts by id.
 	end := offset + size
-	req := bleve.NewSearchRequestOptions(bq, end+1, 0, false)
-	req.SortBy([]string{"-_score"})
-	res, err := ix.idx.SearchInContext(ctx, req)
-	if err != nil {
-		return nil, 0, fmt.Errorf("keyword search: %w", err)
-	}
-	hits := res.Hits
-	if len(hits) > end && end > 0 && hits[end].Score == hits[end-1].Score {
-		req = bleve.NewSearchRequestOptions(bq, size, offset, false)
-		req.SortBy([]string{"-_score", "_id"})
+	var res *bleve.SearchResult
+	var hits []*search.DocumentMatch
+	for n := end + 1; ; n *= 2 {
+		req := bleve.NewSearchRequestOptions(bq, n, 0, false)
+		req.SortBy([]string{"-_score"})
+		req.PreSearchData = pre
+		var err error
 		if res, err = ix.idx.SearchInContext(ctx, req); err != nil {
 			return nil, 0, fmt.Errorf("keyword search: %w", err)
 		}
 		hits = res.Hits
-	} else {
-		hits = hits[:min(len(hits), end)]
-		slices.SortFunc(hits, func(a, b *search.DocumentMatch) int {
-			if c := cmp.Compare(b.Score, a.Score); c != 0 {
-				return c
+		for _, h := range hits {
+			h.Score = settle(h.Score)
+		}
+		if end == 0 || len(hits) < n || hits[len(hits)-1].Score < hits[end-1].Score {
+			slices.SortFunc(hits, func(a, b *search.DocumentMatch) int {
+				if c := cmp.Compare(b.Score, a.Score); c != 0 {
+					return c
+				}
+				return strings.Compare(a.ID, b.ID)
+			})
+			hits = hits[min(offset, len(hits)):min(end, len(hits))]
+			break
+		}
+		if n >= 4*(end+1) {
+			req = bleve.NewSearchRequestOptions(bq, size, offset, false)
+			req.SortBy([]string{"-_score", "_id"})
+			req.PreSearchData = pre
+			if res, err = ix.idx.SearchInContext(ctx, req); err != nil {
+				return nil, 0, fmt.Errorf("keyword search: %w", err)
 			}
-			return strings.Compare(a.ID, b.ID)
-		})
-		hits = hits[min(offset, len(hits)):]
+			hits = res.Hits
+			for _, h := range hits {
+				h.Score = settle(h.Score)
+			}
+			break
+		}
 	}
 	out := make([]Scored, len(hits))
 	for i, h := range hits {
@@ -68,6 +96,11 @@ func (ix *Index) Keyword(ctx context.Context, q string, f contract.MetaFilter, r
 	}
 	return out, res.Total, nil
 }
+
+// settle rounds a score to float32 precision, far coarser than the order in
+// which Bleve happens to add a document's term scores, so equal texts score
+// equal in every search.
+func settle(score float64) float64 { return float64(float32(score)) }
 
 // Count is the number of documents matching f (every status unless f names some).
 func (ix *Index) Count(ctx context.Context, f contract.MetaFilter) (uint64, error) {

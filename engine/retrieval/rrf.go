@@ -5,11 +5,13 @@ import (
 	"slices"
 )
 
-// RRFK is the reciprocal-rank-fusion constant mnemo's hybrid fetch uses.
+// RRFK is the usual reciprocal-rank-fusion constant. Hybrid fetch fused by
+// RRF until Blend measured better (see HybridKeywordWeight); RRF stays as
+// the baseline the evaluation compares fusions against.
 const RRFK = 60
 
-// HybridWindow is how many results hybrid fetch takes from each side before
-// fusing them.
+// HybridWindow is how many keyword results hybrid fetch takes before fusing
+// them with the vector side's HybridVectorWindow.
 const HybridWindow = 64
 
 // Fused is one id of a fused ranking with its fused score.

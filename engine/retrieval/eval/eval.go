@@ -31,7 +31,7 @@ import (
 	"mnemo/engine/retrieval"
 )
 
-//go:embed testdata/corpus.jsonl testdata/queries.jsonl testdata/queries_holdout.jsonl
+//go:embed testdata/corpus.jsonl testdata/queries.jsonl testdata/queries_holdout.jsonl testdata/manpages.jsonl.gz
 var testdata embed.FS
 
 // Namespace is where the corpus is stored; every query is confined to it, so

@@ -1,0 +1,229 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"mnemo/contract"
+	"mnemo/engine/bolt"
+	"mnemo/engine/retrieval"
+)
+
+// sweepQuery is a query and the keys that answer it.
+type sweepQuery struct {
+	text     string
+	relevant []string
+}
+
+// sweepLists fetches, per query, the keyword and vector windows hybrid
+// fuses, as note keys with their scores.
+func sweepLists(t *testing.T, notes []Note, queries []sweepQuery) (kw, vec [][]retrieval.ScoredID) {
+	t.Helper()
+	ctx := context.Background()
+	e, err := bolt.Open(t.TempDir(), bolt.Options{Embedder: retrieval.NewHashEmbedder()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ids, err := Load(ctx, e, notes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyOf := map[string]string{}
+	for k, id := range ids {
+		keyOf[id] = k
+	}
+	ns, _ := contract.ParseNamespace(Namespace)
+	reach := contract.ReachSubtree(ns)
+	fetch := func(q string, mode contract.FetchMode) []retrieval.ScoredID {
+		page, err := e.Fetch(ctx, contract.FetchRequest{Query: q, Mode: mode, Filter: contract.MetaFilter{Reach: &reach}, Limit: retrieval.HybridWindow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]retrieval.ScoredID, len(page.Hits))
+		for i, h := range page.Hits {
+			out[i] = retrieval.ScoredID{ID: keyOf[h.ID], Score: float64(h.Score)}
+		}
+		return out
+	}
+	for _, q := range queries {
+		kw = append(kw, fetch(q.text, contract.ModeKeyword))
+		vec = append(vec, fetch(q.text, contract.ModeVector))
+	}
+	return kw, vec
+}
+
+func mrrOf(queries []sweepQuery, ranked func(i int) []string) float64 {
+	sum := 0.0
+	for i, q := range queries {
+		top := ranked(i)
+		if r := firstRelevant(top, q.relevant, K); r > 0 {
+			sum += 1 / float64(r)
+		}
+	}
+	return sum / float64(len(queries))
+}
+
+// TestFusionSweep measures fusions of the same keyword and vector windows
+// on every set: the table behind retrieval.HybridKeywordWeight.
+//
+//	go test ./engine/retrieval/eval -run TestFusionSweep -v -args -eval
+func TestFusionSweep(t *testing.T) {
+	if !*runEval {
+		t.Skip("run with -eval")
+	}
+	type set struct {
+		name    string
+		notes   []Note
+		queries []sweepQuery
+	}
+	var sets []set
+	for _, ks := range knownItemSets(t) {
+		s := set{name: ks.Name}
+		for _, d := range ks.Docs {
+			s.notes = append(s.notes, Note{Key: d.Key, Item: d.item()})
+		}
+		for _, q := range ks.Queries {
+			s.queries = append(s.queries, sweepQuery{q.Text, []string{q.Target}})
+		}
+		sets = append(sets, s)
+	}
+	notes, err := Corpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"notes exact", "notes paraphrase", "notes held-out"} {
+		var qs []Query
+		if name == "notes held-out" {
+			qs, err = HoldoutQueries()
+		} else {
+			qs, err = Queries()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := set{name: name, notes: notes}
+		for _, q := range qs {
+			if name == "notes exact" && q.Kind != KindExact || name == "notes paraphrase" && q.Kind != KindParaphrase {
+				continue
+			}
+			s.queries = append(s.queries, sweepQuery{q.Text, q.Relevant})
+		}
+		sets = append(sets, s)
+	}
+	keys := func(fs []retrieval.Fused) []string {
+		out := make([]string, len(fs))
+		for i, f := range fs {
+			out[i] = f.ID
+		}
+		return out
+	}
+	idsOf := func(l []retrieval.ScoredID) []string {
+		out := make([]string, len(l))
+		for i, x := range l {
+			out[i] = x.ID
+		}
+		return out
+	}
+	type fusion struct {
+		name string
+		fuse func(kw, vec []retrieval.ScoredID) []string
+	}
+	fusions := []fusion{
+		{"keyword", func(kw, _ []retrieval.ScoredID) []string { return idsOf(kw) }},
+		{"vector", func(_, vec []retrieval.ScoredID) []string { return idsOf(vec) }},
+		{"RRF k 60", func(kw, vec []retrieval.ScoredID) []string { return keys(retrieval.RRF(60, idsOf(kw), idsOf(vec))) }},
+	}
+	for _, w := range []float64{0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9} {
+		fusions = append(fusions, fusion{fmt.Sprintf("min-max blend %.2f", w), func(kw, vec []retrieval.ScoredID) []string {
+			return keys(retrieval.Blend(minMax(kw), minMax(vec), w))
+		}})
+	}
+	for _, w := range []float64{0.6, 0.7, 0.8} {
+		for _, vw := range []int{10, 20} {
+			fusions = append(fusions, fusion{fmt.Sprintf("min-max blend %.2f, vector top %d", w, vw), func(kw, vec []retrieval.ScoredID) []string {
+				return keys(retrieval.Blend(minMax(kw), minMax(vec[:min(vw, len(vec))]), w))
+			}})
+		}
+		fusions = append(fusions, fusion{fmt.Sprintf("blend %.2f, scores / best", w), func(kw, vec []retrieval.ScoredID) []string {
+			return keys(retrieval.Blend(kw, vec, w))
+		}})
+		fusions = append(fusions, fusion{fmt.Sprintf("blend %.2f, keyword / best, vector raw", w), func(kw, vec []retrieval.ScoredID) []string {
+			return keys(retrieval.Blend(kw, withOne(vec), w))
+		}})
+	}
+	for _, w := range []float64{0.65, 0.75} {
+		fusions = append(fusions, fusion{fmt.Sprintf("blend %.2f, scores / best", w), func(kw, vec []retrieval.ScoredID) []string {
+			return keys(retrieval.Blend(kw, vec, w))
+		}})
+	}
+	for _, w := range []float64{0.7, 0.75} {
+		fusions = append(fusions, fusion{fmt.Sprintf("blend %.2f, scores / best, vector top 10", w), func(kw, vec []retrieval.ScoredID) []string {
+			return keys(retrieval.Blend(kw, vec[:min(10, len(vec))], w))
+		}})
+	}
+	// keyword confidence: the top-1 / top-2 score ratio picks the weight
+	for _, c := range []struct{ lo, hi, at float64 }{{0.6, 0.85, 1.15}, {0.65, 0.85, 1.1}, {0.7, 0.9, 1.1}, {0.7, 0.85, 1.2}, {0.6, 0.9, 1.3}} {
+		fusions = append(fusions, fusion{fmt.Sprintf("score / best, vector top 10, keyword %.2f or %.2f at top ratio %.2f", c.lo, c.hi, c.at), func(kw, vec []retrieval.ScoredID) []string {
+			w := c.lo
+			if len(kw) == 1 || len(kw) > 1 && kw[0].Score >= c.at*kw[1].Score {
+				w = c.hi
+			}
+			if len(kw) == 0 {
+				w = 0
+			}
+			return keys(retrieval.Blend(kw, vec[:min(10, len(vec))], w))
+		}})
+	}
+	var b strings.Builder
+	b.WriteString("| fusion |")
+	for _, s := range sets {
+		fmt.Fprintf(&b, " %s (%d) |", s.name, len(s.queries))
+	}
+	b.WriteString(" worst gain over better input |\n|---|" + strings.Repeat("---|", len(sets)+1) + "\n")
+	results := make([][]float64, len(fusions))
+	for _, s := range sets {
+		kw, vec := sweepLists(t, s.notes, s.queries)
+		for fi, f := range fusions {
+			results[fi] = append(results[fi], mrrOf(s.queries, func(i int) []string { return f.fuse(kw[i], vec[i]) }))
+		}
+	}
+	for fi, f := range fusions {
+		fmt.Fprintf(&b, "| %s |", f.name)
+		worst := 1.0
+		for si := range sets {
+			fmt.Fprintf(&b, " %.3f |", results[fi][si])
+			worst = min(worst, results[fi][si]-max(results[0][si], results[1][si]))
+		}
+		fmt.Fprintf(&b, " %+.3f |\n", worst)
+	}
+	t.Logf("MRR@10 per fusion of the same windows\n%s", b.String())
+}
+
+// minMax maps scores to [0, 1] by the list's best and worst, so Blend (which
+// divides by the best) blends min-max normalised scores.
+func minMax(l []retrieval.ScoredID) []retrieval.ScoredID {
+	if len(l) == 0 {
+		return l
+	}
+	hi, lo := l[0].Score, l[0].Score
+	for _, x := range l {
+		hi, lo = max(hi, x.Score), min(lo, x.Score)
+	}
+	out := make([]retrieval.ScoredID, len(l))
+	for i, x := range l {
+		v := 1.0
+		if hi > lo {
+			v = (x.Score - lo) / (hi - lo)
+		}
+		out[i] = retrieval.ScoredID{ID: x.ID, Score: v}
+	}
+	return out
+}
+
+// withOne puts a score-1 sentinel first, so Blend keeps raw cosines.
+func withOne(l []retrieval.ScoredID) []retrieval.ScoredID {
+	return append([]retrieval.ScoredID{{ID: "\x00top", Score: 1}}, l...)
+}
