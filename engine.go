@@ -11,6 +11,7 @@ import (
 
 	"mnemo/contract"
 	"mnemo/engine/bolt"
+	"mnemo/engine/postgres"
 	"mnemo/engine/remote"
 	"mnemo/engine/retrieval"
 )
@@ -59,11 +60,15 @@ func (a *app) openedStore(ctx context.Context) (*openStore, error) {
 	return s, nil
 }
 
-// openEngine opens what the settings name: a running server (--remote) or the
-// local store directory.
+// openEngine opens what the settings name: a running server (--remote), a
+// PostgreSQL database (a postgres:// URL as the store) or the local store
+// directory.
 func openEngine(ctx context.Context, a *app) (*openStore, error) {
 	if url := a.remoteURL(); url != "" {
 		return openRemote(ctx, a, url)
+	}
+	if loc := a.storeDir(); postgres.IsURL(loc) {
+		return openPostgres(ctx, a, loc)
 	}
 	return openLocal(ctx, a, a.storeDir())
 }

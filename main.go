@@ -102,7 +102,7 @@ use the same store as the TUI.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err.Error()) })
 
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.flags.db, "db", "", "the store directory (env MNEMO_DB; default $XDG_DATA_HOME/mnemo)")
+	pf.StringVar(&a.flags.db, "db", "", "the store: a directory or a postgres:// URL (env MNEMO_DB; default $XDG_DATA_HOME/mnemo)")
 	pf.StringVar(&a.flags.remote, "remote", "", "talk to a running \"mnemo serve\" at this URL (env MNEMO_REMOTE; token from MNEMO_TOKEN)")
 	pf.StringVar(&a.flags.config, "config", "", "config file (default $XDG_CONFIG_HOME/mnemo/config.toml)")
 	pf.BoolVar(&a.flags.debug, "debug", false, "log to $XDG_STATE_HOME/mnemo/mnemo.log (never to the terminal)")
