@@ -28,9 +28,10 @@ type row struct {
 // record from a replay.
 const insertSQL = `INSERT INTO records (id, kind, status, created_ms, updated_ms, expires_ms, superseded_by,
 	ns, workspace, folder, file_path, language, repo, commit_id, url, thread_id, agent_id, source_id,
-	source_kind, tool_call, turn_first, turn_last, tags, observed_at, observed_ns, item, folded, tsv)
+	source_kind, tool_call, turn_first, turn_last, tags, observed_at, observed_ns, observed_ms, confidence,
+	item, folded, tsv)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-	$21, $22, $23, $24, $25, $26, $27, $28::tsvector)
+	$21, $22, $23, $24, $25, $26, $27, $28, $29, $30::tsvector)
 ON CONFLICT (id) DO NOTHING RETURNING id`
 
 // insertArgs are insertSQL's arguments for r.
@@ -47,9 +48,16 @@ func insertArgs(r *row) []any {
 	}
 	var obs *time.Time
 	var obsNS *int32
+	var obsMS *int64
 	if m.ObservedAt != nil {
 		at, ns := splitTime(*m.ObservedAt)
-		obs, obsNS = &at, &ns
+		ms := m.ObservedAt.UnixMilli()
+		obs, obsNS, obsMS = &at, &ns, &ms
+	}
+	var conf *float32
+	if r.item.Type == contract.KindLearning {
+		c := r.item.Confidence
+		conf = &c
 	}
 	tags := m.Tags
 	if tags == nil {
@@ -58,7 +66,7 @@ func insertArgs(r *row) []any {
 	text := r.item.RenderText()
 	return []any{r.id, string(r.item.Type), string(r.status), r.created, r.updated, r.expires, r.superBy,
 		m.Namespace.String(), m.Workspace, m.Folder, m.FilePath, m.Language, m.Repo, m.Commit, m.URL,
-		m.ThreadID, m.AgentID, m.Source.ID, string(m.SourceKindOf()), tool, tf, tl, tags, obs, obsNS,
+		m.ThreadID, m.AgentID, m.Source.ID, string(m.SourceKindOf()), tool, tf, tl, tags, obs, obsNS, obsMS, conf,
 		r.itemJSON, contract.FoldCase(text), tsvectorLiteral(text)}
 }
 

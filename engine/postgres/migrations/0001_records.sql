@@ -27,6 +27,8 @@ CREATE TABLE records (
 	tags         text[] COLLATE "C" NOT NULL DEFAULT '{}',
 	observed_at  timestamptz,
 	observed_ns  integer,
+	observed_ms  bigint,
+	confidence   real,
 	item         text NOT NULL,
 	folded       text NOT NULL,
 	tsv          tsvector NOT NULL
@@ -37,6 +39,8 @@ CREATE INDEX records_updated ON records (updated_ms DESC, id);
 CREATE INDEX records_ns ON records (ns);
 CREATE INDEX records_workspace ON records (workspace);
 CREATE INDEX records_status ON records (status);
+CREATE INDEX records_confidence ON records (confidence DESC NULLS LAST, id);
+CREATE INDEX records_observed ON records (observed_ms DESC NULLS LAST, id);
 CREATE INDEX records_tags ON records USING gin (tags);
 CREATE INDEX records_tsv ON records USING gin (tsv);
 CREATE INDEX records_folded ON records USING gin (folded {{trgm}}.gin_trgm_ops);
