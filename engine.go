@@ -135,6 +135,12 @@ const storeLockTimeout = time.Second
 // openLocal opens the store in dir with the embedder and answerer the config
 // file names.
 func openLocal(ctx context.Context, a *app, dir string) (*openStore, error) {
+	return openLocalWith(ctx, a, dir, nil)
+}
+
+// openLocalWith is openLocal with a last say over the options (copy sets the
+// clock so records keep their times).
+func openLocalWith(ctx context.Context, a *app, dir string, adjust func(*bolt.Options)) (*openStore, error) {
 	opts := bolt.Options{LockTimeout: storeLockTimeout, Logger: a.logger}
 	if ep := a.cfg.Embedder; ep.Endpoint != "" {
 		emb, err := retrieval.NewOpenAIEmbedder(retrieval.OpenAIConfig{Endpoint: ep.Endpoint, Model: ep.Model, APIKeyEnv: ep.APIKeyEnv}, nil)
@@ -149,6 +155,9 @@ func openLocal(ctx context.Context, a *app, dir string) (*openStore, error) {
 			return nil, err
 		}
 		opts.Answerer = ans
+	}
+	if adjust != nil {
+		adjust(&opts)
 	}
 	e, err := bolt.Open(dir, opts)
 	if err != nil {

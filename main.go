@@ -55,6 +55,7 @@ var commandConstructors = []func(*app) *cobra.Command{
 	newDemoCommand,
 	newImportCommand,
 	newExportCommand,
+	newCopyCommand,
 	newStoreCommand,
 	newGetCommand,
 	newListCommand,
