@@ -7,10 +7,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"mnemo/contract"
+	"mnemo/engine/auth"
 	"mnemo/engine/postgres"
 	"mnemo/engine/postgres/pgtest"
 )
@@ -246,5 +248,36 @@ func TestPasswordIsMasked(t *testing.T) {
 	e := openStore(t, pgtest.URL(t), postgres.Options{})
 	if pw := passwordOf(t, base); pw != "" && (strings.Contains(e.Label(), pw) || strings.Contains(e.Host(), pw)) {
 		t.Fatalf("label %q or host %q shows the password", e.Label(), e.Host())
+	}
+}
+
+// TestAuditLogIsShared: events appended through two engines read back from
+// either in time order, with since and limit.
+func TestAuditLogIsShared(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	a := openStore(t, url, postgres.Options{})
+	b := openStore(t, url, postgres.Options{})
+	t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	for i, e := range []*postgres.Engine{a, b, a} {
+		if err := e.AppendAudit(ctx, auth.Event{At: t0.Add(time.Duration(i) * time.Second), Principal: fmt.Sprint("p", i), Op: "store", Count: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := b.ReadAudit(ctx, auth.AuditQuery{})
+	if err != nil || len(all) != 3 || all[0].Principal != "p0" || all[2].Principal != "p2" {
+		t.Fatalf("audit: %+v %v", all, err)
+	}
+	some, err := a.ReadAudit(ctx, auth.AuditQuery{Since: t0.Add(time.Second), Limit: 1})
+	if err != nil || len(some) != 1 || some[0].Principal != "p1" {
+		t.Fatalf("audit since, limit 1: %+v %v", some, err)
+	}
+	ta, err := a.OwnerToken(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := b.OwnerToken(ctx)
+	if err != nil || ta != tb || len(ta) != 64 {
+		t.Fatalf("owner tokens %q %q %v", ta, tb, err)
 	}
 }
