@@ -151,7 +151,7 @@ func filterClause(q *query, f contract.BrowseFilter) string {
 		if ns.IsRoot() {
 			return "TRUE"
 		}
-		return "ns = " + q.arg(s) + " OR starts_with(ns, " + q.arg(s+"/") + ")"
+		return "ns = " + q.arg(s) + " OR starts_with(ns, " + q.arg(s+"/") + "::text)"
 	case contract.BrowseFieldConfidence:
 		num := func(v float64) string { return q.arg(float32(v)) + "::real" }
 		switch f.Op {

@@ -50,7 +50,7 @@ func (q *query) filter(f *contract.MetaFilter, ranked bool) {
 			return
 		}
 		base := strings.TrimRight(*v, "/")
-		q.add(col + " = " + q.arg(*v) + " OR " + col + " = " + q.arg(base) + " OR starts_with(" + col + ", " + q.arg(base+"/") + ")")
+		q.add(col + " = " + q.arg(*v) + " OR " + col + " = " + q.arg(base) + " OR starts_with(" + col + ", " + q.arg(base+"/") + "::text)")
 	}
 	path("folder", f.Folder)
 	path("file_path", f.FilePath)
@@ -108,28 +108,32 @@ func (q *query) statuses(st []contract.Status, ranked bool) {
 	q.add("status = ANY(" + q.arg(ss) + ")")
 }
 
-// reach is contract.AdmittedBy in SQL over the ns column (the namespace's
-// printed form): the reach's nodes exactly, and with descendants every
-// namespace below `at` with no service segment below it.
+// reach is contract.AdmittedBy in SQL: the reach's nodes exactly (the ns
+// column is the namespace's printed form), and with descendants every
+// namespace below `at` whose last service segment, if any, is within `at`.
 func (q *query) reach(r *contract.Reach) {
 	rr := contract.ReachSubtree(contract.Root)
 	if r != nil {
 		rr = *r
+	}
+	if rr.Descendants && rr.At.IsRoot() {
+		// Root and everything below without a service segment.
+		q.add("last_svc < 0")
+		return
 	}
 	nodes := rr.Nodes()
 	names := make([]string, len(nodes))
 	for i, n := range nodes {
 		names[i] = n.String()
 	}
-	clause := "ns = ANY(" + q.arg(names) + ")"
+	var clause string
+	if len(names) == 1 {
+		clause = "ns = " + q.arg(names[0])
+	} else {
+		clause = "ns = ANY(" + q.arg(names) + ")"
+	}
 	if rr.Descendants {
-		if rr.At.IsRoot() {
-			clause += " OR (ns <> 'root' AND '/' || ns NOT LIKE '%/service:%')"
-		} else {
-			prefix := rr.At.String() + "/"
-			p := q.arg(prefix)
-			clause += " OR (starts_with(ns, " + p + ") AND '/' || substr(ns, char_length(" + p + ") + 1) NOT LIKE '%/service:%')"
-		}
+		clause += " OR (starts_with(ns, " + q.arg(rr.At.String()+"/") + "::text) AND last_svc < " + q.arg(int16(rr.At.Depth())) + "::smallint)"
 	}
 	q.add(clause)
 }

@@ -10,6 +10,9 @@ CREATE TABLE records (
 	expires_ms   bigint,
 	superseded_by text COLLATE "C",
 	ns           text COLLATE "C" NOT NULL,
+	-- the index of the namespace's last service segment, -1 without one:
+	-- a reach with descendants below depth d admits it when last_svc < d.
+	last_svc     smallint NOT NULL,
 	workspace    text COLLATE "C",
 	folder       text COLLATE "C",
 	file_path    text COLLATE "C",
