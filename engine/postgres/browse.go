@@ -37,8 +37,15 @@ func (e *Engine) Browse(ctx context.Context, bq contract.BrowseQuery) (contract.
 		" LIMIT " + q.arg(limit) + " OFFSET " + q.arg(bq.Offset)
 	page := contract.BrowsePage{Records: []contract.Record{}}
 	err = e.inTx(ctx, pgx.RepeatableRead, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, "SELECT count(*) FROM records WHERE "+where, q.args[:countArgs]...).Scan(&page.Total); err != nil {
+		total, counted, err := countedTotal(ctx, tx, &bq)
+		if err != nil {
 			return err
+		}
+		page.Total = total
+		if !counted {
+			if err := tx.QueryRow(ctx, "SELECT count(*) FROM records WHERE "+where, q.args[:countArgs]...).Scan(&page.Total); err != nil {
+				return err
+			}
 		}
 		rs, err := tx.Query(ctx, sql, q.args...)
 		if err != nil {
@@ -188,6 +195,8 @@ func filterClause(q *query, f contract.BrowseFilter) string {
 }
 
 // orderClause is the order: each key with missing values last, then id.
+// Only confidence and observed_at can be missing; the other keys are NOT NULL
+// and are ordered without a NULLS clause, so their indexes serve the order.
 func orderClause(order []contract.SortKey) string {
 	s := ""
 	for _, k := range order {
@@ -195,7 +204,10 @@ func orderClause(order []contract.SortKey) string {
 		if k.Dir == contract.SortDesc {
 			dir = " DESC"
 		}
-		s += column(k.Field) + dir + " NULLS LAST, "
+		if k.Field == contract.BrowseFieldConfidence || k.Field == contract.BrowseFieldObservedAt {
+			dir += " NULLS LAST"
+		}
+		s += column(k.Field) + dir + ", "
 	}
 	return s + "id"
 }

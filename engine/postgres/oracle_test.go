@@ -246,11 +246,44 @@ func pageIDs(p contract.BrowsePage) []string {
 	return out
 }
 
+// churn forgets, approves and rejects some of the fixture, so every count the
+// engine keeps has gone up and down before the oracles compare.
+func churn(t *testing.T, e *postgres.Engine) {
+	t.Helper()
+	ctx := context.Background()
+	recs := snapshot(t, e)
+	var forget []string
+	approved, rejected := 0, 0
+	for i, r := range recs {
+		switch {
+		case i%17 == 0:
+			forget = append(forget, r.ID)
+		case r.Status == contract.StatusCandidate && approved <= rejected:
+			if _, err := e.Review(ctx, contract.ReviewRequest{ID: r.ID, Action: contract.ReviewApprove}); err != nil {
+				t.Fatal(err)
+			}
+			approved++
+		case r.Status == contract.StatusCandidate && rejected < 10:
+			if _, err := e.Review(ctx, contract.ReviewRequest{ID: r.ID, Action: contract.ReviewReject}); err != nil {
+				t.Fatal(err)
+			}
+			rejected++
+		}
+	}
+	if _, err := e.Forget(ctx, contract.ForgetIDs(forget...)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Forget(ctx, contract.ForgetFilter(contract.MetaFilter{TagsAny: []string{"unicode"}})); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // fixtureStore is a store filled with the oracle fixture.
 func fixtureStore(t *testing.T, n int, seed int64, step time.Duration) (*postgres.Engine, []contract.Record) {
 	t.Helper()
 	e := openStore(t, pgtest.URL(t), postgres.Options{Clock: steppingClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), step)})
 	fillStore(t, e, n, seed)
+	churn(t, e)
 	recs := snapshot(t, e)
 	if len(recs) < n*8/10 {
 		t.Fatalf("snapshot holds %d records of %d", len(recs), n)

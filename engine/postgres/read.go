@@ -238,7 +238,15 @@ func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (cont
 	// Each row is (value, count, is-total); the grand-total row counts
 	// records, and a NULL value counts the records that have none.
 	var sql string
-	if req.Facet == contract.FacetTag {
+	table := "records"
+	if countable(&req.Filter) && (req.Facet == contract.FacetKind || req.Facet == contract.FacetStatus || req.Facet == contract.FacetNamespace) {
+		table = "record_counts"
+	}
+	if table == "record_counts" {
+		col, _ := facetColumn(req.Facet)
+		sql = "SELECT " + col + ", sum(n)::bigint, sum(n)::bigint, GROUPING(" + col + ") FROM record_counts WHERE " + q.clause() +
+			" GROUP BY GROUPING SETS ((" + col + "), ())"
+	} else if req.Facet == contract.FacetTag {
 		sql = "SELECT v, count(*), count(DISTINCT id), GROUPING(v) FROM (SELECT id, unnest(CASE WHEN cardinality(tags) = 0 THEN ARRAY[NULL]::text[] ELSE tags END) AS v FROM records WHERE " +
 			q.clause() + ") t GROUP BY GROUPING SETS ((v), ())"
 	} else {
@@ -267,7 +275,7 @@ func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (cont
 			total = records
 		case v == nil:
 			missing = records
-		default:
+		case n > 0:
 			counts[*v] = n
 		}
 	}

@@ -175,19 +175,25 @@ func (e *Engine) insertRows(ctx context.Context, rows []*row) (map[string]bool, 
 			b.Queue(insertSQL, insertArgs(r)...)
 		}
 		br := tx.SendBatch(ctx, b)
-		for range rows {
+		deltas := countDeltas{}
+		for _, r := range rows {
 			var id string
 			err := br.QueryRow().Scan(&id)
 			switch err {
 			case nil:
 				inserted[id] = true
+				ns := r.item.Meta.Namespace
+				deltas.add(ns.String(), lastService(ns), string(r.status), string(r.item.Type), 1)
 			case pgx.ErrNoRows:
 			default:
 				_ = br.Close()
 				return err
 			}
 		}
-		return br.Close()
+		if err := br.Close(); err != nil {
+			return err
+		}
+		return deltas.apply(ctx, tx)
 	})
 	if err != nil {
 		return nil, err
@@ -206,11 +212,50 @@ func (e *Engine) Forget(ctx context.Context, target contract.ForgetTarget) (cont
 	} else {
 		q.add("id = ANY(" + q.arg(target.IDs) + ")")
 	}
-	tag, err := e.pool.Exec(ctx, "DELETE FROM records WHERE "+q.clause(), q.args...)
+	n := 0
+	err := e.inTx(ctx, pgx.ReadCommitted, func(tx pgx.Tx) error {
+		var err error
+		n, err = deleteWhere(ctx, tx, q.clause(), q.args...)
+		return err
+	})
 	if err != nil {
-		return contract.ForgetReport{}, e.dbErr(ctx, err)
+		return contract.ForgetReport{}, err
 	}
-	return contract.ForgetReport{Forgotten: int(tag.RowsAffected())}, nil
+	return contract.ForgetReport{Forgotten: n}, nil
+}
+
+// deleteWhere deletes the records a clause selects and takes them off
+// record_counts, in tx; it returns how many it deleted.
+func deleteWhere(ctx context.Context, tx pgx.Tx, where string, args ...any) (int, error) {
+	rs, err := tx.Query(ctx, "DELETE FROM records WHERE "+where+" RETURNING ns, last_svc, status, kind", args...)
+	if err != nil {
+		return 0, err
+	}
+	defer rs.Close()
+	deltas := countDeltas{}
+	n := 0
+	for rs.Next() {
+		var k countKey
+		if err := rs.Scan(&k.ns, &k.lastSvc, &k.status, &k.kind); err != nil {
+			return 0, err
+		}
+		deltas[k]--
+		n++
+	}
+	if err := rs.Err(); err != nil {
+		return 0, err
+	}
+	rs.Close()
+	return n, deltas.apply(ctx, tx)
+}
+
+// restatus moves one record between statuses in record_counts.
+func restatus(ctx context.Context, tx pgx.Tx, r *row, from, to contract.Status) error {
+	ns := r.item.Meta.Namespace
+	d := countDeltas{}
+	d.add(ns.String(), lastService(ns), string(from), string(r.item.Type), -1)
+	d.add(ns.String(), lastService(ns), string(to), string(r.item.Type), 1)
+	return d.apply(ctx, tx)
 }
 
 // Review approves a candidate (it becomes active, updated now) or rejects it
@@ -230,12 +275,15 @@ func (e *Engine) Review(ctx context.Context, req contract.ReviewRequest) (contra
 			return contract.Conflict("record %s is '%s', not a candidate", req.ID, r.status)
 		}
 		if req.Action == contract.ReviewReject {
-			tag, err := tx.Exec(ctx, "DELETE FROM records WHERE id = $1", req.ID)
-			res.Forgotten = int(tag.RowsAffected())
+			var err error
+			res.Forgotten, err = deleteWhere(ctx, tx, "id = $1", req.ID)
 			return err
 		}
 		r.status, r.updated = contract.StatusActive, e.stamp()
 		if _, err := tx.Exec(ctx, "UPDATE records SET status = $2, updated_ms = $3 WHERE id = $1", req.ID, string(r.status), r.updated); err != nil {
+			return err
+		}
+		if err := restatus(ctx, tx, r, contract.StatusCandidate, contract.StatusActive); err != nil {
 			return err
 		}
 		rec := r.record(false)
@@ -265,9 +313,13 @@ func (e *Engine) Supersede(ctx context.Context, req contract.SupersedeRequest) (
 			return err
 		}
 		by := req.By
+		from := r.status
 		r.status, r.superBy, r.updated = contract.StatusSuperseded, &by, e.stamp()
 		if _, err := tx.Exec(ctx, "UPDATE records SET status = $2, superseded_by = $3, updated_ms = $4 WHERE id = $1",
 			req.ID, string(r.status), by, r.updated); err != nil {
+			return err
+		}
+		if err := restatus(ctx, tx, r, from, contract.StatusSuperseded); err != nil {
 			return err
 		}
 		rec = r.record(false)

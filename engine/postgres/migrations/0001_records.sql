@@ -35,7 +35,10 @@ CREATE TABLE records (
 	item         text NOT NULL,
 	folded       text NOT NULL,
 	tsv          tsvector NOT NULL
-);
+) WITH (toast_tuple_target = 128);
+-- The bulky columns (the item, its folded text, its tsvector) go out of line,
+-- so counts, sorts and groupings scan narrow rows and only the rows of a page
+-- fetch their item.
 CREATE UNIQUE INDEX records_seq ON records (seq);
 CREATE INDEX records_created ON records (created_ms DESC, id);
 CREATE INDEX records_updated ON records (updated_ms DESC, id);
