@@ -35,10 +35,33 @@ CREATE TABLE records (
 	item         text NOT NULL,
 	folded       text NOT NULL,
 	tsv          tsvector NOT NULL
-) WITH (toast_tuple_target = 128);
--- The bulky columns (the item, its folded text, its tsvector) go out of line,
--- so counts, sorts and groupings scan narrow rows and only the rows of a page
--- fetch their item.
+) WITH (toast_tuple_target = 512);
+-- The bulky columns (the item, its folded text, its tsvector) go out of line
+-- uncompressed, and the small ones stay in the row uncompressed unless a row
+-- cannot fit otherwise: groupings, sorts and filters read narrow rows without
+-- decompressing anything, and only a page's rows fetch their item.
+ALTER TABLE records
+	ALTER COLUMN item SET STORAGE EXTERNAL,
+	ALTER COLUMN folded SET STORAGE EXTERNAL,
+	ALTER COLUMN tsv SET STORAGE EXTERNAL,
+	ALTER COLUMN id SET STORAGE MAIN,
+	ALTER COLUMN kind SET STORAGE MAIN,
+	ALTER COLUMN status SET STORAGE MAIN,
+	ALTER COLUMN superseded_by SET STORAGE MAIN,
+	ALTER COLUMN ns SET STORAGE MAIN,
+	ALTER COLUMN workspace SET STORAGE MAIN,
+	ALTER COLUMN folder SET STORAGE MAIN,
+	ALTER COLUMN file_path SET STORAGE MAIN,
+	ALTER COLUMN language SET STORAGE MAIN,
+	ALTER COLUMN repo SET STORAGE MAIN,
+	ALTER COLUMN commit_id SET STORAGE MAIN,
+	ALTER COLUMN url SET STORAGE MAIN,
+	ALTER COLUMN thread_id SET STORAGE MAIN,
+	ALTER COLUMN agent_id SET STORAGE MAIN,
+	ALTER COLUMN source_id SET STORAGE MAIN,
+	ALTER COLUMN source_kind SET STORAGE MAIN,
+	ALTER COLUMN tool_call SET STORAGE MAIN,
+	ALTER COLUMN tags SET STORAGE MAIN;
 CREATE UNIQUE INDEX records_seq ON records (seq);
 CREATE INDEX records_created ON records (created_ms DESC, id);
 CREATE INDEX records_updated ON records (updated_ms DESC, id);
