@@ -171,9 +171,11 @@ func passwordOfURL(raw string) string {
 		return "\x00"
 	}
 	user := raw[i+3 : at]
-	if _, pw, ok := strings.Cut(user, ":"); ok && pw != "" {
+	if name, pw, ok := strings.Cut(user, ":"); ok && pw != "" && !strings.Contains(name, pw) && !strings.Contains(raw[at:], pw) {
 		return pw
 	}
+	// No password, or one that is also the role's or the database's name
+	// (it shows wherever they do): nothing to look for.
 	return "\x00"
 }
 
