@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mnemo/contract"
+	"mnemo/engine/postgres"
 )
 
 // globalFlags are the flags every command shares (cli.md section 1).
@@ -124,14 +125,19 @@ func (a *app) openLog() error {
 	return nil
 }
 
-// storeDir is the store directory: --db, then MNEMO_DB, then the config file's
-// store, then $XDG_DATA_HOME/mnemo.
+// storeDir is the store location, a directory or a postgres:// URL: --db, then
+// MNEMO_DB, then the config file's db (or store), then $XDG_DATA_HOME/mnemo.
 func (a *app) storeDir() string {
 	switch {
 	case a.flags.db != "":
 		return a.flags.db
 	case a.getenv("MNEMO_DB") != "":
 		return a.getenv("MNEMO_DB")
+	case a.cfg.DB != "":
+		if postgres.IsURL(a.cfg.DB) {
+			return a.cfg.DB
+		}
+		return expandHome(a.cfg.DB)
 	case a.cfg.Store != "":
 		return expandHome(a.cfg.Store)
 	}

@@ -9,6 +9,7 @@ import (
 	"mnemo/bench"
 	"mnemo/contract"
 	"mnemo/engine/bolt"
+	"mnemo/engine/postgres"
 )
 
 func newBenchCommand(a *app) *cobra.Command {
@@ -26,7 +27,8 @@ func newBenchCommand(a *app) *cobra.Command {
 		Long: `Generate the benchmark corpus, import it into a new scratch store (never your
 store), time every shape of design.md section 8 (browse, explore, keyword fetch,
 import throughput) and print a Markdown table with median, p95, the budget and the
-SQLite peer's figure. Progress goes to stderr. Exits 0 when every row meets its
+SQLite peer's figure. With --db naming a postgres:// URL the scratch store is a new
+schema in that database, dropped after. Progress goes to stderr. Exits 0 when every row meets its
 budget, 1 otherwise.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -34,6 +36,9 @@ budget, 1 otherwise.`,
 				return usageError("--records must be positive")
 			}
 			opts := bench.Options{Records: records, Seed: seed, Iterations: iterations, Out: a.stderr}
+			if loc := a.storeDir(); postgres.IsURL(loc) {
+				return benchPostgres(cmd, a, loc, opts)
+			}
 			if reuse {
 				return a.benchExisting(cmd, dir, opts, browseOnly)
 			}
@@ -102,6 +107,26 @@ func (a *app) benchExisting(cmd *cobra.Command, dir string, opts bench.Options, 
 	}
 	defer func() { _ = e.Close() }()
 	table, err := bench.RunExisting(cmd.Context(), e, opts, browseOnly)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprint(a.stdout, table.Markdown()); err != nil {
+		return err
+	}
+	if !table.Passed() {
+		return exitError{code: exitFailure}
+	}
+	return nil
+}
+
+// benchPostgres runs the benchmark on a scratch schema of the database loc names.
+func benchPostgres(cmd *cobra.Command, a *app, loc string, opts bench.Options) error {
+	e, drop, err := postgres.OpenScratch(cmd.Context(), loc, postgres.Options{Logger: a.logger})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = drop() }()
+	table, err := bench.Run(cmd.Context(), e, opts)
 	if err != nil {
 		return err
 	}

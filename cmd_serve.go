@@ -117,11 +117,11 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	store, ok := s.engine.(*bolt.Engine)
-	if !ok {
-		return lockedError{message: fmt.Sprintf("the store is already served by another mnemo process at %s", s.label)}
+	store, err := a.servedStoreOf(ctx, s)
+	if err != nil {
+		return err
 	}
-	token, err := ownerToken(store.Dir())
+	token, err := store.token()
 	if err != nil {
 		return err
 	}
@@ -135,8 +135,8 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 		_ = httpListener.Close()
 		return usageError("--max-item-bytes must be a positive number of bytes, or -1 for no bound")
 	}
-	api := httpapi.New(store, httpapi.Options{OwnerToken: token, Keys: keys, Open: open,
-		Audit: store, AuditReader: store, Logger: logger, MaxItemBytes: f.maxItem})
+	api := httpapi.New(store.engine, httpapi.Options{OwnerToken: token, Keys: keys, Open: open,
+		Audit: store.audit, AuditReader: store.audit, Logger: logger, MaxItemBytes: f.maxItem})
 	httpServer := &http.Server{
 		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -162,7 +162,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 		}
 		hostKey := f.hostKey
 		if hostKey == "" {
-			hostKey = filepath.Join(store.Dir(), serveHostKey)
+			hostKey = filepath.Join(store.dir, serveHostKey)
 		}
 		l, err := net.Listen("tcp", f.ssh)
 		if err != nil {
@@ -171,7 +171,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 		}
 		sshAddr = l.Addr().String()
 		// Remote users see the server's name, never the store's path.
-		sshServer, err = uissh.New(f.ssh, uissh.Options{Engine: store, Keys: keys, Audit: store,
+		sshServer, err = uissh.New(f.ssh, uissh.Options{Engine: store.engine, Keys: keys, Audit: store.audit,
 			HostKeyPath: expandHome(hostKey), Logger: logger,
 			UI: ui.Options{StoreLabel: serverLabel(sshAddr), Keys: keymap, Logger: logger}})
 		if err != nil {
@@ -186,15 +186,20 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 		}()
 	}
 
-	addrPath := filepath.Join(store.Dir(), bolt.AddrFile)
-	if err := os.WriteFile(addrPath, []byte(addrURL+"\n"), 0o600); err != nil {
-		_ = httpServer.Close()
-		return contract.EngineErr("cannot write %s: %v", bolt.AddrFile, err)
+	// A directory store names its server beside it; a PostgreSQL store needs
+	// none, since any process may open it.
+	addrPath := ""
+	if store.addrFile {
+		addrPath = filepath.Join(store.dir, bolt.AddrFile)
+		if err := os.WriteFile(addrPath, []byte(addrURL+"\n"), 0o600); err != nil {
+			_ = httpServer.Close()
+			return contract.EngineErr("cannot write %s: %v", bolt.AddrFile, err)
+		}
+		defer os.Remove(addrPath)
 	}
-	defer os.Remove(addrPath)
 
 	fmt.Fprintf(a.stderr, "mnemo: serving %s\n  http  %s (owner token in %s)\n",
-		store.Dir(), addrURL, filepath.Join(store.Dir(), serveTokenFile))
+		store.label, addrURL, filepath.Join(store.dir, serveTokenFile))
 	if sshServer != nil {
 		fmt.Fprintf(a.stderr, "  ssh   %s\n", sshAddr)
 	}
@@ -202,7 +207,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	if !open && !isLoopback(httpListener.Addr()) {
 		fmt.Fprintln(a.stderr, "  note: HTTP listens beyond loopback without TLS; put a TLS proxy in front of it")
 	}
-	logger.Info("serving", "store", store.Dir(), "http", addrURL, "ssh", sshAddr)
+	logger.Info("serving", "store", store.label, "http", addrURL, "ssh", sshAddr)
 
 	var runErr error
 wait:
@@ -222,7 +227,9 @@ wait:
 		}
 	}
 	// New commands must not attach to a server on its way out.
-	_ = os.Remove(addrPath)
+	if addrPath != "" {
+		_ = os.Remove(addrPath)
+	}
 	stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), serveShutdownGrace)
 	defer cancel()
 	if err := httpServer.Shutdown(stop); err != nil {

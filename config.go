@@ -19,6 +19,9 @@ import (
 type config struct {
 	// Store is the store directory used when neither --db nor MNEMO_DB is set.
 	Store string `toml:"store"`
+	// DB is the store location, a directory or a postgres:// URL (it wins over
+	// store when both are set).
+	DB string `toml:"db"`
 	// Remote is the server used when neither --remote nor MNEMO_REMOTE is set.
 	Remote   string         `toml:"remote"`
 	Embedder endpointConfig `toml:"embedder"`

@@ -12,6 +12,7 @@ import (
 
 	"mnemo/contract"
 	"mnemo/engine/bolt"
+	"mnemo/engine/postgres"
 	"mnemo/engine/remote"
 	"mnemo/engine/retrieval"
 )
@@ -60,11 +61,15 @@ func (a *app) openedStore(ctx context.Context) (*openStore, error) {
 	return s, nil
 }
 
-// openEngine opens what the settings name: a running server (--remote) or the
-// local store directory.
+// openEngine opens what the settings name: a running server (--remote), a
+// PostgreSQL database (a postgres:// URL as the store) or the local store
+// directory.
 func openEngine(ctx context.Context, a *app) (*openStore, error) {
 	if url := a.remoteURL(); url != "" {
 		return openRemote(ctx, a, url)
+	}
+	if loc := a.storeDir(); postgres.IsURL(loc) {
+		return openPostgres(ctx, a, loc)
 	}
 	return openLocal(ctx, a, a.storeDir())
 }
@@ -131,6 +136,12 @@ const storeLockTimeout = time.Second
 // openLocal opens the store in dir with the embedder and answerer the config
 // file names.
 func openLocal(ctx context.Context, a *app, dir string) (*openStore, error) {
+	return openLocalWith(ctx, a, dir, nil)
+}
+
+// openLocalWith is openLocal with a last say over the options (copy sets the
+// clock so records keep their times).
+func openLocalWith(ctx context.Context, a *app, dir string, adjust func(*bolt.Options)) (*openStore, error) {
 	opts := bolt.Options{LockTimeout: cmp.Or(a.lockTimeout, storeLockTimeout), Logger: a.logger}
 	if ep := a.cfg.Embedder; ep.Endpoint != "" {
 		emb, err := retrieval.NewOpenAIEmbedder(retrieval.OpenAIConfig{Endpoint: ep.Endpoint, Model: ep.Model, APIKeyEnv: ep.APIKeyEnv}, nil)
@@ -145,6 +156,9 @@ func openLocal(ctx context.Context, a *app, dir string) (*openStore, error) {
 			return nil, err
 		}
 		opts.Answerer = ans
+	}
+	if adjust != nil {
+		adjust(&opts)
 	}
 	e, err := bolt.Open(dir, opts)
 	if err != nil {

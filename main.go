@@ -55,6 +55,7 @@ var commandConstructors = []func(*app) *cobra.Command{
 	newDemoCommand,
 	newImportCommand,
 	newExportCommand,
+	newCopyCommand,
 	newStoreCommand,
 	newGetCommand,
 	newListCommand,
@@ -104,7 +105,7 @@ person instead; piped, or with --json (-o json), they are the contract JSON.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return commandUsageError(c, err.Error()) })
 
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.flags.db, "db", "", "the store directory (env MNEMO_DB; default $XDG_DATA_HOME/mnemo)")
+	pf.StringVar(&a.flags.db, "db", "", "the store: a directory or a postgres:// URL (env MNEMO_DB; default $XDG_DATA_HOME/mnemo)")
 	pf.StringVar(&a.flags.remote, "remote", "", "talk to a running \"mnemo serve\" at this URL (env MNEMO_REMOTE; token from MNEMO_TOKEN)")
 	pf.StringVar(&a.flags.config, "config", "", "config file (default $XDG_CONFIG_HOME/mnemo/config.toml)")
 	pf.BoolVar(&a.flags.debug, "debug", false, "log to $XDG_STATE_HOME/mnemo/mnemo.log (never to the terminal)")

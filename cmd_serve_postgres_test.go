@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"mnemo/contract"
+	"mnemo/engine/auth"
+	"mnemo/engine/postgres/pgtest"
+	"mnemo/engine/remote"
+)
+
+// startServeAt runs `mnemo --db LOC serve --http 127.0.0.1:0` in-process (its
+// own app, so its own pool, as another process would have) and returns its
+// address from the banner.
+func startServeAt(t *testing.T, loc string) (string, func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stderr := &lockedBuffer{}
+	a := newApp(strings.NewReader(""), &bytes.Buffer{}, stderr)
+	root := newRootCommand(a)
+	root.SetArgs([]string{"--db", loc, "serve", "--http", "127.0.0.1:0"})
+	done := make(chan int, 1)
+	go func() {
+		err := root.ExecuteContext(ctx)
+		code := a.report(err)
+		a.close()
+		done <- code
+	}()
+	var once sync.Once
+	code := -1
+	stop := func() int {
+		once.Do(func() {
+			cancel()
+			select {
+			case code = <-done:
+			case <-time.After(20 * time.Second):
+				t.Error("serve did not stop")
+			}
+		})
+		return code
+	}
+	t.Cleanup(func() { stop() })
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited with %d: %s", code, stderr.String())
+		default:
+		}
+		for _, line := range strings.Split(stderr.String(), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "http" {
+				return f[1], stop
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("serve never printed its address: %s", stderr.String())
+	return "", nil
+}
+
+// TestTwoServersOverOneDatabase serves one PostgreSQL store from two servers:
+// a record stored through one is read through the other at once (list, get,
+// browse, explore, fetch); a forget through the other leaves no ghost in the
+// first; both share the owner token and the audit log.
+func TestTwoServersOverOneDatabase(t *testing.T) {
+	url := pgtest.URL(t)
+	newTestCLI(t) // isolates the XDG directories
+	addrA, stopA := startServeAt(t, url)
+	addrB, stopB := startServeAt(t, url)
+	if addrA == addrB {
+		t.Fatalf("both servers at %s", addrA)
+	}
+	var token string
+	_ = filepath.WalkDir(os.Getenv("XDG_STATE_HOME"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Name() == serveTokenFile {
+			b, _ := os.ReadFile(p)
+			token = strings.TrimSpace(string(b))
+		}
+		return nil
+	})
+	if token == "" {
+		t.Fatal("no owner token file in the state directory")
+	}
+	ctx := context.Background()
+	client := func(addr string) *remote.Client {
+		cl, err := remote.New(addr, token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.Connect(ctx); err != nil {
+			t.Fatalf("connect %s with the shared token: %v", addr, err)
+		}
+		return cl
+	}
+	a, b := client(addrA), client(addrB)
+	it := contract.Document("the failover server reads what the first one stored", contract.MemoryMeta{Tags: []string{"failover"}})
+	rc, err := a.Store(ctx, it)
+	if err != nil || rc.Replayed {
+		t.Fatalf("store through A: %+v %v", rc, err)
+	}
+	if rc2, err := b.Store(ctx, it); err != nil || !rc2.Replayed || rc2.ID != rc.ID {
+		t.Fatalf("the same store through B: %+v %v", rc2, err)
+	}
+	seen := func(e *remote.Client, want int) {
+		t.Helper()
+		hits, err := e.Get(ctx, contract.GetRequest{IDs: []string{rc.ID}})
+		if err != nil || len(hits) != want {
+			t.Fatalf("get: %v %v, want %d", hits, err, want)
+		}
+		list, err := e.List(ctx, contract.ListRequest{Limit: 10})
+		if err != nil || len(list.Items) != want {
+			t.Fatalf("list: %+v %v", list, err)
+		}
+		page, err := e.Browse(ctx, contract.BrowseQuery{})
+		if err != nil || page.Total != want || len(page.Records) != want {
+			t.Fatalf("browse: %+v %v", page, err)
+		}
+		ex, err := e.Explore(ctx, contract.ExploreRequest{Facet: contract.FacetTag, Limit: 10})
+		if err != nil || ex.Total != uint64(want) {
+			t.Fatalf("explore: %+v %v", ex, err)
+		}
+		fp, err := e.Fetch(ctx, contract.FetchRequest{Query: "failover", Mode: contract.ModeKeyword, Limit: 10})
+		if err != nil || len(fp.Hits) != want {
+			t.Fatalf("fetch: %+v %v", fp, err)
+		}
+	}
+	seen(b, 1)
+	if _, err := b.Forget(ctx, contract.ForgetIDs(rc.ID)); err != nil {
+		t.Fatal(err)
+	}
+	seen(a, 0)
+	events, err := a.ReadAudit(ctx, auth.AuditQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []string
+	for _, ev := range events {
+		ops = append(ops, ev.Op)
+	}
+	if strings.Join(ops, ",") != "store,store,forget" {
+		t.Fatalf("the shared audit log: %v", ops)
+	}
+	if code := stopA(); code != 0 {
+		t.Fatalf("server A exited %d", code)
+	}
+	// B serves on alone.
+	if _, err := b.Store(ctx, it); err != nil {
+		t.Fatalf("store through B after A stopped: %v", err)
+	}
+	if code := stopB(); code != 0 {
+		t.Fatalf("server B exited %d", code)
+	}
+}

@@ -1,0 +1,512 @@
+package postgres_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"mnemo/bench/corpus"
+	"mnemo/contract"
+	"mnemo/engine/postgres"
+	"mnemo/engine/postgres/pgtest"
+)
+
+// steppingClock advances by step per call from a fixed instant, so records
+// of one batch share created_at and later writes sort after them.
+func steppingClock(start time.Time, step time.Duration) func() time.Time {
+	var mu = make(chan struct{}, 1)
+	var n int64
+	return func() time.Time {
+		mu <- struct{}{}
+		defer func() { <-mu }()
+		n++
+		return start.Add(time.Duration(n) * step)
+	}
+}
+
+// fillStore loads n corpus entries in batches of varying size, with their
+// statuses, expiry and supersessions, plus a few Unicode records (the same
+// fixture as engine/bolt's oracle tests).
+func fillStore(t testing.TB, e contract.Engine, n int, seed int64) {
+	t.Helper()
+	ctx := context.Background()
+	entries := corpus.Generate(n, seed)
+	r := rand.New(rand.NewPCG(uint64(seed), 7))
+	ids := make([]string, len(entries))
+	for i := 0; i < len(entries); {
+		size := 1 + r.IntN(40)
+		end := min(i+size, len(entries))
+		for j := i; j < end; {
+			k := j + 1
+			for k < end && entries[k].Status == entries[j].Status && entries[k].ExpiresAt == nil && entries[j].ExpiresAt == nil {
+				k++
+			}
+			items := make([]contract.StoreItem, 0, k-j)
+			for x := j; x < k; x++ {
+				items = append(items, entries[x].Item)
+			}
+			status := entries[j].Status
+			if status == contract.StatusSuperseded {
+				status = contract.StatusActive
+			}
+			rs, err := e.StoreManyWith(ctx, items, contract.WriteOptions{Status: status, ExpiresAt: entries[j].ExpiresAt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for x := range rs {
+				ids[j+x] = rs[x].ID
+			}
+			j = k
+		}
+		i = end
+	}
+	for i, en := range entries {
+		if en.Status == contract.StatusSuperseded && en.SupersededBy >= 0 && en.SupersededBy < len(ids) {
+			if _, err := e.Supersede(ctx, contract.SupersedeRequest{ID: ids[i], By: ids[en.SupersededBy]}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	unicode := []string{"Élan vital in ÉTÉ notes", "Жук и жаба: заметка", "straße and STRASSE", "ﬁle ligature Kelvin sign K"}
+	for _, s := range unicode {
+		if _, err := e.Store(ctx, contract.Document(s, contract.MemoryMeta{Tags: []string{"unicode"}})); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// snapshot reads every record through list and get_records.
+func snapshot(t testing.TB, e contract.Engine) []contract.Record {
+	t.Helper()
+	ctx := context.Background()
+	var ids []string
+	var cursor *string
+	for {
+		page, err := e.List(ctx, contract.ListRequest{Filter: contract.MetaFilter{Reach: &contract.Reach{Descendants: true, Inherit: false}}, Limit: 500, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range page.Items {
+			ids = append(ids, h.ID)
+		}
+		if page.NextCursor == nil {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	var out []contract.Record
+	for start := 0; start < len(ids); start += contract.MaxGetIDs {
+		recs, err := e.GetRecords(ctx, contract.GetRequest{IDs: ids[start:min(start+contract.MaxGetIDs, len(ids))],
+			Reach: &contract.Reach{Descendants: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range recs {
+			recs[i].Item = nil
+			out = append(out, recs[i])
+		}
+	}
+	return out
+}
+
+func randomQuery(r *rand.Rand, recs []contract.Record) contract.BrowseQuery {
+	var q contract.BrowseQuery
+	pick := func(p float64) bool { return r.Float64() < p }
+	if pick(0.2) {
+		q.Status = []contract.Status{}
+		for _, s := range contract.Statuses {
+			if pick(0.5) {
+				q.Status = append(q.Status, s)
+			}
+		}
+	}
+	if pick(0.2) {
+		q.Kind = []contract.ItemKind{}
+		for _, k := range contract.ItemKinds {
+			if pick(0.5) {
+				q.Kind = append(q.Kind, k)
+			}
+		}
+	}
+	if pick(0.2) && len(recs) > 0 {
+		rec := recs[r.IntN(len(recs))]
+		if len(rec.Meta.Tags) > 0 {
+			q.Filter.TagsAny = []string{rec.Meta.Tags[0]}
+		}
+	}
+	if pick(0.15) && len(recs) > 0 {
+		ns := recs[r.IntN(len(recs))].Meta.Namespace
+		reach := contract.ReachSubtree(ns)
+		q.Filter.Reach = &reach
+	}
+	fields := []string{"status", "kind", "content", "namespace", "confidence", "updated_at", "created_at", "observed_at"}
+	r.Shuffle(len(fields), func(i, j int) { fields[i], fields[j] = fields[j], fields[i] })
+	nf := r.IntN(3)
+	if pick(0.3) {
+		nf = 0
+	}
+	for _, field := range fields[:nf] {
+		f := contract.BrowseFilter{Field: field}
+		ops := contract.BrowseFilterOps(field)
+		f.Op = ops[r.IntN(len(ops))]
+		rec := recs[r.IntN(len(recs))]
+		day := func(tm time.Time) string {
+			return tm.Add(time.Duration(r.IntN(5)-2) * 24 * time.Hour).Format(time.DateOnly)
+		}
+		switch field {
+		case "status":
+			f.Values = []string{string(contract.Statuses[r.IntN(3)])}
+		case "kind":
+			f.Values = []string{string(contract.ItemKinds[r.IntN(3)]), string(contract.ItemKinds[r.IntN(3)])}
+			slices.Sort(f.Values)
+			f.Values = slices.Compact(f.Values)
+		case "content":
+			text := []rune(rec.Text)
+			switch f.Op {
+			case "equals", "not_equals":
+				f.Text = rec.Text
+			default:
+				a := r.IntN(len(text))
+				b := min(len(text), a+1+r.IntN(8))
+				f.Text = string(text[a:b])
+				if f.Op == "starts_with" {
+					f.Text = string(text[:b-a])
+				}
+				if f.Op == "ends_with" {
+					f.Text = string(text[len(text)-(b-a):])
+				}
+			}
+			if pick(0.5) {
+				f.Text = strings.ToUpper(f.Text)
+			}
+			if strings.TrimSpace(f.Text) == "" || len(f.Text) > 1024 {
+				f.Text = "the"
+			}
+		case "namespace":
+			f.Text = rec.Meta.Namespace.String()
+			if segs := rec.Meta.Namespace.Segments(); f.Op == "within" && len(segs) > 1 {
+				parent, _ := rec.Meta.Namespace.Parent()
+				f.Text = parent.String()
+			}
+		case "confidence":
+			f.Num = float64(r.IntN(11)) / 10
+			f.Min, f.Max = float64(r.IntN(5))/10, 0.5+float64(r.IntN(6))/10
+			if rec.Confidence != nil && pick(0.5) {
+				f.Num = float64(*rec.Confidence)
+			}
+		default:
+			tm := rec.UpdatedAt
+			if field == "created_at" {
+				tm = rec.CreatedAt
+			}
+			if field == "observed_at" && rec.Meta.ObservedAt != nil {
+				tm = *rec.Meta.ObservedAt
+			}
+			f.Day = day(tm)
+			a, b := day(tm), day(tm)
+			if a > b {
+				a, b = b, a
+			}
+			f.FromDay, f.UntilDay = a, b
+		}
+		q.Filters = append(q.Filters, f)
+	}
+	sorts := []string{"updated_at", "created_at", "observed_at", "confidence", "namespace", "kind", "status"}
+	r.Shuffle(len(sorts), func(i, j int) { sorts[i], sorts[j] = sorts[j], sorts[i] })
+	if pick(0.6) {
+		for _, s := range sorts[:1+r.IntN(3)] {
+			dir := contract.SortAsc
+			if pick(0.5) {
+				dir = contract.SortDesc
+			}
+			q.OrderBy = append(q.OrderBy, contract.SortKey{Field: s, Dir: dir})
+		}
+	}
+	q.Limit = 1 + r.IntN(60)
+	if pick(0.2) {
+		q.Offset = r.IntN(40)
+	}
+	if pick(0.4) {
+		now := time.Date(2026, time.Month(6+r.IntN(12)), 1, 0, 0, 0, 0, time.UTC)
+		q.Now = &now
+	}
+	return q
+}
+
+func pageIDs(p contract.BrowsePage) []string {
+	out := make([]string, len(p.Records))
+	for i, r := range p.Records {
+		out[i] = r.ID
+	}
+	return out
+}
+
+// churn forgets, approves and rejects some of the fixture, so every count the
+// engine keeps has gone up and down before the oracles compare.
+func churn(t *testing.T, e *postgres.Engine) {
+	t.Helper()
+	ctx := context.Background()
+	recs := snapshot(t, e)
+	var forget []string
+	approved, rejected := 0, 0
+	for i, r := range recs {
+		switch {
+		case i%17 == 0:
+			forget = append(forget, r.ID)
+		case r.Status == contract.StatusCandidate && approved <= rejected:
+			if _, err := e.Review(ctx, contract.ReviewRequest{ID: r.ID, Action: contract.ReviewApprove}); err != nil {
+				t.Fatal(err)
+			}
+			approved++
+		case r.Status == contract.StatusCandidate && rejected < 10:
+			if _, err := e.Review(ctx, contract.ReviewRequest{ID: r.ID, Action: contract.ReviewReject}); err != nil {
+				t.Fatal(err)
+			}
+			rejected++
+		}
+	}
+	if _, err := e.Forget(ctx, contract.ForgetIDs(forget...)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Forget(ctx, contract.ForgetFilter(contract.MetaFilter{TagsAny: []string{"unicode"}})); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fixtureStore is a store filled with the oracle fixture.
+func fixtureStore(t *testing.T, n int, seed int64, step time.Duration) (*postgres.Engine, []contract.Record) {
+	t.Helper()
+	e := openStore(t, pgtest.URL(t), postgres.Options{Clock: steppingClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), step)})
+	fillStore(t, e, n, seed)
+	churn(t, e)
+	recs := snapshot(t, e)
+	if len(recs) < n*8/10 {
+		t.Fatalf("snapshot holds %d records of %d", len(recs), n)
+	}
+	return e, recs
+}
+
+// TestBrowseMatchesTheOracle walks random queries page by page and compares
+// every page with contract.BrowseSlice over the same records.
+func TestBrowseMatchesTheOracle(t *testing.T) {
+	ctx := context.Background()
+	e, recs := fixtureStore(t, 600, 42, 7*time.Hour)
+	r := rand.New(rand.NewPCG(1, 2))
+	queries := 300
+	if testing.Short() {
+		queries = 60
+	}
+	for i := 0; i < queries; i++ {
+		q := randomQuery(r, recs)
+		if err := q.Validate(); err != nil {
+			continue
+		}
+		for pageNo := 0; pageNo < 4; pageNo++ {
+			got, err := e.Browse(ctx, q)
+			want, werr := contract.BrowseSlice(q, recs)
+			if (err == nil) != (werr == nil) {
+				t.Fatalf("query %d page %d: err %v, oracle %v", i, pageNo, err, werr)
+			}
+			if err != nil {
+				break
+			}
+			desc := fmt.Sprintf("query %d page %d %+v", i, pageNo, q)
+			if got.Total != want.Total {
+				t.Fatalf("%s: total %d, oracle %d", desc, got.Total, want.Total)
+			}
+			if !slices.Equal(pageIDs(got), pageIDs(want)) {
+				t.Fatalf("%s:\n got %v\nwant %v", desc, pageIDs(got), pageIDs(want))
+			}
+			for k := range got.Records {
+				gj, _ := json.Marshal(got.Records[k])
+				wj, _ := json.Marshal(want.Records[k])
+				if string(gj) != string(wj) {
+					t.Fatalf("%s: record %d\n got %s\nwant %s", desc, k, gj, wj)
+				}
+			}
+			if (got.Continuation == nil) != (want.Continuation == nil) ||
+				got.Continuation != nil && *got.Continuation != *want.Continuation {
+				t.Fatalf("%s: continuation %v, oracle %v", desc, got.Continuation, want.Continuation)
+			}
+			if got.Continuation == nil {
+				break
+			}
+			q.Cursor, q.Offset = *got.Continuation, 0
+		}
+	}
+}
+
+// TestExploreIsExact compares every facet at the root and after narrows with
+// counts taken from the records themselves.
+func TestExploreIsExact(t *testing.T) {
+	ctx := context.Background()
+	e, recs := fixtureStore(t, 400, 9, time.Millisecond)
+	filters := []contract.MetaFilter{{}, {Statuses: []contract.Status{contract.StatusCandidate}}, {Kinds: []contract.ItemKind{contract.KindLearning}}}
+	reach := contract.ReachSubtree(contract.MustNamespace("team:acme"))
+	filters = append(filters, contract.MetaFilter{Reach: &reach})
+	for _, f := range filters {
+		for _, facet := range contract.Facets {
+			got, err := e.Explore(ctx, contract.ExploreRequest{Facet: facet, Filter: f, Limit: 500})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := exploreOracle(recs, facet, f, 500)
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("explore %s with %+v\n got %+v\nwant %+v", facet, f, got, want)
+			}
+		}
+	}
+}
+
+func exploreOracle(recs []contract.Record, facet contract.Facet, f contract.MetaFilter, limit int) contract.ExplorePage {
+	counts := map[string]uint64{}
+	var total, missing uint64
+	for i := range recs {
+		rc := &recs[i]
+		if !f.Matches(rc.Kind, &rc.Meta) || !f.AdmitsStatus(rc.Status, false) {
+			continue
+		}
+		total++
+		vals := facet.Values(rc.Kind, &rc.Meta, rc.Status)
+		if len(vals) == 0 {
+			missing++
+		}
+		for _, v := range vals {
+			counts[v]++
+		}
+	}
+	return contract.ExplorePageOf(facet, counts, limit, total, missing, false)
+}
+
+// randomFilter draws a meta filter from values the records hold (and a few
+// near misses), so most fields select something.
+func randomFilter(r *rand.Rand, recs []contract.Record) contract.MetaFilter {
+	var f contract.MetaFilter
+	pick := func(p float64) bool { return r.Float64() < p }
+	rec := recs[r.IntN(len(recs))]
+	m := rec.Meta
+	str := func(p *string) *string {
+		if p == nil || pick(0.1) {
+			return contract.Ptr("no-such-value")
+		}
+		return contract.Ptr(*p)
+	}
+	for pass := 0; pass < 1+r.IntN(3); pass++ {
+		switch r.IntN(17) {
+		case 0:
+			reach := contract.ReachSubtree(m.Namespace)
+			switch r.IntN(3) {
+			case 0:
+				reach = contract.ReachOf(m.Namespace)
+			case 1:
+				reach = contract.ReachExact(m.Namespace)
+			}
+			f.Reach = &reach
+		case 1:
+			f.Workspace = str(m.Workspace)
+		case 2:
+			f.Folder = str(m.Folder)
+			if f.Folder != nil && pick(0.5) {
+				if i := strings.LastIndex(*f.Folder, "/"); i > 0 {
+					f.Folder = contract.Ptr((*f.Folder)[:i] + "/")
+				}
+			}
+		case 3:
+			f.FilePath = str(m.FilePath)
+		case 4:
+			f.Language = str(m.Language)
+		case 5:
+			f.Repo = str(m.Repo)
+		case 6:
+			f.Commit = str(m.Commit)
+		case 7:
+			f.URL = str(m.URL)
+		case 8:
+			f.ThreadID = str(m.ThreadID)
+		case 9:
+			f.AgentID = str(m.AgentID)
+		case 10:
+			f.SourceID = str(m.Source.ID)
+		case 11:
+			if m.ToolCall != nil {
+				f.ToolCall = contract.Ptr(m.ToolCall.Name)
+			}
+		case 12:
+			f.Kinds = []contract.ItemKind{rec.Kind}
+		case 13:
+			f.Sources = []contract.SourceKind{m.SourceKindOf()}
+		case 14:
+			if len(m.Tags) > 0 {
+				f.TagsAny = []string{m.Tags[r.IntN(len(m.Tags))], "no-such-tag"}
+			}
+		case 15:
+			if m.ObservedAt != nil {
+				a := m.ObservedAt.Add(-time.Duration(r.IntN(3)) * time.Hour)
+				b := m.ObservedAt.Add(time.Duration(r.IntN(3)) * time.Hour)
+				f.ObservedAfter, f.ObservedBefore = &a, &b
+			}
+		case 16:
+			f.Statuses = []contract.Status{rec.Status}
+		}
+	}
+	if m.Turns != nil && pick(0.1) {
+		tr := *m.Turns
+		f.Turns = &tr
+	}
+	return f
+}
+
+// TestFiltersMatchTheContract compares list, explore and keyword fetch under
+// random filters with MetaFilter.Matches over the same records: the SQL of
+// every filter field is the contract's rule.
+func TestFiltersMatchTheContract(t *testing.T) {
+	ctx := context.Background()
+	e, recs := fixtureStore(t, 500, 11, time.Millisecond)
+	r := rand.New(rand.NewPCG(3, 4))
+	n := 300
+	if testing.Short() {
+		n = 60
+	}
+	for i := 0; i < n; i++ {
+		f := randomFilter(r, recs)
+		var want []string
+		for k := range recs {
+			rc := &recs[k]
+			if f.Matches(rc.Kind, &rc.Meta) && f.AdmitsStatus(rc.Status, false) {
+				want = append(want, rc.ID)
+			}
+		}
+		var got []string
+		var cursor *string
+		for {
+			page, err := e.List(ctx, contract.ListRequest{Filter: f, Limit: 97, Cursor: cursor})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range page.Items {
+				got = append(got, h.ID)
+			}
+			if cursor = page.NextCursor; cursor == nil {
+				break
+			}
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		fj, _ := json.Marshal(f)
+		if !slices.Equal(got, want) {
+			t.Fatalf("filter %s: list has %d records, the contract %d", fj, len(got), len(want))
+		}
+		page, err := e.Explore(ctx, contract.ExploreRequest{Facet: contract.FacetTag, Filter: f, Limit: 500})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := exploreOracle(recs, contract.FacetTag, f, 500); fmt.Sprint(page) != fmt.Sprint(w) {
+			t.Fatalf("filter %s: explore\n got %+v\nwant %+v", fj, page, w)
+		}
+	}
+}

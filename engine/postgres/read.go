@@ -1,0 +1,286 @@
+package postgres
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"mnemo/contract"
+)
+
+// rowColumns are the columns scanRows reads, in its order.
+const rowColumns = "id, item, status, created_ms, updated_ms, expires_ms, superseded_by"
+
+// scanRows reads every row of rs (rowColumns) and closes it.
+func scanRows(rs pgx.Rows) ([]*row, error) {
+	defer rs.Close()
+	var out []*row
+	for rs.Next() {
+		r := &row{}
+		var status string
+		if err := rs.Scan(&r.id, &r.itemJSON, &status, &r.created, &r.updated, &r.expires, &r.superBy); err != nil {
+			return nil, err
+		}
+		r.status = contract.Status(status)
+		if err := json.Unmarshal([]byte(r.itemJSON), &r.item); err != nil {
+			return nil, contract.EngineErr("record %s: %v", r.id, err)
+		}
+		out = append(out, r)
+	}
+	return out, rs.Err()
+}
+
+func millis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+// record is the row as a contract record, with the stored item when withItem.
+func (r *row) record(withItem bool) contract.Record {
+	var exp *time.Time
+	if r.expires != nil {
+		t := millis(*r.expires)
+		exp = &t
+	}
+	rec := contract.RecordOf(r.id, &r.item, r.status, millis(r.created), millis(r.updated), exp, r.superBy)
+	if withItem {
+		it := r.item
+		rec.Item = &it
+	}
+	return rec
+}
+
+func (r *row) hit() contract.Hit { return contract.HitOf(r.id, &r.item) }
+
+// selectRows runs a query over rowColumns.
+func (e *Engine) selectRows(ctx context.Context, sql string, args ...any) ([]*row, error) {
+	rs, err := e.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, e.dbErr(ctx, err)
+	}
+	out, err := scanRows(rs)
+	if err != nil {
+		return nil, e.dbErr(ctx, err)
+	}
+	return out, nil
+}
+
+const listCursorPrefix = "p1."
+
+// listPage reads one page of the listing order (newest created first, then
+// id), keyset-paged by the last row's (created, id).
+func (e *Engine) listPage(ctx context.Context, req contract.ListRequest) ([]*row, *string, error) {
+	if err := req.Validate(); err != nil {
+		return nil, nil, err
+	}
+	var q query
+	q.filter(&req.Filter, false)
+	if req.Cursor != nil {
+		ms, id, err := decodeListCursor(*req.Cursor)
+		if err != nil {
+			return nil, nil, err
+		}
+		c, i := q.arg(ms), q.arg(id)
+		q.add("created_ms < " + c + " OR (created_ms = " + c + " AND id > " + i + ")")
+	}
+	lim := q.arg(req.Limit + 1)
+	rows, err := e.selectRows(ctx, "SELECT "+rowColumns+" FROM records WHERE "+q.clause()+
+		" ORDER BY created_ms DESC, id LIMIT "+lim, q.args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	var next *string
+	if len(rows) > req.Limit {
+		rows = rows[:req.Limit]
+		last := rows[len(rows)-1]
+		next = contract.Ptr(listCursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(last.created, 10)+"."+last.id)))
+	}
+	return rows, next, nil
+}
+
+func decodeListCursor(c string) (int64, string, error) {
+	if raw, ok := strings.CutPrefix(c, listCursorPrefix); ok {
+		if b, err := base64.RawURLEncoding.DecodeString(raw); err == nil {
+			ms, id, ok := strings.Cut(string(b), ".")
+			if n, err := strconv.ParseInt(ms, 10, 64); ok && err == nil && id != "" {
+				return n, id, nil
+			}
+		}
+	}
+	return 0, "", contract.Invalid("unknown cursor `%s`", c)
+}
+
+// List pages through the records matching the filter, newest created first.
+func (e *Engine) List(ctx context.Context, req contract.ListRequest) (contract.ListPage, error) {
+	rows, next, err := e.listPage(ctx, req)
+	if err != nil {
+		return contract.ListPage{}, err
+	}
+	page := contract.ListPage{Items: make([]contract.Hit, 0, len(rows)), NextCursor: next}
+	for _, r := range rows {
+		page.Items = append(page.Items, r.hit())
+	}
+	return page, nil
+}
+
+// Export pages like List and hands back each item exactly as stored.
+func (e *Engine) Export(ctx context.Context, req contract.ListRequest) (contract.ExportPage, error) {
+	rows, next, err := e.listPage(ctx, req)
+	if err != nil {
+		return contract.ExportPage{}, err
+	}
+	page := contract.ExportPage{Items: make([]contract.Exported, 0, len(rows)), NextCursor: next}
+	for _, r := range rows {
+		page.Items = append(page.Items, contract.Exported{ID: r.id, Item: r.item})
+	}
+	return page, nil
+}
+
+// lookup reads the records named, in request order, each once, leaving out
+// those outside the reach.
+func (e *Engine) lookup(ctx context.Context, req contract.GetRequest) ([]*row, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	rows, err := e.selectRows(ctx, "SELECT "+rowColumns+" FROM records WHERE id = ANY($1)", req.IDs)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]*row, len(rows))
+	for _, r := range rows {
+		byID[r.id] = r
+	}
+	out := make([]*row, 0, len(rows))
+	for _, id := range req.IDs {
+		r, ok := byID[id]
+		if !ok {
+			continue
+		}
+		delete(byID, id)
+		if contract.AdmittedBy(req.Reach, r.item.Meta.Namespace) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// Get reads hits by id, in the order named, leaving out ids outside the reach.
+func (e *Engine) Get(ctx context.Context, req contract.GetRequest) ([]contract.Hit, error) {
+	rows, err := e.lookup(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]contract.Hit, len(rows))
+	for i, r := range rows {
+		out[i] = r.hit()
+	}
+	return out, nil
+}
+
+// GetRecords reads whole records, stored item included, by id.
+func (e *Engine) GetRecords(ctx context.Context, req contract.GetRequest) ([]contract.Record, error) {
+	rows, err := e.lookup(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]contract.Record, len(rows))
+	for i, r := range rows {
+		out[i] = r.record(true)
+	}
+	return out, nil
+}
+
+// facetColumn is the SQL column of a single-valued facet.
+func facetColumn(f contract.Facet) (string, bool) {
+	switch f {
+	case contract.FacetKind:
+		return "kind", true
+	case contract.FacetSource:
+		return "source_kind", true
+	case contract.FacetSourceID:
+		return "source_id", true
+	case contract.FacetWorkspace:
+		return "workspace", true
+	case contract.FacetFolder:
+		return "folder", true
+	case contract.FacetFilePath:
+		return "file_path", true
+	case contract.FacetLanguage:
+		return "language", true
+	case contract.FacetRepo:
+		return "repo", true
+	case contract.FacetURL:
+		return "url", true
+	case contract.FacetThread:
+		return "thread_id", true
+	case contract.FacetAgent:
+		return "agent_id", true
+	case contract.FacetToolCall:
+		return "tool_call", true
+	case contract.FacetNamespace:
+		return "ns", true
+	case contract.FacetStatus:
+		return "status", true
+	}
+	return "", false
+}
+
+// Explore counts a facet's values exactly with one grouped statement (one
+// snapshot) over every record the filter selects. Never truncated.
+func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (contract.ExplorePage, error) {
+	if err := req.Validate(); err != nil {
+		return contract.ExplorePage{}, err
+	}
+	var q query
+	q.filter(&req.Filter, false)
+	// Each row is (value, count, is-total); the grand-total row counts
+	// records, and a NULL value counts the records that have none.
+	var sql string
+	table := "records"
+	if countable(&req.Filter) && (req.Facet == contract.FacetKind || req.Facet == contract.FacetStatus || req.Facet == contract.FacetNamespace) {
+		table = "record_counts"
+	}
+	if table == "record_counts" {
+		col, _ := facetColumn(req.Facet)
+		sql = "SELECT " + col + ", sum(n)::bigint, sum(n)::bigint, GROUPING(" + col + ") FROM record_counts WHERE " + q.clause() +
+			" GROUP BY GROUPING SETS ((" + col + "), ())"
+	} else if req.Facet == contract.FacetTag {
+		sql = "SELECT v, count(*), count(DISTINCT id), GROUPING(v) FROM (SELECT id, unnest(CASE WHEN cardinality(tags) = 0 THEN ARRAY[NULL]::text[] ELSE tags END) AS v FROM records WHERE " +
+			q.clause() + ") t GROUP BY GROUPING SETS ((v), ())"
+	} else {
+		col, ok := facetColumn(req.Facet)
+		if !ok {
+			return contract.ExplorePage{}, contract.Invalid("`%s` is not a facet", req.Facet)
+		}
+		sql = "SELECT " + col + ", count(*), count(*), GROUPING(" + col + ") FROM records WHERE " + q.clause() + " GROUP BY GROUPING SETS ((" + col + "), ())"
+	}
+	rs, err := e.pool.Query(ctx, sql, q.args...)
+	if err != nil {
+		return contract.ExplorePage{}, e.dbErr(ctx, err)
+	}
+	defer rs.Close()
+	counts := map[string]uint64{}
+	var missing, total uint64
+	for rs.Next() {
+		var v *string
+		var n, records uint64
+		var grand int32
+		if err := rs.Scan(&v, &n, &records, &grand); err != nil {
+			return contract.ExplorePage{}, e.dbErr(ctx, err)
+		}
+		switch {
+		case grand != 0:
+			total = records
+		case v == nil:
+			missing = records
+		case n > 0:
+			counts[*v] = n
+		}
+	}
+	if err := rs.Err(); err != nil {
+		return contract.ExplorePage{}, e.dbErr(ctx, err)
+	}
+	return contract.ExplorePageOf(req.Facet, counts, req.Limit, total, missing, false), nil
+}

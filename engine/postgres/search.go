@@ -1,0 +1,161 @@
+package postgres
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"hash/fnv"
+	"strconv"
+	"strings"
+
+	"mnemo/contract"
+	"mnemo/engine/retrieval"
+)
+
+// hintWindow is how many of the best results a refers_to hint reorders; it is
+// fixed so every page of one fetch sees the same order (as engine/bolt).
+const hintWindow = 256
+
+// rankKeyword returns hits [offset, offset+want) of the keyword ranking: the
+// filter and the statuses rule in the same statement, ts_rank descending,
+// then id. A query without a searchable term matches nothing.
+func (e *Engine) rankKeyword(ctx context.Context, text string, f *contract.MetaFilter, offset, want int) ([]contract.Hit, error) {
+	tsq := tsqueryLiteral(text)
+	if tsq == "" {
+		return nil, nil
+	}
+	var q query
+	qa := q.arg(tsq)
+	q.add("tsv @@ " + qa + "::tsquery")
+	q.filter(f, true)
+	sql := "SELECT " + rowColumns + ", ts_rank(tsv, " + qa + "::tsquery) AS score FROM records WHERE " + q.clause() +
+		" ORDER BY score DESC, id LIMIT " + q.arg(want) + " OFFSET " + q.arg(offset)
+	rs, err := e.pool.Query(ctx, sql, q.args...)
+	if err != nil {
+		return nil, e.dbErr(ctx, err)
+	}
+	defer rs.Close()
+	var hits []contract.Hit
+	for rs.Next() {
+		r := &row{}
+		var status string
+		var score float32
+		if err := rs.Scan(&r.id, &r.itemJSON, &status, &r.created, &r.updated, &r.expires, &r.superBy, &score); err != nil {
+			return nil, e.dbErr(ctx, err)
+		}
+		if err := json.Unmarshal([]byte(r.itemJSON), &r.item); err != nil {
+			return nil, contract.EngineErr("record %s: %v", r.id, err)
+		}
+		h := r.hit()
+		h.Score = contract.F32(score)
+		hits = append(hits, h)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, e.dbErr(ctx, err)
+	}
+	return hits, nil
+}
+
+// Fetch ranks records for a query (keyword only) and pages the ranking with a
+// cursor bound to the query, mode and filter.
+func (e *Engine) Fetch(ctx context.Context, req contract.FetchRequest) (contract.FetchPage, error) {
+	if err := e.desc.EnsureMode(req.Mode); err != nil {
+		return contract.FetchPage{}, err
+	}
+	if err := req.Validate(); err != nil {
+		return contract.FetchPage{}, err
+	}
+	binding := fetchBinding(req)
+	offset, err := decodeFetchCursor(req.Cursor, binding)
+	if err != nil {
+		return contract.FetchPage{}, err
+	}
+	var hits []contract.Hit
+	if req.RefersTo != nil {
+		// The hint reorders a fixed head of the ranking, so pages stay disjoint.
+		all, err := e.rankKeyword(ctx, req.Query, &req.Filter, 0, max(offset+req.Limit+1, hintWindow))
+		if err != nil {
+			return contract.FetchPage{}, err
+		}
+		head := min(len(all), hintWindow)
+		all = append(req.RefersTo.RankByHint(all[:head]), all[head:]...)
+		hits = all[min(offset, len(all)):]
+	} else if hits, err = e.rankKeyword(ctx, req.Query, &req.Filter, offset, req.Limit+1); err != nil {
+		return contract.FetchPage{}, err
+	}
+	page := contract.FetchPage{Hits: hits[:min(len(hits), req.Limit)]}
+	if page.Hits == nil {
+		page.Hits = []contract.Hit{}
+	}
+	if len(hits) > req.Limit {
+		page.NextCursor = encodeFetchCursor(offset+req.Limit, binding)
+	}
+	return page, nil
+}
+
+const fetchCursorPrefix = "f1."
+
+// fetchBinding identifies a fetch's ranking: a cursor from another query,
+// mode or filter is refused rather than paging a different list.
+func fetchBinding(req contract.FetchRequest) string {
+	h := fnv.New64a()
+	fj, _ := json.Marshal(req.Filter)
+	hj, _ := json.Marshal(req.RefersTo)
+	for _, part := range [][]byte{[]byte(req.Mode), []byte(req.Query), fj, hj} {
+		h.Write(part)
+		h.Write([]byte{0})
+	}
+	return strconv.FormatUint(h.Sum64(), 36)
+}
+
+func encodeFetchCursor(offset int, binding string) *string {
+	raw := strconv.Itoa(offset) + "." + binding
+	return contract.Ptr(fetchCursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(raw)))
+}
+
+func decodeFetchCursor(c *string, binding string) (int, error) {
+	if c == nil {
+		return 0, nil
+	}
+	if raw, ok := strings.CutPrefix(*c, fetchCursorPrefix); ok {
+		if b, err := base64.RawURLEncoding.DecodeString(raw); err == nil {
+			off, bind, _ := strings.Cut(string(b), ".")
+			if n, err := strconv.Atoi(off); err == nil && n >= 0 && bind == binding {
+				return n, nil
+			}
+		}
+	}
+	return 0, contract.Invalid("unknown cursor `%s`", *c)
+}
+
+// Recall gathers up to limit citations from the keyword ranking and asks the
+// answerer.
+func (e *Engine) Recall(ctx context.Context, req contract.RecallRequest) (contract.RecallAnswer, error) {
+	if err := req.Validate(); err != nil {
+		return contract.RecallAnswer{}, err
+	}
+	want := req.Limit
+	if req.RefersTo != nil {
+		want = max(want, hintWindow)
+	}
+	hits, err := e.rankKeyword(ctx, req.Question, &req.Filter, 0, want)
+	if err != nil {
+		return contract.RecallAnswer{}, err
+	}
+	if req.RefersTo != nil {
+		hits = req.RefersTo.RankByHint(hits)
+	}
+	hits = hits[:min(len(hits), req.Limit)]
+	cites := make([]contract.Citation, len(hits))
+	for i, h := range hits {
+		score := h.Score
+		cites[i] = contract.Citation{ID: h.ID, Kind: h.Kind, Snippet: h.Text, Meta: h.Meta, Score: &score}
+	}
+	answer, err := e.answerer.Answer(ctx, retrieval.AnswerRequest{
+		Question: req.Question, Instructions: contract.Deref(req.Instructions), Citations: cites,
+	})
+	if err != nil {
+		return contract.RecallAnswer{}, contract.AsError(err)
+	}
+	return contract.RecallAnswer{Answer: answer, Citations: cites, Model: contract.Ptr(e.answerer.Model())}, nil
+}

@@ -1,0 +1,347 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"mnemo/contract"
+)
+
+// row is one record as the records table holds it.
+type row struct {
+	id       string
+	item     contract.StoreItem
+	itemJSON string
+	status   contract.Status
+	created  int64
+	updated  int64
+	expires  *int64
+	superBy  *string
+}
+
+// insertSQL writes one record unless its id is held; RETURNING tells a new
+// record from a replay.
+const insertSQL = `INSERT INTO records (id, kind, status, created_ms, updated_ms, expires_ms, superseded_by,
+	ns, last_svc, workspace, folder, file_path, language, repo, commit_id, url, thread_id, agent_id, source_id,
+	source_kind, tool_call, turn_first, turn_last, tags, observed_at, observed_ns, observed_ms, confidence,
+	item, folded, tsv)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+	$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31::tsvector)
+ON CONFLICT (id) DO NOTHING RETURNING id`
+
+// insertArgs are insertSQL's arguments for r.
+func insertArgs(r *row) []any {
+	m := &r.item.Meta
+	var tool *string
+	if m.ToolCall != nil {
+		tool = &m.ToolCall.Name
+	}
+	var tf, tl *int64
+	if m.Turns != nil {
+		a, b := int64(m.Turns.First), int64(m.Turns.Last)
+		tf, tl = &a, &b
+	}
+	var obs *time.Time
+	var obsNS *int32
+	var obsMS *int64
+	if m.ObservedAt != nil {
+		at, ns := splitTime(*m.ObservedAt)
+		ms := m.ObservedAt.UnixMilli()
+		obs, obsNS, obsMS = &at, &ns, &ms
+	}
+	var conf *float32
+	if r.item.Type == contract.KindLearning {
+		c := r.item.Confidence
+		conf = &c
+	}
+	tags := m.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	text := r.item.RenderText()
+	return []any{r.id, string(r.item.Type), string(r.status), r.created, r.updated, r.expires, r.superBy,
+		m.Namespace.String(), lastService(m.Namespace), m.Workspace, m.Folder, m.FilePath, m.Language, m.Repo, m.Commit, m.URL,
+		m.ThreadID, m.AgentID, m.Source.ID, string(m.SourceKindOf()), tool, tf, tl, tags, obs, obsNS, obsMS, conf,
+		r.itemJSON, contract.FoldCase(text), tsvectorLiteral(text)}
+}
+
+// lastService is the index of ns's last service segment, -1 without one.
+func lastService(ns contract.Namespace) int16 {
+	last := int16(-1)
+	for i, s := range ns.Segments() {
+		if s.Kind == contract.SegService {
+			last = int16(i)
+		}
+	}
+	return last
+}
+
+// Store writes one active item.
+func (e *Engine) Store(ctx context.Context, item contract.StoreItem) (contract.StoreReceipt, error) {
+	return e.StoreWith(ctx, item, contract.WriteOptions{})
+}
+
+// StoreWith writes one item with a status and an expiry; a held fingerprint is
+// a replay and leaves the held record as it was.
+func (e *Engine) StoreWith(ctx context.Context, item contract.StoreItem, opts contract.WriteOptions) (contract.StoreReceipt, error) {
+	if err := opts.Validate(); err != nil {
+		return contract.StoreReceipt{}, err
+	}
+	if err := item.Validate(); err != nil {
+		return contract.StoreReceipt{}, err
+	}
+	out, err := e.write(ctx, []contract.StoreItem{item}, opts)
+	if err != nil {
+		return contract.StoreReceipt{}, err
+	}
+	return out[0], nil
+}
+
+// StoreMany writes a batch of active items.
+func (e *Engine) StoreMany(ctx context.Context, items []contract.StoreItem) ([]contract.StoreReceipt, error) {
+	return e.StoreManyWith(ctx, items, contract.WriteOptions{})
+}
+
+// StoreManyWith validates the whole batch, then writes it in one transaction;
+// a repeat inside the batch is a replay of its first copy.
+func (e *Engine) StoreManyWith(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
+	if err := contract.ValidateMany(items); err != nil {
+		return nil, err
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	return e.write(ctx, items, opts)
+}
+
+// write stores validated items in one transaction. Rows are inserted in id
+// order, so two writers with overlapping batches lock in the same order and
+// never deadlock; of two writers storing one item at once, the second waits
+// on the first's key and then sees a replay.
+func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
+	status := opts.Status
+	if status == "" {
+		status = contract.StatusActive
+	}
+	var expires *int64
+	if opts.ExpiresAt != nil {
+		ms := opts.ExpiresAt.UTC().UnixMilli()
+		expires = &ms
+	}
+	now := e.stamp()
+	out := make([]contract.StoreReceipt, len(items))
+	first := map[string]int{}
+	var rows []*row
+	for i := range items {
+		id := items[i].Fingerprint()
+		out[i].ID = id
+		if _, dup := first[id]; dup {
+			out[i].Replayed = true
+			continue
+		}
+		first[id] = i
+		js, err := json.Marshal(items[i])
+		if err != nil {
+			return nil, contract.EngineErr("encode item %s: %v", id, err)
+		}
+		rows = append(rows, &row{id: id, item: items[i], itemJSON: string(js), status: status,
+			created: now, updated: now, expires: expires})
+	}
+	inserted, err := e.insertRows(ctx, rows)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		if !inserted[r.id] {
+			out[first[r.id]].Replayed = true
+		}
+	}
+	return out, nil
+}
+
+// insertRows inserts rows in one transaction and returns the ids it created.
+func (e *Engine) insertRows(ctx context.Context, rows []*row) (map[string]bool, error) {
+	rows = slices.Clone(rows)
+	slices.SortFunc(rows, func(a, b *row) int { return strings.Compare(a.id, b.id) })
+	inserted := make(map[string]bool, len(rows))
+	err := e.inTx(ctx, pgx.ReadCommitted, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		for _, r := range rows {
+			b.Queue(insertSQL, insertArgs(r)...)
+		}
+		br := tx.SendBatch(ctx, b)
+		deltas := countDeltas{}
+		for _, r := range rows {
+			var id string
+			err := br.QueryRow().Scan(&id)
+			switch err {
+			case nil:
+				inserted[id] = true
+				ns := r.item.Meta.Namespace
+				deltas.add(ns.String(), lastService(ns), string(r.status), string(r.item.Type), 1)
+			case pgx.ErrNoRows:
+			default:
+				_ = br.Close()
+				return err
+			}
+		}
+		if err := br.Close(); err != nil {
+			return err
+		}
+		return deltas.apply(ctx, tx)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return inserted, nil
+}
+
+// Forget removes records by id (anywhere, sandboxes included) or by filter.
+func (e *Engine) Forget(ctx context.Context, target contract.ForgetTarget) (contract.ForgetReport, error) {
+	if err := target.Validate(); err != nil {
+		return contract.ForgetReport{}, err
+	}
+	var q query
+	if target.Filter != nil {
+		q.filter(target.Filter, false)
+	} else {
+		q.add("id = ANY(" + q.arg(target.IDs) + ")")
+	}
+	n := 0
+	err := e.inTx(ctx, pgx.ReadCommitted, func(tx pgx.Tx) error {
+		var err error
+		n, err = deleteWhere(ctx, tx, q.clause(), q.args...)
+		return err
+	})
+	if err != nil {
+		return contract.ForgetReport{}, err
+	}
+	return contract.ForgetReport{Forgotten: n}, nil
+}
+
+// deleteWhere deletes the records a clause selects and takes them off
+// record_counts, in tx; it returns how many it deleted.
+func deleteWhere(ctx context.Context, tx pgx.Tx, where string, args ...any) (int, error) {
+	rs, err := tx.Query(ctx, "DELETE FROM records WHERE "+where+" RETURNING ns, last_svc, status, kind", args...)
+	if err != nil {
+		return 0, err
+	}
+	defer rs.Close()
+	deltas := countDeltas{}
+	n := 0
+	for rs.Next() {
+		var k countKey
+		if err := rs.Scan(&k.ns, &k.lastSvc, &k.status, &k.kind); err != nil {
+			return 0, err
+		}
+		deltas[k]--
+		n++
+	}
+	if err := rs.Err(); err != nil {
+		return 0, err
+	}
+	rs.Close()
+	return n, deltas.apply(ctx, tx)
+}
+
+// restatus moves one record between statuses in record_counts.
+func restatus(ctx context.Context, tx pgx.Tx, r *row, from, to contract.Status) error {
+	ns := r.item.Meta.Namespace
+	d := countDeltas{}
+	d.add(ns.String(), lastService(ns), string(from), string(r.item.Type), -1)
+	d.add(ns.String(), lastService(ns), string(to), string(r.item.Type), 1)
+	return d.apply(ctx, tx)
+}
+
+// Review approves a candidate (it becomes active, updated now) or rejects it
+// (it is forgotten). The row is locked, so two reviewers of one candidate see
+// one success and one conflict or not found.
+func (e *Engine) Review(ctx context.Context, req contract.ReviewRequest) (contract.ReviewResult, error) {
+	if err := req.Validate(); err != nil {
+		return contract.ReviewResult{}, err
+	}
+	var res contract.ReviewResult
+	err := e.inTx(ctx, pgx.ReadCommitted, func(tx pgx.Tx) error {
+		r, err := lockRow(ctx, tx, req.ID)
+		if err != nil {
+			return err
+		}
+		if r.status != contract.StatusCandidate {
+			return contract.Conflict("record %s is '%s', not a candidate", req.ID, r.status)
+		}
+		if req.Action == contract.ReviewReject {
+			var err error
+			res.Forgotten, err = deleteWhere(ctx, tx, "id = $1", req.ID)
+			return err
+		}
+		r.status, r.updated = contract.StatusActive, e.stamp()
+		if _, err := tx.Exec(ctx, "UPDATE records SET status = $2, updated_ms = $3 WHERE id = $1", req.ID, string(r.status), r.updated); err != nil {
+			return err
+		}
+		if err := restatus(ctx, tx, r, contract.StatusCandidate, contract.StatusActive); err != nil {
+			return err
+		}
+		rec := r.record(false)
+		res.Record = &rec
+		return nil
+	})
+	return res, err
+}
+
+// Supersede marks a record as superseded by another; both must exist.
+func (e *Engine) Supersede(ctx context.Context, req contract.SupersedeRequest) (contract.Record, error) {
+	if err := req.Validate(); err != nil {
+		return contract.Record{}, err
+	}
+	var rec contract.Record
+	err := e.inTx(ctx, pgx.ReadCommitted, func(tx pgx.Tx) error {
+		r, err := lockRow(ctx, tx, req.ID)
+		if err != nil {
+			return err
+		}
+		var one int
+		switch err := tx.QueryRow(ctx, "SELECT 1 FROM records WHERE id = $1 FOR SHARE", req.By).Scan(&one); err {
+		case nil:
+		case pgx.ErrNoRows:
+			return missingRecord(req.By)
+		default:
+			return err
+		}
+		by := req.By
+		from := r.status
+		r.status, r.superBy, r.updated = contract.StatusSuperseded, &by, e.stamp()
+		if _, err := tx.Exec(ctx, "UPDATE records SET status = $2, superseded_by = $3, updated_ms = $4 WHERE id = $1",
+			req.ID, string(r.status), by, r.updated); err != nil {
+			return err
+		}
+		if err := restatus(ctx, tx, r, from, contract.StatusSuperseded); err != nil {
+			return err
+		}
+		rec = r.record(false)
+		return nil
+	})
+	return rec, err
+}
+
+func missingRecord(id string) error { return contract.NotFound("record %s does not exist", id) }
+
+// lockRow reads one record FOR UPDATE, or answers not found.
+func lockRow(ctx context.Context, tx pgx.Tx, id string) (*row, error) {
+	rs, err := tx.Query(ctx, "SELECT "+rowColumns+" FROM records WHERE id = $1 FOR UPDATE", id)
+	if err != nil {
+		return nil, err
+	}
+	got, err := scanRows(rs)
+	if err != nil {
+		return nil, err
+	}
+	if len(got) == 0 {
+		return nil, missingRecord(id)
+	}
+	return got[0], nil
+}
