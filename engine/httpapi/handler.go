@@ -352,7 +352,7 @@ func writeError(w http.ResponseWriter, err error) { writeStatus(w, StatusOf(err)
 func writeStatus(w http.ResponseWriter, status int, err error) {
 	var tooBig *bodyTooLarge
 	if errors.As(err, &tooBig) {
-		writeJSON(w, status, errorBody{errorDetail{Kind: contract.KindInvalidRequest.Wire(), Message: tooBig.Error()}})
+		writeJSON(w, status, errorBody{Error: errorDetail{Kind: contract.KindInvalidRequest.Wire(), Message: tooBig.Error()}})
 		return
 	}
 	d := contract.DetailOf(err)
@@ -365,19 +365,19 @@ func writeStatus(w http.ResponseWriter, status int, err error) {
 	if w.Header().Get("WWW-Authenticate") == "" && status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mnemo"`)
 	}
-	writeJSON(w, status, errorBody{d})
+	writeJSON(w, status, errorBody{Error: d})
 }
 
 func writeLimited(w http.ResponseWriter, e *rateLimited) {
 	secs := e.seconds()
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	writeJSON(w, http.StatusTooManyRequests, errorBody{errorDetail{Kind: contract.KindUnavailable.Wire(),
+	writeJSON(w, http.StatusTooManyRequests, errorBody{Error: errorDetail{Kind: contract.KindUnavailable.Wire(),
 		Message: fmt.Sprintf("too many requests for `%s`; retry after %d s", e.op, secs)}})
 }
 
 func methodNotAllowed(w http.ResponseWriter, allow string) {
 	w.Header().Set("Allow", allow)
-	writeJSON(w, http.StatusMethodNotAllowed, errorBody{errorDetail{Kind: contract.KindInvalidRequest.Wire(),
+	writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: errorDetail{Kind: contract.KindInvalidRequest.Wire(),
 		Message: "this endpoint takes " + allow}})
 }
 
