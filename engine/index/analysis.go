@@ -35,7 +35,7 @@ func newTextAnalysis() (*textAnalysis, error) {
 		fold:      asciifolding.New(),
 		tokenizer: unitok.NewUnicodeTokenizer(),
 		before:    []analysis.TokenFilter{en.NewPossessiveFilter(), lowercase.NewLowerCaseFilter(), partsFilter{}},
-		stem:      en.NewEnglishStemmerFilter(),
+		stem:      shortStem{en.NewEnglishStemmerFilter()},
 		stop:      stop,
 	}, nil
 }
@@ -149,4 +149,27 @@ func splittable(term []byte) bool {
 		}
 	}
 	return sep && len(term) > 0
+}
+
+// maxStemBytes bounds the tokens the stemmer sees: the Snowball stemmer's
+// time grows faster than a token's length, and a 1 MB item of one long
+// token (a base64 blob, a minified file) kept the indexer busy for minutes.
+// No English word is near this long; longer tokens are indexed as they are.
+const maxStemBytes = 64
+
+// shortStem stems the tokens of at most maxStemBytes, in place.
+type shortStem struct{ inner analysis.TokenFilter }
+
+func (s shortStem) Filter(ts analysis.TokenStream) analysis.TokenStream {
+	short := make(analysis.TokenStream, 0, len(ts))
+	for _, t := range ts {
+		if len(t.Term) <= maxStemBytes {
+			short = append(short, t)
+		}
+	}
+	if len(short) == len(ts) {
+		return s.inner.Filter(ts)
+	}
+	s.inner.Filter(short)
+	return ts
 }

@@ -382,3 +382,27 @@ func TestKeywordPagesFollowScoreThenID(t *testing.T) {
 		}
 	}
 }
+
+// A single 1 MB token (a blob pasted into a memory) is indexed in moments,
+// not the minutes the stemmer took over it, and found by its own prefix-free
+// whole term.
+func TestAHugeTokenIsIndexedPromptly(t *testing.T) {
+	ix, _ := openTemp(t)
+	blob := strings.Repeat("qz", 512*1024)
+	done := make(chan error, 1)
+	go func() {
+		done <- ix.Apply([]Doc{{ID: strings.Repeat("b", 40), Kind: contract.KindDocument, Text: blob + " tail words"}}, nil, 1)
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("indexing a 1 MB token did not finish in 30 s")
+	}
+	hits, _, err := ix.Keyword(context.Background(), "tail", contract.MetaFilter{}, false, 0, 5)
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("the record with the blob: %v %v", hits, err)
+	}
+}
