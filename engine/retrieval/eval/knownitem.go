@@ -374,64 +374,106 @@ func baselineTokens(text string) []string {
 // rendered title and body, ties by key, and returns its figures and every
 // query's rank of its target.
 func BM25Baseline(set KnownItemSet) (Metrics, []int) {
-	type posting struct {
-		doc int
-		tf  float64
-	}
-	index := map[string][]posting{}
-	lengths := make([]float64, len(set.Docs))
-	var total float64
+	keys := make([]string, len(set.Docs))
+	texts := make([]string, len(set.Docs))
 	for i, d := range set.Docs {
+		keys[i], texts[i] = d.Key, d.Text()
+	}
+	bm := newBM25(keys, texts)
+	ranks := make([]int, len(set.Queries))
+	for qi, q := range set.Queries {
+		for r, key := range bm.rank(q.Text, K) {
+			if key == q.Target {
+				ranks[qi] = r + 1
+				break
+			}
+		}
+	}
+	return metricsOfRanks(ranks), ranks
+}
+
+// BM25Notes is the same baseline on the notes corpus and the given queries
+// (several relevant notes each), per query kind.
+func BM25Notes(queries []Query) (map[string]Metrics, error) {
+	notes, err := Corpus()
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, len(notes))
+	texts := make([]string, len(notes))
+	for i, n := range notes {
+		keys[i], texts[i] = n.Key, n.Item.RenderText()
+	}
+	bm := newBM25(keys, texts)
+	ranked := make([][]string, len(queries))
+	for i, q := range queries {
+		ranked[i] = bm.rank(q.Text, K)
+	}
+	return Score(queries, ranked, K), nil
+}
+
+// bm25 is the textbook BM25 over baselineTokens, in memory.
+type bm25 struct {
+	keys    []string
+	index   map[string][]bm25Posting
+	lengths []float64
+	avg     float64
+}
+
+type bm25Posting struct {
+	doc int
+	tf  float64
+}
+
+func newBM25(keys, texts []string) *bm25 {
+	bm := &bm25{keys: keys, index: map[string][]bm25Posting{}, lengths: make([]float64, len(texts))}
+	var total float64
+	for i, text := range texts {
 		tf := map[string]float64{}
-		toks := baselineTokens(d.Text())
+		toks := baselineTokens(text)
 		for _, t := range toks {
 			tf[t]++
 		}
 		for t, n := range tf {
-			index[t] = append(index[t], posting{i, n})
+			bm.index[t] = append(bm.index[t], bm25Posting{i, n})
 		}
-		lengths[i] = float64(len(toks))
-		total += lengths[i]
+		bm.lengths[i] = float64(len(toks))
+		total += bm.lengths[i]
 	}
-	n := float64(len(set.Docs))
-	avg := total / math.Max(1, n)
-	target := map[string]int{}
-	for i, d := range set.Docs {
-		target[d.Key] = i
-	}
-	ranks := make([]int, len(set.Queries))
-	scores := make([]float64, len(set.Docs))
-	for qi, q := range set.Queries {
-		clear(scores)
-		var touched []int
-		for _, t := range baselineTokens(q.Text) {
-			ps := index[t]
-			idf := math.Log(1 + (n-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
-			for _, p := range ps {
-				if scores[p.doc] == 0 {
-					touched = append(touched, p.doc)
-				}
-				scores[p.doc] += idf * p.tf * (baselineK1 + 1) / (p.tf + baselineK1*(1-baselineB+baselineB*lengths[p.doc]/avg))
-			}
-		}
-		want, ok := target[q.Target]
-		if !ok || scores[want] == 0 {
-			continue
-		}
-		rank := 1
-		for _, d := range touched {
-			if d == want {
-				continue
-			}
-			if scores[d] > scores[want] || scores[d] == scores[want] && set.Docs[d].Key < set.Docs[want].Key {
-				rank++
-			}
-		}
-		if rank <= K {
-			ranks[qi] = rank
+	bm.avg = total / math.Max(1, float64(len(texts)))
+	return bm
+}
+
+// rank returns the keys of the top k documents holding a query token, best
+// first, ties by key. A token repeated in the query counts each time.
+func (bm *bm25) rank(query string, k int) []string {
+	n := float64(len(bm.keys))
+	scores := map[int]float64{}
+	for _, t := range baselineTokens(query) {
+		ps := bm.index[t]
+		idf := math.Log(1 + (n-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
+		for _, p := range ps {
+			scores[p.doc] += idf * p.tf * (baselineK1 + 1) / (p.tf + baselineK1*(1-baselineB+baselineB*bm.lengths[p.doc]/bm.avg))
 		}
 	}
-	return metricsOfRanks(ranks), ranks
+	docs := make([]int, 0, len(scores))
+	for d := range scores {
+		docs = append(docs, d)
+	}
+	slices.SortFunc(docs, func(a, b int) int {
+		if scores[a] != scores[b] {
+			if scores[a] > scores[b] {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(bm.keys[a], bm.keys[b])
+	})
+	out := make([]string, 0, min(k, len(docs)))
+	for _, d := range docs[:min(k, len(docs))] {
+		out = append(out, bm.keys[d])
+	}
+	return out
 }
 
 // KnownItemTable renders results as one markdown table: per set, the BM25
