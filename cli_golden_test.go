@@ -147,6 +147,9 @@ func goldenCases() []goldenCase {
 		{name: "health", args: fixed("health")},
 		{name: "audit", args: fixed("audit")},
 		{name: "check", args: fixed("check")},
+		{name: "copy", args: func(_ *testing.T, c *testCLI) []string {
+			return []string{"copy", c.db, filepath.Join(c.home, "copied")}
+		}},
 		{name: "import", args: func(_ *testing.T, c *testCLI) []string {
 			return []string{"import", c.writeFile("golden.jsonl", jsonl(tabsLearning, styleLearning, `{"type":"learning"`, xDocument))}
 		}, code: exitInvalid},
@@ -208,7 +211,7 @@ func TestJSONGoldens(t *testing.T) {
 				return
 			}
 			if want := readGolden(t, gc.name+".json"); got != want {
-				t.Errorf("piped output changed\n got %s\nwant %s", got, want)
+				t.Errorf("piped output changed (if the engine's answer changed on purpose, ranking say, re-record with MNEMO_GOLDEN_UPDATE=1)\n got %s\nwant %s", got, want)
 			}
 		})
 	}

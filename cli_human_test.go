@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -257,6 +258,17 @@ func TestHumanFormSummaries(t *testing.T) {
 	none := visible(c.onPTY(100, colourTerm(), false, "", "forget", "--ids", "0000000000000000000000000000000000000000", "--yes").screen)
 	if none != "nothing was forgotten\n" {
 		t.Errorf("forget of nothing: %q", none)
+	}
+	dst := filepath.Join(c.home, "copy")
+	copied := visible(c.onPTY(100, colourTerm(), false, "", "copy", c.db, dst).screen)
+	if !strings.HasPrefix(copied, "copied 5 records from "+c.db+" to "+dst+"\n") ||
+		!regexp.MustCompile(`(?m)^● active\s+4\s+4$`).MatchString(copied) ||
+		!strings.Contains(copied, "verified: 5 records read back from both and compared · times kept") {
+		t.Errorf("copy:\n%s", copied)
+	}
+	again := visible(c.onPTY(100, colourTerm(), false, "", "copy", c.db, dst).screen)
+	if !strings.HasPrefix(again, "copied 0 records from ") || !strings.Contains(again, "read 5 · new 0 · already there 5") {
+		t.Errorf("a resumed copy:\n%s", again)
 	}
 	demo := newTestCLI(t)
 	if out := visible(demo.onPTY(100, colourTerm(), false, "", "demo", "--no-tui").screen); !regexp.MustCompile(`^stored 1,\d{3}, replayed 0, failed 0\n$`).MatchString(out) {

@@ -63,7 +63,7 @@ URL or a running server's http(s):// URL (token from MNEMO_TOKEN). Records are
 streamed page by page with a progress bar on a terminal; running the same copy
 again resumes it (what was copied is replayed, never duplicated). At the end the
 counts per status of both stores are compared and a sample of ids is read back
-from both and compared field by field; the report is printed as JSON.
+from both and compared field by field; the report is printed (JSON when piped).
 
 Like export, the copy walks every record outside service sandboxes; --reach
 names what to walk instead (a sandbox, say), and "source_records" in the report
@@ -212,7 +212,7 @@ func copyStores(ctx context.Context, a *app, srcLoc, dstLoc string, reach *contr
 		}
 	}
 	rep.Verified = problem == ""
-	if err := a.writeJSON(rep); err != nil {
+	if err := a.answer(rep, func(s *screen) { drawCopy(s, rep) }); err != nil {
 		return err
 	}
 	if problem != "" {

@@ -504,3 +504,41 @@ func drawCheck(s *screen, r bolt.CheckReport) {
 	}
 	s.line(verdict + s.st.Dim.Render(" · "+strings.Join(parts, " · ")))
 }
+
+// drawCopy prints what a copy moved, the records per status on both sides and
+// how it was verified.
+func drawCopy(s *screen, r copyReport) {
+	s.line(s.st.Toast.Render("copied "+counted(r.Copied, "record", "records")) + " from " + r.Source + " to " + r.Destination)
+	s.note("read "+count(r.Read), "new "+count(r.Copied), "already there "+count(r.Replayed))
+	cells := make([][]cell, 0, len(contract.Statuses))
+	for _, st := range contract.Statuses {
+		src, dst := r.SourceCounts[st], r.DestinationCounts[st]
+		style := s.st.Number
+		if dst < src {
+			style = s.st.Error
+		}
+		cells = append(cells, []cell{{statusWord(s.st.Glyphs, st), s.st.Row}, {count(src), s.st.Number}, {count(dst), style}})
+	}
+	s.table([]column{{title: "status"}, {title: "source", right: true}, {title: "destination", right: true}}, cells)
+	verdict := s.st.Toast.Render("verified")
+	if !r.Verified {
+		verdict = s.st.Error.Render("not verified")
+	}
+	parts := []string{counted(r.Sampled, "record", "records") + " read back from both and compared"}
+	if r.TimesKept {
+		parts = append(parts, "times kept")
+	} else {
+		parts = append(parts, "times stamped by the destination")
+	}
+	s.line(verdict + s.st.Dim.Render(": "+strings.Join(parts, " · ")))
+	if r.SourceRecords > r.Read {
+		s.note(fmt.Sprintf("%s in service sandboxes not copied (--reach names one to copy it)", counted(r.SourceRecords-r.Read, "record", "records")))
+	}
+	if len(r.Unlinked) > 0 {
+		s.line(s.st.Warning.Render(fmt.Sprintf("%s not superseded in the destination (their successor is not there):",
+			counted(len(r.Unlinked), "record", "records"))))
+		for _, id := range r.Unlinked {
+			s.line("  " + id)
+		}
+	}
+}
