@@ -425,8 +425,21 @@ func (e *Engine) embedDocs(ctx context.Context, docs []index.Doc) error {
 			e.pendingVec[id] = vecs[i]
 		}
 	}
+	// A catch-up after a bulk load embeds every record: the waiting vectors
+	// (float32, 2 KB each) are written in batches of their own rather than
+	// held until the next write or Close (at 1M that was 2 GB and a Close of
+	// minutes).
+	if len(e.pendingVec) >= maxPendingVectors {
+		if err := e.db.Update(e.savePendingVectors); err != nil {
+			e.log.Error("saving vectors failed; they are recomputed at the next open", "err", err)
+		}
+	}
 	return nil
 }
+
+// maxPendingVectors is how many embedded vectors wait for a write before
+// they are written on their own.
+const maxPendingVectors = 4096
 
 // savePendingVectors writes the vectors embedded since the last write; the
 // caller holds mu inside a write transaction.
