@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"mnemo/bench"
+	"mnemo/bench/corpus"
 	"mnemo/contract"
 	"mnemo/engine/bolt"
 	"mnemo/engine/postgres"
@@ -20,6 +24,7 @@ func newBenchCommand(a *app) *cobra.Command {
 		dir        string
 		reuse      bool
 		browseOnly bool
+		corpusOut  string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench [--records N]",
@@ -36,6 +41,9 @@ budget, 1 otherwise.`,
 				return usageError("--records must be positive")
 			}
 			opts := bench.Options{Records: records, Seed: seed, Iterations: iterations, Out: a.stderr}
+			if corpusOut != "" {
+				return writeCorpus(corpusOut, opts)
+			}
 			if loc := a.storeDir(); postgres.IsURL(loc) {
 				return benchPostgres(cmd, a, loc, opts)
 			}
@@ -96,6 +104,7 @@ budget, 1 otherwise.`,
 	cmd.Flags().Int64Var(&seed, "seed", 1, "corpus seed")
 	cmd.Flags().IntVar(&iterations, "iterations", 20, "measured rounds per shape")
 	cmd.Flags().StringVar(&dir, "dir", "", "an empty directory for the scratch store (default: a temporary one, removed after)")
+	cmd.Flags().StringVar(&corpusOut, "write-corpus", "", "write the corpus as an import file (JSONL, with statuses and expiry) to this path instead of benchmarking, to time `mnemo import` on it")
 	cmd.Flags().BoolVar(&reuse, "reuse", false, "time the rows on the store an earlier run left in --dir (same --records and --seed), from this new process")
 	cmd.Flags().BoolVar(&browseOnly, "browse-only", false, "with --reuse: only the browse and explore rows (what a browsing process does)")
 	return cmd
@@ -140,6 +149,48 @@ func benchPostgres(cmd *cobra.Command, a *app, loc string, opts bench.Options) e
 	}
 	if !table.Passed() {
 		return exitError{code: exitFailure}
+	}
+	return nil
+}
+
+// writeCorpus writes the bench corpus as `mnemo import` lines: the item, and
+// the status and expiry the load would give it (superseded entries are
+// stored active, as the load stores them before superseding).
+func writeCorpus(path string, opts bench.Options) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return contract.Invalid("--write-corpus %s: %v", path, err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	var werr error
+	corpus.Each(opts.Records, opts.Seed, func(_ int, en corpus.Entry) bool {
+		js, err := en.Item.MarshalJSON()
+		if err != nil {
+			werr = err
+			return false
+		}
+		line := map[string]any{"item": json.RawMessage(js)}
+		if en.Status == contract.StatusCandidate {
+			line["status"] = string(contract.StatusCandidate)
+		}
+		if en.ExpiresAt != nil {
+			line["expires_at"] = en.ExpiresAt.UTC().Format(time.RFC3339Nano)
+		}
+		b, err := json.Marshal(line)
+		if err == nil {
+			_, err = w.Write(append(b, '\n'))
+		}
+		werr = err
+		return err == nil
+	})
+	if werr == nil {
+		werr = w.Flush()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return contract.EngineErr("write the corpus to %s: %v", path, werr)
 	}
 	return nil
 }
