@@ -143,6 +143,10 @@ func (e *Engine) flushIndex(ctx context.Context) error {
 			e.setIndexErr(nil)
 		}
 		e.applied.Store(upto)
+		if chunk == catchUpChunk {
+			// A catch-up reads every record once: let their pages go.
+			e.releasePages()
+		}
 	}
 }
 
