@@ -15,7 +15,7 @@ const loadDelay = 50 * time.Millisecond
 
 // loadChunk is how many records the table loader reads per hold of the
 // engine's write lock: writers wait at most one chunk.
-const loadChunk = 4096
+const loadChunk = 1024
 
 // loadTable fills the table from the records in chunks, each read in its own
 // bbolt transaction under the write lock. Writers keep the table current
