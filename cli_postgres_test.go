@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -198,6 +199,14 @@ func TestPostgresThroughTheCLI(t *testing.T) {
 	pw := passwordOfURL(url)
 	if info.Records != 1 || info.Descriptor.ID != "postgres" || strings.Contains(info.Store, pw) || !strings.Contains(info.Store, "xxxxx") && pw != "\x00" {
 		t.Fatalf("info: %+v", info)
+	}
+	// The config file's db key names the same store.
+	cfg := c.writeFile("pg.toml", "db = "+strconv.Quote(url)+"\n")
+	c.db = ""
+	var viaConfig infoReport
+	c.okJSON(&viaConfig, "", "--config", cfg, "info")
+	if viaConfig.Store != info.Store || viaConfig.Records != 1 {
+		t.Fatalf("info through the config file's db: %+v", viaConfig)
 	}
 	c.db = "postgres://someone:hunter2secret@127.0.0.1:1/nothing"
 	r := c.run("", "info")

@@ -146,6 +146,7 @@ func copyStores(ctx context.Context, a *app, srcLoc, dstLoc string, reach *contr
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	var sampled []string
+	writer := newCopyWriter(ctx, sink)
 	req := contract.ListRequest{Filter: contract.MetaFilter{Reach: reach}, Limit: copyPage}
 	err = walkPages(nil, "copy", func(cursor *string) (*string, error) {
 		req.Cursor = cursor
@@ -164,8 +165,7 @@ func copyStores(ctx context.Context, a *app, srcLoc, dstLoc string, reach *contr
 		if err != nil {
 			return nil, err
 		}
-		fresh, replayed, err := sink.write(ctx, recs)
-		if err != nil {
+		if err := writer.submit(recs); err != nil {
 			return nil, err
 		}
 		for _, r := range recs {
@@ -177,8 +177,6 @@ func copyStores(ctx context.Context, a *app, srcLoc, dstLoc string, reach *contr
 				sampled[j] = r.ID
 			}
 		}
-		rep.Copied += fresh
-		rep.Replayed += replayed
 		if bar != nil {
 			bar.update(rep.Read)
 		}
@@ -186,6 +184,11 @@ func copyStores(ctx context.Context, a *app, srcLoc, dstLoc string, reach *contr
 	})
 	if bar != nil {
 		bar.finish()
+	}
+	fresh, replayed, werr := writer.wait()
+	rep.Copied, rep.Replayed = fresh, replayed
+	if err == nil {
+		err = werr
 	}
 	if err != nil {
 		return err
@@ -508,4 +511,94 @@ func (p *copyProgress) finish() {
 	if !p.last.IsZero() {
 		fmt.Fprint(p.w, "\r\x1b[K")
 	}
+}
+
+// copyWriters is how many pages a sink that takes whole records writes at
+// once: PostgreSQL's per-row index work runs on several connections.
+const copyWriters = 4
+
+// copyWriter writes pages through a sink: in order, one at a time, for a
+// sink that replays history through the contract; on copyWriters
+// goroutines for a sink that writes whole records (each carries its own
+// fields, so order does not matter and a re-run replays what was written).
+type copyWriter struct {
+	sink     copySink
+	ctx      context.Context
+	cancel   context.CancelFunc
+	pages    chan []contract.Record
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	fresh    int
+	replayed int
+	err      error
+}
+
+func newCopyWriter(ctx context.Context, sink copySink) *copyWriter {
+	w := &copyWriter{sink: sink}
+	if _, whole := sink.(*restoreSink); !whole {
+		w.ctx = ctx
+		return w
+	}
+	w.ctx, w.cancel = context.WithCancel(ctx)
+	w.pages = make(chan []contract.Record, copyWriters)
+	for range copyWriters {
+		w.wg.Go(func() {
+			for recs := range w.pages {
+				w.record(w.sink.write(w.ctx, recs))
+			}
+		})
+	}
+	return w
+}
+
+func (w *copyWriter) record(fresh, replayed int, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.fresh += fresh
+	w.replayed += replayed
+	if err != nil && w.err == nil {
+		w.err = err
+		if w.cancel != nil {
+			w.cancel()
+		}
+	}
+}
+
+func (w *copyWriter) failed() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// submit writes one page, or hands it to a writer; it returns the first
+// error any write has met.
+func (w *copyWriter) submit(recs []contract.Record) error {
+	if err := w.failed(); err != nil {
+		return err
+	}
+	if w.pages == nil {
+		w.record(w.sink.write(w.ctx, recs))
+		return w.failed()
+	}
+	select {
+	case w.pages <- recs:
+		return nil
+	case <-w.ctx.Done():
+		if err := w.failed(); err != nil {
+			return err
+		}
+		return contract.Unavailable("copy stopped: %v", w.ctx.Err())
+	}
+}
+
+// wait finishes every page handed over and returns the totals.
+func (w *copyWriter) wait() (fresh, replayed int, err error) {
+	if w.pages != nil {
+		close(w.pages)
+		w.wg.Wait()
+		w.cancel()
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.fresh, w.replayed, w.err
 }

@@ -3,12 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	gossh "golang.org/x/crypto/ssh"
 
 	"mnemo/contract"
 	"mnemo/engine/auth"
@@ -19,13 +24,19 @@ import (
 // startServeAt runs `mnemo --db LOC serve --http 127.0.0.1:0` in-process (its
 // own app, so its own pool, as another process would have) and returns its
 // address from the banner.
-func startServeAt(t *testing.T, loc string) (string, func() int) {
+func startServeAt(t *testing.T, loc string, extra ...string) (string, func() int) {
+	addr, _, stop := startServeAtWithBanner(t, loc, extra...)
+	return addr, stop
+}
+
+// startServeAtWithBanner is startServeAt that also returns the banner's stderr.
+func startServeAtWithBanner(t *testing.T, loc string, extra ...string) (string, *lockedBuffer, func() int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stderr := &lockedBuffer{}
 	a := newApp(strings.NewReader(""), &bytes.Buffer{}, stderr)
 	root := newRootCommand(a)
-	root.SetArgs([]string{"--db", loc, "serve", "--http", "127.0.0.1:0"})
+	root.SetArgs(append([]string{"--db", loc, "serve", "--http", "127.0.0.1:0"}, extra...))
 	done := make(chan int, 1)
 	go func() {
 		err := root.ExecuteContext(ctx)
@@ -56,13 +67,16 @@ func startServeAt(t *testing.T, loc string) (string, func() int) {
 		}
 		for _, line := range strings.Split(stderr.String(), "\n") {
 			if f := strings.Fields(line); len(f) >= 2 && f[0] == "http" {
-				return f[1], stop
+				if len(extra) > 0 && !strings.Contains(stderr.String(), "  ssh ") {
+					continue
+				}
+				return f[1], stderr, stop
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("serve never printed its address: %s", stderr.String())
-	return "", nil
+	return "", nil, nil
 }
 
 // TestTwoServersOverOneDatabase serves one PostgreSQL store from two servers:
@@ -156,5 +170,77 @@ func TestTwoServersOverOneDatabase(t *testing.T) {
 	}
 	if code := stopB(); code != 0 {
 		t.Fatalf("server B exited %d", code)
+	}
+}
+
+// TestSSHOnEitherServer: the TUI over SSH runs the same on two servers of
+// one PostgreSQL store, and no screen or banner shows the password.
+func TestSSHOnEitherServer(t *testing.T) {
+	url := pgtest.URL(t)
+	c := newTestCLI(t)
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := gossh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.TrimSpace(string(gossh.MarshalAuthorizedKey(signer.PublicKey())))
+	keys := c.writeFile("keys.toml", fmt.Sprintf("[[principal]]\nname = \"rita\"\nrole = \"reader\"\nssh_keys = [%q]\n", line))
+	pw := passwordOfURL(url)
+	// Both servers run at once over the one database.
+	type server struct {
+		banner *lockedBuffer
+		stop   func() int
+	}
+	servers := map[string]server{}
+	for _, name := range []string{"A", "B"} {
+		_, banner, stop := startServeAtWithBanner(t, url, "--ssh", "127.0.0.1:0", "--keys", keys)
+		servers[name] = server{banner, stop}
+	}
+	for _, name := range []string{"A", "B"} {
+		banner, stop := servers[name].banner, servers[name].stop
+		var sshAddr string
+		for _, l := range strings.Split(banner.String(), "\n") {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "ssh"); ok {
+				sshAddr = strings.TrimSpace(rest)
+			}
+		}
+		if sshAddr == "" || strings.Contains(banner.String(), pw) {
+			t.Fatalf("server %s banner: %s", name, banner.String())
+		}
+		client, err := gossh.Dial("tcp", sshAddr, &gossh.ClientConfig{User: "rita", Auth: []gossh.AuthMethod{gossh.PublicKeys(signer)},
+			HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess, err := client.NewSession()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sess.RequestPty("xterm-256color", 30, 100, gossh.TerminalModes{}); err != nil {
+			t.Fatal(err)
+		}
+		out := &lockedBuffer{}
+		sess.Stdout = out
+		if err := sess.Shell(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(out.String(), "rita@") || !strings.Contains(out.String(), "read-only") {
+			if time.Now().After(deadline) {
+				t.Fatalf("server %s: the SSH session never showed rita's read-only TUI: %q", name, out.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if strings.Contains(out.String(), pw) {
+			t.Fatalf("server %s: the SSH screen shows the password", name)
+		}
+		_ = sess.Close()
+		_ = client.Close()
+		if code := stop(); code != 0 {
+			t.Fatalf("server %s exited %d: %s", name, code, banner.String())
+		}
 	}
 }

@@ -120,7 +120,9 @@ func round(d time.Duration) time.Duration {
 
 // loadFigures is what a run measured.
 type loadFigures struct {
-	cfg                       loadConfig
+	cfg loadConfig
+	// over names the engine behind the servers (default engine/bolt).
+	over                      string
 	writing                   time.Duration
 	storeCalls, manyCalls     int64
 	records                   int
@@ -131,7 +133,11 @@ type loadFigures struct {
 func (f loadFigures) String() string {
 	secs := f.writing.Seconds()
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%d agents (store + store_many of %d), %d browsers, on loopback over engine/bolt\n", f.cfg.agents, f.cfg.batch, f.cfg.browsers)
+	over := f.over
+	if over == "" {
+		over = "engine/bolt"
+	}
+	fmt.Fprintf(&b, "\n%d agents (store + store_many of %d), %d browsers, on loopback over %s\n", f.cfg.agents, f.cfg.batch, f.cfg.browsers, over)
 	fmt.Fprintf(&b, "writing: %v, %d store calls + %d store_many calls = %d records\n", f.writing.Round(time.Millisecond), f.storeCalls, f.manyCalls, f.records)
 	fmt.Fprintf(&b, "throughput: %.0f store requests/s (%.0f store/s, %.0f store_many/s), %.0f records/s\n",
 		float64(f.storeCalls+f.manyCalls)/secs, float64(f.storeCalls)/secs, float64(f.manyCalls)/secs, float64(f.records)/secs)
