@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"slices"
-	"syscall"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -60,14 +63,33 @@ func runChild(exe string, args ...string) (time.Duration, int64, error) {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
-	err := cmd.Run()
-	d := time.Since(start)
-	var rss int64
-	if cmd.ProcessState != nil {
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			rss = ru.Maxrss << 10 // kilobytes on Linux
-		}
+	if err := cmd.Start(); err != nil {
+		return 0, 0, err
 	}
+	// The child's own high-water mark, read from /proc while it runs: its
+	// rusage maxrss would also count this (large) process, which Linux
+	// carries into a child across fork and exec.
+	var rss atomic.Int64
+	stop := make(chan struct{})
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		path := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
+		for {
+			if hwm := readHWM(path); hwm > rss.Load() {
+				rss.Store(hwm)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
+	err := cmd.Wait()
+	d := time.Since(start)
+	close(stop)
+	<-polled
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && exit.ExitCode() == 1 && slices.Contains(args, "--reuse") {
 		// A bench child exits 1 when one of its rows misses its budget:
@@ -77,7 +99,22 @@ func runChild(exe string, args ...string) (time.Duration, int64, error) {
 	if err != nil {
 		return d, 0, fmt.Errorf("%s %v: %w\n%s", exe, args, err, out.Bytes())
 	}
-	return d, rss, nil
+	return d, rss.Load(), nil
+}
+
+// readHWM reads VmHWM (the peak resident set, in kB) from a status file.
+func readHWM(path string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 // MeasureProcesses times new processes of the mnemo binary exe on the
