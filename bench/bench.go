@@ -103,7 +103,9 @@ func RunExisting(ctx context.Context, e contract.Engine, opts Options, browseOnl
 		exp.count(i, en)
 		return true
 	})
-	if w, ok := e.(interface{ WaitIndex(context.Context) error }); ok && !browseOnly {
+	// Rows are timed on the store as a running process has it: the table
+	// and the content index loaded (vectors load on the first vector row).
+	if w, ok := e.(interface{ WaitIndex(context.Context) error }); ok {
 		if err := w.WaitIndex(ctx); err != nil {
 			return t, err
 		}
