@@ -2,21 +2,12 @@ package bolt
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
-	"hash/fnv"
-	"strconv"
-	"strings"
 
 	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
 	"mnemo/engine/retrieval"
 )
-
-// hintWindow is how many of the best results a refers_to hint reorders; it is
-// fixed so every page of one fetch sees the same order.
-const hintWindow = 256
 
 // minVectorScore leaves out vectors that share nothing with the query.
 const minVectorScore = 0.05
@@ -37,14 +28,14 @@ func (e *Engine) Fetch(ctx context.Context, req contract.FetchRequest) (contract
 	if err := req.Validate(); err != nil {
 		return contract.FetchPage{}, err
 	}
-	binding := fetchBinding(req)
-	offset, err := decodeFetchCursor(req.Cursor, binding)
+	binding := contract.FetchBinding(req)
+	offset, err := contract.DecodeFetchCursor(req.Cursor, binding)
 	if err != nil {
 		return contract.FetchPage{}, err
 	}
 	want := offset + req.Limit + 1
 	if req.RefersTo != nil {
-		want = max(want, hintWindow)
+		want = max(want, contract.HintWindow)
 	}
 	ranked, err := e.rank(ctx, req.Mode, req.Query, req.Filter, want)
 	if err != nil {
@@ -57,7 +48,7 @@ func (e *Engine) Fetch(ctx context.Context, req contract.FetchRequest) (contract
 	if req.RefersTo != nil {
 		// The hint reorders a fixed head of the ranking, so pages stay disjoint.
 		hits = compactHits(hits)
-		head := min(len(hits), hintWindow)
+		head := min(len(hits), contract.HintWindow)
 		hits = append(hintRanked(req.RefersTo, hits[:head]), hits[head:]...)
 	}
 	page := contract.FetchPage{Hits: []contract.Hit{}}
@@ -67,7 +58,7 @@ func (e *Engine) Fetch(ctx context.Context, req contract.FetchRequest) (contract
 		}
 	}
 	if len(ranked) > offset+req.Limit {
-		page.NextCursor = encodeFetchCursor(offset+req.Limit, binding)
+		page.NextCursor = contract.EncodeFetchCursor(offset+req.Limit, binding)
 	}
 	return page, nil
 }
@@ -219,41 +210,6 @@ func hintRanked(hint *contract.TimeHint, hits []*contract.Hit) []*contract.Hit {
 	return out
 }
 
-const fetchCursorPrefix = "f1."
-
-// fetchBinding identifies a fetch's ranking: a cursor from another query,
-// mode or filter is refused rather than paging a different list.
-func fetchBinding(req contract.FetchRequest) string {
-	h := fnv.New64a()
-	fj, _ := json.Marshal(req.Filter)
-	hj, _ := json.Marshal(req.RefersTo)
-	for _, part := range [][]byte{[]byte(req.Mode), []byte(req.Query), fj, hj} {
-		h.Write(part)
-		h.Write([]byte{0})
-	}
-	return strconv.FormatUint(h.Sum64(), 36)
-}
-
-func encodeFetchCursor(offset int, binding string) *string {
-	raw := strconv.Itoa(offset) + "." + binding
-	return contract.Ptr(fetchCursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(raw)))
-}
-
-func decodeFetchCursor(c *string, binding string) (int, error) {
-	if c == nil {
-		return 0, nil
-	}
-	if raw, ok := strings.CutPrefix(*c, fetchCursorPrefix); ok {
-		if b, err := base64.RawURLEncoding.DecodeString(raw); err == nil {
-			off, bind, _ := strings.Cut(string(b), ".")
-			if n, err := strconv.Atoi(off); err == nil && n >= 0 && bind == binding {
-				return n, nil
-			}
-		}
-	}
-	return 0, contract.Invalid("unknown cursor `%s`", *c)
-}
-
 // Recall gathers up to limit citations with the best ranking the engine has
 // (hybrid when vectors are on, keyword otherwise) and asks the answerer.
 func (e *Engine) Recall(ctx context.Context, req contract.RecallRequest) (contract.RecallAnswer, error) {
@@ -266,7 +222,7 @@ func (e *Engine) Recall(ctx context.Context, req contract.RecallRequest) (contra
 	}
 	want := req.Limit
 	if req.RefersTo != nil {
-		want = max(want, hintWindow)
+		want = max(want, contract.HintWindow)
 	}
 	ranked, err := e.rank(ctx, mode, req.Question, req.Filter, want)
 	if err != nil {

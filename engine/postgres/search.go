@@ -2,19 +2,11 @@ package postgres
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
-	"hash/fnv"
-	"strconv"
-	"strings"
 
 	"mnemo/contract"
 	"mnemo/engine/retrieval"
 )
-
-// hintWindow is how many of the best results a refers_to hint reorders; it is
-// fixed so every page of one fetch sees the same order (as engine/bolt).
-const hintWindow = 256
 
 // rankKeyword returns hits [offset, offset+want) of the keyword ranking: the
 // filter and the statuses rule in the same statement, ts_rank descending,
@@ -65,19 +57,19 @@ func (e *Engine) Fetch(ctx context.Context, req contract.FetchRequest) (contract
 	if err := req.Validate(); err != nil {
 		return contract.FetchPage{}, err
 	}
-	binding := fetchBinding(req)
-	offset, err := decodeFetchCursor(req.Cursor, binding)
+	binding := contract.FetchBinding(req)
+	offset, err := contract.DecodeFetchCursor(req.Cursor, binding)
 	if err != nil {
 		return contract.FetchPage{}, err
 	}
 	var hits []contract.Hit
 	if req.RefersTo != nil {
 		// The hint reorders a fixed head of the ranking, so pages stay disjoint.
-		all, err := e.rankKeyword(ctx, req.Query, &req.Filter, 0, max(offset+req.Limit+1, hintWindow))
+		all, err := e.rankKeyword(ctx, req.Query, &req.Filter, 0, max(offset+req.Limit+1, contract.HintWindow))
 		if err != nil {
 			return contract.FetchPage{}, err
 		}
-		head := min(len(all), hintWindow)
+		head := min(len(all), contract.HintWindow)
 		all = append(req.RefersTo.RankByHint(all[:head]), all[head:]...)
 		hits = all[min(offset, len(all)):]
 	} else if hits, err = e.rankKeyword(ctx, req.Query, &req.Filter, offset, req.Limit+1); err != nil {
@@ -88,44 +80,9 @@ func (e *Engine) Fetch(ctx context.Context, req contract.FetchRequest) (contract
 		page.Hits = []contract.Hit{}
 	}
 	if len(hits) > req.Limit {
-		page.NextCursor = encodeFetchCursor(offset+req.Limit, binding)
+		page.NextCursor = contract.EncodeFetchCursor(offset+req.Limit, binding)
 	}
 	return page, nil
-}
-
-const fetchCursorPrefix = "f1."
-
-// fetchBinding identifies a fetch's ranking: a cursor from another query,
-// mode or filter is refused rather than paging a different list.
-func fetchBinding(req contract.FetchRequest) string {
-	h := fnv.New64a()
-	fj, _ := json.Marshal(req.Filter)
-	hj, _ := json.Marshal(req.RefersTo)
-	for _, part := range [][]byte{[]byte(req.Mode), []byte(req.Query), fj, hj} {
-		h.Write(part)
-		h.Write([]byte{0})
-	}
-	return strconv.FormatUint(h.Sum64(), 36)
-}
-
-func encodeFetchCursor(offset int, binding string) *string {
-	raw := strconv.Itoa(offset) + "." + binding
-	return contract.Ptr(fetchCursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(raw)))
-}
-
-func decodeFetchCursor(c *string, binding string) (int, error) {
-	if c == nil {
-		return 0, nil
-	}
-	if raw, ok := strings.CutPrefix(*c, fetchCursorPrefix); ok {
-		if b, err := base64.RawURLEncoding.DecodeString(raw); err == nil {
-			off, bind, _ := strings.Cut(string(b), ".")
-			if n, err := strconv.Atoi(off); err == nil && n >= 0 && bind == binding {
-				return n, nil
-			}
-		}
-	}
-	return 0, contract.Invalid("unknown cursor `%s`", *c)
 }
 
 // Recall gathers up to limit citations from the keyword ranking and asks the
@@ -136,7 +93,7 @@ func (e *Engine) Recall(ctx context.Context, req contract.RecallRequest) (contra
 	}
 	want := req.Limit
 	if req.RefersTo != nil {
-		want = max(want, hintWindow)
+		want = max(want, contract.HintWindow)
 	}
 	hits, err := e.rankKeyword(ctx, req.Question, &req.Filter, 0, want)
 	if err != nil {
