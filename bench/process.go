@@ -50,8 +50,13 @@ func (r ProcessRow) budget() string {
 
 // The process budgets of design.md §8.
 var (
-	budgetColdOpen  = budgets{Budget{P95: msd(50)}, Budget{P95: msd(100)}}
-	budgetColdPage  = budgets{Budget{P95: msd(100)}, Budget{P95: msd(200)}}
+	budgetColdOpen = budgets{Budget{P95: msd(50)}, Budget{P95: msd(100)}}
+	budgetColdPage = budgets{Budget{P95: msd(100)}, Budget{P95: msd(200)}}
+)
+
+// The memory budgets of a browsing process, and how many times each new
+// process is run.
+const (
 	rssBrowse100k   = int64(150) << 20
 	rssBrowse1M     = int64(600) << 20
 	processAttempts = 10

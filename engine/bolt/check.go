@@ -33,6 +33,16 @@ type CheckEntry struct {
 
 const maxExamples = 5
 
+// The names of the checks, as reported (repair keys on them too).
+const (
+	checkBrowseKeys = "browse keys (updated_at, created_at, confidence)"
+	checkTotals     = "namespace totals"
+	checkTable      = "table"
+	checkVectors    = "vectors"
+	checkContent    = "content index"
+	checkSearch     = "search index"
+)
+
 func (c *CheckEntry) disagree(format string, args ...any) {
 	c.Disagreements++
 	if len(c.Examples) < maxExamples {
@@ -88,12 +98,12 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 	defer e.mu.RUnlock()
 	rep := CheckReport{}
 	records := CheckEntry{Name: "records"}
-	orderKeys := CheckEntry{Name: "browse keys (updated_at, created_at, confidence)"}
-	totals := CheckEntry{Name: "namespace totals"}
-	tbl := CheckEntry{Name: "table"}
-	vectors := CheckEntry{Name: "vectors"}
-	content := CheckEntry{Name: "content index"}
-	search := CheckEntry{Name: "search index"}
+	orderKeys := CheckEntry{Name: checkBrowseKeys}
+	totals := CheckEntry{Name: checkTotals}
+	tbl := CheckEntry{Name: checkTable}
+	vectors := CheckEntry{Name: checkVectors}
+	content := CheckEntry{Name: checkContent}
+	search := CheckEntry{Name: checkSearch}
 	meta := CheckEntry{Name: "sequence and ordinals"}
 	err := e.db.View(func(tx *bbolt.Tx) error {
 		total := tx.Bucket(bucketRecords).Stats().KeyN
@@ -292,7 +302,7 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 	e.mu.Lock()
 	err := e.db.Update(func(tx *bbolt.Tx) error {
 		for _, b := range [][]byte{bucketUpdated, bucketCreated, bucketConf} {
-			if !bad["browse keys (updated_at, created_at, confidence)"] {
+			if !bad[checkBrowseKeys] {
 				break
 			}
 			if err := tx.DeleteBucket(b); err != nil {
@@ -310,7 +320,7 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 				continue
 			}
 			id := string(k)
-			if bad["browse keys (updated_at, created_at, confidence)"] {
+			if bad[checkBrowseKeys] {
 				if err := tx.Bucket(bucketUpdated).Put(descMillisKey(s.updated, id), ordValue(s.ord)); err != nil {
 					return err
 				}
@@ -323,11 +333,11 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 					}
 				}
 			}
-			if bad["table"] {
+			if bad[checkTable] {
 				e.t.put(id, &s)
 			}
 		}
-		if bad["table"] {
+		if bad[checkTable] {
 			for ord, alive := range e.t.alive {
 				if alive && recs.Get([]byte(e.t.rows[ord].id)) == nil {
 					e.cache.drop(uint32(ord))
@@ -335,7 +345,7 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 				}
 			}
 		}
-		if bad["vectors"] {
+		if bad[checkVectors] {
 			var ghosts [][]byte
 			_ = tx.Bucket(bucketVectors).ForEach(func(k, _ []byte) error {
 				if recs.Get(k) == nil {
@@ -350,7 +360,7 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 				e.vec.Remove(string(k))
 			}
 		}
-		if bad["namespace totals"] || bad["table"] {
+		if bad[checkTotals] || bad[checkTable] {
 			if err := e.writeTotals(tx); err != nil {
 				return err
 			}
@@ -361,18 +371,18 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 	if err != nil {
 		return asContractErr(err)
 	}
-	if bad["vectors"] && e.vec != nil {
+	if bad[checkVectors] && e.vec != nil {
 		if err := e.embedMissing(ctx); err != nil {
 			return err
 		}
 	}
-	if bad["content index"] {
+	if bad[checkContent] {
 		e.tri.suspend()
 		if err := e.buildTrigrams(); err != nil {
 			return err
 		}
 	}
-	if bad["search index"] {
+	if bad[checkSearch] {
 		return e.rebuildSearchIndex()
 	}
 	return nil
