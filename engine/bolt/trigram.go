@@ -155,11 +155,6 @@ func (x *trigramIndex) drain() {
 	x.pending = append(x.pending[:0:0], x.pending[len(batch):]...)
 }
 
-func addTrigramBatch(post map[uint32]*roaring.Bitmap, batch []pendingText) {
-	grams, groups := groupTrigrams(batch)
-	addGroups(post, grams, groups)
-}
-
 // groupTrigrams folds each text and groups the ordinals by trigram in one
 // pass: the batch comes in ordinal order, so each group is already sorted,
 // and a record's repeated trigrams are the group's last entry. This replaced
