@@ -42,6 +42,16 @@ func (a *app) execute(args []string) int {
 		}
 	}
 	defer a.close()
+	// MNEMO_MEMPROFILE=FILE writes a heap profile when the command ends,
+	// before the store closes (what a long-lived process holds).
+	if path := os.Getenv("MNEMO_MEMPROFILE"); path != "" {
+		defer func() {
+			if f, err := os.Create(path); err == nil {
+				_ = pprof.WriteHeapProfile(f)
+				_ = f.Close()
+			}
+		}()
+	}
 	root := newRootCommand(a)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

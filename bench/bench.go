@@ -118,7 +118,7 @@ func RunExisting(ctx context.Context, e contract.Engine, opts Options, browseOnl
 // measure warms and times the shapes keep admits, round-robin.
 func measure(ctx context.Context, e contract.Engine, opts Options, exp expected, t Table, keep func(shape) bool) (Table, error) {
 	scale := scaleOf(opts.Records)
-	all, err := buildShapes(ctx, e, opts, exp)
+	all, err := buildShapes(ctx, e, opts, exp, keep(shape{name: "fetch"}))
 	if err != nil {
 		return t, err
 	}

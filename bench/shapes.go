@@ -46,7 +46,7 @@ func browseNote(p contract.BrowsePage, wantRows, wantTotal int) string {
 	return note
 }
 
-func buildShapes(ctx context.Context, e contract.Engine, opts Options, exp expected) ([]shape, error) {
+func buildShapes(ctx context.Context, e contract.Engine, opts Options, exp expected, withRetrieval bool) ([]shape, error) {
 	// skip is how many matching records come before the page.
 	browseAfter := func(name, peer string, b budgets, q contract.BrowseQuery, wantTotal, skip int) shape {
 		return shape{name: name, peer: peer, budget: b, run: func(ctx context.Context, _ int) (string, error) {
@@ -106,6 +106,11 @@ func buildShapes(ctx context.Context, e contract.Engine, opts Options, exp expec
 			budgetExploreNarrow, contract.Facets, narrowed, -1))
 	}
 
+	if !withRetrieval {
+		// A browsing process never searches: even the recall probe would
+		// load the vectors it is measured without.
+		return shapes, nil
+	}
 	retrieval, err := retrievalRows(ctx, e, opts)
 	if err != nil {
 		return nil, err

@@ -356,8 +356,7 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 	t := e.t
 	p := t.compileBrowse(&q)
 	page := contract.BrowsePage{Records: []contract.Record{}}
-	err = e.db.View(func(tx *bbolt.Tx) error {
-		recs := tx.Bucket(bucketRecords)
+	err = e.readView(func(tx *bbolt.Tx, recs *recordReader) error {
 		// The matching set: counted always, kept when a heap or a content
 		// filter needs it.
 		var matched []uint32
@@ -636,12 +635,11 @@ func (e *Engine) browseCold(ctx context.Context, q *contract.BrowseQuery, order 
 	ok := false
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	err := e.db.View(func(tx *bbolt.Tx) error {
+	err := e.readView(func(tx *bbolt.Tx, recs *recordReader) error {
 		var known bool
 		if page.Total, known = e.coldTotals(tx, q.Filter.Reach, false); !known {
 			return nil
 		}
-		recs := tx.Bucket(bucketRecords)
 		skip, budget := q.Offset, coldWalkFactor*(q.Offset+limit)+1000
 		var ferr error
 		walkAfter(tx.Bucket(bucket), seek, func(k, _ []byte) bool {

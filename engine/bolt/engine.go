@@ -179,6 +179,10 @@ type Engine struct {
 	// pendingVec holds vectors embedded but not yet written (guarded by mu).
 	pendingVec map[string][]float32
 
+	// scannedSince counts the records background scans read since their
+	// pages were last released (see scanned).
+	scannedSince atomic.Int64
+
 	// bulk: a bulk load is running (SetBulk); the index worker waits.
 	bulk atomic.Bool
 

@@ -212,12 +212,9 @@ func (e *Engine) rebuildIndex() error {
 			e.idxMu.Unlock()
 			return asContractErr(err)
 		}
+		e.scanned(len(docs), len(docs) == 0)
 		if len(docs) == 0 {
-			e.releasePages()
 			break
-		}
-		if e.rebuildDone.Load()%(16*applyChunk) == 0 {
-			e.releasePages()
 		}
 		if err := e.ix.Apply(docs, nil, 0); err != nil {
 			e.idxMu.Unlock()
@@ -289,7 +286,6 @@ func decodeVector(b []byte, model string, dim int) ([]float32, bool) {
 func (e *Engine) loadVectors() error {
 	model, dim := e.embedder.Model(), e.embedder.Dim()
 	var after []byte
-	chunks := 0
 	for {
 		select {
 		case <-e.closing:
@@ -323,9 +319,7 @@ func (e *Engine) loadVectors() error {
 		if err != nil {
 			return asContractErr(err)
 		}
-		if chunks++; chunks%16 == 0 || n == 0 {
-			e.releasePages()
-		}
+		e.scanned(n, n == 0)
 		if n == 0 {
 			return nil
 		}

@@ -53,7 +53,6 @@ func (e *Engine) loadTable() (err error) {
 	e.t.reserve(int(e.nextOrd))
 	e.mu.Unlock()
 	var after []byte
-	chunks := 0
 	for {
 		select {
 		case <-e.closing:
@@ -93,14 +92,51 @@ func (e *Engine) loadTable() (err error) {
 		if err != nil {
 			return contract.EngineErr("load store %s: %v", e.dir, err)
 		}
-		if chunks++; chunks%16 == 0 {
-			e.releasePages()
-		}
+		e.scanned(n, n == 0)
 		if n == 0 {
-			e.releasePages()
 			return nil
 		}
 	}
+}
+
+// releaseEvery is how many records background scans read between two
+// releases of the mapped pages they touched: at a few KB a record, a
+// browsing process keeps about 16 MB of the file resident, not the file.
+const releaseEvery = 4096
+
+// scanned notes that a background scan read n records (or stopped, done)
+// and releases the store's pages once scans together read releaseEvery.
+// Scans running side by side (the table, the content index, the vectors)
+// share the count, so their pages go together.
+func (e *Engine) scanned(n int, done bool) {
+	if e.scannedSince.Add(int64(n)) >= releaseEvery || done {
+		e.releasePages()
+	}
+}
+
+// recordReader reads records in a foreground read and counts them.
+type recordReader struct {
+	b *bbolt.Bucket
+	n int
+}
+
+func (r *recordReader) Get(id []byte) []byte {
+	r.n++
+	return r.b.Get(id)
+}
+
+// readView runs fn in a read transaction whose record reads go through
+// recs, so the pages a long-lived process's reads touch (pages of browse,
+// lists, hits) are released with the background scans' and the file does
+// not creep into its resident set.
+func (e *Engine) readView(fn func(tx *bbolt.Tx, recs *recordReader) error) error {
+	var recs recordReader
+	err := e.db.View(func(tx *bbolt.Tx) error {
+		recs.b = tx.Bucket(bucketRecords)
+		return fn(tx, &recs)
+	})
+	e.scanned(recs.n, false)
+	return err
 }
 
 // writeTotals replaces the per-namespace totals with the table's (a store

@@ -13,6 +13,7 @@ import (
 // record once; without this the whole file stayed resident in the process.
 // The read transaction holds bbolt's mmap lock, so the mapping cannot move.
 func (e *Engine) releasePages() {
+	e.scannedSince.Store(0)
 	_ = e.db.View(func(tx *bbolt.Tx) error {
 		info := e.db.Info()
 		// A raw madvise on the mapping's address keeps this free of

@@ -3,4 +3,4 @@
 package bolt
 
 // releasePages is a no-op where madvise is not wired up.
-func (e *Engine) releasePages() {}
+func (e *Engine) releasePages() { e.scannedSince.Store(0) }

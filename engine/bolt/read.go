@@ -88,8 +88,7 @@ func (e *Engine) scanCreated(ctx context.Context, f contract.MetaFilter, after [
 		p = e.t.compileFilter(f, false)
 	}
 	var next *string
-	err := e.db.View(func(tx *bbolt.Tx) error {
-		recs := tx.Bucket(bucketRecords)
+	err := e.readView(func(tx *bbolt.Tx, recs *recordReader) error {
 		c := tx.Bucket(bucketCreated).Cursor()
 		var k, v []byte
 		if after == nil {
@@ -204,8 +203,7 @@ func (e *Engine) lookup(req contract.GetRequest, part recordPart, emit func(stri
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	seen := make(map[string]bool, len(req.IDs))
-	err := e.db.View(func(tx *bbolt.Tx) error {
-		recs := tx.Bucket(bucketRecords)
+	err := e.readView(func(tx *bbolt.Tx, recs *recordReader) error {
 		for _, id := range req.IDs {
 			if seen[id] {
 				continue

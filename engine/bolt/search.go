@@ -163,8 +163,7 @@ func (e *Engine) hitsFor(ranked []rankedID, f contract.MetaFilter) ([]*contract.
 	defer e.mu.RUnlock()
 	p := e.t.compileFilter(f, true)
 	hits := make([]*contract.Hit, len(ranked))
-	err := e.db.View(func(tx *bbolt.Tx) error {
-		recs := tx.Bucket(bucketRecords)
+	err := e.readView(func(tx *bbolt.Tx, recs *recordReader) error {
 		for i, r := range ranked {
 			ord, ok := e.t.idOrd[r.id]
 			if !ok || !p.match(&e.t.rows[ord]) {

@@ -254,7 +254,6 @@ func (e *Engine) buildTrigrams() error {
 	x.mu.Unlock()
 	post := map[uint32]*roaring.Bitmap{}
 	var after []byte
-	chunks := 0
 	var maxOrd uint32
 	for {
 		select {
@@ -287,9 +286,7 @@ func (e *Engine) buildTrigrams() error {
 		if err != nil {
 			return contract.EngineErr("build content index: %v", err)
 		}
-		if chunks++; chunks%16 == 0 || n == 0 {
-			e.releasePages()
-		}
+		e.scanned(n, n == 0)
 		if n == 0 {
 			break
 		}
