@@ -54,9 +54,18 @@ type VectorIndex struct {
 	ids   []string       // slot -> id
 	slots map[string]int // id -> slot
 	f32   []float32      // slot*dim.. when float32
-	i8    []int8         // slot*dim.. when int8
-	scale []float32      // per slot, when int8: value = i8 * scale
+	// i8 holds the int8 vectors in blocks of blockRows slots, each block
+	// dimension-major (block[j*blockRows+row]): a query scores only the
+	// dimensions it has, and a short query (a few words of hashed n-grams
+	// touch 10 to 60 of 512 dimensions) reads that many columns, not every
+	// byte of every vector. The sums are the same products as a row scan.
+	i8    [][]int8
+	scale []float32 // per slot, when int8: value = i8 * scale
 }
+
+// blockRows is the number of slots in an int8 block: its score accumulator
+// (16 KB) stays in the first-level cache while the columns stream past.
+const blockRows = 4096
 
 // NewVectorIndex returns an empty index for vectors of length dim. A dim of 0
 // takes the length of the first vector upserted (for an embedder that learns
@@ -73,7 +82,7 @@ func NewVectorIndex(dim int, opts ...VectorOption) *VectorIndex {
 		v.ids = make([]string, 0, n)
 		v.slots = make(map[string]int, n)
 		if v.cfg.int8 {
-			v.i8 = make([]int8, 0, n*dim)
+			v.i8 = make([][]int8, 0, (n+blockRows-1)/blockRows)
 			v.scale = make([]float32, 0, n)
 		} else {
 			v.f32 = make([]float32, 0, n*dim)
@@ -126,14 +135,18 @@ func (v *VectorIndex) Upsert(id string, vec []float32) {
 		v.ids = append(v.ids, id)
 		v.slots[id] = slot
 		if v.cfg.int8 {
-			v.i8 = append(v.i8, make([]int8, v.dim)...)
+			if slot%blockRows == 0 {
+				v.i8 = append(v.i8, make([]int8, blockRows*v.dim))
+			}
 			v.scale = append(v.scale, 0)
 		} else {
 			v.f32 = append(v.f32, make([]float32, v.dim)...)
 		}
 	}
 	if v.cfg.int8 {
-		v.scale[slot] = quantize(unit, v.i8[slot*v.dim:(slot+1)*v.dim])
+		row := make([]int8, v.dim)
+		v.scale[slot] = quantize(unit, row)
+		v.setColumns(slot, row)
 	} else {
 		copy(v.f32[slot*v.dim:(slot+1)*v.dim], unit)
 	}
@@ -154,7 +167,7 @@ func (v *VectorIndex) Remove(id string) {
 		v.ids[slot] = moved
 		v.slots[moved] = slot
 		if v.cfg.int8 {
-			copy(v.i8[slot*v.dim:(slot+1)*v.dim], v.i8[last*v.dim:])
+			v.setColumns(slot, v.row(last))
 			v.scale[slot] = v.scale[last]
 		} else {
 			copy(v.f32[slot*v.dim:(slot+1)*v.dim], v.f32[last*v.dim:])
@@ -164,11 +177,33 @@ func (v *VectorIndex) Remove(id string) {
 	v.ids[last] = ""
 	v.ids = v.ids[:last]
 	if v.cfg.int8 {
-		v.i8 = v.i8[:last*v.dim]
+		v.setColumns(last, make([]int8, v.dim))
+		if last%blockRows == 0 {
+			v.i8[len(v.i8)-1] = nil
+			v.i8 = v.i8[:len(v.i8)-1]
+		}
 		v.scale = v.scale[:last]
 	} else {
 		v.f32 = v.f32[:last*v.dim]
 	}
+}
+
+// setColumns writes the int8 vector of slot into its block's columns.
+func (v *VectorIndex) setColumns(slot int, row []int8) {
+	blk, r := v.i8[slot/blockRows], slot%blockRows
+	for j, x := range row {
+		blk[j*blockRows+r] = x
+	}
+}
+
+// row reads the int8 vector of slot back out of its block.
+func (v *VectorIndex) row(slot int) []int8 {
+	blk, r := v.i8[slot/blockRows], slot%blockRows
+	out := make([]int8, v.dim)
+	for j := range out {
+		out[j] = blk[j*blockRows+r]
+	}
+	return out
 }
 
 // Search returns the k vectors most similar to q (cosine), best first, ties
@@ -202,6 +237,10 @@ func (v *VectorIndex) Search(ctx context.Context, q []float32, k int, admit func
 
 	tops := make([]topK, workers)
 	chunk := (n + workers - 1) / workers
+	if v.cfg.int8 {
+		// Workers take whole blocks.
+		chunk = (n/blockRows/workers + 1) * blockRows
+	}
 	var wg sync.WaitGroup
 	for w := range workers {
 		lo, hi := w*chunk, min((w+1)*chunk, n)
@@ -262,17 +301,67 @@ func (v *VectorIndex) scanFloat(ctx context.Context, q []float32, lo, hi int, ad
 	}
 }
 
-// scanInt8 scores the float32 query against the int8 vectors: keeping the
-// query unquantised is both more accurate and, in pure Go, faster than an
-// int8 by int8 product (measured: about 190 against 240 ns per 512-dim dot).
+// scanInt8 scores the float32 query against the int8 vectors of slots
+// [lo, hi) (lo a block boundary), a block at a time: each of the query's
+// non-zero dimensions adds its column into the block's accumulator. Keeping
+// the query unquantised is both more accurate and, in pure Go, faster than
+// an int8 by int8 product.
 func (v *VectorIndex) scanInt8(ctx context.Context, q []float32, lo, hi int, admit func(string) bool, top *topK) {
-	dim := v.dim
-	for s := lo; s < hi; s++ {
-		if (s-lo)%cancelCheckEvery == 0 && ctx.Err() != nil {
+	var dims []int
+	for j, x := range q {
+		if x != 0 {
+			dims = append(dims, j)
+		}
+	}
+	acc := make([]float32, blockRows)
+	for base := lo; base < hi; base += blockRows {
+		if ctx.Err() != nil {
 			return
 		}
-		score := float64(dotF32I8(q, v.i8[s*dim:(s+1)*dim]) * v.scale[s])
-		top.offer(score, v.ids[s], admit)
+		rows := min(blockRows, hi-base)
+		blk := v.i8[base/blockRows]
+		a := acc[:rows]
+		clear(a)
+		k := 0
+		for ; k+4 <= len(dims); k += 4 {
+			j0, j1, j2, j3 := dims[k], dims[k+1], dims[k+2], dims[k+3]
+			addColumns4(a, blk[j0*blockRows:j0*blockRows+rows], blk[j1*blockRows:j1*blockRows+rows],
+				blk[j2*blockRows:j2*blockRows+rows], blk[j3*blockRows:j3*blockRows+rows], q[j0], q[j1], q[j2], q[j3])
+		}
+		for _, j := range dims[k:] {
+			addColumn(a, blk[j*blockRows:j*blockRows+rows], q[j])
+		}
+		scales := v.scale[base : base+rows]
+		for r, sum := range a {
+			top.offer(float64(sum*scales[r]), v.ids[base+r], admit)
+		}
+	}
+}
+
+// addColumns4 adds four weighted columns at once: one load and store of
+// the accumulator per four products, which is what bounds the loop.
+func addColumns4(acc []float32, c0, c1, c2, c3 []int8, w0, w1, w2, w3 float32) {
+	n := len(acc)
+	c0, c1, c2, c3 = c0[:n], c1[:n], c2[:n], c3[:n]
+	for i := range acc {
+		acc[i] += w0*float32(c0[i]) + w1*float32(c1[i]) + w2*float32(c2[i]) + w3*float32(c3[i])
+	}
+}
+
+// addColumn adds w times the column to acc, four at a time in re-sliced
+// windows the compiler can prove in bounds.
+func addColumn(acc []float32, col []int8, w float32) {
+	col = col[:len(acc)]
+	for len(acc) >= 4 && len(col) >= 4 {
+		a, c := acc[:4:4], col[:4:4]
+		a[0] += w * float32(c[0])
+		a[1] += w * float32(c[1])
+		a[2] += w * float32(c[2])
+		a[3] += w * float32(c[3])
+		acc, col = acc[4:], col[4:]
+	}
+	for i := range acc {
+		acc[i] += w * float32(col[i])
 	}
 }
 
@@ -376,7 +465,7 @@ func quantize(vec []float32, dst []int8) float32 {
 	return maxAbs / 127
 }
 
-// dotF32 and dotF32I8 walk both slices eight at a time with re-sliced windows,
+// dotF32 walks both slices eight at a time with re-sliced windows,
 // the shape the Go compiler can prove in bounds; without bounds checks the
 // scalar loop runs about twice as fast.
 func dotF32(a, b []float32) float32 {
@@ -391,22 +480,6 @@ func dotF32(a, b []float32) float32 {
 	}
 	for i := 0; i < len(a) && i < len(b); i++ {
 		s0 += a[i] * b[i]
-	}
-	return s0 + s1 + s2 + s3
-}
-
-func dotF32I8(a []float32, b []int8) float32 {
-	var s0, s1, s2, s3 float32
-	for len(a) >= 8 && len(b) >= 8 {
-		x, y := a[:8:8], b[:8:8]
-		s0 += x[0]*float32(y[0]) + x[4]*float32(y[4])
-		s1 += x[1]*float32(y[1]) + x[5]*float32(y[5])
-		s2 += x[2]*float32(y[2]) + x[6]*float32(y[6])
-		s3 += x[3]*float32(y[3]) + x[7]*float32(y[7])
-		a, b = a[8:], b[8:]
-	}
-	for i := 0; i < len(a) && i < len(b); i++ {
-		s0 += a[i] * float32(b[i])
 	}
 	return s0 + s1 + s2 + s3
 }
