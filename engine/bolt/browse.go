@@ -371,9 +371,9 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 			}
 		case p.countable:
 			counts, _, _ := t.rootCounts(facetIndex(p.countFacet), q.Filter.Reach)
-			for v, c := range counts {
-				if p.countSet[v] {
-					page.Total += int(c)
+			for v, in := range p.countSet {
+				if in {
+					page.Total += int(counts.at(uint32(v)))
 				}
 			}
 		default:

@@ -255,7 +255,7 @@ func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (cont
 	t := e.t
 	if onlyReach(req.Filter) {
 		counts, total, missing := t.rootCounts(fi, req.Filter.Reach)
-		return t.explorePage(req.Facet, denseCounts(counts), req.Limit, total, missing), nil
+		return t.explorePage(req.Facet, counts.each, req.Limit, total, missing), nil
 	}
 	// Dense counts for small value spaces; a map when the facet has many
 	// values (a path per record) and the filter selects only some records.

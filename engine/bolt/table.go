@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -270,11 +271,13 @@ func (t *table) count(ord uint32, delta int) {
 	}
 }
 
-// rootCounts sums a facet's counters over the namespaces a reach admits:
-// from the global counts minus the namespaces left out (the service
-// sandboxes, for the default reach) or from the admitted ones, whichever
-// touches fewer entries. It returns counts by value id, the total and the missing.
-func (t *table) rootCounts(fi int, reach *contract.Reach) ([]uint64, uint64, uint64) {
+// rootCounts gives a facet's counters summed over the namespaces a reach
+// admits, read in place: the global counts less those of the namespaces
+// left out (the service sandboxes, for the default reach), or the sum of the
+// admitted ones, whichever touches fewer entries. Nothing proportional to
+// the facet's values is copied: a facet with a value per record has a
+// million. It returns the counts, the total and the missing.
+func (t *table) rootCounts(fi int, reach *contract.Reach) (facetCounts, uint64, uint64) {
 	nsOK := t.nsAdmitted(reach)
 	var total, missing uint64
 	inCost, outCost := 0, 0
@@ -287,13 +290,13 @@ func (t *table) rootCounts(fi int, reach *contract.Reach) ([]uint64, uint64, uin
 			outCost += len(t.counters[fi][ns])
 		}
 	}
-	counts := make([]uint64, len(t.global[fi]))
+	fc := facetCounts{adjust: map[uint32]uint64{}}
 	if outCost <= inCost {
-		copy(counts, t.global[fi])
+		fc.global = t.global[fi]
 		for ns, m := range t.counters[fi] {
 			if !nsOK[ns] {
 				for v, c := range m {
-					counts[v] -= c
+					fc.adjust[v] += c
 				}
 			}
 		}
@@ -301,12 +304,61 @@ func (t *table) rootCounts(fi int, reach *contract.Reach) ([]uint64, uint64, uin
 		for ns, m := range t.counters[fi] {
 			if nsOK[ns] {
 				for v, c := range m {
-					counts[v] += c
+					fc.adjust[v] += c
 				}
 			}
 		}
 	}
-	return counts, total, missing
+	return fc, total, missing
+}
+
+// facetCounts are a facet's counts by value id under a reach: global less
+// adjust when global is set, else adjust alone.
+type facetCounts struct {
+	global []uint64
+	adjust map[uint32]uint64
+}
+
+func (c facetCounts) at(v uint32) uint64 {
+	if c.global == nil {
+		return c.adjust[v]
+	}
+	if int(v) >= len(c.global) {
+		return 0
+	}
+	return c.global[v] - c.adjust[v]
+}
+
+// each yields the values with a non-zero count.
+func (c facetCounts) each(yield func(v uint32, n uint64) bool) {
+	if c.global == nil {
+		for v, n := range c.adjust {
+			if n > 0 && !yield(v, n) {
+				return
+			}
+		}
+		return
+	}
+	if len(c.adjust) == 0 {
+		for v, n := range c.global {
+			if n > 0 && !yield(uint32(v), n) {
+				return
+			}
+		}
+		return
+	}
+	// A merge walk with the adjusted values in order: no map lookup per value.
+	adjusted := slices.Sorted(maps.Keys(c.adjust))
+	next := 0
+	for v, n := range c.global {
+		if next < len(adjusted) && adjusted[next] == uint32(v) {
+			n -= c.adjust[uint32(v)]
+			next++
+		}
+		if n > 0 && !yield(uint32(v), n) {
+			return
+		}
+	}
 }
 
 // valueSpace is the number of value ids a facet can hold.
