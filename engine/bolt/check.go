@@ -220,6 +220,11 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 				tbl.disagree("record %s: the table's status, namespace or updated_at differ", id)
 			}
 		}
+		for _, f := range currentExploreEntries(tx, e.seq) {
+			if !e.exploreEntryMatches(tx, f) {
+				tbl.disagree("the stored root explore of %s differs from the table's", f)
+			}
+		}
 
 		if e.vec != nil {
 			_ = tx.Bucket(bucketVectors).ForEach(func(k, _ []byte) error {
@@ -362,6 +367,11 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 		}
 		if bad[checkTotals] || bad[checkTable] {
 			if err := e.writeTotals(tx); err != nil {
+				return err
+			}
+		}
+		if bad[checkTable] {
+			if err := e.writeExploreEntries(tx); err != nil {
 				return err
 			}
 		}

@@ -147,6 +147,10 @@ type Engine struct {
 	cache   *recordCache
 	// totalsOK: bucketTotals is exact (guarded by mu).
 	totalsOK bool
+	// largeStore: the table loads in the background (the store held
+	// SyncRebuildBelow records or more at open), so a new process answers
+	// the root explore from bucketExplore until it has.
+	largeStore bool
 
 	// tableReady is closed once the table holds every record (or loading
 	// failed, tableErr says why). Until then the cold paths answer from
@@ -379,6 +383,7 @@ func (e *Engine) load() error {
 	if int(e.nextOrd) < e.opts.SyncRebuildBelow {
 		return e.loadSmall()
 	}
+	e.largeStore = true
 	e.goBackground(func() {
 		defer close(e.derivedReady)
 		if err := e.loadTable(); err != nil {
@@ -515,9 +520,14 @@ func (e *Engine) Close() error {
 	if len(e.pendingVec) > 0 {
 		verr = e.db.Update(e.savePendingVectors)
 	}
+	// The next process on this store answers the root explore at once.
+	xerr := e.saveExploreEntries()
 	e.mu.Unlock()
 	if verr != nil {
 		e.log.Error("saving vectors failed; they are recomputed at the next open", "err", verr)
+	}
+	if xerr != nil {
+		e.log.Error("saving the root explore failed; the next open waits for its table", "err", xerr)
 	}
 	_ = os.Remove(filepath.Join(e.dir, PIDFile))
 	derr := e.db.Close()

@@ -2,9 +2,14 @@ package bolt_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
 	"mnemo/engine/bolt"
@@ -71,5 +76,141 @@ func TestRootExploreUnderEveryReachMatchesTheReference(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A new process on an unchanged large store answers the root explore (the
+// TUI's facet tree) before its table loads, from the entries the last
+// process wrote; after any write, or with an entry that does not decode,
+// it waits for the table instead of answering from a stale or unreadable
+// entry.
+func TestRootExploreAnswersAtOpenOnlyWhileTheStoreIsUnchanged(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	e, err := bolt.Open(dir, bolt.Options{SyncRebuildBelow: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	storeCorpus(t, e, 700)
+	if err := e.WaitIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	root := func(f contract.Facet, limit int) contract.ExploreRequest {
+		return contract.ExploreRequest{Facet: f, Limit: limit}
+	}
+	want := map[string]contract.ExplorePage{}
+	for _, f := range contract.Facets {
+		for _, limit := range []int{1, 7, contract.MaxBuckets} {
+			p, err := e.Explore(ctx, root(f, limit))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[fmt.Sprint(f, limit)] = p
+		}
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	reopen := func() *bolt.Engine {
+		t.Helper()
+		e, err := bolt.Open(dir, bolt.WithLoadGate(bolt.Options{SyncRebuildBelow: -1}, make(chan struct{})))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	waits := func(e *bolt.Engine, req contract.ExploreRequest) bool {
+		short, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+		defer cancel()
+		_, err := e.Explore(short, req)
+		return errors.Is(err, contract.ErrUnavailable)
+	}
+
+	e = reopen()
+	for _, f := range contract.Facets {
+		for _, limit := range []int{1, 7, contract.MaxBuckets} {
+			got, err := e.Explore(ctx, root(f, limit))
+			if err != nil {
+				t.Fatalf("%s limit %d before the table loads: %v", f, limit, err)
+			}
+			if !reflect.DeepEqual(got, want[fmt.Sprint(f, limit)]) {
+				t.Fatalf("%s limit %d before the table loads:\n got %+v\nwant %+v", f, limit, got, want[fmt.Sprint(f, limit)])
+			}
+		}
+	}
+	// Not the root under the default reach: the entries do not answer it.
+	if !waits(e, contract.ExploreRequest{Facet: contract.FacetTag, Limit: 5,
+		Filter: contract.MetaFilter{Kinds: []contract.ItemKind{contract.KindLearning}}}) {
+		t.Fatal("a filtered explore was answered before the table loaded")
+	}
+	if !waits(e, contract.ExploreRequest{Facet: contract.FacetTag, Limit: 5,
+		Filter: contract.MetaFilter{Reach: contract.Ptr(contract.ReachSubtree(contract.Root))}}) {
+		t.Fatal("an explore under another reach was answered before the table loaded")
+	}
+	// A write makes every entry stale.
+	if _, err := e.Store(ctx, contract.Document("written after the entries", contract.MemoryMeta{Tags: []string{"late"}})); err != nil {
+		t.Fatal(err)
+	}
+	if !waits(e, root(contract.FacetTag, 5)) {
+		t.Fatal("after a write, the root explore answered from the stale entries")
+	}
+	if err := e.Close(); err != nil { // the table never loaded: nothing is rewritten
+		t.Fatal(err)
+	}
+	e = reopen()
+	if !waits(e, root(contract.FacetKind, 1)) {
+		t.Fatal("a reopened store answered from entries older than its last write")
+	}
+	_ = e.Close()
+}
+
+// An entry that does not decode is ignored, never misread.
+func TestRootExploreIgnoresACorruptEntry(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	e, err := bolt.Open(dir, bolt.Options{SyncRebuildBelow: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	storeCorpus(t, e, 300)
+	if err := e.WaitIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bbolt.Open(filepath.Join(dir, bolt.DBFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket([]byte("explore_root"))
+		if b == nil {
+			return fmt.Errorf("no explore_root bucket")
+		}
+		v := append([]byte(nil), b.Get([]byte(contract.FacetKind))...)
+		if len(v) < 20 {
+			return fmt.Errorf("kind entry is %d bytes", len(v))
+		}
+		v[len(v)-3] = '{' // a valid header with a body that does not decode
+		return b.Put([]byte(contract.FacetKind), v)
+	})
+	_ = db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err = bolt.Open(dir, bolt.WithLoadGate(bolt.Options{SyncRebuildBelow: -1}, make(chan struct{})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = e.Close() }()
+	short, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+	defer cancel()
+	if _, err := e.Explore(short, contract.ExploreRequest{Facet: contract.FacetKind, Limit: 3}); !errors.Is(err, contract.ErrUnavailable) {
+		t.Fatalf("explore from a corrupt entry: %v, want a wait for the table", err)
+	}
+	if _, err := e.Explore(ctx, contract.ExploreRequest{Facet: contract.FacetTag, Limit: 3}); err != nil {
+		t.Fatalf("the intact entries stop answering: %v", err)
 	}
 }

@@ -88,6 +88,12 @@ func (e *Engine) loadTable() (err error) {
 		if err == nil && n == 0 && !e.totalsOK {
 			err = e.db.Update(e.writeTotals)
 		}
+		if err == nil && n == 0 {
+			e.tableLoaded.Store(true)
+			if xerr := e.saveExploreEntries(); xerr != nil {
+				e.log.Error("saving the root explore failed; the next open waits for its table", "err", xerr)
+			}
+		}
 		e.mu.Unlock()
 		if err != nil {
 			return contract.EngineErr("load store %s: %v", e.dir, err)

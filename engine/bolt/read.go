@@ -246,6 +246,11 @@ func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (cont
 	if err := e.checkOpen(); err != nil {
 		return contract.ExplorePage{}, err
 	}
+	if !e.tableLoaded.Load() {
+		if page, ok := e.coldExplore(req); ok {
+			return page, nil
+		}
+	}
 	if err := e.waitTable(ctx); err != nil {
 		return contract.ExplorePage{}, err
 	}
