@@ -11,7 +11,6 @@ import (
 	"mnemo/contract"
 	"mnemo/ui/common"
 	"mnemo/ui/uitest"
-	"mnemo/views/browse"
 	"mnemo/views/fetch"
 )
 
@@ -28,7 +27,7 @@ func TestFirstFrameBeforeData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newModel(Options{Engine: e, StoreLabel: "store", Keys: uitest.Keys(), Now: uitest.Now, Timer: uitest.Timer})
+	m := newModel(Options{Engine: e, StoreLabel: "store", Keys: DefaultKeyMap(), Now: uitest.Now, Timer: uitest.Timer})
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	screen := m.View().Content
 	if !strings.Contains(screen, "Facets") || !strings.Contains(screen, "loading") {
@@ -44,7 +43,7 @@ func TestDrillDownNarrowsAndWidens(t *testing.T) {
 	h.keys("j", "j", "enter") // narrow to kind=learning (second bucket)
 	h.contains("kind=learning")
 	h.contains("12 of 36")
-	if got := h.m.explore.Total(); got != 12 {
+	if got := h.m.exploreView().Total(); got != 12 {
 		t.Fatalf("records in scope = %d, want 12", got)
 	}
 	// second level: status (the last facet), its largest bucket
@@ -53,7 +52,7 @@ func TestDrillDownNarrowsAndWidens(t *testing.T) {
 	h.keys("j", "enter")
 	h.contains("kind=learning › status=active")
 	h.contains("8 of 36")
-	if got := h.m.explore.Total(); got != 8 {
+	if got := h.m.exploreView().Total(); got != 8 {
 		t.Fatalf("after the second narrow the scope holds %d, want 8", got)
 	}
 	h.keys("backspace")
@@ -129,7 +128,7 @@ func TestReadOnlyHidesForget(t *testing.T) {
 }
 
 func TestKeysFromConfigTakeEffect(t *testing.T) {
-	b := uitest.Bindings()
+	b := DefaultBindings()
 	b["forget"] = []string{"X"}
 	b["down"] = []string{"down", "J"}
 	km, err := NewKeyMap(b)
@@ -147,13 +146,13 @@ func TestKeysFromConfigTakeEffect(t *testing.T) {
 }
 
 func TestConflictingBindingsRefused(t *testing.T) {
-	b := uitest.Bindings()
+	b := DefaultBindings()
 	b["forget"] = []string{"s"}
 	_, err := NewKeyMap(b)
 	if err == nil || err.Error() != `key "s" is bound to both "forget" and "sort" in the browse view` {
 		t.Fatalf("err = %v", err)
 	}
-	b = uitest.Bindings()
+	b = DefaultBindings()
 	b["frobnicate"] = []string{"z"}
 	if _, err := NewKeyMap(b); err == nil || !strings.Contains(err.Error(), `"frobnicate"`) {
 		t.Fatalf("unknown action: err = %v", err)
@@ -163,7 +162,7 @@ func TestConflictingBindingsRefused(t *testing.T) {
 func TestStaleFetchRepliesDropped(t *testing.T) {
 	h := newHarness(t, 80, 24)
 	h.keys("3", "t", "a", "b", "s")
-	f := h.m.views[2].pane.(*fetch.Model)
+	f := h.m.fetchView()
 	if len(f.Hits()) == 0 {
 		t.Fatal("no hits for tabs")
 	}
@@ -179,7 +178,7 @@ func TestFetchOffersOnlyDeclaredModes(t *testing.T) {
 	h := newHarness(t, 80, 24)
 	h.keys("3")
 	h.contains("[keyword]")
-	f := h.m.views[2].pane.(*fetch.Model)
+	f := h.m.fetchView()
 	for _, md := range f.Modes() {
 		if !h.m.c.Descriptor.Supports(md) {
 			t.Fatalf("mode %s offered but not declared", md)
@@ -192,7 +191,7 @@ func TestFetchOffersOnlyDeclaredModes(t *testing.T) {
 func TestBrowseSortKeysCapped(t *testing.T) {
 	h := newHarness(t, 80, 24)
 	h.keys("2")
-	b := h.m.views[1].pane.(*browse.Model)
+	b := h.m.browseView()
 	h.keys("S")           // status
 	h.keys("l", "S")      // kind
 	h.keys("l", "S")      // namespace
@@ -213,7 +212,7 @@ func TestBrowseSortKeysCapped(t *testing.T) {
 func TestBrowseApproveAndRejectCandidates(t *testing.T) {
 	h := newHarness(t, 80, 24)
 	h.keys("2")
-	b := h.m.views[1].pane.(*browse.Model)
+	b := h.m.browseView()
 	idx := -1
 	for i, r := range b.Records() {
 		if r.Status == contract.StatusCandidate {
@@ -251,7 +250,7 @@ func TestBrowseApproveAndRejectCandidates(t *testing.T) {
 func TestWelcomeOnEmptyStore(t *testing.T) {
 	e := memoryEngine()
 	loaded := false
-	h := &harness{t: t, m: newModel(Options{Engine: e, StoreLabel: "empty", Keys: uitest.Keys(), Now: uitest.Now, Timer: uitest.Timer,
+	h := &harness{t: t, m: newModel(Options{Engine: e, StoreLabel: "empty", Keys: DefaultKeyMap(), Now: uitest.Now, Timer: uitest.Timer,
 		LoadDemo: func(ctx context.Context) error {
 			loaded = true
 			_, err := e.Store(ctx, contract.Learning("demo learning", contract.LearningFact, 0.9, contract.MemoryMeta{}))

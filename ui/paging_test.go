@@ -10,8 +10,6 @@ import (
 	"mnemo/contract"
 	"mnemo/engine/memory"
 	"mnemo/ui/uitest"
-	"mnemo/views/browse"
-	"mnemo/views/fetch"
 )
 
 func TestBrowsePagesThroughContinuations(t *testing.T) {
@@ -30,12 +28,12 @@ func TestBrowsePagesThroughContinuations(t *testing.T) {
 	if _, err := e.StoreMany(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
-	m := newModel(Options{Engine: e, StoreLabel: "paging", Keys: uitest.Keys(), Now: uitest.Now, Timer: uitest.Timer})
+	m := newModel(Options{Engine: e, StoreLabel: "paging", Keys: DefaultKeyMap(), Now: uitest.Now, Timer: uitest.Timer})
 	h := &harness{t: t, m: m}
 	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
 	h.pump(m.Init())
 	h.keys("2")
-	b := m.views[1].pane.(*browse.Model)
+	b := m.browseView()
 	if len(b.Records()) != 200 || b.Total() != 450 {
 		t.Fatalf("first page: %d loaded of %d", len(b.Records()), b.Total())
 	}
@@ -84,16 +82,16 @@ func TestExploreRecordsPageAsTheCursorMoves(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m := newModel(Options{Engine: e, StoreLabel: "paging", Keys: uitest.Keys(), Now: uitest.Now, Timer: uitest.Timer})
+	m := newModel(Options{Engine: e, StoreLabel: "paging", Keys: DefaultKeyMap(), Now: uitest.Now, Timer: uitest.Timer})
 	h := &harness{t: t, m: m}
 	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
 	h.pump(m.Init())
-	if n := len(m.explore.Records()); n != 100 {
+	if n := len(m.exploreView().Records()); n != 100 {
 		t.Fatalf("first page holds %d records, want 100", n)
 	}
 	h.contains("Records 100 of 250 loaded")
 	h.keys("tab", "pgdown", "pgdown", "pgdown", "pgdown", "pgdown")
-	if n := len(m.explore.Records()); n != 200 {
+	if n := len(m.exploreView().Records()); n != 200 {
 		t.Fatalf("after paging down %d records are loaded, want 200", n)
 	}
 	// the tag facet has 60 values: 50 buckets and a more row, which loads more
@@ -110,7 +108,7 @@ func TestFetchScopeChip(t *testing.T) {
 	h.keys("3")
 	h.contains("in: kind=learning")
 	h.keys("r", "e", "l", "e", "a", "s", "e")
-	f := h.m.views[2].pane.(*fetch.Model)
+	f := h.m.fetchView()
 	for _, hit := range f.Hits() {
 		if hit.Kind != contract.KindLearning {
 			t.Fatalf("a %s escaped the scope", hit.Kind)

@@ -11,7 +11,12 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"mnemo/ui/common"
 	"mnemo/ui/uitest"
+	"mnemo/views/browse"
+	"mnemo/views/explore"
+	"mnemo/views/fetch"
+	"mnemo/views/recall"
 )
 
 // updating tells whether -update was given; the flag itself is registered by
@@ -33,7 +38,7 @@ func newHarness(t *testing.T, w, h int, mutate ...func(*Options)) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Engine: e, StoreLabel: "~/.local/share/mnemo", Keys: uitest.Keys(), Now: uitest.Now, Timer: uitest.Timer}
+	opts := Options{Engine: e, StoreLabel: "~/.local/share/mnemo", Keys: DefaultKeyMap(), Now: uitest.Now, Timer: uitest.Timer}
 	for _, f := range mutate {
 		f(&opts)
 	}
@@ -109,3 +114,9 @@ func golden(t *testing.T, name, screen string) {
 		t.Fatalf("screen %s differs from its golden file:\n--- got\n%s\n--- want\n%s", name, screen, want)
 	}
 }
+
+// The session's views, typed, for tests that look inside them.
+func (m *model) exploreView() *explore.Model { return m.viewNamed(common.ViewExplore).(*explore.Model) }
+func (m *model) browseView() *browse.Model   { return m.viewNamed(common.ViewBrowse).(*browse.Model) }
+func (m *model) fetchView() *fetch.Model     { return m.viewNamed(common.ViewFetch).(*fetch.Model) }
+func (m *model) recallView() *recall.Model   { return m.viewNamed(common.ViewRecall).(*recall.Model) }

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"mnemo/contract"
-	"mnemo/views/browse"
 )
 
 func TestDetailSearchAndExport(t *testing.T) {
@@ -69,7 +68,7 @@ func TestBrowseFilterEditor(t *testing.T) {
 	h.contains("Browse filters")
 	h.keys("down", "down") // content
 	h.keys("t", "a", "b", "s", "enter")
-	b := h.m.views[1].pane.(*browse.Model)
+	b := h.m.browseView()
 	if got := b.Total(); got != 2 {
 		t.Fatalf("content contains tabs matches %d records, want 2", got)
 	}

@@ -57,7 +57,8 @@ type Model struct {
 
 	gen      int
 	scopeGen int
-	dataGen  int
+	// stale says the data or the query changed since the last load.
+	stale bool
 
 	editor     *editor
 	confirming *confirm
@@ -71,7 +72,7 @@ type confirm struct {
 
 // New returns the browse view; it loads when first shown.
 func New(c *common.Common) *Model {
-	return &Model{c: c, scopeGen: -1, dataGen: -1, selected: map[string]bool{}}
+	return &Model{c: c, scopeGen: -1, selected: map[string]bool{}}
 }
 
 type pageMsg struct {
@@ -92,7 +93,7 @@ func (m *Model) Init() tea.Cmd { return m.Activate() }
 
 // Activate reloads from the head when the scope or data changed.
 func (m *Model) Activate() tea.Cmd {
-	if m.scopeGen == m.c.ScopeGen && m.dataGen == m.c.DataGen {
+	if m.scopeGen == m.c.ScopeGen && !m.stale {
 		return nil
 	}
 	return m.reload()
@@ -127,7 +128,7 @@ func (m *Model) Query() contract.BrowseQuery {
 }
 
 func (m *Model) reload() tea.Cmd {
-	m.scopeGen, m.dataGen = m.c.ScopeGen, m.c.DataGen
+	m.scopeGen, m.stale = m.c.ScopeGen, false
 	m.gen++
 	m.walkNow = m.c.Now().UTC().Truncate(time.Millisecond)
 	m.loading = true
@@ -174,7 +175,7 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 		if msg.action == contract.ReviewReject {
 			verb = "rejected"
 		}
-		cmds := []tea.Cmd{func() tea.Msg { return common.DataChangedMsg{} }}
+		cmds := []tea.Cmd{func() tea.Msg { return common.DataChangedMsg{Cause: common.ChangeReview} }}
 		if len(msg.failures) > 0 {
 			report := fmt.Errorf("%s %d, %d failed:\n%s", verb, msg.done, len(msg.failures), strings.Join(msg.failures, "\n"))
 			cmds = append(cmds, errCmd("review", report))
@@ -183,12 +184,14 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 			cmds = append(cmds, func() tea.Msg { return common.ToastMsg{Text: text} })
 		}
 		return tea.Batch(cmds...)
+	case common.DataChangedMsg:
+		m.stale = true
 	case editorCancelMsg:
 		m.editor = nil
 	case editorDoneMsg:
 		m.editor = nil
 		m.status, m.kinds, m.filters = msg.status, msg.kinds, msg.filters
-		m.dataGen = -1
+		m.stale = true
 		return m.Activate()
 	case tea.KeyPressMsg:
 		return m.key(msg)
@@ -370,7 +373,7 @@ func (m *Model) sort(add bool) tea.Cmd {
 		}
 		m.order = append(m.order, contract.SortKey{Field: col.field, Dir: "desc"})
 	}
-	m.dataGen = -1
+	m.stale = true
 	return m.Activate()
 }
 

@@ -52,9 +52,10 @@ type Model struct {
 
 	gen      int
 	scopeGen int
-	dataGen  int
-	loaded   bool
-	pending  int
+	// stale says the store changed since the last load (a DataChangedMsg).
+	stale   bool
+	loaded  bool
+	pending int
 
 	// preview shows the record under the cursor beside the list on wide screens;
 	// previewNarrow shows it below the list on narrow ones (toggled with p).
@@ -72,7 +73,7 @@ type Model struct {
 
 // New returns the explore view; it loads when it is first shown.
 func New(c *common.Common) *Model {
-	m := &Model{c: c, preview: true, scopeGen: -1, dataGen: -1}
+	m := &Model{c: c, preview: true, scopeGen: -1}
 	for _, f := range contract.Facets {
 		m.roots = append(m.roots, &node{kind: nodeRoot, facet: f, label: string(f), distinct: -1, limit: bucketLimit})
 	}
@@ -125,7 +126,7 @@ func (m *Model) Records() []contract.Record { return m.records }
 
 // ensureLoaded reloads everything when the scope or the data changed.
 func (m *Model) ensureLoaded() tea.Cmd {
-	if m.scopeGen == m.c.ScopeGen && m.dataGen == m.c.DataGen {
+	if m.scopeGen == m.c.ScopeGen && !m.stale {
 		return nil
 	}
 	return m.reload()
@@ -144,7 +145,7 @@ func (m *Model) reload() tea.Cmd {
 			}
 		}
 	}
-	m.scopeGen, m.dataGen = m.c.ScopeGen, m.c.DataGen
+	m.scopeGen, m.stale = m.c.ScopeGen, false
 	m.gen++
 	gen := m.gen
 	filter := m.c.Filter()
@@ -264,6 +265,8 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 		m.total = msg.page.Total
 		m.cont = msg.page.Continuation
 		m.rebuildRows()
+	case common.DataChangedMsg:
+		m.stale = true
 	case contentMsg:
 		if msg.text == m.filter.Value() && msg.text != m.content {
 			m.content = msg.text

@@ -42,6 +42,9 @@ type Model struct {
 	gen     int
 	loading bool
 	list    components.List
+	// stale says the store changed in a way not known record by record, so
+	// the query runs again when the view is shown.
+	stale bool
 }
 
 // New returns the fetch view with the query line focused.
@@ -62,6 +65,23 @@ type ResultMsg struct {
 
 // Init does nothing: fetch waits for a query.
 func (m *Model) Init() tea.Cmd { return nil }
+
+// Activate runs the query again from the head when the store changed in a
+// way not known record by record since its answer came.
+func (m *Model) Activate() tea.Cmd {
+	if !m.stale {
+		return nil
+	}
+	m.stale = false
+	if strings.TrimSpace(m.input.Value()) == "" || m.Mode() == "" {
+		return nil
+	}
+	m.gen++
+	return m.fetchCmd(m.gen, nil)
+}
+
+// Total is -1: the results are ranked, not counted.
+func (m *Model) Total() int { return -1 }
 
 // Gen is the generation of the newest request.
 func (m *Model) Gen() int { return m.gen }
@@ -137,6 +157,23 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 		}
 		m.cont = msg.Page.NextCursor
 		m.rebuild()
+	case common.DataChangedMsg:
+		if msg.Gone == nil {
+			m.stale = true
+			return nil
+		}
+		// drop the forgotten hits where they stand, keeping the cursor
+		kept := m.hits[:0]
+		for _, h := range m.hits {
+			if !msg.Goes(h.ID) {
+				kept = append(kept, h)
+			}
+		}
+		if len(kept) != len(m.hits) {
+			clear(m.hits[len(kept):])
+			m.hits = kept
+			m.rebuild()
+		}
 	case tea.KeyPressMsg:
 		return m.key(msg)
 	}
