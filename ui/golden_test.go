@@ -3,10 +3,6 @@ package ui
 import (
 	"fmt"
 	"testing"
-
-	tea "charm.land/bubbletea/v2"
-
-	"mnemo/ui/uitest"
 )
 
 // TestGoldenScreens renders every view on the fixture store at 80x24 and
@@ -46,10 +42,7 @@ func TestGoldenScreens(t *testing.T) {
 func TestGoldenTooSmallAndWelcome(t *testing.T) {
 	h := newHarness(t, 60, 20)
 	golden(t, "too-small-60x20", h.screen())
-	e := memoryEngine()
-	w := &harness{t: t, m: newModel(Options{Engine: e, StoreLabel: "/tmp/empty", Keys: h.m.c.Keys, Now: h.m.c.Now, Timer: uitest.Timer})}
-	w.send(tea.WindowSizeMsg{Width: 80, Height: 24})
-	w.pump(w.m.Init())
+	w := harnessOn(t, memoryEngine(), "/tmp/empty", 80, 24)
 	golden(t, "welcome-80x24", w.screen())
 }
 

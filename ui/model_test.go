@@ -250,14 +250,13 @@ func TestBrowseApproveAndRejectCandidates(t *testing.T) {
 func TestWelcomeOnEmptyStore(t *testing.T) {
 	e := memoryEngine()
 	loaded := false
-	h := &harness{t: t, m: newModel(Options{Engine: e, StoreLabel: "empty", Keys: DefaultKeyMap(), Now: uitest.Now, Timer: uitest.Timer,
-		LoadDemo: func(ctx context.Context) error {
+	h := harnessOn(t, e, "empty", 80, 24, func(o *Options) {
+		o.LoadDemo = func(ctx context.Context) error {
 			loaded = true
 			_, err := e.Store(ctx, contract.Learning("demo learning", contract.LearningFact, 0.9, contract.MemoryMeta{}))
 			return err
-		}})}
-	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
-	h.pump(h.m.Init())
+		}
+	})
 	h.contains("mnemo import FILE.jsonl")
 	h.keys("L")
 	if !loaded {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	tea "charm.land/bubbletea/v2"
-
 	"mnemo/contract"
 	"mnemo/engine/memory"
 	"mnemo/ui/uitest"
@@ -28,10 +26,8 @@ func TestBrowsePagesThroughContinuations(t *testing.T) {
 	if _, err := e.StoreMany(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
-	m := newModel(Options{Engine: e, StoreLabel: "paging", Keys: DefaultKeyMap(), Now: uitest.Now, Timer: uitest.Timer})
-	h := &harness{t: t, m: m}
-	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
-	h.pump(m.Init())
+	h := harnessOn(t, e, "paging", 80, 24)
+	m := h.m
 	h.keys("2")
 	b := m.browseView()
 	if len(b.Records()) != 200 || b.Total() != 450 {
@@ -82,10 +78,8 @@ func TestExploreRecordsPageAsTheCursorMoves(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m := newModel(Options{Engine: e, StoreLabel: "paging", Keys: DefaultKeyMap(), Now: uitest.Now, Timer: uitest.Timer})
-	h := &harness{t: t, m: m}
-	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
-	h.pump(m.Init())
+	h := harnessOn(t, e, "paging", 80, 24)
+	m := h.m
 	if n := len(m.exploreView().Records()); n != 100 {
 		t.Fatalf("first page holds %d records, want 100", n)
 	}

@@ -31,10 +31,8 @@ func TestRecallEscCancelsThroughContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	slow := &slowRecall{Engine: e, started: make(chan struct{}), ended: make(chan error, 1)}
-	m := newModel(Options{Engine: slow, StoreLabel: "slow", Keys: DefaultKeyMap(), Now: uitest.Now, Timer: uitest.Timer})
-	h := &harness{t: t, m: m}
-	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
-	h.pump(m.Init())
+	h := harnessOn(t, slow, "slow", 80, 24)
+	m := h.m
 	h.keys("4", "w", "h", "y")
 	_, cmd := m.Update(KeyPress("enter"))
 	r := m.recallView()

@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"mnemo/contract"
 	"mnemo/ui/common"
 	"mnemo/ui/uitest"
 	"mnemo/views/browse"
@@ -32,13 +33,21 @@ type harness struct {
 	m *model
 }
 
+// newHarness is a session on a fresh fixture store, sized and started.
 func newHarness(t *testing.T, w, h int, mutate ...func(*Options)) *harness {
 	t.Helper()
 	e, err := uitest.Fixture()
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Engine: e, StoreLabel: "~/.local/share/mnemo", Keys: DefaultKeyMap(), Now: uitest.Now, Timer: uitest.Timer}
+	return harnessOn(t, e, "~/.local/share/mnemo", w, h, mutate...)
+}
+
+// harnessOn is a session on engine with the default keys, the fixed clock and
+// instant timers, sized and started.
+func harnessOn(t *testing.T, engine contract.Engine, label string, w, h int, mutate ...func(*Options)) *harness {
+	t.Helper()
+	opts := Options{Engine: engine, StoreLabel: label, Keys: DefaultKeyMap(), Now: uitest.Now, Timer: uitest.Timer}
 	for _, f := range mutate {
 		f(&opts)
 	}

@@ -37,6 +37,26 @@ type CopyMsg struct {
 	What string
 }
 
+// Toast is a command that shows text in the footer.
+func Toast(text string) tea.Cmd { return func() tea.Msg { return ToastMsg{Text: text} } }
+
+// Fail is a command that reports a failed operation.
+func Fail(op string, err error) tea.Cmd { return func() tea.Msg { return ErrorMsg{Op: op, Err: err} } }
+
+// BrowseCmd reads one page of q (from cursor, when not nil) in a tea.Cmd and
+// answers with reply(page, err); the views that page through records (explore,
+// browse) wrap the answer in a message of their own, tagged with their generation.
+func BrowseCmd(c *Common, q contract.BrowseQuery, cursor *string, reply func(contract.BrowsePage, error) tea.Msg) tea.Cmd {
+	engine, ctx := c.Engine, c.Context()
+	if cursor != nil {
+		q.Cursor = *cursor
+	}
+	return func() tea.Msg {
+		page, err := engine.Browse(ctx, q)
+		return reply(page, err)
+	}
+}
+
 // ForgetTarget describes what a forget would remove, for the confirmation dialog.
 type ForgetTarget struct {
 	// IDs are the records to forget (one record or a selection), or nil for a scope.

@@ -146,7 +146,7 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 		}
 		m.loading = false
 		if msg.Err != nil {
-			return func() tea.Msg { return common.ErrorMsg{Op: "fetch", Err: msg.Err} }
+			return common.Fail("fetch", msg.Err)
 		}
 		m.query = msg.Query
 		if msg.Append {
@@ -249,27 +249,15 @@ func (m *Model) rebuild() {
 	snipW := max(10, inner-3-1-6-1-5-1-nsW-1)
 	rows := make([]components.Row, len(m.hits))
 	for i, h := range m.hits {
-		left := fmt.Sprintf("%3d %6.3f %-5s ", i+1, float32(h.Score), shortKind(h.Kind))
+		left := fmt.Sprintf("%3d %6.3f %-5s ", i+1, float32(h.Score), common.ShortKind(h.Kind))
 		snip := common.Fit(snippet(h.Text, terms, snipW), snipW)
 		ns := " " + common.Fit(h.Meta.Namespace.String(), nsW)
 		plain := common.Fit(left+snip+ns, inner)
 		styled := st.Number.Render(fmt.Sprintf("%3d %6.3f ", i+1, float32(h.Score))) +
-			st.Kind.Render(fmt.Sprintf("%-5s ", shortKind(h.Kind))) + highlight(st, snip, terms) + st.Dim.Render(ns)
+			st.Kind.Render(fmt.Sprintf("%-5s ", common.ShortKind(h.Kind))) + highlight(st, snip, terms) + st.Dim.Render(ns)
 		rows[i] = components.Row{Plain: plain, Styled: styled}
 	}
 	m.list.SetRows(rows)
-}
-
-func shortKind(k contract.ItemKind) string {
-	switch k {
-	case contract.KindDocument:
-		return "doc"
-	case contract.KindConversation:
-		return "conv"
-	case contract.KindLearning:
-		return "lrn"
-	}
-	return string(k)
 }
 
 func queryTerms(q string) []string {

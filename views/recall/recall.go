@@ -173,7 +173,7 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 			m.cancel = nil
 		}
 		if msg.Err != nil {
-			return func() tea.Msg { return common.ErrorMsg{Op: "recall", Err: msg.Err} }
+			return common.Fail("recall", msg.Err)
 		}
 		a := msg.Answer
 		m.answer = &a
@@ -200,7 +200,7 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		if msg.err != nil {
-			return func() tea.Msg { return common.ErrorMsg{Op: "recall", Err: msg.err} }
+			return common.Fail("recall", msg.err)
 		}
 		for _, c := range m.answer.Citations {
 			if !msg.present[c.ID] {
@@ -225,7 +225,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	k := &m.c.Keys
 	if m.waiting && key.Matches(msg, k.Back) {
 		m.Cancel()
-		return func() tea.Msg { return common.ToastMsg{Text: "recall cancelled"} }
+		return common.Toast("recall cancelled")
 	}
 	if key.Matches(msg, k.NextPane) || key.Matches(msg, k.PrevPane) {
 		step := 1
@@ -264,7 +264,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		if m.answer != nil && len(m.answer.Citations) > 0 {
 			id := m.answer.Citations[m.list.Cursor].ID
 			if m.gone[id] {
-				return func() tea.Msg { return common.ToastMsg{Text: "that record was forgotten"} }
+				return common.Toast("that record was forgotten")
 			}
 			return func() tea.Msg { return common.OpenRecordMsg{ID: id} }
 		}
