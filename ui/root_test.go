@@ -1,9 +1,6 @@
 package ui
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,13 +16,6 @@ import (
 	"mnemo/views/fetch"
 	"mnemo/views/recall"
 )
-
-// updating tells whether -update was given; the flag itself is registered by
-// x/exp/golden (through teatest), which rewrites golden files the same way.
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 // harness drives a root model synchronously on the fixture store.
 type harness struct {
@@ -93,34 +83,6 @@ func (h *harness) lacks(unwanted string) {
 	h.t.Helper()
 	if s := h.screen(); strings.Contains(s, unwanted) {
 		h.t.Fatalf("screen still shows %q:\n%s", unwanted, s)
-	}
-}
-
-// golden compares the ANSI-stripped screen with testdata/golden/<name>.golden
-// at the repository root; -update rewrites it.
-func golden(t *testing.T, name, screen string) {
-	t.Helper()
-	path := filepath.Join("..", "testdata", "golden", name+".golden")
-	lines := strings.Split(screen, "\n")
-	for i := range lines {
-		lines[i] = strings.TrimRight(lines[i], " ")
-	}
-	screen = strings.Join(lines, "\n") + "\n"
-	if updating() {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(screen), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./ui -update to create it)", err)
-	}
-	if string(want) != screen {
-		t.Fatalf("screen %s differs from its golden file:\n--- got\n%s\n--- want\n%s", name, screen, want)
 	}
 }
 
