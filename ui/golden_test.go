@@ -26,6 +26,7 @@ func goldenScreen(screen string) string {
 // TestGoldenScreens renders every view on the fixture store at 80x24 and
 // 120x40 and compares the screens with their golden files.
 func TestGoldenScreens(t *testing.T) {
+	t.Parallel()
 	screens := []struct {
 		name string
 		keys []string
@@ -49,6 +50,7 @@ func TestGoldenScreens(t *testing.T) {
 		for _, s := range screens {
 			name := fmt.Sprintf("%s-%dx%d", s.name, size[0], size[1])
 			t.Run(name, func(t *testing.T) {
+				t.Parallel()
 				h := newHarness(t, size[0], size[1])
 				h.keys(s.keys...)
 				golden.RequireEqual(t, goldenScreen(h.screen()))
@@ -58,15 +60,19 @@ func TestGoldenScreens(t *testing.T) {
 }
 
 func TestGoldenTooSmallAndWelcome(t *testing.T) {
+	t.Parallel()
 	t.Run("too-small-60x20", func(t *testing.T) {
+		t.Parallel()
 		golden.RequireEqual(t, goldenScreen(newHarness(t, 60, 20).screen()))
 	})
 	t.Run("welcome-80x24", func(t *testing.T) {
+		t.Parallel()
 		golden.RequireEqual(t, goldenScreen(harnessOn(t, memoryEngine(), "/tmp/empty", 80, 24).screen()))
 	})
 }
 
 func TestGoldenPlain(t *testing.T) {
+	t.Parallel()
 	t.Run("explore-plain-80x24", func(t *testing.T) {
 		h := newHarness(t, 80, 24, func(o *Options) { o.Plain = true })
 		h.keys("enter")

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 )
 
 func TestTooSmallTerminalSaysSo(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 60, 20)
 	h.contains("mnemo needs 80x24; this terminal is 60x20")
 	h.lacks("Facets")
@@ -23,6 +25,7 @@ func TestTooSmallTerminalSaysSo(t *testing.T) {
 }
 
 func TestFirstFrameBeforeData(t *testing.T) {
+	t.Parallel()
 	e, err := uitest.Fixture()
 	if err != nil {
 		t.Fatal(err)
@@ -36,6 +39,7 @@ func TestFirstFrameBeforeData(t *testing.T) {
 }
 
 func TestDrillDownNarrowsAndWidens(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.contains("36 of 36")
 	h.keys("enter") // expand kind
@@ -67,6 +71,7 @@ func TestDrillDownNarrowsAndWidens(t *testing.T) {
 }
 
 func TestFacetCountsChangeUnderScope(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.contains("▸ thread                   3")
 	h.m.c.Scope, _ = h.m.c.Scope.Narrow(common.Crumb{Facet: contract.FacetKind, Value: "document"})
@@ -77,6 +82,7 @@ func TestFacetCountsChangeUnderScope(t *testing.T) {
 }
 
 func TestForgetDialogCancelsByDefault(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys("tab", "d")
 	h.contains("Forget \"prefers spaces over tabs\"")
@@ -91,6 +97,7 @@ func TestForgetDialogCancelsByDefault(t *testing.T) {
 }
 
 func TestForgetAndUndo(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys("tab", "j", "d", "y")
 	h.contains("forgot 1 record")
@@ -103,6 +110,7 @@ func TestForgetAndUndo(t *testing.T) {
 }
 
 func TestForgetScopeNamesFilterAndCount(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys("D")
 	h.contains("narrow the scope first")
@@ -120,6 +128,7 @@ func TestForgetScopeNamesFilterAndCount(t *testing.T) {
 }
 
 func TestReadOnlyHidesForget(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24, func(o *Options) { o.ReadOnly = true })
 	h.keys("tab", "d")
 	h.lacks("Forget \"")
@@ -128,6 +137,7 @@ func TestReadOnlyHidesForget(t *testing.T) {
 }
 
 func TestKeysFromConfigTakeEffect(t *testing.T) {
+	t.Parallel()
 	b := DefaultBindings()
 	b["forget"] = []string{"X"}
 	b["down"] = []string{"down", "J"}
@@ -146,6 +156,7 @@ func TestKeysFromConfigTakeEffect(t *testing.T) {
 }
 
 func TestConflictingBindingsRefused(t *testing.T) {
+	t.Parallel()
 	b := DefaultBindings()
 	b["forget"] = []string{"s"}
 	_, err := NewKeyMap(b)
@@ -160,6 +171,7 @@ func TestConflictingBindingsRefused(t *testing.T) {
 }
 
 func TestStaleFetchRepliesDropped(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys("3", "t", "a", "b", "s")
 	f := h.m.fetchView()
@@ -175,6 +187,7 @@ func TestStaleFetchRepliesDropped(t *testing.T) {
 }
 
 func TestFetchOffersOnlyDeclaredModes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys("3")
 	h.contains("[keyword]")
@@ -189,6 +202,7 @@ func TestFetchOffersOnlyDeclaredModes(t *testing.T) {
 }
 
 func TestBrowseSortKeysCapped(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys("2")
 	b := h.m.browseView()
@@ -210,15 +224,16 @@ func TestBrowseSortKeysCapped(t *testing.T) {
 }
 
 func TestBrowseApproveAndRejectCandidates(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys("2")
 	b := h.m.browseView()
-	idx := -1
-	for i, r := range b.Records() {
-		if r.Status == contract.StatusCandidate {
-			idx = i
-			break
-		}
+	candidate := func() int {
+		return slices.IndexFunc(b.Records(), func(r contract.Record) bool { return r.Status == contract.StatusCandidate })
+	}
+	idx := candidate()
+	if idx < 0 {
+		t.Fatal("browse shows no candidate; the fixture has candidates")
 	}
 	for i := 0; i < idx; i++ {
 		h.keys("j")
@@ -236,18 +251,31 @@ func TestBrowseApproveAndRejectCandidates(t *testing.T) {
 	h.contains("is 'active', not a candidate")
 	h.keys("esc")
 	// reject with confirmation: x then n cancels, x then y rejects
-	before := len(b.Records())
-	h.keys("G", "x", "n")
+	idx = candidate()
+	if idx < 0 {
+		t.Fatal("no candidate left to reject; the fixture has more than one")
+	}
+	before, id := len(b.Records()), b.Records()[idx].ID
+	h.keys("g")
+	for i := 0; i < idx; i++ {
+		h.keys("j")
+	}
+	h.keys("x", "n")
 	h.contains("reject cancelled")
-	if b.Records()[len(b.Records())-1].Status == contract.StatusCandidate {
-		h.keys("G", "x", "y")
-		if len(b.Records()) != before-1 {
-			t.Fatalf("reject left %d records, want %d", len(b.Records()), before-1)
-		}
+	if len(b.Records()) != before {
+		t.Fatalf("a cancelled reject left %d records, want %d", len(b.Records()), before)
+	}
+	h.keys("x", "y")
+	if len(b.Records()) != before-1 {
+		t.Fatalf("reject left %d records, want %d", len(b.Records()), before-1)
+	}
+	if slices.ContainsFunc(b.Records(), func(r contract.Record) bool { return r.ID == id }) {
+		t.Fatalf("the rejected record %s is still listed", id)
 	}
 }
 
 func TestWelcomeOnEmptyStore(t *testing.T) {
+	t.Parallel()
 	e := memoryEngine()
 	loaded := false
 	h := harnessOn(t, e, "empty", 80, 24, func(o *Options) {
@@ -267,12 +295,14 @@ func TestWelcomeOnEmptyStore(t *testing.T) {
 }
 
 func TestPaletteRunsActions(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys(":", "b", "r", "o", "w", "s", "e", "enter")
 	h.contains("[2 Browse]")
 }
 
 func TestHelpFilters(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys("?", "a", "p", "p", "r")
 	h.contains("approve")
@@ -284,6 +314,7 @@ func TestHelpFilters(t *testing.T) {
 // An expired record still counts in explore (explore has no clock), so the
 // scope line must count it too: narrowing by a bucket shows that bucket's count.
 func TestScopeCountMatchesTheBucketWithExpiredRecords(t *testing.T) {
+	t.Parallel()
 	past := uitest.Now().Add(-time.Hour)
 	h := newHarness(t, 80, 24, func(o *Options) {
 		item := contract.Learning("an expired learning", contract.LearningFact, 0.5, contract.MemoryMeta{})
@@ -302,6 +333,7 @@ func TestScopeCountMatchesTheBucketWithExpiredRecords(t *testing.T) {
 // esc leaves the query line; pressing it again must not trap the user back
 // in the input, so a view key typed next switches the view.
 func TestEscTwiceInFetchThenSwitchView(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys("3", "t", "a", "b", "s", "esc", "esc", "4")
 	h.contains("[4 Recall]")

@@ -11,6 +11,7 @@ import (
 )
 
 func TestBrowsePagesThroughContinuations(t *testing.T) {
+	t.Parallel()
 	e := memory.New(memory.WithClock(uitest.Now))
 	ctx := context.Background()
 	var batch []contract.StoreItem
@@ -56,6 +57,7 @@ func TestBrowsePagesThroughContinuations(t *testing.T) {
 }
 
 func TestNamespaceTreeNarrowsToSubtree(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys("G", "k", "enter") // expand namespace
 	h.contains("team:acme       25")
@@ -67,6 +69,7 @@ func TestNamespaceTreeNarrowsToSubtree(t *testing.T) {
 }
 
 func TestExploreRecordsPageAsTheCursorMoves(t *testing.T) {
+	t.Parallel()
 	e := memory.New(memory.WithClock(uitest.Now))
 	ctx := context.Background()
 	for start := 0; start < 250; start += contract.MaxStoreMany {
@@ -97,12 +100,16 @@ func TestExploreRecordsPageAsTheCursorMoves(t *testing.T) {
 }
 
 func TestFetchScopeChip(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys("enter", "j", "j", "enter") // kind=learning
 	h.keys("3")
 	h.contains("in: kind=learning")
 	h.keys("r", "e", "l", "e", "a", "s", "e")
 	f := h.m.fetchView()
+	if len(f.Hits()) == 0 {
+		t.Fatal("the scoped search found nothing; the fixture has learnings about releases")
+	}
 	for _, hit := range f.Hits() {
 		if hit.Kind != contract.KindLearning {
 			t.Fatalf("a %s escaped the scope", hit.Kind)

@@ -26,6 +26,7 @@ func (s *slowRecall) Recall(ctx context.Context, req contract.RecallRequest) (co
 }
 
 func TestRecallEscCancelsThroughContext(t *testing.T) {
+	t.Parallel()
 	e, err := uitest.Fixture()
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +78,7 @@ func TestRecallEscCancelsThroughContext(t *testing.T) {
 }
 
 func TestRecallAnswerCitationsOpenRecords(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys("4", "t", "a", "b", "s", "enter")
 	r := h.m.recallView()

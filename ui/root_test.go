@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,9 @@ import (
 type harness struct {
 	t *testing.T
 	m *model
+	// seen is every message the pump delivered, in order (tests look for the
+	// commands' effects here, such as the clipboard write).
+	seen []tea.Msg
 }
 
 // newHarness is a session on a fresh fixture store, sized and started.
@@ -52,6 +56,7 @@ func (h *harness) pump(cmd tea.Cmd) {
 		if _, ok := msg.(spinTickMsg); ok {
 			return nil
 		}
+		h.seen = append(h.seen, msg)
 		_, c := h.m.Update(msg)
 		return c
 	}, cmd, 10*time.Second)
@@ -66,6 +71,20 @@ func (h *harness) keys(names ...string) {
 	for _, n := range names {
 		h.send(KeyPress(n))
 	}
+}
+
+// clipboard lists the texts the session asked the terminal to put on the
+// clipboard (OSC52), in order: tea.SetClipboard's message type is
+// unexported, so it is recognised by the type of the one it makes.
+func (h *harness) clipboard() []string {
+	write := reflect.TypeOf(tea.SetClipboard("")())
+	var out []string
+	for _, msg := range h.seen {
+		if reflect.TypeOf(msg) == write {
+			out = append(out, reflect.ValueOf(msg).String())
+		}
+	}
+	return out
 }
 
 func (h *harness) screen() string {
