@@ -59,9 +59,11 @@ func TestForgottenRecordLeavesEveryView(t *testing.T) {
 	// undo brings it back to the views that reload
 	h.keys("1", "u")
 	h.contains("restored 1 record")
-	if got := shows(h.m, id); !slices.Contains(got, "explore") {
-		t.Fatalf("after undo the record is shown by %v, want explore among them", got)
+	h.keys("2", "3", "4")
+	if got := shows(h.m, id); !slices.Equal(got, []string{"explore", "browse", "fetch", "recall"}) {
+		t.Fatalf("after undo the record is shown by %v, want every view again", got)
 	}
+	h.lacks("(forgotten)")
 }
 
 // A change pushed from outside the session (another writer; the live stream of

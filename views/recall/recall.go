@@ -202,6 +202,7 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 		if msg.err != nil {
 			return common.Fail("recall", msg.err)
 		}
+		m.gone = nil // an undo brings records back
 		for _, c := range m.answer.Citations {
 			if !msg.present[c.ID] {
 				m.markGone(c.ID)
