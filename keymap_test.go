@@ -1,8 +1,6 @@
 package main
 
 import (
-	"maps"
-	"slices"
 	"strings"
 	"testing"
 
@@ -10,28 +8,20 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"mnemo/ui"
-	"mnemo/ui/uitest"
 )
 
 func TestDefaultKeymapCoversEveryAction(t *testing.T) {
 	km := defaultKeymap()
 	b := km.Bindings()
-	for _, a := range ui.Actions() {
+	for _, a := range km.Actions() {
 		if len(b[a.Name]) == 0 {
 			t.Errorf("action %q has no default key", a.Name)
 		}
 	}
 }
 
-func TestDefaultBindingsMatchTheUITestCopy(t *testing.T) {
-	got, want := defaultBindings(), uitest.Bindings()
-	if !maps.EqualFunc(got, want, slices.Equal[[]string]) {
-		t.Fatalf("keymap.go and ui/uitest disagree:\n%v\n%v", got, want)
-	}
-}
-
 func TestDefaultsAvoidTerminalKeys(t *testing.T) {
-	for name, keys := range defaultBindings() {
+	for name, keys := range ui.DefaultBindings() {
 		for _, k := range keys {
 			switch k {
 			case "ctrl+b", "ctrl+h", "ctrl+j", "ctrl+k", "ctrl+l", "ctrl+s", "ctrl+q":

@@ -41,12 +41,12 @@ func bigStore(b *testing.B, n int) *memory.Engine {
 
 func benchModel(b *testing.B, e contract.Engine) *model {
 	b.Helper()
-	m := newModel(Options{Engine: e, StoreLabel: "bench", Keys: uitest.Keys(), Now: uitest.Now, Timer: uitest.Timer})
+	m := newModel(Options{Engine: e, StoreLabel: "bench", Keys: DefaultKeyMap(), Now: uitest.Now, Timer: uitest.Timer})
 	update := func(msg tea.Msg) tea.Cmd { _, c := m.Update(msg); return c }
 	uitest.Drain(update, update(tea.WindowSizeMsg{Width: 80, Height: 24}), 10*time.Second)
 	uitest.Drain(update, m.Init(), 30*time.Second)
 	uitest.Drain(update, update(KeyPress("tab")), time.Second)
-	if got := m.explore.Total(); got < 100_000 {
+	if got := m.exploreView().Total(); got < 100_000 {
 		b.Fatalf("scope holds %d records", got)
 	}
 	return m
@@ -90,7 +90,7 @@ func (w *countingWriter) Write(p []byte) (int, error) { w.n.Add(int64(len(p))); 
 // and reports the bytes written to the terminal per cursor move.
 func BenchmarkBytesPerCursorMove(b *testing.B) {
 	e := bigStore(b, 100_000)
-	m := newModel(Options{Engine: e, StoreLabel: "bench", Keys: uitest.Keys(), Now: uitest.Now})
+	m := newModel(Options{Engine: e, StoreLabel: "bench", Keys: DefaultKeyMap(), Now: uitest.Now})
 	out := &countingWriter{}
 	p := tea.NewProgram(m, tea.WithInput(nil), tea.WithOutput(out), tea.WithWindowSize(80, 24),
 		tea.WithColorProfile(colorprofile.ANSI), tea.WithoutSignalHandler())
@@ -123,7 +123,7 @@ func BenchmarkFirstFrame(b *testing.B) {
 	e := bigStore(b, 100_000)
 	b.ReportAllocs()
 	for b.Loop() {
-		m := newModel(Options{Engine: e, StoreLabel: "bench", Keys: uitest.Keys(), Now: uitest.Now, Timer: uitest.Timer})
+		m := newModel(Options{Engine: e, StoreLabel: "bench", Keys: DefaultKeyMap(), Now: uitest.Now, Timer: uitest.Timer})
 		m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 		_ = m.Init()
 		_ = m.View()

@@ -24,7 +24,7 @@ func TestProgramFlow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newModel(Options{Engine: e, StoreLabel: "fixture", Keys: uitest.Keys(), Now: uitest.Now})
+	m := newModel(Options{Engine: e, StoreLabel: "fixture", Keys: DefaultKeyMap(), Now: uitest.Now})
 	probe := &screenProbe{model: m}
 	tm := teatest.NewTestModel(t, probe, teatest.WithInitialTermSize(100, 30),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))

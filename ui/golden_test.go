@@ -2,16 +2,31 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
-	tea "charm.land/bubbletea/v2"
-
-	"mnemo/ui/uitest"
+	"github.com/charmbracelet/x/exp/golden"
 )
 
+// goldenScreen is a screen as its golden file holds it: each line without
+// its trailing blanks, and a final newline.
+func goldenScreen(screen string) string {
+	lines := strings.Split(screen, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimRight(lines[i], " ")
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// The golden screens are ui/testdata/<test>/<screen>.golden, compared
+// through x/exp/golden (which shows a diff); go test ./ui -update rewrites
+// them. A screen is stored ANSI-stripped, each line without its trailing
+// blanks.
+
 // TestGoldenScreens renders every view on the fixture store at 80x24 and
-// 120x40 and compares the ANSI-stripped screens with testdata/golden.
+// 120x40 and compares the screens with their golden files.
 func TestGoldenScreens(t *testing.T) {
+	t.Parallel()
 	screens := []struct {
 		name string
 		keys []string
@@ -35,26 +50,32 @@ func TestGoldenScreens(t *testing.T) {
 		for _, s := range screens {
 			name := fmt.Sprintf("%s-%dx%d", s.name, size[0], size[1])
 			t.Run(name, func(t *testing.T) {
+				t.Parallel()
 				h := newHarness(t, size[0], size[1])
 				h.keys(s.keys...)
-				golden(t, name, h.screen())
+				golden.RequireEqual(t, goldenScreen(h.screen()))
 			})
 		}
 	}
 }
 
 func TestGoldenTooSmallAndWelcome(t *testing.T) {
-	h := newHarness(t, 60, 20)
-	golden(t, "too-small-60x20", h.screen())
-	e := memoryEngine()
-	w := &harness{t: t, m: newModel(Options{Engine: e, StoreLabel: "/tmp/empty", Keys: h.m.c.Keys, Now: h.m.c.Now, Timer: uitest.Timer})}
-	w.send(tea.WindowSizeMsg{Width: 80, Height: 24})
-	w.pump(w.m.Init())
-	golden(t, "welcome-80x24", w.screen())
+	t.Parallel()
+	t.Run("too-small-60x20", func(t *testing.T) {
+		t.Parallel()
+		golden.RequireEqual(t, goldenScreen(newHarness(t, 60, 20).screen()))
+	})
+	t.Run("welcome-80x24", func(t *testing.T) {
+		t.Parallel()
+		golden.RequireEqual(t, goldenScreen(harnessOn(t, memoryEngine(), "/tmp/empty", 80, 24).screen()))
+	})
 }
 
 func TestGoldenPlain(t *testing.T) {
-	h := newHarness(t, 80, 24, func(o *Options) { o.Plain = true })
-	h.keys("enter")
-	golden(t, "explore-plain-80x24", h.screen())
+	t.Parallel()
+	t.Run("explore-plain-80x24", func(t *testing.T) {
+		h := newHarness(t, 80, 24, func(o *Options) { o.Plain = true })
+		h.keys("enter")
+		golden.RequireEqual(t, goldenScreen(h.screen()))
+	})
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,11 +12,11 @@ import (
 	"mnemo/contract"
 	"mnemo/ui/common"
 	"mnemo/ui/uitest"
-	"mnemo/views/browse"
 	"mnemo/views/fetch"
 )
 
 func TestTooSmallTerminalSaysSo(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 60, 20)
 	h.contains("mnemo needs 80x24; this terminal is 60x20")
 	h.lacks("Facets")
@@ -24,11 +25,12 @@ func TestTooSmallTerminalSaysSo(t *testing.T) {
 }
 
 func TestFirstFrameBeforeData(t *testing.T) {
+	t.Parallel()
 	e, err := uitest.Fixture()
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newModel(Options{Engine: e, StoreLabel: "store", Keys: uitest.Keys(), Now: uitest.Now, Timer: uitest.Timer})
+	m := newModel(Options{Engine: e, StoreLabel: "store", Keys: DefaultKeyMap(), Now: uitest.Now, Timer: uitest.Timer})
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	screen := m.View().Content
 	if !strings.Contains(screen, "Facets") || !strings.Contains(screen, "loading") {
@@ -37,6 +39,7 @@ func TestFirstFrameBeforeData(t *testing.T) {
 }
 
 func TestDrillDownNarrowsAndWidens(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.contains("36 of 36")
 	h.keys("enter") // expand kind
@@ -44,7 +47,7 @@ func TestDrillDownNarrowsAndWidens(t *testing.T) {
 	h.keys("j", "j", "enter") // narrow to kind=learning (second bucket)
 	h.contains("kind=learning")
 	h.contains("12 of 36")
-	if got := h.m.explore.Total(); got != 12 {
+	if got := h.m.exploreView().Total(); got != 12 {
 		t.Fatalf("records in scope = %d, want 12", got)
 	}
 	// second level: status (the last facet), its largest bucket
@@ -53,7 +56,7 @@ func TestDrillDownNarrowsAndWidens(t *testing.T) {
 	h.keys("j", "enter")
 	h.contains("kind=learning › status=active")
 	h.contains("8 of 36")
-	if got := h.m.explore.Total(); got != 8 {
+	if got := h.m.exploreView().Total(); got != 8 {
 		t.Fatalf("after the second narrow the scope holds %d, want 8", got)
 	}
 	h.keys("backspace")
@@ -68,6 +71,7 @@ func TestDrillDownNarrowsAndWidens(t *testing.T) {
 }
 
 func TestFacetCountsChangeUnderScope(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.contains("▸ thread                   3")
 	h.m.c.Scope, _ = h.m.c.Scope.Narrow(common.Crumb{Facet: contract.FacetKind, Value: "document"})
@@ -78,6 +82,7 @@ func TestFacetCountsChangeUnderScope(t *testing.T) {
 }
 
 func TestForgetDialogCancelsByDefault(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys("tab", "d")
 	h.contains("Forget \"prefers spaces over tabs\"")
@@ -92,6 +97,7 @@ func TestForgetDialogCancelsByDefault(t *testing.T) {
 }
 
 func TestForgetAndUndo(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys("tab", "j", "d", "y")
 	h.contains("forgot 1 record")
@@ -104,6 +110,7 @@ func TestForgetAndUndo(t *testing.T) {
 }
 
 func TestForgetScopeNamesFilterAndCount(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys("D")
 	h.contains("narrow the scope first")
@@ -121,6 +128,7 @@ func TestForgetScopeNamesFilterAndCount(t *testing.T) {
 }
 
 func TestReadOnlyHidesForget(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24, func(o *Options) { o.ReadOnly = true })
 	h.keys("tab", "d")
 	h.lacks("Forget \"")
@@ -129,7 +137,8 @@ func TestReadOnlyHidesForget(t *testing.T) {
 }
 
 func TestKeysFromConfigTakeEffect(t *testing.T) {
-	b := uitest.Bindings()
+	t.Parallel()
+	b := DefaultBindings()
 	b["forget"] = []string{"X"}
 	b["down"] = []string{"down", "J"}
 	km, err := NewKeyMap(b)
@@ -147,13 +156,14 @@ func TestKeysFromConfigTakeEffect(t *testing.T) {
 }
 
 func TestConflictingBindingsRefused(t *testing.T) {
-	b := uitest.Bindings()
+	t.Parallel()
+	b := DefaultBindings()
 	b["forget"] = []string{"s"}
 	_, err := NewKeyMap(b)
 	if err == nil || err.Error() != `key "s" is bound to both "forget" and "sort" in the browse view` {
 		t.Fatalf("err = %v", err)
 	}
-	b = uitest.Bindings()
+	b = DefaultBindings()
 	b["frobnicate"] = []string{"z"}
 	if _, err := NewKeyMap(b); err == nil || !strings.Contains(err.Error(), `"frobnicate"`) {
 		t.Fatalf("unknown action: err = %v", err)
@@ -161,9 +171,10 @@ func TestConflictingBindingsRefused(t *testing.T) {
 }
 
 func TestStaleFetchRepliesDropped(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys("3", "t", "a", "b", "s")
-	f := h.m.views[2].pane.(*fetch.Model)
+	f := h.m.fetchView()
 	if len(f.Hits()) == 0 {
 		t.Fatal("no hits for tabs")
 	}
@@ -176,10 +187,11 @@ func TestStaleFetchRepliesDropped(t *testing.T) {
 }
 
 func TestFetchOffersOnlyDeclaredModes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys("3")
 	h.contains("[keyword]")
-	f := h.m.views[2].pane.(*fetch.Model)
+	f := h.m.fetchView()
 	for _, md := range f.Modes() {
 		if !h.m.c.Descriptor.Supports(md) {
 			t.Fatalf("mode %s offered but not declared", md)
@@ -190,9 +202,10 @@ func TestFetchOffersOnlyDeclaredModes(t *testing.T) {
 }
 
 func TestBrowseSortKeysCapped(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys("2")
-	b := h.m.views[1].pane.(*browse.Model)
+	b := h.m.browseView()
 	h.keys("S")           // status
 	h.keys("l", "S")      // kind
 	h.keys("l", "S")      // namespace
@@ -211,15 +224,16 @@ func TestBrowseSortKeysCapped(t *testing.T) {
 }
 
 func TestBrowseApproveAndRejectCandidates(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys("2")
-	b := h.m.views[1].pane.(*browse.Model)
-	idx := -1
-	for i, r := range b.Records() {
-		if r.Status == contract.StatusCandidate {
-			idx = i
-			break
-		}
+	b := h.m.browseView()
+	candidate := func() int {
+		return slices.IndexFunc(b.Records(), func(r contract.Record) bool { return r.Status == contract.StatusCandidate })
+	}
+	idx := candidate()
+	if idx < 0 {
+		t.Fatal("browse shows no candidate; the fixture has candidates")
 	}
 	for i := 0; i < idx; i++ {
 		h.keys("j")
@@ -237,28 +251,40 @@ func TestBrowseApproveAndRejectCandidates(t *testing.T) {
 	h.contains("is 'active', not a candidate")
 	h.keys("esc")
 	// reject with confirmation: x then n cancels, x then y rejects
-	before := len(b.Records())
-	h.keys("G", "x", "n")
+	idx = candidate()
+	if idx < 0 {
+		t.Fatal("no candidate left to reject; the fixture has more than one")
+	}
+	before, id := len(b.Records()), b.Records()[idx].ID
+	h.keys("g")
+	for i := 0; i < idx; i++ {
+		h.keys("j")
+	}
+	h.keys("x", "n")
 	h.contains("reject cancelled")
-	if b.Records()[len(b.Records())-1].Status == contract.StatusCandidate {
-		h.keys("G", "x", "y")
-		if len(b.Records()) != before-1 {
-			t.Fatalf("reject left %d records, want %d", len(b.Records()), before-1)
-		}
+	if len(b.Records()) != before {
+		t.Fatalf("a cancelled reject left %d records, want %d", len(b.Records()), before)
+	}
+	h.keys("x", "y")
+	if len(b.Records()) != before-1 {
+		t.Fatalf("reject left %d records, want %d", len(b.Records()), before-1)
+	}
+	if slices.ContainsFunc(b.Records(), func(r contract.Record) bool { return r.ID == id }) {
+		t.Fatalf("the rejected record %s is still listed", id)
 	}
 }
 
 func TestWelcomeOnEmptyStore(t *testing.T) {
+	t.Parallel()
 	e := memoryEngine()
 	loaded := false
-	h := &harness{t: t, m: newModel(Options{Engine: e, StoreLabel: "empty", Keys: uitest.Keys(), Now: uitest.Now, Timer: uitest.Timer,
-		LoadDemo: func(ctx context.Context) error {
+	h := harnessOn(t, e, "empty", 80, 24, func(o *Options) {
+		o.LoadDemo = func(ctx context.Context) error {
 			loaded = true
 			_, err := e.Store(ctx, contract.Learning("demo learning", contract.LearningFact, 0.9, contract.MemoryMeta{}))
 			return err
-		}})}
-	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
-	h.pump(h.m.Init())
+		}
+	})
 	h.contains("mnemo import FILE.jsonl")
 	h.keys("L")
 	if !loaded {
@@ -269,12 +295,14 @@ func TestWelcomeOnEmptyStore(t *testing.T) {
 }
 
 func TestPaletteRunsActions(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys(":", "b", "r", "o", "w", "s", "e", "enter")
 	h.contains("[2 Browse]")
 }
 
 func TestHelpFilters(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys("?", "a", "p", "p", "r")
 	h.contains("approve")
@@ -286,6 +314,7 @@ func TestHelpFilters(t *testing.T) {
 // An expired record still counts in explore (explore has no clock), so the
 // scope line must count it too: narrowing by a bucket shows that bucket's count.
 func TestScopeCountMatchesTheBucketWithExpiredRecords(t *testing.T) {
+	t.Parallel()
 	past := uitest.Now().Add(-time.Hour)
 	h := newHarness(t, 80, 24, func(o *Options) {
 		item := contract.Learning("an expired learning", contract.LearningFact, 0.5, contract.MemoryMeta{})
@@ -304,6 +333,7 @@ func TestScopeCountMatchesTheBucketWithExpiredRecords(t *testing.T) {
 // esc leaves the query line; pressing it again must not trap the user back
 // in the input, so a view key typed next switches the view.
 func TestEscTwiceInFetchThenSwitchView(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys("3", "t", "a", "b", "s", "esc", "esc", "4")
 	h.contains("[4 Recall]")

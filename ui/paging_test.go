@@ -5,16 +5,13 @@ import (
 	"fmt"
 	"testing"
 
-	tea "charm.land/bubbletea/v2"
-
 	"mnemo/contract"
 	"mnemo/engine/memory"
 	"mnemo/ui/uitest"
-	"mnemo/views/browse"
-	"mnemo/views/fetch"
 )
 
 func TestBrowsePagesThroughContinuations(t *testing.T) {
+	t.Parallel()
 	e := memory.New(memory.WithClock(uitest.Now))
 	ctx := context.Background()
 	var batch []contract.StoreItem
@@ -30,12 +27,10 @@ func TestBrowsePagesThroughContinuations(t *testing.T) {
 	if _, err := e.StoreMany(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
-	m := newModel(Options{Engine: e, StoreLabel: "paging", Keys: uitest.Keys(), Now: uitest.Now, Timer: uitest.Timer})
-	h := &harness{t: t, m: m}
-	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
-	h.pump(m.Init())
+	h := harnessOn(t, e, "paging", 80, 24)
+	m := h.m
 	h.keys("2")
-	b := m.views[1].pane.(*browse.Model)
+	b := m.browseView()
 	if len(b.Records()) != 200 || b.Total() != 450 {
 		t.Fatalf("first page: %d loaded of %d", len(b.Records()), b.Total())
 	}
@@ -62,6 +57,7 @@ func TestBrowsePagesThroughContinuations(t *testing.T) {
 }
 
 func TestNamespaceTreeNarrowsToSubtree(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys("G", "k", "enter") // expand namespace
 	h.contains("team:acme       25")
@@ -73,6 +69,7 @@ func TestNamespaceTreeNarrowsToSubtree(t *testing.T) {
 }
 
 func TestExploreRecordsPageAsTheCursorMoves(t *testing.T) {
+	t.Parallel()
 	e := memory.New(memory.WithClock(uitest.Now))
 	ctx := context.Background()
 	for start := 0; start < 250; start += contract.MaxStoreMany {
@@ -84,16 +81,14 @@ func TestExploreRecordsPageAsTheCursorMoves(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m := newModel(Options{Engine: e, StoreLabel: "paging", Keys: uitest.Keys(), Now: uitest.Now, Timer: uitest.Timer})
-	h := &harness{t: t, m: m}
-	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
-	h.pump(m.Init())
-	if n := len(m.explore.Records()); n != 100 {
+	h := harnessOn(t, e, "paging", 80, 24)
+	m := h.m
+	if n := len(m.exploreView().Records()); n != 100 {
 		t.Fatalf("first page holds %d records, want 100", n)
 	}
 	h.contains("Records 100 of 250 loaded")
 	h.keys("tab", "pgdown", "pgdown", "pgdown", "pgdown", "pgdown")
-	if n := len(m.explore.Records()); n != 200 {
+	if n := len(m.exploreView().Records()); n != 200 {
 		t.Fatalf("after paging down %d records are loaded, want 200", n)
 	}
 	// the tag facet has 60 values: 50 buckets and a more row, which loads more
@@ -105,12 +100,16 @@ func TestExploreRecordsPageAsTheCursorMoves(t *testing.T) {
 }
 
 func TestFetchScopeChip(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys("enter", "j", "j", "enter") // kind=learning
 	h.keys("3")
 	h.contains("in: kind=learning")
 	h.keys("r", "e", "l", "e", "a", "s", "e")
-	f := h.m.views[2].pane.(*fetch.Model)
+	f := h.m.fetchView()
+	if len(f.Hits()) == 0 {
+		t.Fatal("the scoped search found nothing; the fixture has learnings about releases")
+	}
 	for _, hit := range f.Hits() {
 		if hit.Kind != contract.KindLearning {
 			t.Fatalf("a %s escaped the scope", hit.Kind)

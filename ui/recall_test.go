@@ -9,7 +9,6 @@ import (
 
 	"mnemo/contract"
 	"mnemo/ui/uitest"
-	"mnemo/views/recall"
 )
 
 // slowRecall answers recall only when its context ends, like a model that hangs.
@@ -27,18 +26,17 @@ func (s *slowRecall) Recall(ctx context.Context, req contract.RecallRequest) (co
 }
 
 func TestRecallEscCancelsThroughContext(t *testing.T) {
+	t.Parallel()
 	e, err := uitest.Fixture()
 	if err != nil {
 		t.Fatal(err)
 	}
 	slow := &slowRecall{Engine: e, started: make(chan struct{}), ended: make(chan error, 1)}
-	m := newModel(Options{Engine: slow, StoreLabel: "slow", Keys: uitest.Keys(), Now: uitest.Now, Timer: uitest.Timer})
-	h := &harness{t: t, m: m}
-	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
-	h.pump(m.Init())
+	h := harnessOn(t, slow, "slow", 80, 24)
+	m := h.m
 	h.keys("4", "w", "h", "y")
 	_, cmd := m.Update(KeyPress("enter"))
-	r := m.views[3].pane.(*recall.Model)
+	r := m.recallView()
 	if !r.Waiting() {
 		t.Fatal("recall is not waiting after enter")
 	}
@@ -80,9 +78,10 @@ func TestRecallEscCancelsThroughContext(t *testing.T) {
 }
 
 func TestRecallAnswerCitationsOpenRecords(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, 80, 24)
 	h.keys("4", "t", "a", "b", "s", "enter")
-	r := h.m.views[3].pane.(*recall.Model)
+	r := h.m.recallView()
 	a := r.Answer()
 	if a == nil || len(a.Citations) == 0 {
 		t.Fatal("no answer with citations")

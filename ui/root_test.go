@@ -1,9 +1,7 @@
 package ui
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -11,29 +9,39 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"mnemo/contract"
+	"mnemo/ui/common"
 	"mnemo/ui/uitest"
+	"mnemo/views/browse"
+	"mnemo/views/explore"
+	"mnemo/views/fetch"
+	"mnemo/views/recall"
 )
-
-// updating tells whether -update was given; the flag itself is registered by
-// x/exp/golden (through teatest), which rewrites golden files the same way.
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 // harness drives a root model synchronously on the fixture store.
 type harness struct {
 	t *testing.T
 	m *model
+	// seen is every message the pump delivered, in order (tests look for the
+	// commands' effects here, such as the clipboard write).
+	seen []tea.Msg
 }
 
+// newHarness is a session on a fresh fixture store, sized and started.
 func newHarness(t *testing.T, w, h int, mutate ...func(*Options)) *harness {
 	t.Helper()
 	e, err := uitest.Fixture()
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Engine: e, StoreLabel: "~/.local/share/mnemo", Keys: uitest.Keys(), Now: uitest.Now, Timer: uitest.Timer}
+	return harnessOn(t, e, "~/.local/share/mnemo", w, h, mutate...)
+}
+
+// harnessOn is a session on engine with the default keys, the fixed clock and
+// instant timers, sized and started.
+func harnessOn(t *testing.T, engine contract.Engine, label string, w, h int, mutate ...func(*Options)) *harness {
+	t.Helper()
+	opts := Options{Engine: engine, StoreLabel: label, Keys: DefaultKeyMap(), Now: uitest.Now, Timer: uitest.Timer}
 	for _, f := range mutate {
 		f(&opts)
 	}
@@ -48,6 +56,7 @@ func (h *harness) pump(cmd tea.Cmd) {
 		if _, ok := msg.(spinTickMsg); ok {
 			return nil
 		}
+		h.seen = append(h.seen, msg)
 		_, c := h.m.Update(msg)
 		return c
 	}, cmd, 10*time.Second)
@@ -62,6 +71,20 @@ func (h *harness) keys(names ...string) {
 	for _, n := range names {
 		h.send(KeyPress(n))
 	}
+}
+
+// clipboard lists the texts the session asked the terminal to put on the
+// clipboard (OSC52), in order: tea.SetClipboard's message type is
+// unexported, so it is recognised by the type of the one it makes.
+func (h *harness) clipboard() []string {
+	write := reflect.TypeOf(tea.SetClipboard("")())
+	var out []string
+	for _, msg := range h.seen {
+		if reflect.TypeOf(msg) == write {
+			out = append(out, reflect.ValueOf(msg).String())
+		}
+	}
+	return out
 }
 
 func (h *harness) screen() string {
@@ -82,30 +105,8 @@ func (h *harness) lacks(unwanted string) {
 	}
 }
 
-// golden compares the ANSI-stripped screen with testdata/golden/<name>.golden
-// at the repository root; -update rewrites it.
-func golden(t *testing.T, name, screen string) {
-	t.Helper()
-	path := filepath.Join("..", "testdata", "golden", name+".golden")
-	lines := strings.Split(screen, "\n")
-	for i := range lines {
-		lines[i] = strings.TrimRight(lines[i], " ")
-	}
-	screen = strings.Join(lines, "\n") + "\n"
-	if updating() {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(screen), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./ui -update to create it)", err)
-	}
-	if string(want) != screen {
-		t.Fatalf("screen %s differs from its golden file:\n--- got\n%s\n--- want\n%s", name, screen, want)
-	}
-}
+// The session's views, typed, for tests that look inside them.
+func (m *model) exploreView() *explore.Model { return m.viewNamed(common.ViewExplore).(*explore.Model) }
+func (m *model) browseView() *browse.Model   { return m.viewNamed(common.ViewBrowse).(*browse.Model) }
+func (m *model) fetchView() *fetch.Model     { return m.viewNamed(common.ViewFetch).(*fetch.Model) }
+func (m *model) recallView() *recall.Model   { return m.viewNamed(common.ViewRecall).(*recall.Model) }

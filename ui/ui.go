@@ -20,12 +20,30 @@ import (
 // KeyMap is every key binding of the TUI; build it with NewKeyMap.
 type KeyMap = common.KeyMap
 
-// NewKeyMap builds a key map from action names to keys, refusing unknown
-// actions and keys bound to two actions in one view.
-func NewKeyMap(bindings map[string][]string) (KeyMap, error) { return common.NewKeyMap(bindings) }
+// NewKeyMap builds the key map of the registry's views from action names to
+// keys, refusing unknown actions and keys bound to two actions in one view.
+func NewKeyMap(bindings map[string][]string) (KeyMap, error) {
+	return common.NewKeyMap(viewInfos(), bindings)
+}
 
-// Actions lists every bindable action (names, descriptions, views).
-func Actions() []common.Action { return common.Actions() }
+// DefaultBindings is every action's default keys, by action name: the one
+// table the binary applies its config overrides to and the tests use.
+func DefaultBindings() map[string][]string {
+	b, err := common.DefaultBindings(viewInfos())
+	if err != nil {
+		panic(err) // the registry is wrong: a build mistake, caught by every test
+	}
+	return b
+}
+
+// DefaultKeyMap is the key map without overrides.
+func DefaultKeyMap() KeyMap {
+	km, err := NewKeyMap(DefaultBindings())
+	if err != nil {
+		panic(err) // the defaults conflict: a build mistake, caught by every test
+	}
+	return km
+}
 
 // Options configure one TUI session.
 type Options struct {

@@ -32,9 +32,6 @@ type Common struct {
 	Scope      Scope
 	// ScopeGen increases with every scope change, so panes know when to reload.
 	ScopeGen int
-	// DataGen increases with every write the session makes (forget, undo, review,
-	// demo load), so panes reload what they show.
-	DataGen int
 	// Total is the number of records in the store (the header's count), -1 until known.
 	Total int
 	// Timer replaces tea.Tick (tests run timers without waiting); nil means tea.Tick.

@@ -1,6 +1,8 @@
 package common
 
 import (
+	"slices"
+
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
@@ -35,6 +37,26 @@ type CopyMsg struct {
 	What string
 }
 
+// Toast is a command that shows text in the footer.
+func Toast(text string) tea.Cmd { return func() tea.Msg { return ToastMsg{Text: text} } }
+
+// Fail is a command that reports a failed operation.
+func Fail(op string, err error) tea.Cmd { return func() tea.Msg { return ErrorMsg{Op: op, Err: err} } }
+
+// BrowseCmd reads one page of q (from cursor, when not nil) in a tea.Cmd and
+// answers with reply(page, err); the views that page through records (explore,
+// browse) wrap the answer in a message of their own, tagged with their generation.
+func BrowseCmd(c *Common, q contract.BrowseQuery, cursor *string, reply func(contract.BrowsePage, error) tea.Msg) tea.Cmd {
+	engine, ctx := c.Engine, c.Context()
+	if cursor != nil {
+		q.Cursor = *cursor
+	}
+	return func() tea.Msg {
+		page, err := engine.Browse(ctx, q)
+		return reply(page, err)
+	}
+}
+
 // ForgetTarget describes what a forget would remove, for the confirmation dialog.
 type ForgetTarget struct {
 	// IDs are the records to forget (one record or a selection), or nil for a scope.
@@ -50,9 +72,36 @@ type ForgetTarget struct {
 // ForgetRequestMsg asks the shell to confirm and run a forget.
 type ForgetRequestMsg struct{ Target ForgetTarget }
 
-// DataChangedMsg tells every pane that the store changed (forget, undo, review,
-// demo load) and what it shows may be stale.
-type DataChangedMsg struct{}
+// Causes of a DataChangedMsg.
+const (
+	ChangeForget  = "forget"
+	ChangeUndo    = "undo"
+	ChangeReview  = "review"
+	ChangeDemo    = "demo"
+	ChangeRefresh = "refresh" // the user pressed r
+	ChangeAccess  = "access"  // the session's principal changed
+	ChangeLive    = "live"    // pushed from outside the session (another writer)
+)
+
+// DataChangedMsg says the store changed under the session. Anyone may send
+// it: a view after a write of its own (browse after a review), the shell after
+// a forget, undo or demo load, or the program from outside (tea.Program.Send,
+// or a tea.Cmd that waits on a stream of changes). The shell refreshes its
+// record count and hands the message to every view and the detail, then
+// activates the view on screen. A view drops at once what it knows is gone,
+// marks the rest of what it shows stale, and reloads it on its next Activate,
+// so no view shows a record that is gone.
+type DataChangedMsg struct {
+	// Cause says what changed the data (one of the Change constants).
+	Cause string
+	// Gone, when not nil, is every id the change removed, and the change did
+	// nothing else: a view may drop these instead of reloading. Nil means the
+	// change is not known record by record.
+	Gone []string
+}
+
+// Goes tells whether the change removed id.
+func (m DataChangedMsg) Goes(id string) bool { return slices.Contains(m.Gone, id) }
 
 // UndoMsg asks the shell to undo the last forget of the session.
 type UndoMsg struct{}
@@ -83,6 +132,17 @@ type Pane interface {
 	Capturing() bool
 	// Busy names the background task the view waits for, "" when idle.
 	Busy() string
+}
+
+// View is a pane of the registry (a tab of the header).
+type View interface {
+	Pane
+	// Activate runs when the view is shown, and again after a scope or data
+	// change while it is on screen: it loads what is stale, nil when nothing is.
+	Activate() tea.Cmd
+	// Total is how many records of the current scope the view counts, for the
+	// scope line's "N of M"; -1 when it counts none (or does not know yet).
+	Total() int
 }
 
 // LoadDemoMsg asks the shell to load the built-in demo corpus.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"mnemo/contract"
 )
 
 // Fit cuts s to width cells (with an ellipsis) and pads it with spaces to exactly width.
@@ -103,6 +105,19 @@ func Ago(now, t time.Time) string {
 		return fmt.Sprintf("%dmo ago", int(d/(30*24*time.Hour)))
 	}
 	return fmt.Sprintf("%dy ago", int(d/(365*24*time.Hour)))
+}
+
+// ShortKind abbreviates a kind for narrow rows: doc, conv, lrn.
+func ShortKind(k contract.ItemKind) string {
+	switch k {
+	case contract.KindDocument:
+		return "doc"
+	case contract.KindConversation:
+		return "conv"
+	case contract.KindLearning:
+		return "lrn"
+	}
+	return string(k)
 }
 
 // ShortID is the first 8 hex digits of an id, enough to tell records apart on screen.

@@ -18,7 +18,6 @@ import (
 	"mnemo/engine/bolt"
 	"mnemo/ui"
 	mssh "mnemo/ui/ssh"
-	"mnemo/ui/uitest"
 )
 
 // The terminal both sessions ask for: wide enough that every seeded text
@@ -134,7 +133,7 @@ func startScopedWith(t *testing.T, keysTOML string) *scopedServer {
 		Keys:        keys,
 		Audit:       store,
 		HostKeyPath: filepath.Join(t.TempDir(), "host_ed25519"),
-		UI:          ui.Options{StoreLabel: "shared", Keys: uitest.Keys(), Plain: true},
+		UI:          ui.Options{StoreLabel: "shared", Keys: ui.DefaultKeyMap(), Plain: true},
 	})
 	if err != nil {
 		t.Fatal(err)

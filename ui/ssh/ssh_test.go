@@ -71,7 +71,7 @@ ssh_keys = [%q]
 		Engine:      engine,
 		Keys:        keys,
 		HostKeyPath: filepath.Join(t.TempDir(), "host_ed25519"),
-		UI:          ui.Options{StoreLabel: "test-store", Keys: uitest.Keys(), Plain: true},
+		UI:          ui.Options{StoreLabel: "test-store", Keys: ui.DefaultKeyMap(), Plain: true},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -277,7 +277,7 @@ func TestIdleSessionsAreClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv, err := mssh.New("127.0.0.1:0", mssh.Options{Engine: engine, Keys: keys, IdleTimeout: 300 * time.Millisecond,
-		HostKeyPath: filepath.Join(t.TempDir(), "host"), UI: ui.Options{Keys: uitest.Keys()}})
+		HostKeyPath: filepath.Join(t.TempDir(), "host"), UI: ui.Options{Keys: ui.DefaultKeyMap()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,8 @@ type Model struct {
 
 	gen      int
 	scopeGen int
-	dataGen  int
+	// stale says the data or the query changed since the last load.
+	stale bool
 
 	editor     *editor
 	confirming *confirm
@@ -71,7 +72,7 @@ type confirm struct {
 
 // New returns the browse view; it loads when first shown.
 func New(c *common.Common) *Model {
-	return &Model{c: c, scopeGen: -1, dataGen: -1, selected: map[string]bool{}}
+	return &Model{c: c, scopeGen: -1, selected: map[string]bool{}}
 }
 
 type pageMsg struct {
@@ -92,7 +93,7 @@ func (m *Model) Init() tea.Cmd { return m.Activate() }
 
 // Activate reloads from the head when the scope or data changed.
 func (m *Model) Activate() tea.Cmd {
-	if m.scopeGen == m.c.ScopeGen && m.dataGen == m.c.DataGen {
+	if m.scopeGen == m.c.ScopeGen && !m.stale {
 		return nil
 	}
 	return m.reload()
@@ -127,7 +128,7 @@ func (m *Model) Query() contract.BrowseQuery {
 }
 
 func (m *Model) reload() tea.Cmd {
-	m.scopeGen, m.dataGen = m.c.ScopeGen, m.c.DataGen
+	m.scopeGen, m.stale = m.c.ScopeGen, false
 	m.gen++
 	m.walkNow = m.c.Now().UTC().Truncate(time.Millisecond)
 	m.loading = true
@@ -135,16 +136,10 @@ func (m *Model) reload() tea.Cmd {
 }
 
 func (m *Model) pageCmd(gen int, cursor *string) tea.Cmd {
-	engine, ctx := m.c.Engine, m.c.Context()
-	q := m.Query()
 	appendPage := cursor != nil
-	if cursor != nil {
-		q.Cursor = *cursor
-	}
-	return func() tea.Msg {
-		page, err := engine.Browse(ctx, q)
+	return common.BrowseCmd(m.c, m.Query(), cursor, func(page contract.BrowsePage, err error) tea.Msg {
 		return pageMsg{gen: gen, page: page, append: appendPage, err: err}
-	}
+	})
 }
 
 // Update handles pages, review results and keys.
@@ -156,7 +151,7 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 		}
 		m.loading = false
 		if msg.err != nil {
-			return errCmd("browse", msg.err)
+			return common.Fail("browse", msg.err)
 		}
 		m.loaded = true
 		if msg.append {
@@ -174,30 +169,28 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 		if msg.action == contract.ReviewReject {
 			verb = "rejected"
 		}
-		cmds := []tea.Cmd{func() tea.Msg { return common.DataChangedMsg{} }}
+		cmds := []tea.Cmd{func() tea.Msg { return common.DataChangedMsg{Cause: common.ChangeReview} }}
 		if len(msg.failures) > 0 {
 			report := fmt.Errorf("%s %d, %d failed:\n%s", verb, msg.done, len(msg.failures), strings.Join(msg.failures, "\n"))
-			cmds = append(cmds, errCmd("review", report))
+			cmds = append(cmds, common.Fail("review", report))
 		} else {
 			text := verb + " " + common.Plural(msg.done, "record", "records")
-			cmds = append(cmds, func() tea.Msg { return common.ToastMsg{Text: text} })
+			cmds = append(cmds, common.Toast(text))
 		}
 		return tea.Batch(cmds...)
+	case common.DataChangedMsg:
+		m.stale = true
 	case editorCancelMsg:
 		m.editor = nil
 	case editorDoneMsg:
 		m.editor = nil
 		m.status, m.kinds, m.filters = msg.status, msg.kinds, msg.filters
-		m.dataGen = -1
+		m.stale = true
 		return m.Activate()
 	case tea.KeyPressMsg:
 		return m.key(msg)
 	}
 	return nil
-}
-
-func errCmd(op string, err error) tea.Cmd {
-	return func() tea.Msg { return common.ErrorMsg{Op: op, Err: err} }
 }
 
 func (m *Model) current() *contract.Record {
@@ -234,7 +227,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		if msg.String() == "y" || msg.String() == "Y" {
 			return m.review(contract.ReviewReject, c.ids)
 		}
-		return func() tea.Msg { return common.ToastMsg{Text: "reject cancelled"} }
+		return common.Toast("reject cancelled")
 	}
 	k := &m.c.Keys
 	if m.list.MoveByKey(k, msg) {
@@ -331,7 +324,7 @@ func (m *Model) sort(add bool) tea.Cmd {
 	}
 	col := m.cols[m.col]
 	if col.field == "" {
-		return toast(col.title + " cannot be sorted")
+		return common.Toast(col.title + " cannot be sorted")
 	}
 	idx := -1
 	for i, k := range m.order {
@@ -366,15 +359,13 @@ func (m *Model) sort(add bool) tea.Cmd {
 		m.order = []contract.SortKey{{Field: col.field, Dir: dir}}
 	default:
 		if len(m.order) >= contract.BrowseMaxOrderBy {
-			return toast(fmt.Sprintf("at most %d sort keys; press s to sort by %s alone", contract.BrowseMaxOrderBy, col.title))
+			return common.Toast(fmt.Sprintf("at most %d sort keys; press s to sort by %s alone", contract.BrowseMaxOrderBy, col.title))
 		}
 		m.order = append(m.order, contract.SortKey{Field: col.field, Dir: "desc"})
 	}
-	m.dataGen = -1
+	m.stale = true
 	return m.Activate()
 }
-
-func toast(text string) tea.Cmd { return func() tea.Msg { return common.ToastMsg{Text: text} } }
 
 // review approves or rejects each id, collecting a per-row failure report.
 func (m *Model) review(action contract.ReviewAction, ids []string) tea.Cmd {
@@ -497,7 +488,7 @@ func (m *Model) row(st *common.Styles, r *contract.Record, now time.Time) compon
 		case "kind":
 			v = string(r.Kind)
 			if c.width < 8 {
-				v = shortKind(r.Kind)
+				v = common.ShortKind(r.Kind)
 			}
 			style = st.Kind
 		case "namespace":
@@ -544,18 +535,6 @@ func statusCell(g common.Glyphs, s contract.Status) string {
 		return g.Superseded + " sup"
 	}
 	return g.Active + " act"
-}
-
-func shortKind(k contract.ItemKind) string {
-	switch k {
-	case contract.KindDocument:
-		return "doc"
-	case contract.KindConversation:
-		return "conv"
-	case contract.KindLearning:
-		return "lrn"
-	}
-	return string(k)
 }
 
 func (m *Model) headerLine() string {

@@ -104,7 +104,7 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		if msg.err != nil {
-			return func() tea.Msg { return common.ErrorMsg{Op: "get " + common.ShortID(m.id), Err: msg.err} }
+			return common.Fail("get "+common.ShortID(m.id), msg.err)
 		}
 		r := msg.rec
 		m.rec, m.loaded = &r, true

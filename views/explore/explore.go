@@ -52,9 +52,10 @@ type Model struct {
 
 	gen      int
 	scopeGen int
-	dataGen  int
-	loaded   bool
-	pending  int
+	// stale says the store changed since the last load (a DataChangedMsg).
+	stale   bool
+	loaded  bool
+	pending int
 
 	// preview shows the record under the cursor beside the list on wide screens;
 	// previewNarrow shows it below the list on narrow ones (toggled with p).
@@ -72,7 +73,7 @@ type Model struct {
 
 // New returns the explore view; it loads when it is first shown.
 func New(c *common.Common) *Model {
-	m := &Model{c: c, preview: true, scopeGen: -1, dataGen: -1}
+	m := &Model{c: c, preview: true, scopeGen: -1}
 	for _, f := range contract.Facets {
 		m.roots = append(m.roots, &node{kind: nodeRoot, facet: f, label: string(f), distinct: -1, limit: bucketLimit})
 	}
@@ -125,7 +126,7 @@ func (m *Model) Records() []contract.Record { return m.records }
 
 // ensureLoaded reloads everything when the scope or the data changed.
 func (m *Model) ensureLoaded() tea.Cmd {
-	if m.scopeGen == m.c.ScopeGen && m.dataGen == m.c.DataGen {
+	if m.scopeGen == m.c.ScopeGen && !m.stale {
 		return nil
 	}
 	return m.reload()
@@ -144,7 +145,7 @@ func (m *Model) reload() tea.Cmd {
 			}
 		}
 	}
-	m.scopeGen, m.dataGen = m.c.ScopeGen, m.c.DataGen
+	m.scopeGen, m.stale = m.c.ScopeGen, false
 	m.gen++
 	gen := m.gen
 	filter := m.c.Filter()
@@ -200,16 +201,10 @@ func (m *Model) browseQuery() contract.BrowseQuery {
 }
 
 func (m *Model) recordsCmd(gen int, cursor *string) tea.Cmd {
-	engine, ctx := m.c.Engine, m.c.Context()
-	q := m.browseQuery()
 	appendPage := cursor != nil
-	if cursor != nil {
-		q.Cursor = *cursor
-	}
-	return func() tea.Msg {
-		page, err := engine.Browse(ctx, q)
+	return common.BrowseCmd(m.c, m.browseQuery(), cursor, func(page contract.BrowsePage, err error) tea.Msg {
 		return recordsMsg{gen: gen, page: page, append: appendPage, err: err}
-	}
+	})
 }
 
 // Update handles keys and replies.
@@ -221,7 +216,7 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 		}
 		m.pending--
 		if msg.err != nil {
-			return errCmd("explore "+string(msg.facet), msg.err)
+			return common.Fail("explore "+string(msg.facet), msg.err)
 		}
 		for _, r := range m.roots {
 			if r.facet == msg.facet {
@@ -235,7 +230,7 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 		}
 		m.pending--
 		if msg.err != nil {
-			return errCmd("explore "+string(msg.facet), msg.err)
+			return common.Fail("explore "+string(msg.facet), msg.err)
 		}
 		for _, r := range m.roots {
 			if r.facet == msg.facet {
@@ -252,7 +247,7 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 			m.pending--
 		}
 		if msg.err != nil {
-			return errCmd("browse", msg.err)
+			return common.Fail("browse", msg.err)
 		}
 		m.loaded = true
 		if msg.append {
@@ -264,6 +259,8 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 		m.total = msg.page.Total
 		m.cont = msg.page.Continuation
 		m.rebuildRows()
+	case common.DataChangedMsg:
+		m.stale = true
 	case contentMsg:
 		if msg.text == m.filter.Value() && msg.text != m.content {
 			m.content = msg.text
@@ -281,10 +278,6 @@ func (m *Model) reloadRecords() tea.Cmd {
 	// counts of the facet tree belong to the old generation too; reload them all
 	m.scopeGen = -1
 	return m.reload()
-}
-
-func errCmd(op string, err error) tea.Cmd {
-	return func() tea.Msg { return common.ErrorMsg{Op: op, Err: err} }
 }
 
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
@@ -634,7 +627,7 @@ func RecordRow(st *common.Styles, r *contract.Record, width int, now time.Time) 
 	kind := string(r.Kind)
 	kindW, confW, agoW := 12, 4, 7
 	if width < 70 {
-		kindW, kind = 4, shortKind(r.Kind)
+		kindW, kind = 4, common.ShortKind(r.Kind)
 	}
 	textW := width - 2 - kindW - confW - agoW - 3
 	if textW < 10 {
@@ -660,19 +653,6 @@ func RecordRow(st *common.Styles, r *contract.Record, width int, now time.Time) 
 		styled += strings.Repeat(" ", w-common.Width(p.String()))
 	}
 	return components.Row{Plain: plain, Styled: styled}
-}
-
-// shortKind abbreviates a kind for narrow rows.
-func shortKind(k contract.ItemKind) string {
-	switch k {
-	case contract.KindDocument:
-		return "doc"
-	case contract.KindConversation:
-		return "conv"
-	case contract.KindLearning:
-		return "lrn"
-	}
-	return string(k)
 }
 
 // View draws the facet tree, the records and, when there is room, the preview.

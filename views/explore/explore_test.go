@@ -25,6 +25,7 @@ func newExplore(t *testing.T) (*Model, *common.Common) {
 }
 
 func TestStaleRepliesAreDropped(t *testing.T) {
+	t.Parallel()
 	m, c := newExplore(t)
 	if m.Total() != 36 {
 		t.Fatalf("total = %d", m.Total())
@@ -50,6 +51,7 @@ func TestStaleRepliesAreDropped(t *testing.T) {
 }
 
 func TestRecordsPageAsTheCursorMoves(t *testing.T) {
+	t.Parallel()
 	m, _ := newExplore(t)
 	if len(m.Records()) != 36 {
 		t.Fatalf("loaded %d", len(m.Records()))
@@ -61,6 +63,7 @@ func TestRecordsPageAsTheCursorMoves(t *testing.T) {
 }
 
 func TestContentFilter(t *testing.T) {
+	t.Parallel()
 	m, _ := newExplore(t)
 	press := func(s string) tea.KeyPressMsg { return tea.KeyPressMsg{Code: rune(s[0]), Text: s} }
 	uitest.Drain(m.Update, m.Update(press("/")), 10*time.Second)
@@ -73,6 +76,7 @@ func TestContentFilter(t *testing.T) {
 }
 
 func TestSplitPath(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		facet    contract.Facet
 		value    string

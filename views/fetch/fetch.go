@@ -42,6 +42,9 @@ type Model struct {
 	gen     int
 	loading bool
 	list    components.List
+	// stale says the store changed in a way not known record by record, so
+	// the query runs again when the view is shown.
+	stale bool
 }
 
 // New returns the fetch view with the query line focused.
@@ -62,6 +65,23 @@ type ResultMsg struct {
 
 // Init does nothing: fetch waits for a query.
 func (m *Model) Init() tea.Cmd { return nil }
+
+// Activate runs the query again from the head when the store changed in a
+// way not known record by record since its answer came.
+func (m *Model) Activate() tea.Cmd {
+	if !m.stale {
+		return nil
+	}
+	m.stale = false
+	if strings.TrimSpace(m.input.Value()) == "" || m.Mode() == "" {
+		return nil
+	}
+	m.gen++
+	return m.fetchCmd(m.gen, nil)
+}
+
+// Total is -1: the results are ranked, not counted.
+func (m *Model) Total() int { return -1 }
 
 // Gen is the generation of the newest request.
 func (m *Model) Gen() int { return m.gen }
@@ -126,7 +146,7 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 		}
 		m.loading = false
 		if msg.Err != nil {
-			return func() tea.Msg { return common.ErrorMsg{Op: "fetch", Err: msg.Err} }
+			return common.Fail("fetch", msg.Err)
 		}
 		m.query = msg.Query
 		if msg.Append {
@@ -137,6 +157,23 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 		}
 		m.cont = msg.Page.NextCursor
 		m.rebuild()
+	case common.DataChangedMsg:
+		if msg.Gone == nil {
+			m.stale = true
+			return nil
+		}
+		// drop the forgotten hits where they stand, keeping the cursor
+		kept := m.hits[:0]
+		for _, h := range m.hits {
+			if !msg.Goes(h.ID) {
+				kept = append(kept, h)
+			}
+		}
+		if len(kept) != len(m.hits) {
+			clear(m.hits[len(kept):])
+			m.hits = kept
+			m.rebuild()
+		}
 	case tea.KeyPressMsg:
 		return m.key(msg)
 	}
@@ -212,27 +249,15 @@ func (m *Model) rebuild() {
 	snipW := max(10, inner-3-1-6-1-5-1-nsW-1)
 	rows := make([]components.Row, len(m.hits))
 	for i, h := range m.hits {
-		left := fmt.Sprintf("%3d %6.3f %-5s ", i+1, float32(h.Score), shortKind(h.Kind))
+		left := fmt.Sprintf("%3d %6.3f %-5s ", i+1, float32(h.Score), common.ShortKind(h.Kind))
 		snip := common.Fit(snippet(h.Text, terms, snipW), snipW)
 		ns := " " + common.Fit(h.Meta.Namespace.String(), nsW)
 		plain := common.Fit(left+snip+ns, inner)
 		styled := st.Number.Render(fmt.Sprintf("%3d %6.3f ", i+1, float32(h.Score))) +
-			st.Kind.Render(fmt.Sprintf("%-5s ", shortKind(h.Kind))) + highlight(st, snip, terms) + st.Dim.Render(ns)
+			st.Kind.Render(fmt.Sprintf("%-5s ", common.ShortKind(h.Kind))) + highlight(st, snip, terms) + st.Dim.Render(ns)
 		rows[i] = components.Row{Plain: plain, Styled: styled}
 	}
 	m.list.SetRows(rows)
-}
-
-func shortKind(k contract.ItemKind) string {
-	switch k {
-	case contract.KindDocument:
-		return "doc"
-	case contract.KindConversation:
-		return "conv"
-	case contract.KindLearning:
-		return "lrn"
-	}
-	return string(k)
 }
 
 func queryTerms(q string) []string {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"mnemo/ui/common"
@@ -33,6 +34,14 @@ type Model struct {
 // New opens the dialog for target.
 func New(c *common.Common, target common.ForgetTarget, undoable bool) *Model {
 	return &Model{c: c, target: target, Undoable: undoable}
+}
+
+// ShortHelp is the footer while the dialog is open.
+func (m *Model) ShortHelp() []key.Binding {
+	return []key.Binding{
+		key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "forget")),
+		key.NewBinding(key.WithKeys("esc"), key.WithHelp("any other key", "cancel")),
+	}
 }
 
 // Target is what the dialog would forget.

@@ -46,6 +46,7 @@ func outcome(m *Model, keys []string) (string, int) {
 }
 
 func TestDialogNamesScopeAndCount(t *testing.T) {
+	t.Parallel()
 	m := dialog(311)
 	if q := m.Question(); q != "Forget 311 records matching kind=learning?" {
 		t.Fatalf("question = %q", q)
@@ -57,6 +58,7 @@ func TestDialogNamesScopeAndCount(t *testing.T) {
 }
 
 func TestDialogKeys(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		keys []string
 		want string

@@ -31,7 +31,7 @@ type entry struct {
 
 func entries(c *common.Common) []entry {
 	var out []entry
-	for _, a := range common.Actions() {
+	for _, a := range c.Keys.Actions() {
 		b := a.Binding(&c.Keys)
 		group := "global"
 		if !a.Global() {
@@ -94,7 +94,7 @@ func (h *Help) Lines(width int) []string {
 	st := &h.c.Styles
 	q := strings.ToLower(h.filter.Value())
 	var lines []string
-	views := append([]string{"global"}, common.KeyViews()...)
+	views := append([]string{"global"}, h.c.Keys.Scopes()...)
 	all := entries(h.c)
 	for _, v := range views {
 		var rows []string
@@ -168,7 +168,7 @@ func (p *Palette) Matches() []common.Action {
 		score int
 	}
 	var out []scored
-	for i, a := range common.Actions() {
+	for i, a := range p.c.Keys.Actions() {
 		if len(a.Binding(&p.c.Keys).Keys()) == 0 {
 			continue
 		}

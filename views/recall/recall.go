@@ -46,8 +46,12 @@ type Model struct {
 
 	answer   *contract.RecallAnswer
 	answered time.Duration
-	body     []string
-	list     components.List
+	// gone are the cited records the store no longer holds; stale says the
+	// store changed in a way not known record by record, so Activate checks.
+	gone  map[string]bool
+	stale bool
+	body  []string
+	list  components.List
 }
 
 // New returns the recall view with the question focused.
@@ -65,8 +69,44 @@ type AnswerMsg struct {
 
 type tickMsg struct{ gen int }
 
+// presentMsg answers which cited records are still in the store.
+type presentMsg struct {
+	gen     int
+	present map[string]bool
+	err     error
+}
+
 // Init does nothing: recall waits for a question.
 func (m *Model) Init() tea.Cmd { return nil }
+
+// Activate checks, after a data change not known record by record, which
+// cited records are still there.
+func (m *Model) Activate() tea.Cmd {
+	if !m.stale || m.answer == nil || len(m.answer.Citations) == 0 {
+		m.stale = false
+		return nil
+	}
+	m.stale = false
+	ids := make([]string, len(m.answer.Citations))
+	for i, c := range m.answer.Citations {
+		ids[i] = c.ID
+	}
+	engine, ctx, gen := m.c.Engine, m.c.Context(), m.gen
+	return func() tea.Msg {
+		recs, err := engine.GetRecords(ctx, contract.GetRequest{IDs: ids})
+		present := make(map[string]bool, len(recs))
+		for _, r := range recs {
+			present[r.ID] = true
+		}
+		return presentMsg{gen: gen, present: present, err: err}
+	}
+}
+
+// Total is -1: recall counts no records.
+func (m *Model) Total() int { return -1 }
+
+// Gone tells whether a cited record was forgotten since the answer came.
+func (m *Model) Gone(id string) bool { return m.gone[id] }
 
 // Answer is the last answer (nil before one arrives).
 func (m *Model) Answer() *contract.RecallAnswer { return m.answer }
@@ -133,12 +173,41 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 			m.cancel = nil
 		}
 		if msg.Err != nil {
-			return func() tea.Msg { return common.ErrorMsg{Op: "recall", Err: msg.Err} }
+			return common.Fail("recall", msg.Err)
 		}
 		a := msg.Answer
 		m.answer = &a
+		m.gone, m.stale = nil, false
 		m.answered = time.Since(m.started)
 		m.focus = focusAnswer
+		m.rebuild()
+	case common.DataChangedMsg:
+		if m.answer == nil {
+			return nil
+		}
+		if msg.Gone == nil {
+			m.stale = true
+			return nil
+		}
+		for _, c := range m.answer.Citations {
+			if msg.Goes(c.ID) {
+				m.markGone(c.ID)
+			}
+		}
+		m.rebuild()
+	case presentMsg:
+		if msg.gen != m.gen || m.answer == nil {
+			return nil
+		}
+		if msg.err != nil {
+			return common.Fail("recall", msg.err)
+		}
+		m.gone = nil // an undo brings records back
+		for _, c := range m.answer.Citations {
+			if !msg.present[c.ID] {
+				m.markGone(c.ID)
+			}
+		}
 		m.rebuild()
 	case tea.KeyPressMsg:
 		return m.key(msg)
@@ -146,11 +215,18 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
+func (m *Model) markGone(id string) {
+	if m.gone == nil {
+		m.gone = map[string]bool{}
+	}
+	m.gone[id] = true
+}
+
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	k := &m.c.Keys
 	if m.waiting && key.Matches(msg, k.Back) {
 		m.Cancel()
-		return func() tea.Msg { return common.ToastMsg{Text: "recall cancelled"} }
+		return common.Toast("recall cancelled")
 	}
 	if key.Matches(msg, k.NextPane) || key.Matches(msg, k.PrevPane) {
 		step := 1
@@ -188,6 +264,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Open):
 		if m.answer != nil && len(m.answer.Citations) > 0 {
 			id := m.answer.Citations[m.list.Cursor].ID
+			if m.gone[id] {
+				return common.Toast("that record was forgotten")
+			}
 			return func() tea.Msg { return common.OpenRecordMsg{ID: id} }
 		}
 	case key.Matches(msg, k.Back):
@@ -219,6 +298,13 @@ func (m *Model) rebuild() {
 		n := fmt.Sprintf(" [%d] ", i+1)
 		text := common.Fit(common.OneLine(c.Snippet), inner-len(n)-22)
 		ns := " " + common.Fit(c.Meta.Namespace.String(), 21)
+		if m.gone[c.ID] {
+			// the answer's [n] still points here, so the row stays, saying the record went
+			text = common.Fit("(forgotten) "+common.ShortID(c.ID), inner-len(n)-22)
+			rows[i] = components.Row{Plain: common.Fit(n+text+ns, inner),
+				Styled: st.Dim.Render(n + text + ns)}
+			continue
+		}
 		rows[i] = components.Row{Plain: common.Fit(n+text+ns, inner),
 			Styled: st.FooterKey.Render(n) + text + st.Dim.Render(ns)}
 	}

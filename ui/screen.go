@@ -1,0 +1,88 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"mnemo/ui/common"
+	"mnemo/ui/components"
+)
+
+// The screen: the chrome (ui/components) around the focused pane. View only
+// assembles strings that the panes and components keep drawn.
+
+// View assembles the screen from cached strings: header, scope line, the
+// active view (or the detail) with any dialog or overlay, footer.
+func (m *model) View() tea.View {
+	content := m.render()
+	if m.c.Styles.ASCII != nil {
+		content = m.c.Styles.ASCII.Replace(content)
+	}
+	v := tea.NewView(content)
+	v.AltScreen = true
+	v.WindowTitle = "mnemo"
+	if m.mouse {
+		v.MouseMode = tea.MouseModeCellMotion
+	}
+	return v
+}
+
+func (m *model) render() string {
+	w, h := m.c.Width, m.c.Height
+	if m.tooSmall() {
+		return components.Message(w, h, fmt.Sprintf("mnemo needs %dx%d; this terminal is %dx%d", MinWidth, MinHeight, w, h))
+	}
+	st := &m.c.Styles
+	inScope := -1
+	if !m.detailOpen {
+		inScope = m.activeView().Total()
+	}
+	var b strings.Builder
+	b.Grow(w * h * 4)
+	b.WriteString(m.header.View(st, m.headerInfo()))
+	b.WriteByte('\n')
+	b.WriteString(components.ScopeLine(st, w, m.c.Scope, inScope, m.c.Total, m.c.ReadOnly))
+	b.WriteByte('\n')
+	b.WriteString(m.body())
+	b.WriteByte('\n')
+	b.WriteString(components.Footer(st, m.footerInfo()))
+	return b.String()
+}
+
+// body is the focused pane with what is on top of it: the forget dialog or
+// the error popup centred over it, or an overlay instead of it.
+func (m *model) body() string {
+	w := m.c.Width
+	body := m.focused().View()
+	switch {
+	case m.dialog != nil:
+		return components.Center(body, m.dialog.View(min(72, w-4)), w)
+	case m.showError:
+		return components.Center(body, components.ErrorBox(&m.c.Styles, m.status.errFull, min(72, w-4)), w)
+	case m.overlay != nil:
+		return m.overlay.View(w, m.bodyHeight())
+	}
+	return body
+}
+
+func (m *model) headerInfo() components.HeaderInfo {
+	return components.HeaderInfo{Width: m.c.Width, Store: m.c.StoreLabel, Total: m.c.Total, Tabs: m.tabs,
+		Active: m.active, HelpKey: common.KeyLabel(m.c.Keys.Help.Keys())}
+}
+
+func (m *model) footerInfo() components.FooterInfo {
+	in := components.FooterInfo{Width: m.c.Width, Error: m.status.errText, Toast: m.status.toast,
+		Task: m.busy(), SpinFrame: m.spinFrame(), Plain: m.c.Plain}
+	switch {
+	case m.dialog != nil:
+		in.Keys = m.dialog.ShortHelp()
+	case m.overlay != nil:
+		in.Keys = []key.Binding{m.c.Keys.Back}
+	default:
+		in.Keys = m.focused().ShortHelp()
+	}
+	return in
+}
