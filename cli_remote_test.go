@@ -9,7 +9,7 @@ import (
 
 	"mnemo/contract"
 	"mnemo/engine/bolt"
-	"mnemo/engine/httpapi"
+	"mnemo/server/httpapi"
 )
 
 const testOwnerToken = "owner-token-for-cli-tests"

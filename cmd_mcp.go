@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mnemo/contract"
-	"mnemo/engine/mcp"
+	"mnemo/server/mcp"
 )
 
 // mcpFlags are mcp's own flags: the scope the host fixes for the agent.

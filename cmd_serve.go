@@ -19,9 +19,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
 	"mnemo/engine/bolt"
-	"mnemo/engine/httpapi"
+	"mnemo/server/auth"
+	"mnemo/server/httpapi"
 	"mnemo/ui"
 	uissh "mnemo/ui/ssh"
 )

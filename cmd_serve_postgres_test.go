@@ -16,9 +16,9 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
 	"mnemo/engine/postgres/pgtest"
 	"mnemo/engine/remote"
+	"mnemo/server/audit"
 )
 
 // startServeAt runs `mnemo --db LOC serve --http 127.0.0.1:0` in-process (its
@@ -150,7 +150,7 @@ func TestTwoServersOverOneDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen(a, 0)
-	events, err := a.ReadAudit(ctx, auth.AuditQuery{})
+	events, err := a.ReadAudit(ctx, audit.Query{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
+	"mnemo/server/auth"
 )
 
 const (

@@ -19,9 +19,10 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
 	"mnemo/engine/bolt"
 	"mnemo/engine/remote"
+	"mnemo/server/audit"
+	"mnemo/server/auth"
 )
 
 // lockedBuffer is a stderr the server goroutine writes while the test reads.
@@ -97,14 +98,14 @@ func startServe(t *testing.T, c *testCLI, args ...string) *runningServer {
 	return nil
 }
 
-func readAuditLines(t *testing.T, out string) []auth.Event {
+func readAuditLines(t *testing.T, out string) []audit.Event {
 	t.Helper()
-	var events []auth.Event
+	var events []audit.Event
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		if line == "" {
 			continue
 		}
-		var ev auth.Event
+		var ev audit.Event
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatalf("audit line %q: %v", line, err)
 		}

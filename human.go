@@ -11,8 +11,8 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
 	"mnemo/engine/bolt"
+	"mnemo/server/audit"
 	"mnemo/ui/common"
 )
 
@@ -375,7 +375,7 @@ func drawHealth(s *screen, h contract.Health) {
 	s.line(line)
 }
 
-func drawAudit(s *screen, events []auth.Event) {
+func drawAudit(s *screen, events []audit.Event) {
 	if len(events) == 0 {
 		s.none("audit events")
 		return

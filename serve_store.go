@@ -10,15 +10,15 @@ import (
 	"github.com/adrg/xdg"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
 	"mnemo/engine/bolt"
 	"mnemo/engine/postgres"
+	"mnemo/server/audit"
 )
 
 // auditStore keeps and reads back serve mode's audit log.
 type auditStore interface {
-	auth.AuditLog
-	auth.AuditReader
+	audit.Log
+	audit.Reader
 }
 
 // servedStore is what `mnemo serve` needs of the store it serves.

@@ -8,7 +8,7 @@ import (
 
 	bbolt "go.etcd.io/bbolt"
 
-	"mnemo/engine/auth"
+	"mnemo/server/audit"
 )
 
 // bucketAudit holds the audit log of serve mode: one JSON event per key, keys
@@ -16,12 +16,12 @@ import (
 // so events of the same instant keep their order).
 var bucketAudit = []byte("audit")
 
-var _ auth.AuditLog = (*Engine)(nil)
-var _ auth.AuditReader = (*Engine)(nil)
+var _ audit.Log = (*Engine)(nil)
+var _ audit.Reader = (*Engine)(nil)
 
 // AppendAudit appends one event to the store's audit log. Concurrent appends
 // share bbolt's batched commits, so a burst of requests costs few syncs.
-func (e *Engine) AppendAudit(ctx context.Context, ev auth.Event) error {
+func (e *Engine) AppendAudit(ctx context.Context, ev audit.Event) error {
 	if err := e.checkOpen(); err != nil {
 		return err
 	}
@@ -58,11 +58,11 @@ func auditKey(nanos int64, seq uint64) []byte {
 
 // ReadAudit returns the events at or after q.Since that q.Visible admits,
 // oldest first, at most q.Limit of them (all when 0).
-func (e *Engine) ReadAudit(ctx context.Context, q auth.AuditQuery) ([]auth.Event, error) {
+func (e *Engine) ReadAudit(ctx context.Context, q audit.Query) ([]audit.Event, error) {
 	if err := e.checkOpen(); err != nil {
 		return nil, err
 	}
-	var out []auth.Event
+	var out []audit.Event
 	err := e.db.View(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketAudit)
 		if b == nil {
@@ -82,7 +82,7 @@ func (e *Engine) ReadAudit(ctx context.Context, q auth.AuditQuery) ([]auth.Event
 			if q.Limit > 0 && len(out) >= q.Limit {
 				break
 			}
-			var ev auth.Event
+			var ev audit.Event
 			if err := json.NewDecoder(bytes.NewReader(v)).Decode(&ev); err != nil {
 				return err
 			}

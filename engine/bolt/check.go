@@ -10,7 +10,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
-	"mnemo/engine/index"
+	"mnemo/engine/bolt/internal/index"
 )
 
 // CheckReport is what Check found: one entry per derived structure.

@@ -30,7 +30,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"mnemo/contract"
-	"mnemo/engine/index"
+	"mnemo/engine/bolt/internal/index"
 	"mnemo/engine/retrieval"
 )
 

@@ -10,7 +10,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
-	"mnemo/engine/index"
+	"mnemo/engine/bolt/internal/index"
 )
 
 // applyChunk bounds how many records one Bleve batch carries when the outbox

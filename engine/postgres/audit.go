@@ -7,17 +7,17 @@ import (
 	"encoding/json"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
+	"mnemo/server/audit"
 )
 
 var (
-	_ auth.AuditLog    = (*Engine)(nil)
-	_ auth.AuditReader = (*Engine)(nil)
+	_ audit.Log    = (*Engine)(nil)
+	_ audit.Reader = (*Engine)(nil)
 )
 
 // AppendAudit appends one event to the store's audit log, shared by every
 // server of the store.
-func (e *Engine) AppendAudit(ctx context.Context, ev auth.Event) error {
+func (e *Engine) AppendAudit(ctx context.Context, ev audit.Event) error {
 	if ev.At.IsZero() {
 		ev.At = e.clock()
 	}
@@ -33,7 +33,7 @@ func (e *Engine) AppendAudit(ctx context.Context, ev auth.Event) error {
 
 // ReadAudit returns the events at or after q.Since, oldest first, at most
 // q.Limit of them (all when 0).
-func (e *Engine) ReadAudit(ctx context.Context, q auth.AuditQuery) ([]auth.Event, error) {
+func (e *Engine) ReadAudit(ctx context.Context, q audit.Query) ([]audit.Event, error) {
 	var qq query
 	if !q.Since.IsZero() {
 		qq.add("at_ns >= " + qq.arg(q.Since.UnixNano()))
@@ -47,13 +47,13 @@ func (e *Engine) ReadAudit(ctx context.Context, q auth.AuditQuery) ([]auth.Event
 		return nil, e.dbErr(ctx, err)
 	}
 	defer rs.Close()
-	var out []auth.Event
+	var out []audit.Event
 	for rs.Next() {
 		var raw string
 		if err := rs.Scan(&raw); err != nil {
 			return nil, e.dbErr(ctx, err)
 		}
-		var ev auth.Event
+		var ev audit.Event
 		if err := json.Unmarshal([]byte(raw), &ev); err != nil {
 			return nil, contract.EngineErr("audit event: %v", err)
 		}

@@ -1,4 +1,4 @@
-// Package remote is the Go client of mnemo's HTTP API (engine/httpapi): a
+// Package remote is the Go client of mnemo's HTTP API (server/httpapi): a
 // contract.Engine whose every call is one request to a running `mnemo serve`.
 // Errors come back as the contract errors the server raised (kind, browse
 // code and message), so the TUI and the CLI behave the same on a remote store
@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
+	"mnemo/server/auth"
 )
 
 // Defaults of the client.

@@ -13,10 +13,11 @@ import (
 	"time"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
-	"mnemo/engine/httpapi"
 	"mnemo/engine/memory"
 	"mnemo/engine/remote"
+	"mnemo/server/audit"
+	"mnemo/server/auth"
+	"mnemo/server/httpapi"
 )
 
 // canned answers every request with one status, body and headers.
@@ -155,7 +156,7 @@ func TestUnixSocketAndAudit(t *testing.T) {
 		t.Fatalf("descriptor over the socket: %+v", d)
 	}
 	// This server keeps no audit log: the read is a not-found, not a failure.
-	if _, err := cl.ReadAudit(context.Background(), auth.AuditQuery{Limit: 5}); contract.KindOf(err) != contract.KindNotFound {
+	if _, err := cl.ReadAudit(context.Background(), audit.Query{Limit: 5}); contract.KindOf(err) != contract.KindNotFound {
 		t.Fatalf("audit without a log: %v", err)
 	}
 }

@@ -8,9 +8,9 @@ import (
 	"mnemo/contract"
 	"mnemo/contract/conformance"
 	"mnemo/engine/bolt"
-	"mnemo/engine/httpapi"
 	"mnemo/engine/memory"
 	"mnemo/engine/remote"
+	"mnemo/server/httpapi"
 )
 
 const ownerToken = "owner-token-for-tests"

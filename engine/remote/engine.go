@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
+	"mnemo/server/audit"
 )
 
 // ForgetAnswer is the server's forget report with the ids it left alone.
@@ -181,7 +181,7 @@ func (c *Client) Supersede(ctx context.Context, req contract.SupersedeRequest) (
 }
 
 // ReadAudit reads the server's audit log (admins only).
-func (c *Client) ReadAudit(ctx context.Context, q auth.AuditQuery) ([]auth.Event, error) {
+func (c *Client) ReadAudit(ctx context.Context, q audit.Query) ([]audit.Event, error) {
 	v := url.Values{}
 	if !q.Since.IsZero() {
 		v.Set("since", contract.FormatMillis(q.Since))
@@ -193,7 +193,7 @@ func (c *Client) ReadAudit(ctx context.Context, q auth.AuditQuery) ([]auth.Event
 	if len(v) > 0 {
 		op += "?" + v.Encode()
 	}
-	var out []auth.Event
+	var out []audit.Event
 	err := c.do(ctx, http.MethodGet, op, nil, &out)
 	return out, err
 }

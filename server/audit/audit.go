@@ -1,4 +1,8 @@
-package auth
+// Package audit is serve mode's audit log: the event every mutation and every
+// refused request leaves, and the interfaces of the stores that keep and read
+// them back. It lives apart from server/auth so that an engine (engine/bolt,
+// engine/postgres) can keep the log without importing access control.
+package audit
 
 import (
 	"context"
@@ -12,7 +16,8 @@ import (
 type Event struct {
 	At        time.Time
 	Principal string
-	Role      Role
+	// Role is the principal's role (auth.Role) as the log writes it.
+	Role string
 	// Via is where the request came from: "http", "ssh", "cli".
 	Via string
 	// Op is the contract operation (store, store_many, forget, forget_within,
@@ -42,7 +47,7 @@ type Event struct {
 type eventWire struct {
 	At        string               `json:"at"`
 	Principal string               `json:"principal"`
-	Role      Role                 `json:"role,omitempty"`
+	Role      string               `json:"role,omitempty"`
 	Via       string               `json:"via,omitempty"`
 	Op        string               `json:"op"`
 	IDs       []string             `json:"ids,omitempty"`
@@ -77,14 +82,14 @@ func (e *Event) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// AuditLog receives audit events; engine/bolt keeps them in the store.
-type AuditLog interface {
+// Log receives audit events; engine/bolt and engine/postgres keep them in the store.
+type Log interface {
 	AppendAudit(ctx context.Context, ev Event) error
 }
 
-// AuditQuery selects audit events: those at or after Since, oldest first, at
+// Query selects audit events: those at or after Since, oldest first, at
 // most Limit (0 means no limit) of those Visible admits (nil admits all).
-type AuditQuery struct {
+type Query struct {
 	Since time.Time
 	Limit int
 	// Visible confines the log to one reader (Principal.Sees); it is applied
@@ -92,49 +97,7 @@ type AuditQuery struct {
 	Visible func(Event) bool
 }
 
-// AuditReader reads the audit log back (mnemo audit, the TUI).
-type AuditReader interface {
-	ReadAudit(ctx context.Context, q AuditQuery) ([]Event, error)
-}
-
-// Sees tells whether p may read ev in the audit log: the owner reads every
-// entry; any other principal reads an entry when everything it names lies
-// inside p's reach (the namespaces of its records, the reach it ran under, its
-// filter's reach) and every id it names was placed (none skipped). An entry
-// that names no place (a refused authentication, an entry written before
-// entries carried their namespaces) is for the owner and principals without
-// a reach.
-func (p *Principal) Sees(ev Event) bool {
-	if p.Unlimited {
-		return true
-	}
-	bound := p.Bound()
-	placed := false
-	for _, ns := range ev.Where {
-		if !contract.AdmittedBy(p.Reach, ns) {
-			return false
-		}
-		placed = true
-	}
-	if ev.Reach != nil {
-		if !ev.Reach.Within(bound) {
-			return false
-		}
-		placed = true
-	}
-	if ev.Filter != nil {
-		r := contract.ReachSubtree(contract.Root)
-		if ev.Filter.Reach != nil {
-			r = *ev.Filter.Reach
-		}
-		if !r.Within(bound) {
-			return false
-		}
-		placed = true
-	}
-	if len(ev.IDs) > 0 && (len(ev.Where) == 0 || ev.Skipped > 0) {
-		// Some named id lies nowhere we know: it may be another tenant's.
-		return false
-	}
-	return placed || p.Reach == nil
+// Reader reads the audit log back (mnemo audit, the TUI).
+type Reader interface {
+	ReadAudit(ctx context.Context, q Query) ([]Event, error)
 }

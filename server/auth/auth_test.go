@@ -11,8 +11,9 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
 	"mnemo/engine/memory"
+	"mnemo/server/audit"
+	"mnemo/server/auth"
 )
 
 func newKey(t *testing.T) (gossh.PublicKey, string) {
@@ -123,9 +124,9 @@ func FuzzParseKeys(f *testing.F) {
 	})
 }
 
-type memoryLog struct{ events []auth.Event }
+type memoryLog struct{ events []audit.Event }
 
-func (l *memoryLog) AppendAudit(_ context.Context, ev auth.Event) error {
+func (l *memoryLog) AppendAudit(_ context.Context, ev audit.Event) error {
 	l.events = append(l.events, ev)
 	return nil
 }

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"mnemo/contract"
+	"mnemo/server/audit"
 )
 
 // Option configures a confined engine.
 type Option func(*Confined)
 
 // WithAudit appends every mutation and refusal to log.
-func WithAudit(log AuditLog) Option { return func(c *Confined) { c.audit = log } }
+func WithAudit(log audit.Log) Option { return func(c *Confined) { c.audit = log } }
 
 // WithVia names where requests come from in the audit log ("http", "ssh").
 func WithVia(via string) Option { return func(c *Confined) { c.via = via } }
@@ -45,7 +46,7 @@ func WithClock(now func() time.Time) Option { return func(c *Confined) { c.now =
 type Confined struct {
 	e     contract.Engine
 	p     *Principal
-	audit AuditLog
+	audit audit.Log
 	via   string
 	log   *slog.Logger
 	now   func() time.Time
@@ -107,7 +108,7 @@ func (c *Confined) Scope(ctx context.Context, op string, req *contract.Reach) (*
 	r, ok := req.Intersect(c.p.Bound())
 	if !ok {
 		asked := *req
-		return nil, c.refuse(ctx, Event{Op: op, Reach: &asked},
+		return nil, c.refuse(ctx, audit.Event{Op: op, Reach: &asked},
 			Forbidden("the request's reach (%s) and principal `%s`'s reach (%s) share no namespace: it selects nothing here", DescribeReach(*req), c.p.Name, c.p.DescribeBound()))
 	}
 	return &r, nil
@@ -141,19 +142,19 @@ func (c *Confined) filter(ctx context.Context, op string, f contract.MetaFilter)
 	return f, nil
 }
 
-func (c *Confined) record(ctx context.Context, ev Event) {
+func (c *Confined) record(ctx context.Context, ev audit.Event) {
 	if c.audit == nil {
 		return
 	}
 	ev.At = c.now().UTC()
-	ev.Principal, ev.Role, ev.Via = c.p.Name, c.p.Role, c.via
+	ev.Principal, ev.Role, ev.Via = c.p.Name, string(c.p.Role), c.via
 	if err := c.audit.AppendAudit(context.WithoutCancel(ctx), ev); err != nil {
 		c.log.Error("audit append failed", "op", ev.Op, "err", err)
 	}
 }
 
 // refuse audits and returns a refusal.
-func (c *Confined) refuse(ctx context.Context, ev Event, err *contract.Error) error {
+func (c *Confined) refuse(ctx context.Context, ev audit.Event, err *contract.Error) error {
 	ev.Refused = err.Message
 	c.record(ctx, ev)
 	return err
@@ -162,11 +163,11 @@ func (c *Confined) refuse(ctx context.Context, ev Event, err *contract.Error) er
 // Deny refuses op for the principal with a forbidden error, audited like every
 // refusal; servers call it for what they guard themselves (the audit log).
 func (c *Confined) Deny(ctx context.Context, op string, format string, args ...any) error {
-	return c.refuse(ctx, Event{Op: op}, Forbidden(format, args...))
+	return c.refuse(ctx, audit.Event{Op: op}, Forbidden(format, args...))
 }
 
 // mayWrite refuses readers.
-func (c *Confined) mayWrite(ctx context.Context, op string, ev Event) error {
+func (c *Confined) mayWrite(ctx context.Context, op string, ev audit.Event) error {
 	if c.p.Role.CanWrite() {
 		return nil
 	}
@@ -217,7 +218,7 @@ func (c *Confined) StoreWith(ctx context.Context, item contract.StoreItem, opts 
 	if err != nil {
 		return rec, err
 	}
-	c.record(ctx, Event{Op: "store", IDs: []string{rec.ID}, Where: where([]contract.StoreItem{item}), Count: stored(rec)})
+	c.record(ctx, audit.Event{Op: "store", IDs: []string{rec.ID}, Where: where([]contract.StoreItem{item}), Count: stored(rec)})
 	return rec, nil
 }
 
@@ -242,7 +243,7 @@ func (c *Confined) StoreManyWith(ctx context.Context, items []contract.StoreItem
 		ids[i] = r.ID
 		n += stored(r)
 	}
-	c.record(ctx, Event{Op: "store_many", IDs: ids, Where: where(items), Count: n})
+	c.record(ctx, audit.Event{Op: "store_many", IDs: ids, Where: where(items), Count: n})
 	return recs, nil
 }
 
@@ -254,7 +255,7 @@ func stored(r contract.StoreReceipt) int {
 }
 
 func (c *Confined) checkStore(ctx context.Context, op string, items []contract.StoreItem) error {
-	if err := c.mayWrite(ctx, op, Event{Where: where(items)}); err != nil {
+	if err := c.mayWrite(ctx, op, audit.Event{Where: where(items)}); err != nil {
 		return err
 	}
 	if c.maxItem > 0 {
@@ -277,7 +278,7 @@ func (c *Confined) checkStore(ctx context.Context, op string, items []contract.S
 	for i := range items {
 		ns := items[i].Meta.Namespace
 		if !c.p.Admits(ns) {
-			return c.refuse(ctx, Event{Op: op, Where: []contract.Namespace{ns}},
+			return c.refuse(ctx, audit.Event{Op: op, Where: []contract.Namespace{ns}},
 				Forbidden("principal `%s` cannot store at `%s`, outside its reach", c.p.Name, ns))
 		}
 	}
@@ -440,7 +441,7 @@ func (c *Confined) Forget(ctx context.Context, target contract.ForgetTarget) (co
 // ForgetCounted is Forget that also says how many named ids were left alone
 // (outside the reach or absent); the HTTP API reports it as "skipped".
 func (c *Confined) ForgetCounted(ctx context.Context, target contract.ForgetTarget) (contract.ForgetReport, int, error) {
-	ev := Event{Op: "forget", IDs: target.IDs}
+	ev := audit.Event{Op: "forget", IDs: target.IDs}
 	if target.Filter != nil {
 		ev.Filter = target.Filter
 	}
@@ -466,7 +467,7 @@ func (c *Confined) ForgetCounted(ctx context.Context, target contract.ForgetTarg
 		if err != nil {
 			return rep, 0, err
 		}
-		c.record(ctx, Event{Op: "forget", Filter: &f, Count: rep.Forgotten})
+		c.record(ctx, audit.Event{Op: "forget", Filter: &f, Count: rep.Forgotten})
 		return rep, 0, nil
 	}
 	if c.p.Unlimited {
@@ -484,7 +485,7 @@ func (c *Confined) ForgetCounted(ctx context.Context, target contract.ForgetTarg
 			return rep, 0, err
 		}
 		skipped := max(distinct(target.IDs)-rep.Forgotten, 0)
-		c.record(ctx, Event{Op: "forget", IDs: target.IDs, Where: ns, Count: rep.Forgotten, Skipped: skipped})
+		c.record(ctx, audit.Event{Op: "forget", IDs: target.IDs, Where: ns, Count: rep.Forgotten, Skipped: skipped})
 		return rep, skipped, nil
 	}
 	return c.forgetWithin(ctx, "forget", target.IDs, c.boundReach())
@@ -499,7 +500,7 @@ func (c *Confined) ForgetWithin(ctx context.Context, ids []string, reach contrac
 
 // ForgetWithinCounted is ForgetWithin that also reports the skipped ids' count.
 func (c *Confined) ForgetWithinCounted(ctx context.Context, ids []string, reach contract.Reach) (contract.ForgetReport, int, error) {
-	if err := c.mayWrite(ctx, "forget_within", Event{IDs: ids, Reach: &reach}); err != nil {
+	if err := c.mayWrite(ctx, "forget_within", audit.Event{IDs: ids, Reach: &reach}); err != nil {
 		return contract.ForgetReport{}, 0, err
 	}
 	if c.p.Unlimited {
@@ -526,7 +527,7 @@ func (c *Confined) forgetWithin(ctx context.Context, op string, ids []string, re
 		return rep, 0, err
 	}
 	skipped := max(len(uniq)-rep.Forgotten, 0)
-	c.record(ctx, Event{Op: op, IDs: uniq, Where: ns, Reach: &reach, Count: rep.Forgotten, Skipped: skipped})
+	c.record(ctx, audit.Event{Op: op, IDs: uniq, Where: ns, Reach: &reach, Count: rep.Forgotten, Skipped: skipped})
 	return rep, skipped, nil
 }
 
@@ -573,7 +574,7 @@ func (c *Confined) visible(ctx context.Context, ids ...string) ([]contract.Names
 
 // Review approves or rejects a candidate inside the principal's reach.
 func (c *Confined) Review(ctx context.Context, req contract.ReviewRequest) (contract.ReviewResult, error) {
-	ev := Event{Op: "review", IDs: []string{req.ID}, Detail: string(req.Action)}
+	ev := audit.Event{Op: "review", IDs: []string{req.ID}, Detail: string(req.Action)}
 	if err := c.mayWrite(ctx, "review", ev); err != nil {
 		return contract.ReviewResult{}, err
 	}
@@ -596,7 +597,7 @@ func (c *Confined) Review(ctx context.Context, req contract.ReviewRequest) (cont
 
 // Supersede marks a record superseded, both records inside the principal's reach.
 func (c *Confined) Supersede(ctx context.Context, req contract.SupersedeRequest) (contract.Record, error) {
-	ev := Event{Op: "supersede", IDs: []string{req.ID}, Detail: req.By}
+	ev := audit.Event{Op: "supersede", IDs: []string{req.ID}, Detail: req.By}
 	if err := c.mayWrite(ctx, "supersede", ev); err != nil {
 		return contract.Record{}, err
 	}
@@ -619,7 +620,7 @@ func (c *Confined) Supersede(ctx context.Context, req contract.SupersedeRequest)
 
 // Erase is for admins, inside their reach.
 func (c *Confined) Erase(ctx context.Context, req contract.EraseRequest) (contract.EraseReport, error) {
-	ev := Event{Op: "erase", Reach: &req.Reach}
+	ev := audit.Event{Op: "erase", Reach: &req.Reach}
 	if c.p.Role != RoleAdmin {
 		return contract.EraseReport{}, c.refuse(ctx, ev, Forbidden("principal `%s` is a %s and cannot erase", c.p.Name, c.p.Role))
 	}
@@ -637,7 +638,7 @@ func (c *Confined) Erase(ctx context.Context, req contract.EraseRequest) (contra
 
 // Consolidate runs inside the principal's reach, for curators and admins.
 func (c *Confined) Consolidate(ctx context.Context, req contract.ConsolidateRequest) (contract.ConsolidateReceipt, error) {
-	ev := Event{Op: "consolidate", Reach: &req.Reach}
+	ev := audit.Event{Op: "consolidate", Reach: &req.Reach}
 	if err := c.mayWrite(ctx, "consolidate", ev); err != nil {
 		return contract.ConsolidateReceipt{}, err
 	}

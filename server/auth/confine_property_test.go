@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
 	"mnemo/engine/bolt"
+	"mnemo/server/auth"
 )
 
 // propertyFixture is one tagged and one untagged record in every namespace

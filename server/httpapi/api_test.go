@@ -16,10 +16,11 @@ import (
 	"time"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
 	"mnemo/engine/bolt"
-	"mnemo/engine/httpapi"
 	"mnemo/engine/remote"
+	"mnemo/server/audit"
+	"mnemo/server/auth"
+	"mnemo/server/httpapi"
 )
 
 const (
@@ -185,7 +186,7 @@ func TestUnauthenticatedCallersGetNoRecords(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("health: %d", resp.StatusCode)
 	}
-	events, err := f.store.ReadAudit(context.Background(), auth.AuditQuery{})
+	events, err := f.store.ReadAudit(context.Background(), audit.Query{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,11 +450,11 @@ func TestForgetLeavesOtherScopesAndReportsThemSkipped(t *testing.T) {
 	if _, _, msg := errorOf(t, out); status != 404 || msg != "record "+f.other+" does not exist" {
 		t.Fatalf("review across scopes: %d %v", status, out)
 	}
-	events, err := f.store.ReadAudit(ctx, auth.AuditQuery{})
+	events, err := f.store.ReadAudit(ctx, audit.Query{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var forgets []auth.Event
+	var forgets []audit.Event
 	for _, ev := range events {
 		if ev.Principal == "alice" && strings.HasPrefix(ev.Op, "forget") && ev.Refused == "" {
 			forgets = append(forgets, ev)
@@ -490,7 +491,7 @@ func TestReadersCannotChangeAnything(t *testing.T) {
 	if len(hits) != 1 {
 		t.Fatal("a reader's forget removed a record")
 	}
-	events, _ := f.store.ReadAudit(ctx, auth.AuditQuery{})
+	events, _ := f.store.ReadAudit(ctx, audit.Query{})
 	refused := 0
 	for _, ev := range events {
 		if ev.Principal == "rita" && ev.Refused != "" {
@@ -598,11 +599,11 @@ func TestErrorsNeverCarryPathsOrStacks(t *testing.T) {
 func TestAuditLogIsForAdmins(t *testing.T) {
 	f := newFixture(t, httpapi.Options{})
 	ctx := context.Background()
-	_, err := client(t, f.srv.URL, aliceToken).ReadAudit(ctx, auth.AuditQuery{})
+	_, err := client(t, f.srv.URL, aliceToken).ReadAudit(ctx, audit.Query{})
 	if !auth.IsForbidden(err) {
 		t.Fatalf("a curator read the audit log: %v", err)
 	}
-	events, err := client(t, f.srv.URL, adminToken).ReadAudit(ctx, auth.AuditQuery{Limit: 2})
+	events, err := client(t, f.srv.URL, adminToken).ReadAudit(ctx, audit.Query{Limit: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -610,7 +611,7 @@ func TestAuditLogIsForAdmins(t *testing.T) {
 		t.Fatalf("the admin's read: %+v", events)
 	}
 	// The curator's refused read is itself in the log.
-	all, err := f.owner.ReadAudit(ctx, auth.AuditQuery{Since: events[0].At})
+	all, err := f.owner.ReadAudit(ctx, audit.Query{Since: events[0].At})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"mnemo/contract"
-	"mnemo/engine/httpapi"
 	"mnemo/engine/memory"
+	"mnemo/server/httpapi"
 )
 
 var fuzzOps = []string{"store", "store_many", "fetch", "recall", "list", "forget", "forget_within",

@@ -27,7 +27,8 @@ import (
 	"time"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
+	"mnemo/server/audit"
+	"mnemo/server/auth"
 )
 
 // Defaults of Options.
@@ -52,9 +53,9 @@ type Options struct {
 	// socket only its owner can open (mode 0600), and for tests.
 	Open bool
 	// Audit receives every mutation and refusal; nil keeps no log.
-	Audit auth.AuditLog
+	Audit audit.Log
 	// AuditReader serves GET /v1/audit to admins; nil answers 404.
-	AuditReader auth.AuditReader
+	AuditReader audit.Reader
 	// MaxBody bounds request bodies (default 1 MiB); MaxStoreBody bounds store
 	// and store_many bodies (default 32 MiB).
 	MaxBody      int64
@@ -215,7 +216,7 @@ func (h *Handler) authenticate(r *http.Request) (*auth.Confined, error) {
 		msg = "the bearer token is not known to this server"
 	}
 	if h.opts.Audit != nil {
-		ev := auth.Event{At: h.opts.Now().UTC(), Principal: "anonymous", Via: "http", Op: "authenticate", Refused: msg}
+		ev := audit.Event{At: h.opts.Now().UTC(), Principal: "anonymous", Via: "http", Op: "authenticate", Refused: msg}
 		if err := h.opts.Audit.AppendAudit(context.WithoutCancel(r.Context()), ev); err != nil {
 			h.log.Error("audit append failed", "err", err)
 		}
@@ -248,7 +249,7 @@ func (h *Handler) serveAudit(w http.ResponseWriter, r *http.Request, e *auth.Con
 		writeError(w, e.Deny(r.Context(), "audit", "principal `%s` is a %s; the audit log is for admins", e.Principal().Name, e.Principal().Role))
 		return
 	}
-	var q auth.AuditQuery
+	var q audit.Query
 	if s := r.URL.Query().Get("since"); s != "" {
 		t, err := contract.ParseTime(s)
 		if err != nil {
@@ -277,7 +278,7 @@ func (h *Handler) serveAudit(w http.ResponseWriter, r *http.Request, e *auth.Con
 		return
 	}
 	if events == nil {
-		events = []auth.Event{}
+		events = []audit.Event{}
 	}
 	writeJSON(w, http.StatusOK, events)
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"mnemo/contract"
-	"mnemo/engine/httpapi"
+	"mnemo/server/httpapi"
 )
 
 // TestPagesAreCappedAtTheBoundary: list, export, fetch and recall answered

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
+	"mnemo/server/auth"
 )
 
 // StoreWithBody is the store body carrying options: {"item", "options"}.

@@ -10,8 +10,9 @@ import (
 	"testing"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
-	"mnemo/engine/httpapi"
+	"mnemo/server/audit"
+	"mnemo/server/auth"
+	"mnemo/server/httpapi"
 )
 
 // wipeNamespaces are where seedWipe puts five records tagged wipe-test each.
@@ -125,7 +126,7 @@ func TestForgetByFilterOnlyEverNarrows(t *testing.T) {
 }
 
 // getAudit reads GET /v1/audit with a token and raw query.
-func getAudit(t *testing.T, url, token, query string) (int, []auth.Event) {
+func getAudit(t *testing.T, url, token, query string) (int, []audit.Event) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, url+"/v1/audit"+query, nil)
 	if err != nil {
@@ -139,7 +140,7 @@ func getAudit(t *testing.T, url, token, query string) (int, []auth.Event) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var events []auth.Event
+	var events []audit.Event
 	if resp.StatusCode == http.StatusOK {
 		if err := json.NewDecoder(resp.Body).Decode(&events); err != nil {
 			t.Fatal(err)

@@ -1,6 +1,6 @@
 // Package mcp offers agents mnemo's memory as seven tools, and serves them over
 // the Model Context Protocol. It is a boundary over any contract.Engine, like
-// engine/httpapi: the local bbolt store, a remote server or the reference
+// server/httpapi: the local bbolt store, a remote server or the reference
 // engine behave the same behind it.
 //
 // The tools (tinymemory's agent tool set, reference section 14) are, reads
