@@ -414,7 +414,7 @@ func drawAudit(s *screen, events []audit.Event) {
 		cells[i] = []cell{
 			{s.ago(ev.At), s.st.Dim},
 			{ev.Principal, s.st.Row},
-			{string(ev.Role), s.st.Dim},
+			{ev.Role, s.st.Dim},
 			{ev.Via, s.st.Dim},
 			{ev.Op, s.st.Kind},
 			{outcome, outStyle},

@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -21,7 +20,7 @@ import (
 	"time"
 
 	"mnemo/contract"
-	"mnemo/server/auth"
+	"mnemo/server/wire"
 )
 
 // Defaults of the client.
@@ -111,7 +110,7 @@ func (c *Client) URL() string { return c.label }
 // token; the CLI calls it first so a wrong token fails at once.
 func (c *Client) Connect(ctx context.Context) error {
 	var d contract.Descriptor
-	if err := c.do(ctx, http.MethodGet, "descriptor", nil, &d); err != nil {
+	if err := c.do(ctx, http.MethodGet, wire.EndpointDescriptor, nil, &d); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -146,7 +145,7 @@ func (c *Client) Health(ctx context.Context) contract.Health {
 	ctx, cancel := context.WithTimeout(ctx, healthTimeout)
 	defer cancel()
 	var h contract.Health
-	if err := c.do(ctx, http.MethodGet, "health", nil, &h); err != nil {
+	if err := c.do(ctx, http.MethodGet, wire.EndpointHealth, nil, &h); err != nil {
 		return contract.Health{State: contract.HealthDown, Reason: contract.AsError(err).Message}
 	}
 	return h
@@ -198,7 +197,7 @@ func (c *Client) once(ctx context.Context, method, op string, body []byte, out a
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	hr, err := http.NewRequestWithContext(ctx, method, c.base+"/v1/"+op, rd)
+	hr, err := http.NewRequestWithContext(ctx, method, c.base+wire.PathPrefix+op, rd)
 	if err != nil {
 		return 0, contract.ConfigErr("cannot build a request to %s", c.label)
 	}
@@ -227,7 +226,7 @@ func (c *Client) once(ctx context.Context, method, op string, body []byte, out a
 		}
 		return 0, nil
 	}
-	apiErr := decodeError(resp.StatusCode, data)
+	apiErr := wire.ErrorOf(resp.StatusCode, data)
 	if resp.StatusCode == http.StatusTooManyRequests {
 		secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
 		return time.Duration(max(secs, 1)) * time.Second, apiErr
@@ -247,47 +246,4 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 		return contract.Unavailable("cannot reach the mnemo server at %s: %v", c.label, ne.Err)
 	}
 	return contract.Unavailable("cannot reach the mnemo server at %s", c.label)
-}
-
-// decodeError turns an error answer back into the contract error the server
-// raised. Answers without the JSON error body (a proxy's, say) keep their status.
-func decodeError(status int, data []byte) error {
-	var body struct {
-		Error *struct {
-			Kind    string `json:"kind"`
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(data, &body); err != nil || body.Error == nil {
-		return fallbackError(status)
-	}
-	kind, ok := contract.ErrorKindFromWire(body.Error.Kind)
-	if !ok {
-		return fallbackError(status)
-	}
-	e := &contract.Error{Kind: kind, Code: body.Error.Code, Message: body.Error.Message}
-	if status == http.StatusForbidden && kind == contract.KindUnauthorized {
-		e.Code = auth.CodeForbidden
-	}
-	return e
-}
-
-func fallbackError(status int) error {
-	text := fmt.Sprintf("the server answered %d %s", status, http.StatusText(status))
-	switch {
-	case status == http.StatusUnauthorized:
-		return contract.Unauthorized("%s", text)
-	case status == http.StatusForbidden:
-		e := contract.Unauthorized("%s", text)
-		e.Code = auth.CodeForbidden
-		return e
-	case status == http.StatusNotFound:
-		return contract.NotFound("%s", text)
-	case status == http.StatusRequestEntityTooLarge || status/100 == 4:
-		return contract.Invalid("%s", text)
-	case status == http.StatusServiceUnavailable || status == http.StatusBadGateway || status == http.StatusGatewayTimeout:
-		return contract.Unavailable("%s", text)
-	}
-	return contract.EngineErr("%s", text)
 }

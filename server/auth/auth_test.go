@@ -14,6 +14,7 @@ import (
 	"mnemo/engine/memory"
 	"mnemo/server/audit"
 	"mnemo/server/auth"
+	"mnemo/server/wire"
 )
 
 func newKey(t *testing.T) (gossh.PublicKey, string) {
@@ -158,7 +159,7 @@ func TestConfineBindsReadsAndWritesToTheReach(t *testing.T) {
 		}
 	}
 	// A sandbox is not below a subtree: the reaches share nothing.
-	if _, err := alice.GetRecords(ctx, contract.GetRequest{IDs: []string{sandbox.ID}, Reach: &sandboxReach}); !auth.IsForbidden(err) {
+	if _, err := alice.GetRecords(ctx, contract.GetRequest{IDs: []string{sandbox.ID}, Reach: &sandboxReach}); !wire.IsForbidden(err) {
 		t.Fatalf("get_records in a sandbox outside the bound: %v", err)
 	}
 	rep, skipped, err := alice.ForgetCounted(ctx, contract.ForgetIDs(out.ID, in.ID, in.ID))
@@ -169,11 +170,11 @@ func TestConfineBindsReadsAndWritesToTheReach(t *testing.T) {
 		t.Fatalf("the store holds %d records, want 2", n)
 	}
 	_, err = alice.Store(ctx, doc("team:other", "sneaky"))
-	if !auth.IsForbidden(err) {
+	if !wire.IsForbidden(err) {
 		t.Fatalf("store outside: %v", err)
 	}
 	_, err = alice.Erase(ctx, contract.EraseRequest{Reach: reach})
-	if !auth.IsForbidden(err) {
+	if !wire.IsForbidden(err) {
 		t.Fatalf("curator erase: %v", err)
 	}
 	if len(log.events) != 4 || log.events[0].Op != "get_records" || log.events[0].Refused == "" ||
@@ -188,7 +189,7 @@ func TestConfineBindsReadsAndWritesToTheReach(t *testing.T) {
 	if len(hits) != 1 || hits[0].ID != out.ID {
 		t.Fatalf("a principal without reach saw %v", hits)
 	}
-	if _, err := bob.Get(ctx, contract.GetRequest{IDs: []string{sandbox.ID}, Reach: &sandboxReach}); !auth.IsForbidden(err) {
+	if _, err := bob.Get(ctx, contract.GetRequest{IDs: []string{sandbox.ID}, Reach: &sandboxReach}); !wire.IsForbidden(err) {
 		t.Fatalf("a principal without reach asked for a sandbox: %v", err)
 	}
 	owner := auth.Confine(e, auth.Owner())

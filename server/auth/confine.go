@@ -9,6 +9,7 @@ import (
 
 	"mnemo/contract"
 	"mnemo/server/audit"
+	"mnemo/server/wire"
 )
 
 // Option configures a confined engine.
@@ -177,9 +178,9 @@ func (c *Confined) mayWrite(ctx context.Context, op string, ev audit.Event) erro
 
 func verb(op string) string {
 	switch op {
-	case "store", "store_many":
+	case wire.OpStore, wire.OpStoreMany:
 		return "store"
-	case "forget", "forget_within":
+	case wire.OpForget, wire.OpForgetWithin:
 		return "forget"
 	}
 	return op
@@ -211,14 +212,14 @@ func (c *Confined) Store(ctx context.Context, item contract.StoreItem) (contract
 
 // StoreWith writes one item where the principal may write.
 func (c *Confined) StoreWith(ctx context.Context, item contract.StoreItem, opts contract.WriteOptions) (contract.StoreReceipt, error) {
-	if err := c.checkStore(ctx, "store", []contract.StoreItem{item}); err != nil {
+	if err := c.checkStore(ctx, wire.OpStore, []contract.StoreItem{item}); err != nil {
 		return contract.StoreReceipt{}, err
 	}
 	rec, err := c.e.StoreWith(ctx, item, opts)
 	if err != nil {
 		return rec, err
 	}
-	c.record(ctx, audit.Event{Op: "store", IDs: []string{rec.ID}, Where: where([]contract.StoreItem{item}), Count: stored(rec)})
+	c.record(ctx, audit.Event{Op: wire.OpStore, IDs: []string{rec.ID}, Where: where([]contract.StoreItem{item}), Count: stored(rec)})
 	return rec, nil
 }
 
@@ -230,7 +231,7 @@ func (c *Confined) StoreMany(ctx context.Context, items []contract.StoreItem) ([
 // StoreManyWith writes a batch where the principal may write; one item outside
 // the principal's reach refuses the whole batch before anything is written.
 func (c *Confined) StoreManyWith(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
-	if err := c.checkStore(ctx, "store_many", items); err != nil {
+	if err := c.checkStore(ctx, wire.OpStoreMany, items); err != nil {
 		return nil, err
 	}
 	recs, err := c.e.StoreManyWith(ctx, items, opts)
@@ -243,7 +244,7 @@ func (c *Confined) StoreManyWith(ctx context.Context, items []contract.StoreItem
 		ids[i] = r.ID
 		n += stored(r)
 	}
-	c.record(ctx, audit.Event{Op: "store_many", IDs: ids, Where: where(items), Count: n})
+	c.record(ctx, audit.Event{Op: wire.OpStoreMany, IDs: ids, Where: where(items), Count: n})
 	return recs, nil
 }
 
@@ -326,10 +327,10 @@ func (c *Confined) place(ctx context.Context, reach *contract.Reach, ids []strin
 
 // Recall answers under the principal's reach.
 func (c *Confined) Recall(ctx context.Context, req contract.RecallRequest) (contract.RecallAnswer, error) {
-	if err := capLimit("recall", req.Limit); err != nil {
+	if err := capLimit(wire.OpRecall, req.Limit); err != nil {
 		return contract.RecallAnswer{}, err
 	}
-	f, err := c.filter(ctx, "recall", req.Filter)
+	f, err := c.filter(ctx, wire.OpRecall, req.Filter)
 	if err != nil {
 		return contract.RecallAnswer{}, err
 	}
@@ -339,10 +340,10 @@ func (c *Confined) Recall(ctx context.Context, req contract.RecallRequest) (cont
 
 // Fetch ranks under the principal's reach.
 func (c *Confined) Fetch(ctx context.Context, req contract.FetchRequest) (contract.FetchPage, error) {
-	if err := capLimit("fetch", req.Limit); err != nil {
+	if err := capLimit(wire.OpFetch, req.Limit); err != nil {
 		return contract.FetchPage{}, err
 	}
-	f, err := c.filter(ctx, "fetch", req.Filter)
+	f, err := c.filter(ctx, wire.OpFetch, req.Filter)
 	if err != nil {
 		return contract.FetchPage{}, err
 	}
@@ -352,10 +353,10 @@ func (c *Confined) Fetch(ctx context.Context, req contract.FetchRequest) (contra
 
 // List lists under the principal's reach.
 func (c *Confined) List(ctx context.Context, req contract.ListRequest) (contract.ListPage, error) {
-	if err := capLimit("list", req.Limit); err != nil {
+	if err := capLimit(wire.OpList, req.Limit); err != nil {
 		return contract.ListPage{}, err
 	}
-	f, err := c.filter(ctx, "list", req.Filter)
+	f, err := c.filter(ctx, wire.OpList, req.Filter)
 	if err != nil {
 		return contract.ListPage{}, err
 	}
@@ -365,10 +366,10 @@ func (c *Confined) List(ctx context.Context, req contract.ListRequest) (contract
 
 // Export exports under the principal's reach.
 func (c *Confined) Export(ctx context.Context, req contract.ListRequest) (contract.ExportPage, error) {
-	if err := capLimit("export", req.Limit); err != nil {
+	if err := capLimit(wire.OpExport, req.Limit); err != nil {
 		return contract.ExportPage{}, err
 	}
-	f, err := c.filter(ctx, "export", req.Filter)
+	f, err := c.filter(ctx, wire.OpExport, req.Filter)
 	if err != nil {
 		return contract.ExportPage{}, err
 	}
@@ -378,7 +379,7 @@ func (c *Confined) Export(ctx context.Context, req contract.ListRequest) (contra
 
 // Explore counts under the principal's reach.
 func (c *Confined) Explore(ctx context.Context, req contract.ExploreRequest) (contract.ExplorePage, error) {
-	f, err := c.filter(ctx, "explore", req.Filter)
+	f, err := c.filter(ctx, wire.OpExplore, req.Filter)
 	if err != nil {
 		return contract.ExplorePage{}, err
 	}
@@ -388,7 +389,7 @@ func (c *Confined) Explore(ctx context.Context, req contract.ExploreRequest) (co
 
 // Get reads ids under the principal's reach.
 func (c *Confined) Get(ctx context.Context, req contract.GetRequest) ([]contract.Hit, error) {
-	r, err := c.Scope(ctx, "get", req.Reach)
+	r, err := c.Scope(ctx, wire.OpGet, req.Reach)
 	if err != nil {
 		return nil, err
 	}
@@ -398,7 +399,7 @@ func (c *Confined) Get(ctx context.Context, req contract.GetRequest) ([]contract
 
 // GetRecords reads whole records under the principal's reach.
 func (c *Confined) GetRecords(ctx context.Context, req contract.GetRequest) ([]contract.Record, error) {
-	r, err := c.Scope(ctx, "get_records", req.Reach)
+	r, err := c.Scope(ctx, wire.OpGetRecords, req.Reach)
 	if err != nil {
 		return nil, err
 	}
@@ -408,7 +409,7 @@ func (c *Confined) GetRecords(ctx context.Context, req contract.GetRequest) ([]c
 
 // Browse lists under the principal's reach.
 func (c *Confined) Browse(ctx context.Context, q contract.BrowseQuery) (contract.BrowsePage, error) {
-	f, err := c.filter(ctx, "browse", q.Filter)
+	f, err := c.filter(ctx, wire.OpBrowse, q.Filter)
 	if err != nil {
 		return contract.BrowsePage{}, err
 	}
@@ -422,7 +423,7 @@ func (c *Confined) Beliefs(ctx context.Context, req contract.BeliefsRequest) ([]
 		return nil, err
 	}
 	if !c.p.Unlimited {
-		r, err := c.writeScope(ctx, "beliefs", req.Reach)
+		r, err := c.writeScope(ctx, wire.OpBeliefs, req.Reach)
 		if err != nil {
 			return nil, err
 		}
@@ -441,18 +442,18 @@ func (c *Confined) Forget(ctx context.Context, target contract.ForgetTarget) (co
 // ForgetCounted is Forget that also says how many named ids were left alone
 // (outside the reach or absent); the HTTP API reports it as "skipped".
 func (c *Confined) ForgetCounted(ctx context.Context, target contract.ForgetTarget) (contract.ForgetReport, int, error) {
-	ev := audit.Event{Op: "forget", IDs: target.IDs}
+	ev := audit.Event{Op: wire.OpForget, IDs: target.IDs}
 	if target.Filter != nil {
 		ev.Filter = target.Filter
 	}
-	if err := c.mayWrite(ctx, "forget", ev); err != nil {
+	if err := c.mayWrite(ctx, wire.OpForget, ev); err != nil {
 		return contract.ForgetReport{}, 0, err
 	}
 	if err := target.Validate(); err != nil {
 		return contract.ForgetReport{}, 0, err
 	}
 	if target.Filter != nil {
-		f, err := c.filter(ctx, "forget", *target.Filter)
+		f, err := c.filter(ctx, wire.OpForget, *target.Filter)
 		if err != nil {
 			return contract.ForgetReport{}, 0, err
 		}
@@ -467,7 +468,7 @@ func (c *Confined) ForgetCounted(ctx context.Context, target contract.ForgetTarg
 		if err != nil {
 			return rep, 0, err
 		}
-		c.record(ctx, audit.Event{Op: "forget", Filter: &f, Count: rep.Forgotten})
+		c.record(ctx, audit.Event{Op: wire.OpForget, Filter: &f, Count: rep.Forgotten})
 		return rep, 0, nil
 	}
 	if c.p.Unlimited {
@@ -485,10 +486,10 @@ func (c *Confined) ForgetCounted(ctx context.Context, target contract.ForgetTarg
 			return rep, 0, err
 		}
 		skipped := max(distinct(target.IDs)-rep.Forgotten, 0)
-		c.record(ctx, audit.Event{Op: "forget", IDs: target.IDs, Where: ns, Count: rep.Forgotten, Skipped: skipped})
+		c.record(ctx, audit.Event{Op: wire.OpForget, IDs: target.IDs, Where: ns, Count: rep.Forgotten, Skipped: skipped})
 		return rep, skipped, nil
 	}
-	return c.forgetWithin(ctx, "forget", target.IDs, c.boundReach())
+	return c.forgetWithin(ctx, wire.OpForget, target.IDs, c.boundReach())
 }
 
 // ForgetWithin removes the ids found under the reach narrowed by the
@@ -500,17 +501,17 @@ func (c *Confined) ForgetWithin(ctx context.Context, ids []string, reach contrac
 
 // ForgetWithinCounted is ForgetWithin that also reports the skipped ids' count.
 func (c *Confined) ForgetWithinCounted(ctx context.Context, ids []string, reach contract.Reach) (contract.ForgetReport, int, error) {
-	if err := c.mayWrite(ctx, "forget_within", audit.Event{IDs: ids, Reach: &reach}); err != nil {
+	if err := c.mayWrite(ctx, wire.OpForgetWithin, audit.Event{IDs: ids, Reach: &reach}); err != nil {
 		return contract.ForgetReport{}, 0, err
 	}
 	if c.p.Unlimited {
-		return c.forgetWithin(ctx, "forget_within", ids, reach)
+		return c.forgetWithin(ctx, wire.OpForgetWithin, ids, reach)
 	}
-	scope, err := c.writeScope(ctx, "forget_within", reach)
+	scope, err := c.writeScope(ctx, wire.OpForgetWithin, reach)
 	if err != nil {
 		return contract.ForgetReport{}, 0, err
 	}
-	return c.forgetWithin(ctx, "forget_within", ids, scope)
+	return c.forgetWithin(ctx, wire.OpForgetWithin, ids, scope)
 }
 
 func (c *Confined) forgetWithin(ctx context.Context, op string, ids []string, reach contract.Reach) (contract.ForgetReport, int, error) {
@@ -574,8 +575,8 @@ func (c *Confined) visible(ctx context.Context, ids ...string) ([]contract.Names
 
 // Review approves or rejects a candidate inside the principal's reach.
 func (c *Confined) Review(ctx context.Context, req contract.ReviewRequest) (contract.ReviewResult, error) {
-	ev := audit.Event{Op: "review", IDs: []string{req.ID}, Detail: string(req.Action)}
-	if err := c.mayWrite(ctx, "review", ev); err != nil {
+	ev := audit.Event{Op: wire.OpReview, IDs: []string{req.ID}, Detail: string(req.Action)}
+	if err := c.mayWrite(ctx, wire.OpReview, ev); err != nil {
 		return contract.ReviewResult{}, err
 	}
 	if err := req.Validate(); err != nil {
@@ -597,8 +598,8 @@ func (c *Confined) Review(ctx context.Context, req contract.ReviewRequest) (cont
 
 // Supersede marks a record superseded, both records inside the principal's reach.
 func (c *Confined) Supersede(ctx context.Context, req contract.SupersedeRequest) (contract.Record, error) {
-	ev := audit.Event{Op: "supersede", IDs: []string{req.ID}, Detail: req.By}
-	if err := c.mayWrite(ctx, "supersede", ev); err != nil {
+	ev := audit.Event{Op: wire.OpSupersede, IDs: []string{req.ID}, Detail: req.By}
+	if err := c.mayWrite(ctx, wire.OpSupersede, ev); err != nil {
 		return contract.Record{}, err
 	}
 	if err := req.Validate(); err != nil {
@@ -620,7 +621,7 @@ func (c *Confined) Supersede(ctx context.Context, req contract.SupersedeRequest)
 
 // Erase is for admins, inside their reach.
 func (c *Confined) Erase(ctx context.Context, req contract.EraseRequest) (contract.EraseReport, error) {
-	ev := audit.Event{Op: "erase", Reach: &req.Reach}
+	ev := audit.Event{Op: wire.OpErase, Reach: &req.Reach}
 	if c.p.Role != RoleAdmin {
 		return contract.EraseReport{}, c.refuse(ctx, ev, Forbidden("principal `%s` is a %s and cannot erase", c.p.Name, c.p.Role))
 	}
@@ -638,12 +639,12 @@ func (c *Confined) Erase(ctx context.Context, req contract.EraseRequest) (contra
 
 // Consolidate runs inside the principal's reach, for curators and admins.
 func (c *Confined) Consolidate(ctx context.Context, req contract.ConsolidateRequest) (contract.ConsolidateReceipt, error) {
-	ev := audit.Event{Op: "consolidate", Reach: &req.Reach}
-	if err := c.mayWrite(ctx, "consolidate", ev); err != nil {
+	ev := audit.Event{Op: wire.OpConsolidate, Reach: &req.Reach}
+	if err := c.mayWrite(ctx, wire.OpConsolidate, ev); err != nil {
 		return contract.ConsolidateReceipt{}, err
 	}
 	if !c.p.Unlimited {
-		r, err := c.writeScope(ctx, "consolidate", req.Reach)
+		r, err := c.writeScope(ctx, wire.OpConsolidate, req.Reach)
 		if err != nil {
 			return contract.ConsolidateReceipt{}, err
 		}

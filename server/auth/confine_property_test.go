@@ -10,6 +10,7 @@ import (
 	"mnemo/contract"
 	"mnemo/engine/bolt"
 	"mnemo/server/auth"
+	"mnemo/server/wire"
 )
 
 // propertyFixture is one tagged and one untagged record in every namespace
@@ -161,10 +162,10 @@ func TestConfinedReadsAndForgetsTouchWhatBothReachesAdmit(t *testing.T) {
 		}
 		if len(want) == 0 && req != nil {
 			// No common namespace: refused, for every read and the forget.
-			if !auth.IsForbidden(listErr) {
+			if !wire.IsForbidden(listErr) {
 				t.Fatalf("%s: want a refusal, list answered %d records (%v)", name, len(listed), listErr)
 			}
-			if _, err := c.Forget(ctx, contract.ForgetFilter(tagged(req))); !auth.IsForbidden(err) {
+			if _, err := c.Forget(ctx, contract.ForgetFilter(tagged(req))); !wire.IsForbidden(err) {
 				t.Fatalf("%s: forget: %v", name, err)
 			}
 			refused++

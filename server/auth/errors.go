@@ -1,25 +1,14 @@
 package auth
 
 import (
-	"errors"
-
 	"mnemo/contract"
+	"mnemo/server/wire"
 )
 
-// CodeForbidden marks an unauthorized-kind error as a refusal of a known
-// principal (outside its reach or role), which HTTP answers with 403, as
-// opposed to a caller who is not known at all (401).
-const CodeForbidden = "forbidden"
-
-// Forbidden returns the refusal of a known principal's request.
+// Forbidden returns the refusal of a known principal's request: HTTP answers
+// it with 403 (wire.IsForbidden), not the 401 of a caller nobody knows.
 func Forbidden(format string, args ...any) *contract.Error {
 	e := contract.Unauthorized(format, args...)
-	e.Code = CodeForbidden
+	e.Code = wire.CodeForbidden
 	return e
-}
-
-// IsForbidden tells whether err refuses a known principal (403, not 401).
-func IsForbidden(err error) bool {
-	var e *contract.Error
-	return errors.As(err, &e) && e.Kind == contract.KindUnauthorized && e.Code == CodeForbidden
 }

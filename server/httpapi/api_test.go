@@ -21,6 +21,7 @@ import (
 	"mnemo/server/audit"
 	"mnemo/server/auth"
 	"mnemo/server/httpapi"
+	"mnemo/server/wire"
 )
 
 const (
@@ -269,7 +270,7 @@ func TestRequestJSONCannotWidenTheReach(t *testing.T) {
 	_, refusals["fetch"] = alice.Fetch(ctx, contract.FetchRequest{Query: "secret roadmap", Mode: contract.ModeKeyword, Filter: contract.MetaFilter{Reach: &other}, Limit: 10})
 	_, refusals["export"] = alice.Export(ctx, contract.ListRequest{Filter: contract.MetaFilter{Reach: &other}, Limit: 50})
 	for op, err := range refusals {
-		if !auth.IsForbidden(err) || !strings.Contains(err.Error(), "`team:other` only") {
+		if !wire.IsForbidden(err) || !strings.Contains(err.Error(), "`team:other` only") {
 			t.Fatalf("%s with a reach outside alice's: %v", op, err)
 		}
 	}
@@ -484,7 +485,7 @@ func TestReadersCannotChangeAnything(t *testing.T) {
 	}
 	ctx := context.Background()
 	_, err := client(t, f.srv.URL, readerToken).Forget(ctx, contract.ForgetIDs(f.acme1))
-	if !auth.IsForbidden(err) {
+	if !wire.IsForbidden(err) {
 		t.Fatalf("remote reader forget: %v, want a forbidden refusal", err)
 	}
 	hits, _ := f.owner.Get(ctx, contract.GetRequest{IDs: []string{f.acme1}})
@@ -600,7 +601,7 @@ func TestAuditLogIsForAdmins(t *testing.T) {
 	f := newFixture(t, httpapi.Options{})
 	ctx := context.Background()
 	_, err := client(t, f.srv.URL, aliceToken).ReadAudit(ctx, audit.Query{})
-	if !auth.IsForbidden(err) {
+	if !wire.IsForbidden(err) {
 		t.Fatalf("a curator read the audit log: %v", err)
 	}
 	events, err := client(t, f.srv.URL, adminToken).ReadAudit(ctx, audit.Query{Limit: 2})

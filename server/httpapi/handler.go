@@ -29,6 +29,7 @@ import (
 	"mnemo/contract"
 	"mnemo/server/audit"
 	"mnemo/server/auth"
+	"mnemo/server/wire"
 )
 
 // Defaults of Options.
@@ -81,7 +82,7 @@ type Handler struct {
 	// anonymous limits unauthenticated requests as one principal, so a flood of
 	// bad tokens cannot flood the audit log.
 	anonymous *limiter
-	ops       map[string]operation
+	ops       map[wire.Op]operation
 }
 
 // operation serves one POST /v1/<name>.
@@ -126,12 +127,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, contract.EngineErr("the server failed on this request; the failure is in its log"))
 		}
 	}()
-	name, ok := strings.CutPrefix(r.URL.Path, "/v1/")
+	name, ok := strings.CutPrefix(r.URL.Path, wire.PathPrefix)
 	if !ok || name == "" || strings.Contains(name, "/") {
 		writeStatus(w, http.StatusNotFound, contract.NotFound("no such endpoint %s; the API lives under /v1/", safePath(r.URL.Path)))
 		return
 	}
-	if name == "health" {
+	if name == wire.EndpointHealth {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			methodNotAllowed(w, "GET")
 			return
@@ -150,14 +151,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch name {
-	case "descriptor":
+	case wire.EndpointDescriptor:
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			methodNotAllowed(w, "GET")
 			return
 		}
 		writeJSON(w, http.StatusOK, e.Descriptor())
 		return
-	case "audit":
+	case wire.EndpointAudit:
 		h.serveAudit(w, r, e)
 		return
 	}
@@ -209,14 +210,14 @@ func (h *Handler) authenticate(r *http.Request) (*auth.Confined, error) {
 		}
 	}
 	if ok, wait := h.anonymous.take(""); !ok {
-		return nil, &rateLimited{op: "authenticate", wait: wait}
+		return nil, &rateLimited{op: wire.OpAuthenticate, wait: wait}
 	}
 	msg := "this server needs `Authorization: Bearer <token>`"
 	if hasToken {
 		msg = "the bearer token is not known to this server"
 	}
 	if h.opts.Audit != nil {
-		ev := audit.Event{At: h.opts.Now().UTC(), Principal: "anonymous", Via: "http", Op: "authenticate", Refused: msg}
+		ev := audit.Event{At: h.opts.Now().UTC(), Principal: "anonymous", Via: "http", Op: wire.OpAuthenticate, Refused: msg}
 		if err := h.opts.Audit.AppendAudit(context.WithoutCancel(r.Context()), ev); err != nil {
 			h.log.Error("audit append failed", "err", err)
 		}
@@ -246,11 +247,11 @@ func (h *Handler) serveAudit(w http.ResponseWriter, r *http.Request, e *auth.Con
 		return
 	}
 	if e.Principal().Role != auth.RoleAdmin {
-		writeError(w, e.Deny(r.Context(), "audit", "principal `%s` is a %s; the audit log is for admins", e.Principal().Name, e.Principal().Role))
+		writeError(w, e.Deny(r.Context(), wire.EndpointAudit, "principal `%s` is a %s; the audit log is for admins", e.Principal().Name, e.Principal().Role))
 		return
 	}
 	var q audit.Query
-	if s := r.URL.Query().Get("since"); s != "" {
+	if s := r.URL.Query().Get(wire.AuditSince); s != "" {
 		t, err := contract.ParseTime(s)
 		if err != nil {
 			writeError(w, contract.Invalid("since `%s` is not an RFC 3339 instant", s))
@@ -258,7 +259,7 @@ func (h *Handler) serveAudit(w http.ResponseWriter, r *http.Request, e *auth.Con
 		}
 		q.Since = t
 	}
-	if s := r.URL.Query().Get("limit"); s != "" {
+	if s := r.URL.Query().Get(wire.AuditLimit); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 0 {
 			writeError(w, contract.Invalid("limit `%s` is not a count", s))
@@ -273,7 +274,7 @@ func (h *Handler) serveAudit(w http.ResponseWriter, r *http.Request, e *auth.Con
 	}
 	events, err := h.opts.AuditReader.ReadAudit(r.Context(), q)
 	if err != nil {
-		h.logEngineError("audit", err)
+		h.logEngineError(wire.EndpointAudit, err)
 		writeError(w, err)
 		return
 	}
@@ -324,31 +325,16 @@ type errorBody = contract.ErrorBody
 
 type errorDetail = contract.ErrorDetail
 
-// StatusOf maps a contract error to its HTTP status (cli.md section 4).
-func StatusOf(err error) int {
+// statusOf is wire.StatusOf, and 413 for a body over its limit.
+func statusOf(err error) int {
 	var tooBig *bodyTooLarge
 	if errors.As(err, &tooBig) {
 		return http.StatusRequestEntityTooLarge
 	}
-	switch contract.KindOf(err) {
-	case contract.KindInvalidRequest, contract.KindUnsupported:
-		return http.StatusBadRequest
-	case contract.KindUnauthorized:
-		if auth.IsForbidden(err) {
-			return http.StatusForbidden
-		}
-		return http.StatusUnauthorized
-	case contract.KindNotFound:
-		return http.StatusNotFound
-	case contract.KindConflict:
-		return http.StatusConflict
-	case contract.KindUnavailable:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
+	return wire.StatusOf(err)
 }
 
-func writeError(w http.ResponseWriter, err error) { writeStatus(w, StatusOf(err), err) }
+func writeError(w http.ResponseWriter, err error) { writeStatus(w, statusOf(err), err) }
 
 func writeStatus(w http.ResponseWriter, status int, err error) {
 	var tooBig *bodyTooLarge

@@ -9,59 +9,41 @@ import (
 
 	"mnemo/contract"
 	"mnemo/server/auth"
+	"mnemo/server/wire"
 )
-
-// StoreWithBody is the store body carrying options: {"item", "options"}.
-type StoreWithBody struct {
-	Item    contract.StoreItem    `json:"item"`
-	Options contract.WriteOptions `json:"options"`
-}
-
-// StoreManyBody is the store_many body carrying options: {"items", "options"}.
-type StoreManyBody struct {
-	Items   []contract.StoreItem  `json:"items"`
-	Options contract.WriteOptions `json:"options"`
-}
-
-// ForgetAnswer is forget's and forget_within's answer: the contract's report
-// plus how many named ids were left alone (outside the caller's reach, or absent).
-type ForgetAnswer struct {
-	Forgotten int `json:"forgotten"`
-	Skipped   int `json:"skipped,omitempty"`
-}
 
 func (h *Handler) operations() map[string]operation {
 	small, big := h.opts.MaxBody, h.opts.MaxStoreBody
-	return map[string]operation{
-		"store":      {maxBody: big, serve: serveStore},
-		"store_many": {maxBody: big, serve: serveStoreMany},
-		"fetch": {maxBody: small, serve: typed(func(ctx context.Context, e *auth.Confined, r contract.FetchRequest) (any, error) {
+	return map[wire.Op]operation{
+		wire.OpStore:     {maxBody: big, serve: serveStore},
+		wire.OpStoreMany: {maxBody: big, serve: serveStoreMany},
+		wire.OpFetch: {maxBody: small, serve: typed(func(ctx context.Context, e *auth.Confined, r contract.FetchRequest) (any, error) {
 			return e.Fetch(ctx, r)
 		})},
-		"recall": {maxBody: small, serve: typed(func(ctx context.Context, e *auth.Confined, r contract.RecallRequest) (any, error) {
+		wire.OpRecall: {maxBody: small, serve: typed(func(ctx context.Context, e *auth.Confined, r contract.RecallRequest) (any, error) {
 			return e.Recall(ctx, r)
 		})},
-		"list":          {maxBody: small, listing: true, serve: typed(serveList)},
-		"export":        {maxBody: small, listing: true, serve: typed(serveExport)},
-		"explore":       {maxBody: small, listing: true, serve: typed(serveExplore)},
-		"browse":        {maxBody: small, listing: true, serve: typed(serveBrowse)},
-		"get":           {maxBody: small, serve: typed(serveGet)},
-		"get_records":   {maxBody: small, serve: typed(serveGetRecords)},
-		"forget":        {maxBody: small, serve: typed(serveForget)},
-		"forget_within": {maxBody: small, serve: typed(serveForgetWithin)},
-		"review": {maxBody: small, serve: typed(func(ctx context.Context, e *auth.Confined, r contract.ReviewRequest) (any, error) {
+		wire.OpList:         {maxBody: small, listing: true, serve: typed(serveList)},
+		wire.OpExport:       {maxBody: small, listing: true, serve: typed(serveExport)},
+		wire.OpExplore:      {maxBody: small, listing: true, serve: typed(serveExplore)},
+		wire.OpBrowse:       {maxBody: small, listing: true, serve: typed(serveBrowse)},
+		wire.OpGet:          {maxBody: small, serve: typed(serveGet)},
+		wire.OpGetRecords:   {maxBody: small, serve: typed(serveGetRecords)},
+		wire.OpForget:       {maxBody: small, serve: typed(serveForget)},
+		wire.OpForgetWithin: {maxBody: small, serve: typed(serveForgetWithin)},
+		wire.OpReview: {maxBody: small, serve: typed(func(ctx context.Context, e *auth.Confined, r contract.ReviewRequest) (any, error) {
 			return e.Review(ctx, r)
 		})},
-		"supersede": {maxBody: small, serve: typed(func(ctx context.Context, e *auth.Confined, r contract.SupersedeRequest) (any, error) {
+		wire.OpSupersede: {maxBody: small, serve: typed(func(ctx context.Context, e *auth.Confined, r contract.SupersedeRequest) (any, error) {
 			return e.Supersede(ctx, r)
 		})},
-		"erase": {maxBody: small, serve: typed(func(ctx context.Context, e *auth.Confined, r contract.EraseRequest) (any, error) {
+		wire.OpErase: {maxBody: small, serve: typed(func(ctx context.Context, e *auth.Confined, r contract.EraseRequest) (any, error) {
 			return e.Erase(ctx, r)
 		})},
-		"consolidate": {maxBody: small, serve: typed(func(ctx context.Context, e *auth.Confined, r contract.ConsolidateRequest) (any, error) {
+		wire.OpConsolidate: {maxBody: small, serve: typed(func(ctx context.Context, e *auth.Confined, r contract.ConsolidateRequest) (any, error) {
 			return e.Consolidate(ctx, r)
 		})},
-		"beliefs": {maxBody: small, serve: typed(serveBeliefs)},
+		wire.OpBeliefs: {maxBody: small, serve: typed(serveBeliefs)},
 	}
 }
 
@@ -105,7 +87,7 @@ func serveStore(ctx context.Context, e *auth.Confined, body []byte) (any, error)
 	}
 	if _, wrapped := probe["item"]; wrapped {
 		if _, typed := probe["type"]; !typed {
-			var req StoreWithBody
+			var req wire.StoreWithBody
 			if err := decode(body, &req); err != nil {
 				return nil, err
 			}
@@ -122,7 +104,7 @@ func serveStore(ctx context.Context, e *auth.Confined, body []byte) (any, error)
 func serveStoreMany(ctx context.Context, e *auth.Confined, body []byte) (any, error) {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) > 0 && trimmed[0] == '{' {
-		var req StoreManyBody
+		var req wire.StoreManyBody
 		if err := decode(body, &req); err != nil {
 			return nil, err
 		}
@@ -195,7 +177,7 @@ func serveForget(ctx context.Context, e *auth.Confined, t contract.ForgetTarget)
 	if err != nil {
 		return nil, err
 	}
-	return ForgetAnswer{Forgotten: rep.Forgotten, Skipped: skipped}, nil
+	return wire.ForgetAnswer{Forgotten: rep.Forgotten, Skipped: skipped}, nil
 }
 
 func serveForgetWithin(ctx context.Context, e *auth.Confined, r contract.ForgetWithinRequest) (any, error) {
@@ -203,5 +185,5 @@ func serveForgetWithin(ctx context.Context, e *auth.Confined, r contract.ForgetW
 	if err != nil {
 		return nil, err
 	}
-	return ForgetAnswer{Forgotten: rep.Forgotten, Skipped: skipped}, nil
+	return wire.ForgetAnswer{Forgotten: rep.Forgotten, Skipped: skipped}, nil
 }

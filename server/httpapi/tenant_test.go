@@ -11,8 +11,8 @@ import (
 
 	"mnemo/contract"
 	"mnemo/server/audit"
-	"mnemo/server/auth"
 	"mnemo/server/httpapi"
+	"mnemo/server/wire"
 )
 
 // wipeNamespaces are where seedWipe puts five records tagged wipe-test each.
@@ -166,7 +166,7 @@ func TestAuditLogIsConfinedByTheReadersReach(t *testing.T) {
 	if _, err := alice.Store(ctx, doc("team:acme/agent:bot", "alice writes")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := alice.Store(ctx, doc("team:gamma", "alice tries gamma")); !auth.IsForbidden(err) {
+	if _, err := alice.Store(ctx, doc("team:gamma", "alice tries gamma")); !wire.IsForbidden(err) {
 		t.Fatalf("alice stored outside: %v", err)
 	}
 	post(t, f.srv.URL, aliceToken, "forget", fmt.Sprintf(`{"ids":[%q,%q]}`, f.acme1, f.other))
