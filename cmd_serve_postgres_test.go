@@ -16,6 +16,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt"
 	"mnemo/engine/postgres/pgtest"
 	"mnemo/engine/remote"
 	"mnemo/server/audit"
@@ -93,7 +94,7 @@ func TestTwoServersOverOneDatabase(t *testing.T) {
 	}
 	var token string
 	_ = filepath.WalkDir(os.Getenv("XDG_STATE_HOME"), func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.Name() == serveTokenFile {
+		if err == nil && d.Name() == bolt.TokenFile {
 			b, _ := os.ReadFile(p)
 			token = strings.TrimSpace(string(b))
 		}

@@ -120,7 +120,7 @@ func TestServeAttachesCommandsAndAuditsThem(t *testing.T) {
 	if !strings.HasPrefix(s.url, "http://127.0.0.1:") {
 		t.Fatalf("serve.addr holds %q", s.url)
 	}
-	st, err := os.Stat(filepath.Join(c.db, serveTokenFile))
+	st, err := os.Stat(filepath.Join(c.db, bolt.TokenFile))
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("the owner token file: %v, mode %v", err, st.Mode().Perm())
 	}
@@ -261,7 +261,7 @@ func TestServeSSHSessionRunsTheTUIAsItsPrincipal(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if _, err := os.Stat(filepath.Join(c.db, serveHostKey)); err != nil {
+	if _, err := os.Stat(filepath.Join(c.db, bolt.HostKeyFile)); err != nil {
 		t.Fatalf("no host key in the store: %v", err)
 	}
 	// The header names the server, never the store's path (issue 12).

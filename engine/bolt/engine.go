@@ -34,14 +34,21 @@ import (
 	"mnemo/engine/retrieval"
 )
 
-// File names inside a store directory.
+// File names inside a store directory, each written here once: the engine
+// keeps DBFile, IndexDir and PIDFile; `mnemo serve` (package server) writes
+// AddrFile while it serves the store (read back here to name the process
+// that holds it), its owner token in TokenFile and its SSH host key in
+// HostKeyFile.
 const (
-	DBFile    = "mnemo.db"
-	IndexDir  = "index"
-	PIDFile   = "mnemo.pid"
-	AddrFile  = "serve.addr"
-	schemaVer = "2"
+	DBFile      = "mnemo.db"
+	IndexDir    = "index"
+	PIDFile     = "mnemo.pid"
+	AddrFile    = "serve.addr"
+	TokenFile   = "serve.token"
+	HostKeyFile = "ssh_host_ed25519"
 )
+
+const schemaVer = "2"
 
 var (
 	bucketMeta    = []byte("meta")
