@@ -56,7 +56,7 @@ store a running server holds, or with --remote, the server answers (admins only)
 			enc.SetEscapeHTML(false)
 			for _, ev := range events {
 				if err := enc.Encode(ev); err != nil {
-					return contract.EngineErr("cannot encode an audit event: %v", err)
+					return contract.EngineErr("cannot encode an audit event: %w", err)
 				}
 			}
 			_, err = a.stdout.Write(buf.Bytes())

@@ -101,13 +101,13 @@ func exportAll(ctx context.Context, e contract.Engine, f contract.MetaFilter, w 
 		}
 		for i := range lines {
 			if err := out.write(&lines[i]); err != nil {
-				return nil, contract.EngineErr("cannot write the export: %v", err)
+				return nil, contract.EngineErr("cannot write the export: %w", err)
 			}
 		}
 		return page.NextCursor, nil
 	})
 	if ferr := out.flush(); err == nil && ferr != nil {
-		err = contract.EngineErr("cannot write the export: %v", ferr)
+		err = contract.EngineErr("cannot write the export: %w", ferr)
 	}
 	return err
 }

@@ -100,5 +100,5 @@ func (a *app) runMCP(ctx context.Context, scope mcp.ToolScope) error {
 		// The client hanging up or an interrupt is the normal end of a session.
 		return nil
 	}
-	return contract.Unavailable("the MCP session ended: %v", err)
+	return contract.Unavailable("the MCP session ended: %w", err)
 }

@@ -81,7 +81,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 		NewSSH: func(s server.SSHSetup) (server.SSHServer, error) {
 			keymap, err := loadKeymap(a.cfg.Keys)
 			if err != nil {
-				return nil, contract.ConfigErr("%s: %s", a.configPath, err.Error())
+				return nil, contract.ConfigErr("%s: %w", a.configPath, err)
 			}
 			return uissh.New(s.Addr, uissh.Options{Engine: s.Engine, Keys: s.Keys, Audit: s.Audit,
 				HostKeyPath: s.HostKeyPath, Logger: a.logger,

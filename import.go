@@ -278,7 +278,7 @@ func (im *importer) read(ctx context.Context, r io.Reader, out chan<- []parsedLi
 			return nil
 		}
 		if err != nil {
-			return contract.EngineErr("cannot read the import at line %d: %v", number, err)
+			return contract.EngineErr("cannot read the import at line %d: %w", number, err)
 		}
 	}
 }

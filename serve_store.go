@@ -32,7 +32,7 @@ func (a *app) servedStoreOf(ctx context.Context, s *openStore) (*server.Store, e
 		dir := filepath.Join(a.xdgDir("XDG_STATE_HOME", xdg.StateHome), "mnemo",
 			fmt.Sprintf("postgres-%08x", contract.FNV1a32([]byte(e.Label()))))
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, contract.ConfigErr("cannot create %s: %v", dir, err)
+			return nil, contract.ConfigErr("cannot create %s: %w", dir, err)
 		}
 		// A PostgreSQL store publishes no address, since any process may open
 		// it; its owner token and SSH host key are kept in a state directory.
@@ -46,7 +46,7 @@ func (a *app) servedStoreOf(ctx context.Context, s *openStore) (*server.Store, e
 				// A copy for the person starting the server; the database holds the truth.
 				if old, err := os.ReadFile(tokenPath); err != nil || strings.TrimSpace(string(old)) != tok {
 					if err := os.WriteFile(tokenPath, []byte(tok+"\n"), 0o600); err != nil {
-						return "", contract.ConfigErr("cannot write %s: %v", tokenPath, err)
+						return "", contract.ConfigErr("cannot write %s: %w", tokenPath, err)
 					}
 				}
 				return tok, nil

@@ -156,7 +156,7 @@ func Serve(ctx context.Context, o Options) error {
 	errs := make(chan error, 2)
 	go func() {
 		if err := httpServer.Serve(httpListener); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errs <- contract.Unavailable("the HTTP server stopped: %v", err)
+			errs <- contract.Unavailable("the HTTP server stopped: %w", err)
 		}
 	}()
 
@@ -170,7 +170,7 @@ func Serve(ctx context.Context, o Options) error {
 		l, err := net.Listen("tcp", o.SSH)
 		if err != nil {
 			_ = httpServer.Close()
-			return contract.ConfigErr("cannot listen for SSH on %s: %v", o.SSH, err)
+			return contract.ConfigErr("cannot listen for SSH on %s: %w", o.SSH, err)
 		}
 		sshAddr = l.Addr().String()
 		sshServer, err = o.NewSSH(SSHSetup{Addr: o.SSH, Listening: sshAddr, Engine: store.Engine, Keys: keys,
@@ -182,7 +182,7 @@ func Serve(ctx context.Context, o Options) error {
 		}
 		go func() {
 			if err := sshServer.Serve(l); err != nil {
-				errs <- contract.Unavailable("the SSH server stopped: %v", err)
+				errs <- contract.Unavailable("the SSH server stopped: %w", err)
 			}
 		}()
 	}
@@ -190,7 +190,7 @@ func Serve(ctx context.Context, o Options) error {
 	if store.AddrPath != "" {
 		if err := os.WriteFile(store.AddrPath, []byte(addrURL+"\n"), 0o600); err != nil {
 			_ = httpServer.Close()
-			return contract.EngineErr("cannot write %s: %v", filepath.Base(store.AddrPath), err)
+			return contract.EngineErr("cannot write %s: %w", filepath.Base(store.AddrPath), err)
 		}
 		defer os.Remove(store.AddrPath)
 	}
@@ -274,15 +274,15 @@ func OwnerTokenFile(path string) (string, error) {
 			return tok, nil
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return "", contract.ConfigErr("cannot read %s: %v", path, err)
+		return "", contract.ConfigErr("cannot read %s: %w", path, err)
 	}
 	var raw [32]byte
 	if _, err := rand.Read(raw[:]); err != nil {
-		return "", contract.EngineErr("cannot make an owner token: %v", err)
+		return "", contract.EngineErr("cannot make an owner token: %w", err)
 	}
 	tok := hex.EncodeToString(raw[:])
 	if err := os.WriteFile(path, []byte(tok+"\n"), 0o600); err != nil {
-		return "", contract.ConfigErr("cannot write %s: %v", path, err)
+		return "", contract.ConfigErr("cannot write %s: %w", path, err)
 	}
 	return tok, nil
 }
@@ -293,7 +293,7 @@ func ListenHTTP(addr string) (l net.Listener, url string, open bool, err error) 
 	if path, ok := socketPath(addr); ok {
 		abs, err := filepath.Abs(path)
 		if err != nil {
-			return nil, "", false, contract.ConfigErr("socket path %s: %v", path, err)
+			return nil, "", false, contract.ConfigErr("socket path %s: %w", path, err)
 		}
 		if st, err := os.Lstat(abs); err == nil && st.Mode()&os.ModeSocket != 0 {
 			// A socket left by a server that died; a live one answers.
@@ -311,7 +311,7 @@ func ListenHTTP(addr string) (l net.Listener, url string, open bool, err error) 
 	}
 	l, err = net.Listen("tcp", addr)
 	if err != nil {
-		return nil, "", false, contract.ConfigErr("cannot listen for HTTP on %s: %v", addr, err)
+		return nil, "", false, contract.ConfigErr("cannot listen for HTTP on %s: %w", addr, err)
 	}
 	return l, "http://" + l.Addr().String(), false, nil
 }
@@ -334,23 +334,23 @@ func Label(listen string) string {
 func listenPrivateSocket(path string) (net.Listener, error) {
 	dir, err := os.MkdirTemp(filepath.Dir(path), ".mnemo-socket-")
 	if err != nil {
-		return nil, contract.ConfigErr("cannot listen on %s: %v", path, err)
+		return nil, contract.ConfigErr("cannot listen on %s: %w", path, err)
 	}
 	defer os.RemoveAll(dir)
 	tmp := filepath.Join(dir, "s")
 	l, err := net.Listen("unix", tmp)
 	if err != nil {
-		return nil, contract.ConfigErr("cannot listen on %s: %v", path, err)
+		return nil, contract.ConfigErr("cannot listen on %s: %w", path, err)
 	}
 	// The socket is renamed away from tmp: closing must not unlink there.
 	l.(*net.UnixListener).SetUnlinkOnClose(false)
 	if err := os.Chmod(tmp, 0o600); err != nil {
 		l.Close()
-		return nil, contract.ConfigErr("cannot make %s private: %v", path, err)
+		return nil, contract.ConfigErr("cannot make %s private: %w", path, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		l.Close()
-		return nil, contract.ConfigErr("cannot listen on %s: %v", path, err)
+		return nil, contract.ConfigErr("cannot listen on %s: %w", path, err)
 	}
 	return l, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	bbolt "go.etcd.io/bbolt"
 
+	"mnemo/contract"
 	"mnemo/server/audit"
 )
 
@@ -22,15 +23,16 @@ var _ audit.Reader = (*Engine)(nil)
 // AppendAudit appends one event to the store's audit log. Concurrent appends
 // share bbolt's batched commits, so a burst of requests costs few syncs.
 func (e *Engine) AppendAudit(ctx context.Context, ev audit.Event) error {
-	if err := e.checkOpen(); err != nil {
+	if err := e.enter(ctx); err != nil {
 		return err
 	}
+	defer e.leave()
 	if ev.At.IsZero() {
 		ev.At = e.clock()
 	}
 	val, err := json.Marshal(ev)
 	if err != nil {
-		return asContractErr(err)
+		return contract.AsError(err)
 	}
 	err = e.db.Batch(func(tx *bbolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketAudit)
@@ -44,7 +46,7 @@ func (e *Engine) AppendAudit(ctx context.Context, ev audit.Event) error {
 		return b.Put(auditKey(ev.At.UnixNano(), seq), val)
 	})
 	if err != nil {
-		return asContractErr(err)
+		return contract.AsError(err)
 	}
 	return nil
 }
@@ -59,9 +61,10 @@ func auditKey(nanos int64, seq uint64) []byte {
 // ReadAudit returns the events at or after q.Since that q.Visible admits,
 // oldest first, at most q.Limit of them (all when 0).
 func (e *Engine) ReadAudit(ctx context.Context, q audit.Query) ([]audit.Event, error) {
-	if err := e.checkOpen(); err != nil {
+	if err := e.enter(ctx); err != nil {
 		return nil, err
 	}
+	defer e.leave()
 	var out []audit.Event
 	err := e.db.View(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketAudit)
@@ -94,7 +97,7 @@ func (e *Engine) ReadAudit(ctx context.Context, q audit.Query) ([]audit.Event, e
 		return nil
 	})
 	if err != nil {
-		return nil, asContractErr(err)
+		return nil, contract.AsError(err)
 	}
 	return out, nil
 }

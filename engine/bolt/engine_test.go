@@ -28,21 +28,8 @@ func openStore(t testing.TB, dir string, opts bolt.Options) *bolt.Engine {
 }
 
 func TestConformance(t *testing.T) {
-	e := openStore(t, t.TempDir(), bolt.Options{})
-	rep := conformance.Run(context.Background(), e)
-	for _, res := range rep.Results {
-		switch {
-		case res.Passed:
-			t.Logf("ok   %-18s %v", res.Name, res.Duration)
-		case res.Skipped:
-			t.Logf("skip %-18s %s", res.Name, res.Detail)
-		default:
-			t.Logf("FAIL %-18s %s", res.Name, res.Detail)
-		}
-	}
-	if err := rep.Err(); err != nil {
-		t.Fatal(err)
-	}
+	t.Parallel()
+	conformance.Test(t, func(t *testing.T) contract.Engine { return openStore(t, t.TempDir(), bolt.Options{}) })
 }
 
 func TestConformanceWithForeignData(t *testing.T) {

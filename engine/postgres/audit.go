@@ -23,7 +23,7 @@ func (e *Engine) AppendAudit(ctx context.Context, ev audit.Event) error {
 	}
 	val, err := json.Marshal(ev)
 	if err != nil {
-		return contract.EngineErr("encode audit event: %v", err)
+		return contract.EngineErr("encode audit event: %w", err)
 	}
 	if _, err := e.pool.Exec(ctx, "INSERT INTO audit (at_ns, event) VALUES ($1, $2)", ev.At.UnixNano(), string(val)); err != nil {
 		return e.dbErr(ctx, err)
@@ -55,7 +55,7 @@ func (e *Engine) ReadAudit(ctx context.Context, q audit.Query) ([]audit.Event, e
 		}
 		var ev audit.Event
 		if err := json.Unmarshal([]byte(raw), &ev); err != nil {
-			return nil, contract.EngineErr("audit event: %v", err)
+			return nil, contract.EngineErr("audit event: %w", err)
 		}
 		out = append(out, ev)
 	}
@@ -70,7 +70,7 @@ func (e *Engine) ReadAudit(ctx context.Context, q audit.Query) ([]audit.Event, e
 func (e *Engine) OwnerToken(ctx context.Context) (string, error) {
 	var raw [32]byte
 	if _, err := rand.Read(raw[:]); err != nil {
-		return "", contract.EngineErr("cannot make an owner token: %v", err)
+		return "", contract.EngineErr("cannot make an owner token: %w", err)
 	}
 	if _, err := e.pool.Exec(ctx, "INSERT INTO mnemo_meta (key, value) VALUES ('owner_token', $1) ON CONFLICT (key) DO NOTHING",
 		hex.EncodeToString(raw[:])); err != nil {

@@ -167,7 +167,7 @@ func (c *Client) do(ctx context.Context, method, op string, req, out any) error 
 			if errors.As(err, &ce) {
 				return ce
 			}
-			return contract.Invalid("the request cannot be encoded: %v", err)
+			return contract.Invalid("the request cannot be encoded: %w", err)
 		}
 		body = buf.Bytes()
 	}
@@ -222,7 +222,7 @@ func (c *Client) once(ctx context.Context, method, op string, body []byte, out a
 			return 0, nil
 		}
 		if err := json.Unmarshal(data, out); err != nil {
-			return 0, contract.EngineErr("the server at %s answered %s with JSON this client cannot read: %v", c.label, op, err)
+			return 0, contract.EngineErr("the server at %s answered %s with JSON this client cannot read: %w", c.label, op, err)
 		}
 		return 0, nil
 	}
@@ -235,15 +235,22 @@ func (c *Client) once(ctx context.Context, method, op string, body []byte, out a
 }
 
 func (c *Client) transportError(ctx context.Context, err error) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return contract.Unavailable("the server at %s did not answer in time", c.label)
-	}
-	if errors.Is(ctx.Err(), context.Canceled) {
-		return contract.Unavailable("the request to %s was cancelled", c.label)
-	}
+	var out *contract.Error
 	var ne *net.OpError
-	if errors.As(err, &ne) {
-		return contract.Unavailable("cannot reach the mnemo server at %s: %v", c.label, ne.Err)
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		out = contract.Unavailable("the server at %s did not answer in time", c.label)
+		err = ctx.Err()
+	case errors.Is(ctx.Err(), context.Canceled):
+		out = contract.Unavailable("the request to %s was cancelled", c.label)
+		err = ctx.Err()
+	case errors.As(err, &ne):
+		out = contract.Unavailable("cannot reach the mnemo server at %s: %v", c.label, ne.Err)
+	default:
+		out = contract.Unavailable("cannot reach the mnemo server at %s", c.label)
 	}
-	return contract.Unavailable("cannot reach the mnemo server at %s", c.label)
+	// The cause is kept (the context's end, or the transport's failure) but
+	// never printed beyond what the message says: it may carry the URL.
+	out.Err = err
+	return out
 }

@@ -222,7 +222,7 @@ func ParseKeys(data []byte) (*Keys, error) {
 			row, col := de.Position()
 			return nil, contract.ConfigErr("line %d, column %d: %s", row, col, de.Error())
 		}
-		return nil, contract.ConfigErr("%v", err)
+		return nil, contract.ConfigErr("%w", err)
 	}
 	out := &Keys{}
 	names := map[string]bool{}
@@ -257,7 +257,7 @@ func ParseKeys(data []byte) (*Keys, error) {
 			}
 			raw, err := json.Marshal(e.Reach)
 			if err != nil {
-				return nil, contract.ConfigErr("%s: reach: %v", where, err)
+				return nil, contract.ConfigErr("%s: reach: %w", where, err)
 			}
 			var r contract.Reach
 			if err := json.Unmarshal(raw, &r); err != nil {

@@ -161,7 +161,7 @@ func encode(v any) (json.RawMessage, error) {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return nil, contract.EngineErr("cannot encode the tool result: %v", err)
+		return nil, contract.EngineErr("cannot encode the tool result: %w", err)
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
