@@ -209,7 +209,7 @@ func copyStores(ctx context.Context, a *app, srcLoc, dstLoc string, reach *contr
 	}
 	rep.Sampled = len(sampled)
 	problem := verifyCopy(ctx, src.engine, dst.engine, reach, sampled, rep.TimesKept, rep.Unlinked)
-	for _, s := range contract.Statuses {
+	for _, s := range contract.Statuses() {
 		if rep.DestinationCounts[s] < rep.SourceCounts[s] && problem == "" && len(rep.Unlinked) == 0 {
 			problem = fmt.Sprintf("the destination holds %d %s records, the source %d", rep.DestinationCounts[s], s, rep.SourceCounts[s])
 		}
@@ -232,12 +232,12 @@ func isCounter(e contract.Engine) bool {
 // statusCounts is every record the reach sees per status (without a reach,
 // every record outside service sandboxes).
 func statusCounts(ctx context.Context, e contract.Engine, reach *contract.Reach) (map[contract.Status]uint64, error) {
-	page, err := e.Explore(ctx, contract.ExploreRequest{Facet: contract.FacetStatus, Filter: contract.MetaFilter{Reach: reach}, Limit: len(contract.Statuses)})
+	page, err := e.Explore(ctx, contract.ExploreRequest{Facet: contract.FacetStatus, Filter: contract.MetaFilter{Reach: reach}, Limit: len(contract.Statuses())})
 	if err != nil {
 		return nil, err
 	}
 	out := map[contract.Status]uint64{}
-	for _, s := range contract.Statuses {
+	for _, s := range contract.Statuses() {
 		out[s] = 0
 	}
 	for _, b := range page.Buckets {

@@ -510,8 +510,8 @@ func drawCheck(s *screen, r bolt.CheckReport) {
 func drawCopy(s *screen, r copyReport) {
 	s.line(s.st.Toast.Render("copied "+counted(r.Copied, "record", "records")) + " from " + r.Source + " to " + r.Destination)
 	s.note("read "+count(r.Read), "new "+count(r.Copied), "already there "+count(r.Replayed))
-	cells := make([][]cell, 0, len(contract.Statuses))
-	for _, st := range contract.Statuses {
+	cells := make([][]cell, 0, len(contract.Statuses()))
+	for _, st := range contract.Statuses() {
 		src, dst := r.SourceCounts[st], r.DestinationCounts[st]
 		style := s.st.Number
 		if dst < src {

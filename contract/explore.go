@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -31,12 +32,15 @@ const (
 )
 
 // Facets lists every facet, the reference's 14 then status.
-var Facets = []Facet{FacetKind, FacetSource, FacetSourceID, FacetWorkspace, FacetFolder, FacetFilePath,
+var allFacets = [...]Facet{FacetKind, FacetSource, FacetSourceID, FacetWorkspace, FacetFolder, FacetFilePath,
 	FacetLanguage, FacetRepo, FacetURL, FacetThread, FacetAgent, FacetToolCall, FacetTag, FacetNamespace, FacetStatus}
+
+// Facets returns every value, a fresh slice the caller may change.
+func Facets() []Facet { return slices.Clone(allFacets[:]) }
 
 // ParseFacet parses a wire facet.
 func ParseFacet(s string) (Facet, bool) {
-	for _, f := range Facets {
+	for _, f := range allFacets {
 		if string(f) == s {
 			return f, true
 		}

@@ -151,11 +151,14 @@ const (
 )
 
 // FetchModes lists every fetch mode.
-var FetchModes = []FetchMode{ModeKeyword, ModeVector, ModeHybrid}
+var allFetchModes = [...]FetchMode{ModeKeyword, ModeVector, ModeHybrid}
+
+// FetchModes returns every value, a fresh slice the caller may change.
+func FetchModes() []FetchMode { return slices.Clone(allFetchModes[:]) }
 
 // ParseFetchMode parses a wire fetch mode.
 func ParseFetchMode(s string) (FetchMode, bool) {
-	for _, m := range FetchModes {
+	for _, m := range allFetchModes {
 		if string(m) == s {
 			return m, true
 		}

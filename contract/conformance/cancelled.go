@@ -57,7 +57,7 @@ func Cancelled(e contract.Engine) error {
 		{"forget_by_id", func() error { _, err := e.Forget(ctx, contract.ForgetIDs(id)); return err }},
 		{"forget_by_filter", func() error { _, err := e.Forget(ctx, contract.ForgetFilter(filter)); return err }},
 		{"forget_within", func() error {
-			_, err := e.ForgetWithin(ctx, []string{id}, contract.ReachSubtree(contract.Root))
+			_, err := e.ForgetWithin(ctx, []string{id}, contract.ReachSubtree(contract.Root()))
 			return err
 		}},
 		{"review", func() error {

@@ -214,7 +214,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 		opts.LockTimeout = time.Second
 	}
 	if opts.FetchModes == nil {
-		opts.FetchModes = append([]contract.FetchMode(nil), contract.FetchModes...)
+		opts.FetchModes = append([]contract.FetchMode(nil), contract.FetchModes()...)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

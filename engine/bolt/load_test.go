@@ -126,7 +126,7 @@ func warmAnswers(t *testing.T, e *bolt.Engine) answers {
 	ctx := context.Background()
 	a := coldAnswers(t, e)
 	a.Explore = map[contract.Facet]string{}
-	for _, f := range contract.Facets {
+	for _, f := range contract.Facets() {
 		p, err := e.Explore(ctx, contract.ExploreRequest{Facet: f, Limit: 20})
 		if err != nil {
 			t.Fatal(err)
@@ -422,7 +422,7 @@ func TestBulkLoadDefersTheIndexAndLosesNothing(t *testing.T) {
 	}
 	for _, en := range extra[:5] {
 		hits, err := e.Fetch(ctx, contract.FetchRequest{Query: en.Item.RenderText(), Mode: contract.ModeKeyword, Limit: 100,
-			Filter: contract.MetaFilter{Statuses: []contract.Status{contract.StatusActive, contract.StatusCandidate}, Reach: &contract.Reach{At: contract.Root, Descendants: true}}})
+			Filter: contract.MetaFilter{Statuses: []contract.Status{contract.StatusActive, contract.StatusCandidate}, Reach: &contract.Reach{At: contract.Root(), Descendants: true}}})
 		if err != nil {
 			t.Fatal(err)
 		}

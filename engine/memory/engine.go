@@ -63,7 +63,7 @@ func New(opts ...Option) *Engine {
 			ID:            EngineID,
 			Label:         "Reference (in-memory)",
 			Description:   "Keeps every record in process memory; the exact reference the conformance suite is calibrated on.",
-			FetchModes:    slices.Clone(contract.FetchModes),
+			FetchModes:    slices.Clone(contract.FetchModes()),
 			Consolidation: contract.ConsolidationNone,
 		},
 		now:     time.Now,

@@ -149,7 +149,7 @@ func TestConfineBindsReadsAndWritesToTheReach(t *testing.T) {
 	alice := auth.Confine(e, &auth.Principal{Name: "alice", Role: auth.RoleCurator, Reach: &reach}, auth.WithAudit(log), auth.WithVia("test"))
 
 	sandboxReach := contract.ReachExact(contract.MustNamespace("team:acme/service:billing"))
-	for _, r := range []*contract.Reach{nil, contract.Ptr(contract.ReachSubtree(contract.Root))} {
+	for _, r := range []*contract.Reach{nil, contract.Ptr(contract.ReachSubtree(contract.Root()))} {
 		recs, err := alice.GetRecords(ctx, contract.GetRequest{IDs: []string{in.ID, out.ID, sandbox.ID}, Reach: r})
 		if err != nil {
 			t.Fatal(err)
@@ -238,10 +238,10 @@ reach = { at = "team:gamma/agent:bot", inherit = true }
 		t.Fatal(err)
 	}
 	gina, ian := keys.Principals()[0], keys.Principals()[1]
-	if gina.Reach.Inherit || !gina.Reach.Descendants || gina.Admits(contract.Root) || !gina.Admits(contract.MustNamespace("team:gamma/agent:x")) {
+	if gina.Reach.Inherit || !gina.Reach.Descendants || gina.Admits(contract.Root()) || !gina.Admits(contract.MustNamespace("team:gamma/agent:x")) {
 		t.Fatalf("gina's reach %+v", gina.Reach)
 	}
-	if !ian.Reach.Inherit || !ian.Admits(contract.Root) {
+	if !ian.Reach.Inherit || !ian.Admits(contract.Root()) {
 		t.Fatalf("an inherit written out is kept: %+v", ian.Reach)
 	}
 	ctx := context.Background()

@@ -26,8 +26,8 @@ func newPropertyFixture(t *testing.T, e contract.Engine) *propertyFixture {
 	t.Helper()
 	segs := []contract.Segment{{Kind: contract.SegTeam, ID: "acme"}, {Kind: contract.SegTeam, ID: "gamma"},
 		{Kind: contract.SegAgent, ID: "bot"}, {Kind: contract.SegService, ID: "job"}}
-	f := &propertyFixture{nss: []contract.Namespace{contract.Root}, tagged: map[string]contract.Namespace{}, items: map[string]contract.StoreItem{}}
-	level := []contract.Namespace{contract.Root}
+	f := &propertyFixture{nss: []contract.Namespace{contract.Root()}, tagged: map[string]contract.Namespace{}, items: map[string]contract.StoreItem{}}
+	level := []contract.Namespace{contract.Root()}
 	for range 3 {
 		var next []contract.Namespace
 		for _, n := range level {
@@ -47,7 +47,7 @@ func newPropertyFixture(t *testing.T, e contract.Engine) *propertyFixture {
 		for _, tag := range []string{"wipe-test", "keep"} {
 			item := doc(ns.String(), fmt.Sprintf("note kept at %s, tagged %s", ns, tag))
 			if ns.IsRoot() {
-				item.Meta.Namespace = contract.Root
+				item.Meta.Namespace = contract.Root()
 			}
 			item.Meta.Tags = []string{tag}
 			batch = append(batch, item)

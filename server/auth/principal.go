@@ -79,7 +79,7 @@ func Owner() *Principal { return &Principal{Name: OwnerName, Role: RoleAdmin, Un
 // the root, sandboxes excluded, when p names no reach).
 func (p *Principal) Bound() contract.Reach {
 	if p.Reach == nil {
-		return contract.ReachSubtree(contract.Root)
+		return contract.ReachSubtree(contract.Root())
 	}
 	return *p.Reach
 }

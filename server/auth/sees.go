@@ -31,7 +31,7 @@ func (p *Principal) Sees(ev audit.Event) bool {
 		placed = true
 	}
 	if ev.Filter != nil {
-		r := contract.ReachSubtree(contract.Root)
+		r := contract.ReachSubtree(contract.Root())
 		if ev.Filter.Reach != nil {
 			r = *ev.Filter.Reach
 		}

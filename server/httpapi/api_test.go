@@ -212,7 +212,7 @@ func TestRequestJSONCannotWidenTheReach(t *testing.T) {
 	f := newFixture(t, httpapi.Options{})
 	ctx := context.Background()
 	alice := client(t, f.srv.URL, aliceToken)
-	wide := contract.ReachSubtree(contract.Root)
+	wide := contract.ReachSubtree(contract.Root())
 	other := contract.ReachExact(contract.MustNamespace("team:other"))
 
 	for _, reach := range []*contract.Reach{nil, &wide} {
@@ -346,7 +346,7 @@ func TestFixedNowWalkEndsWithTheExactMultipleEmptyPage(t *testing.T) {
 	}
 	alice := client(t, f.srv.URL, aliceToken)
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	q := contract.BrowseQuery{Limit: 3, Now: &now, Filter: contract.MetaFilter{Reach: contract.Ptr(contract.ReachSubtree(contract.Root))}}
+	q := contract.BrowseQuery{Limit: 3, Now: &now, Filter: contract.MetaFilter{Reach: contract.Ptr(contract.ReachSubtree(contract.Root()))}}
 	seen := map[string]bool{}
 	var sizes []int
 	for {

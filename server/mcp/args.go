@@ -13,7 +13,7 @@ import (
 
 // hostFixedKeys are the keys a model may never pass, at any depth: where a
 // memory lives and how far a read sees belong to the host.
-var hostFixedKeys = []string{"namespace", "reach"}
+var hostFixedKeys = [...]string{"namespace", "reach"}
 
 // decodeArguments parses a tool call's raw arguments into a JSON tree (numbers
 // kept as json.Number). Absent or null arguments read as an empty object.
@@ -46,7 +46,7 @@ func scanHostFixed(tool string, root map[string]any) error {
 		queue = queue[1:]
 		keys := sortedKeys(n.obj)
 		for _, k := range keys {
-			if slices.Contains(hostFixedKeys, k) {
+			if slices.Contains(hostFixedKeys[:], k) {
 				return invalid(tool, "`"+n.path+k+"` is fixed by the host and cannot be passed to a memory tool")
 			}
 		}
@@ -110,7 +110,7 @@ func parseArgs(tool string, obj map[string]any, allowed []string) (args, error) 
 func (a args) checkKeys(allowed []string) error {
 	keys := sortedKeys(a.obj)
 	for _, k := range keys {
-		if slices.Contains(hostFixedKeys, k) {
+		if slices.Contains(hostFixedKeys[:], k) {
 			return a.fieldError(k, "is fixed by the host and cannot be passed to a memory tool")
 		}
 	}
@@ -291,7 +291,7 @@ func (a args) timestamp(key string) (*time.Time, error) {
 // filterFields, never a reach (the caller confines it to the scope).
 func (a args) modelFilter(key string) (contract.MetaFilter, error) {
 	var f contract.MetaFilter
-	fa, ok, err := a.object(key, key+".", filterFields)
+	fa, ok, err := a.object(key, key+".", filterFields[:])
 	if err != nil || !ok {
 		return f, err
 	}

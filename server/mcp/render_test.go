@@ -109,7 +109,7 @@ func FuzzCall(f *testing.F) {
 		`{"facet":"tag","limit":3}`, `{"foo":{"namespace":"x"}}`, `{"filter":{"reach":{"at":""}}}`,
 		`{"question":"q","refers_to":{"from":"2026-01-01","to":"2026-01-03"}}`,
 	} {
-		for i := range ToolNames {
+		for i := range ToolNames() {
 			f.Add(uint8(i), s)
 		}
 	}
@@ -117,7 +117,7 @@ func FuzzCall(f *testing.F) {
 		e := memory.New()
 		s := seed(t, e)
 		tools := New(e, ScopeAt(placeNS))
-		name := ToolNames[int(which)%len(ToolNames)]
+		name := ToolNames()[int(which)%len(ToolNames())]
 		ctx := context.Background()
 		out, err := tools.Call(ctx, name, json.RawMessage(args))
 

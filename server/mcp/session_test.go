@@ -161,7 +161,7 @@ func seed(t *testing.T, e contract.Engine) seeded {
 	return seeded{
 		place:         store(contract.Learning("the writer prefers tabs for indentation", contract.LearningPreference, 0.9, meta(placeNS, "style"))),
 		team:          store(contract.Document("acme ships tabs in every repository", meta(teamNS, "style"))),
-		root:          store(contract.Learning("tabs render as four columns by default", contract.LearningFact, 0.75, meta(contract.Root))),
+		root:          store(contract.Learning("tabs render as four columns by default", contract.LearningFact, 0.75, meta(contract.Root()))),
 		sibling:       store(contract.Learning("the spy prefers tabs and secret plans", contract.LearningPreference, 0.9, meta(siblingNS, "style"))),
 		siblingTagged: store(contract.Document("secret launch codes for the spy", meta(siblingNS, "secret"))),
 	}

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"slices"
 
 	"mnemo/contract"
 )
@@ -17,11 +18,15 @@ const (
 	ToolForget  = "memory_forget"
 )
 
-// ToolNames lists every tool in spec order.
-var ToolNames = []string{ToolRecall, ToolFetch, ToolList, ToolGet, ToolExplore, ToolStore, ToolForget}
+var toolNames = [...]string{ToolRecall, ToolFetch, ToolList, ToolGet, ToolExplore, ToolStore, ToolForget}
+
+// ToolNames lists every tool in spec order, a fresh slice the caller may change.
+func ToolNames() []string { return slices.Clone(toolNames[:]) }
+
+var writeToolNames = [...]string{ToolStore, ToolForget}
 
 // WriteToolNames are the tools a read-only scope neither lists nor runs.
-var WriteToolNames = []string{ToolStore, ToolForget}
+func WriteToolNames() []string { return slices.Clone(writeToolNames[:]) }
 
 // Limits and defaults the schemas advertise and the reader enforces.
 const (
@@ -35,14 +40,14 @@ const (
 // MetaFilter: no reach (the host's), and none of the fields a model has no way
 // to know (language, commit, turns, tool_call, source_id) or that belong to
 // curation (statuses).
-var filterFields = []string{"kinds", "sources", "tags_any", "workspace", "folder", "file_path", "repo", "url",
+var filterFields = [...]string{"kinds", "sources", "tags_any", "workspace", "folder", "file_path", "repo", "url",
 	"thread_id", "agent_id", "observed_after", "observed_before"}
 
 // exploreFacets are the facets memory_explore offers: every facet but the
 // namespace, which is the host's.
 func exploreFacets() []string {
-	out := make([]string, 0, len(contract.Facets))
-	for _, f := range contract.Facets {
+	out := make([]string, 0, len(contract.Facets()))
+	for _, f := range contract.Facets() {
 		if f != contract.FacetNamespace {
 			out = append(out, string(f))
 		}
@@ -50,8 +55,8 @@ func exploreFacets() []string {
 	return out
 }
 
-func learningKinds() []string { return stringsOf(contract.LearningKinds) }
-func roles() []string         { return stringsOf(contract.Roles) }
+func learningKinds() []string { return stringsOf(contract.LearningKinds()) }
+func roles() []string         { return stringsOf(contract.Roles()) }
 
 func stringsOf[S ~string](xs []S) []string {
 	out := make([]string, len(xs))
@@ -194,8 +199,8 @@ func cursorSchema() map[string]any {
 // namespace or a reach.
 func filterSchema(description string) map[string]any {
 	return described(object(nil,
-		prop("kinds", enumList(stringsOf(contract.ItemKinds), "Only these kinds of memory; empty means every kind.")),
-		prop("sources", enumList(stringsOf(contract.SourceKinds), "Only memories from these kinds of source; empty means every source.")),
+		prop("kinds", enumList(stringsOf(contract.ItemKinds()), "Only these kinds of memory; empty means every kind.")),
+		prop("sources", enumList(stringsOf(contract.SourceKinds()), "Only memories from these kinds of source; empty means every source.")),
 		prop("tags_any", stringList("Only memories carrying at least one of these tags.")),
 		prop("workspace", text("Exactly this workspace.")),
 		prop("folder", text("This folder or any folder below it.")),

@@ -139,8 +139,8 @@ func TestSpecsFollowTheEngineAndTheScope(t *testing.T) {
 		}
 	}
 	all := names(New(memory.New(), DefaultScope()).Specs())
-	if !slices.Equal(all, ToolNames) {
-		t.Errorf("specs = %v, want %v in that order", all, ToolNames)
+	if !slices.Equal(all, ToolNames()) {
+		t.Errorf("specs = %v, want %v in that order", all, ToolNames())
 	}
 	noFetch := names(New(memory.New(memory.WithFetchModes()), DefaultScope()).Specs())
 	if slices.Contains(noFetch, ToolFetch) || len(noFetch) != 6 {
@@ -148,7 +148,7 @@ func TestSpecsFollowTheEngineAndTheScope(t *testing.T) {
 	}
 	ro := DefaultScope()
 	ro.Writes = false
-	if got := names(New(memory.New(), ro).Specs()); !slices.Equal(got, ToolNames[:5]) {
+	if got := names(New(memory.New(), ro).Specs()); !slices.Equal(got, ToolNames()[:5]) {
 		t.Errorf("read-only specs = %v, want the five reads", got)
 	}
 }

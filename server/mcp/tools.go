@@ -93,8 +93,8 @@ func (t *Tools) Specs() []ToolSpec { return specs(t.engine.Descriptor().FetchMod
 // Unsupported for a write tool on a read-only scope and for memory_fetch on an
 // engine with no fetch mode, and whatever the engine answers.
 func (t *Tools) Call(ctx context.Context, name string, raw json.RawMessage) (json.RawMessage, error) {
-	if !slices.Contains(ToolNames, name) {
-		return nil, contract.Invalid("unknown memory tool `%s`; expected one of %s", name, strings.Join(ToolNames, ", "))
+	if !slices.Contains(toolNames[:], name) {
+		return nil, contract.Invalid("unknown memory tool `%s`; expected one of %s", name, strings.Join(toolNames[:], ", "))
 	}
 	if isWriteTool(name) && !t.scope.Writes {
 		return nil, contract.Unsupported("%s is not offered: these memory tools are read-only", name)
@@ -288,7 +288,7 @@ func (t *Tools) explore(ctx context.Context, obj map[string]any) (any, error) {
 }
 
 // storeShapes are memory_store's three shapes, exactly one per call.
-var storeShapes = []string{"learning", "document", "conversation"}
+var storeShapes = [...]string{"learning", "document", "conversation"}
 
 func (t *Tools) store(ctx context.Context, obj map[string]any) (any, error) {
 	a, err := parseArgs(ToolStore, obj, []string{"learning", "document", "conversation", "tags"})

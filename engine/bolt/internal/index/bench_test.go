@@ -68,14 +68,14 @@ func (c *corpus) doc(i int) Doc {
 	m := contract.MemoryMeta{
 		Namespace: contract.MustNamespace(benchNamespaces[r.IntN(len(benchNamespaces))]),
 		Workspace: &ws, Folder: &folder, ThreadID: &thread,
-		Source: contract.SourceRef{Kind: contract.SourceKinds[r.IntN(len(contract.SourceKinds))]},
+		Source: contract.SourceRef{Kind: contract.SourceKinds()[r.IntN(len(contract.SourceKinds()))]},
 		Tags:   []string{fmt.Sprintf("tag%d", r.IntN(100)), fmt.Sprintf("tag%d", r.IntN(100))},
 	}
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute)
 	m.ObservedAt = &at
 	d := Doc{
 		ID:        fmt.Sprintf("%040x", i),
-		Kind:      contract.ItemKinds[r.IntN(3)],
+		Kind:      contract.ItemKinds()[r.IntN(3)],
 		Text:      c.words(40 + r.IntN(120)),
 		Meta:      m,
 		Status:    contract.StatusActive,

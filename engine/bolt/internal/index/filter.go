@@ -107,7 +107,7 @@ func anyTerm(field string, values []string) query.Query {
 // ancestors of `at` down from the reach's floor. No reach is the subtree of the root: one term.
 func reachQuery(r *contract.Reach) query.Query {
 	if r == nil {
-		sub := contract.ReachSubtree(contract.Root)
+		sub := contract.ReachSubtree(contract.Root())
 		r = &sub
 	}
 	var qs []query.Query

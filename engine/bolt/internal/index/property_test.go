@@ -62,7 +62,7 @@ func randomDoc(r *rand.Rand, i int) Doc {
 		URL:       maybe(r, 0.4, poolWords),
 		ThreadID:  maybe(r, 0.6, poolIDs),
 		AgentID:   maybe(r, 0.6, poolIDs),
-		Source:    contract.SourceRef{Kind: pick(r, append([]contract.SourceKind{""}, contract.SourceKinds...)), ID: maybe(r, 0.6, poolIDs)},
+		Source:    contract.SourceRef{Kind: pick(r, append([]contract.SourceKind{""}, contract.SourceKinds()...)), ID: maybe(r, 0.6, poolIDs)},
 	}
 	if r.IntN(2) == 0 {
 		m.Turns = &contract.TurnRange{First: uint32(r.IntN(3)), Last: uint32(r.IntN(3))}
@@ -74,10 +74,10 @@ func randomDoc(r *rand.Rand, i int) Doc {
 		m.Tags = append(m.Tags, pick(r, poolTags))
 	}
 	m.ObservedAt = maybe(r, 0.7, poolTimes)
-	statuses := append([]contract.Status{""}, contract.Statuses...)
+	statuses := append([]contract.Status{""}, contract.Statuses()...)
 	d := Doc{
 		ID:        fmt.Sprintf("%040x", i),
-		Kind:      pick(r, contract.ItemKinds),
+		Kind:      pick(r, contract.ItemKinds()),
 		Text:      "common " + pick(r, poolWords),
 		Meta:      m,
 		Status:    pick(r, statuses),
@@ -117,12 +117,12 @@ func randomFilter(r *rand.Rand) contract.MetaFilter {
 	}
 	if r.Float64() < p {
 		for range 1 + r.IntN(2) {
-			f.Kinds = append(f.Kinds, pick(r, contract.ItemKinds))
+			f.Kinds = append(f.Kinds, pick(r, contract.ItemKinds()))
 		}
 	}
 	if r.Float64() < p {
 		for range 1 + r.IntN(3) {
-			f.Sources = append(f.Sources, pick(r, contract.SourceKinds))
+			f.Sources = append(f.Sources, pick(r, contract.SourceKinds()))
 		}
 	}
 	if r.Float64() < p {
@@ -134,7 +134,7 @@ func randomFilter(r *rand.Rand) contract.MetaFilter {
 	f.ObservedBefore = maybe(r, 0.2, poolTimes)
 	if r.Float64() < 0.3 {
 		for range 1 + r.IntN(2) {
-			f.Statuses = append(f.Statuses, pick(r, contract.Statuses))
+			f.Statuses = append(f.Statuses, pick(r, contract.Statuses()))
 		}
 	}
 	return f
@@ -233,7 +233,7 @@ func TestFilterTranslationAgreesWithContract(t *testing.T) {
 			t.Fatalf("round %d: Keyword(ranked=%v, %s) = %v (total %d); want %v", round, ranked, describe(f), gotIDs, total, wantRanked)
 		}
 
-		facet := pick(r, contract.Facets)
+		facet := pick(r, contract.Facets())
 		counts, ftotal, missing, err := ix.Facet(ctx, f, facet)
 		if err != nil {
 			t.Fatal(err)

@@ -50,7 +50,7 @@ func fuzzNamespace(kinds []byte) contract.Namespace {
 		if i == contract.MaxDepth {
 			break
 		}
-		kind := contract.SegmentKinds[int(k)%len(contract.SegmentKinds)]
+		kind := contract.SegmentKinds()[int(k)%len(contract.SegmentKinds())]
 		id := string(rune('a' + int(k/7)%2))
 		segs = append(segs, contract.Segment{Kind: kind, ID: id})
 	}
