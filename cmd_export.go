@@ -124,14 +124,12 @@ func exportLines(ctx context.Context, e contract.Engine, reach *contract.Reach, 
 		lines[i] = exportLine{ID: it.ID, Item: it.Item}
 	}
 	byID := make(map[string]*contract.Record, len(items))
-	for start := 0; start < len(ids); start += contract.MaxGetIDs {
-		recs, err := e.GetRecords(ctx, contract.GetRequest{IDs: ids[start:min(start+contract.MaxGetIDs, len(ids))], Reach: reach})
-		if err != nil {
-			return nil, err
-		}
-		for i := range recs {
-			byID[recs[i].ID] = &recs[i]
-		}
+	recs, err := contract.GetRecordsInChunks(ctx, e, ids, reach)
+	if err != nil {
+		return nil, err
+	}
+	for i := range recs {
+		byID[recs[i].ID] = &recs[i]
 	}
 	for i := range lines {
 		// A record forgotten between the page and the read keeps the bare line.

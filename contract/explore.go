@@ -319,17 +319,13 @@ func ForgetWithinByGet(ctx context.Context, e Engine, ids []string, reach Reach)
 	if err != nil {
 		return ForgetReport{}, err
 	}
+	hits, err := GetInChunks(ctx, e, ids, &reach)
+	if err != nil {
+		return ForgetReport{}, err
+	}
 	var found []string
-	for start := 0; start < len(ids); start += MaxGetIDs {
-		end := min(start+MaxGetIDs, len(ids))
-		r := reach
-		hits, err := e.Get(ctx, GetRequest{IDs: ids[start:end], Reach: &r})
-		if err != nil {
-			return ForgetReport{}, err
-		}
-		for _, h := range hits {
-			found = append(found, h.ID)
-		}
+	for _, h := range hits {
+		found = append(found, h.ID)
 	}
 	if len(found) == 0 {
 		return ForgetReport{}, nil

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"context"
+	"time"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -205,16 +206,7 @@ func compactHits(hits []*contract.Hit) []*contract.Hit {
 }
 
 func hintRanked(hint *contract.TimeHint, hits []*contract.Hit) []*contract.Hit {
-	plain := make([]contract.Hit, len(hits))
-	for i, h := range hits {
-		plain[i] = *h
-	}
-	plain = hint.RankByHint(plain)
-	out := make([]*contract.Hit, len(plain))
-	for i := range plain {
-		out[i] = &plain[i]
-	}
-	return out
+	return contract.RankByHintOf(*hint, hits, func(h **contract.Hit) *time.Time { return (*h).Meta.ObservedAt })
 }
 
 // Recall gathers up to limit citations with the best ranking the engine has

@@ -383,20 +383,7 @@ func (e *Engine) ranked(text string, mode contract.FetchMode, f *contract.MetaFi
 		return cmp.Compare(a.s.seq, b.s.seq)
 	})
 	if hint != nil {
-		covered := func(r rankedRecord) bool {
-			at := r.s.item.Meta.ObservedAt
-			return at != nil && hint.Covers(*at)
-		}
-		first := make([]rankedRecord, 0, len(hits))
-		var rest []rankedRecord
-		for _, h := range hits {
-			if covered(h) {
-				first = append(first, h)
-			} else {
-				rest = append(rest, h)
-			}
-		}
-		hits = append(first, rest...)
+		hits = contract.RankByHintOf(*hint, hits, func(r *rankedRecord) *time.Time { return r.s.item.Meta.ObservedAt })
 	}
 	return hits
 }

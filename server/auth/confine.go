@@ -308,18 +308,16 @@ func (c *Confined) place(ctx context.Context, reach *contract.Reach, ids []strin
 	var out []contract.Namespace
 	seen := map[string]bool{}
 	found := map[string]bool{}
-	for start := 0; start < len(ids); start += contract.MaxGetIDs {
-		recs, err := c.e.GetRecords(ctx, contract.GetRequest{IDs: ids[start:min(start+contract.MaxGetIDs, len(ids))], Reach: reach})
-		if err != nil {
-			return nil, false, err
-		}
-		for _, r := range recs {
-			found[r.ID] = true
-			ns := r.Item.Meta.Namespace
-			if k := ns.String(); !seen[k] {
-				seen[k] = true
-				out = append(out, ns)
-			}
+	recs, err := contract.GetRecordsInChunks(ctx, c.e, ids, reach)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, r := range recs {
+		found[r.ID] = true
+		ns := r.Item.Meta.Namespace
+		if k := ns.String(); !seen[k] {
+			seen[k] = true
+			out = append(out, ns)
 		}
 	}
 	return out, len(found) == distinct(ids), nil
