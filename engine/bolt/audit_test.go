@@ -13,6 +13,7 @@ import (
 )
 
 func TestAuditLogKeepsEventsInTimeOrderAcrossReopen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	e, err := bolt.Open(dir, bolt.Options{})
 	if err != nil {
@@ -68,6 +69,7 @@ func TestAuditLogKeepsEventsInTimeOrderAcrossReopen(t *testing.T) {
 }
 
 func TestAuditAppendsConcurrently(t *testing.T) {
+	t.Parallel()
 	e, err := bolt.Open(t.TempDir(), bolt.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -247,6 +247,7 @@ func pageIDs(p contract.BrowsePage) []string {
 // TestBrowseMatchesTheOracle walks random queries page by page and compares
 // every page with contract.BrowseSlice over the same records.
 func TestBrowseMatchesTheOracle(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := openStore(t, t.TempDir(), bolt.Options{Clock: steppingClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), 7*time.Hour)})
 	fillStore(t, e, 600, 42)
@@ -303,6 +304,7 @@ func TestBrowseMatchesTheOracle(t *testing.T) {
 // TestExploreIsExact compares every facet at the root and after narrows with
 // counts taken from the records themselves.
 func TestExploreIsExact(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := openStore(t, t.TempDir(), bolt.Options{})
 	fillStore(t, e, 400, 9)
@@ -343,6 +345,7 @@ func TestExploreIsExact(t *testing.T) {
 // TestIndexedWalksVisitEverything walks whole stores along each ordered
 // index (and a heap order for contrast) and compares every page with the oracle.
 func TestIndexedWalksVisitEverything(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := openStore(t, t.TempDir(), bolt.Options{Clock: steppingClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Hour)})
 	fillStore(t, e, 300, 5)

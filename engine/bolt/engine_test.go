@@ -33,6 +33,7 @@ func TestConformance(t *testing.T) {
 }
 
 func TestConformanceWithForeignData(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := openStore(t, t.TempDir(), bolt.Options{})
 	foreign := contract.Document("foreign note that the suite must leave alone", contract.MemoryMeta{Tags: []string{"foreign"}})
@@ -49,6 +50,7 @@ func TestConformanceWithForeignData(t *testing.T) {
 }
 
 func TestDescriptor(t *testing.T) {
+	t.Parallel()
 	e := openStore(t, t.TempDir(), bolt.Options{FetchModes: []contract.FetchMode{contract.ModeKeyword}})
 	d := e.Descriptor()
 	if d.ID != "mnemo" || d.Label != "mnemo (bbolt + Bleve)" || d.Consolidation != contract.ConsolidationNone {
@@ -64,6 +66,7 @@ func TestDescriptor(t *testing.T) {
 }
 
 func TestLockedStoreNamesThePID(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	openStore(t, dir, bolt.Options{})
 	if err := os.WriteFile(filepath.Join(dir, bolt.AddrFile), []byte("http://127.0.0.1:7077\n"), 0o600); err != nil {
@@ -148,6 +151,7 @@ func TestReviewAndSupersede(t *testing.T) {
 }
 
 func TestNewerSchemaIsRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	e, err := bolt.Open(dir, bolt.Options{})
 	if err != nil {

@@ -137,6 +137,7 @@ func TestAddressesAreChecked(t *testing.T) {
 }
 
 func TestUnixSocketAndAudit(t *testing.T) {
+	t.Parallel()
 	sock := filepath.Join(t.TempDir(), "api.sock")
 	l, err := net.Listen("unix", sock)
 	if err != nil {

@@ -139,6 +139,7 @@ func doc(ns, text string) contract.StoreItem {
 }
 
 func TestConfineBindsReadsAndWritesToTheReach(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := memory.New()
 	in, _ := e.Store(ctx, doc("team:acme/agent:a", "inside"))

@@ -105,6 +105,7 @@ func show(r *contract.Reach) string {
 // computed from Reach.Admits; a request sharing nothing with the bound is
 // refused and forgets nothing.
 func TestConfinedReadsAndForgetsTouchWhatBothReachesAdmit(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store, err := bolt.Open(t.TempDir(), bolt.Options{})
 	if err != nil {

@@ -151,6 +151,7 @@ func errorOf(t *testing.T, body map[string]any) (kind, code, message string) {
 }
 
 func TestUnauthenticatedCallersGetNoRecords(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, httpapi.Options{})
 	for _, tc := range []struct{ name, token string }{{"no token", ""}, {"unknown token", "guess"}} {
 		for _, op := range []string{"list", "browse", "export", "get", "fetch"} {
@@ -209,6 +210,7 @@ func errorsIs(err error, target error) bool {
 }
 
 func TestRequestJSONCannotWidenTheReach(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, httpapi.Options{})
 	ctx := context.Background()
 	alice := client(t, f.srv.URL, aliceToken)
@@ -312,6 +314,7 @@ func TestRequestJSONCannotWidenTheReach(t *testing.T) {
 }
 
 func TestInvalidSortAndForeignCursorAre400WithCodes(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, httpapi.Options{})
 	status, out, _ := post(t, f.srv.URL, aliceToken, "browse", `{"order_by":[{"field":"password","dir":"asc"}]}`)
 	kind, code, msg := errorOf(t, out)
@@ -338,6 +341,7 @@ func TestInvalidSortAndForeignCursorAre400WithCodes(t *testing.T) {
 }
 
 func TestFixedNowWalkEndsWithTheExactMultipleEmptyPage(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, httpapi.Options{})
 	ctx := context.Background()
 	// Four more in team:acme: alice sees 6, a multiple of the limit 3.
@@ -421,6 +425,7 @@ func TestConcurrentWritesDoNotSkewRecordsAgainstTotal(t *testing.T) {
 }
 
 func TestForgetLeavesOtherScopesAndReportsThemSkipped(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, httpapi.Options{})
 	body := fmt.Sprintf(`{"ids":[%q,%q]}`, f.acme1, f.other)
 	status, out, _ := post(t, f.srv.URL, aliceToken, "forget", body)
@@ -467,6 +472,7 @@ func TestForgetLeavesOtherScopesAndReportsThemSkipped(t *testing.T) {
 }
 
 func TestReadersCannotChangeAnything(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, httpapi.Options{})
 	cases := map[string]string{
 		"forget":        fmt.Sprintf(`{"ids":[%q]}`, f.acme1),
@@ -510,6 +516,7 @@ func TestReadersCannotChangeAnything(t *testing.T) {
 }
 
 func TestStoresLandInsideTheReachUnlessAdmin(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, httpapi.Options{})
 	outside := `{"type":"document","body":{"text":"sneaky"},"meta":{"namespace":"team:other","source":{"kind":"agent"}}}`
 	status, out, _ := post(t, f.srv.URL, aliceToken, "store", outside)
@@ -536,6 +543,7 @@ func TestStoresLandInsideTheReachUnlessAdmin(t *testing.T) {
 }
 
 func TestBodyLimitAndRateLimit(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, httpapi.Options{MaxBody: 256, ListingRate: httpapi.Rate{PerSecond: 0.001, Burst: 2}})
 	status, out, _ := post(t, f.srv.URL, aliceToken, "fetch", `{"query":"`+strings.Repeat("q", 400)+`","mode":"keyword","limit":1}`)
 	if status != http.StatusRequestEntityTooLarge {
@@ -572,6 +580,7 @@ func (failing) Browse(context.Context, contract.BrowseQuery) (contract.BrowsePag
 }
 
 func TestErrorsNeverCarryPathsOrStacks(t *testing.T) {
+	t.Parallel()
 	store, err := bolt.Open(t.TempDir(), bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -598,6 +607,7 @@ func TestErrorsNeverCarryPathsOrStacks(t *testing.T) {
 }
 
 func TestAuditLogIsForAdmins(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, httpapi.Options{})
 	ctx := context.Background()
 	_, err := client(t, f.srv.URL, aliceToken).ReadAudit(ctx, audit.Query{})

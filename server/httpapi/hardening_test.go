@@ -16,6 +16,7 @@ import (
 // take at most 1000, refused in the contract's words, owner included, and an
 // export larger than that is walked page by page with the cursor.
 func TestPagesAreCappedAtTheBoundary(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, httpapi.Options{ListingRate: httpapi.Rate{PerSecond: -1}})
 	for op, body := range map[string]string{
 		"list":   `{"limit":%d}`,
@@ -71,6 +72,7 @@ func TestPagesAreCappedAtTheBoundary(t *testing.T) {
 // tenant's fetch for 13 s. An item's JSON is bounded (1 MiB by default,
 // configurable), refused before anything is written.
 func TestItemSizeIsBoundedAtTheBoundary(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, httpapi.Options{})
 	big := fmt.Sprintf(`{"type":"document","body":{"text":%q},"meta":{"source":{"kind":"agent"}}}`, strings.Repeat("x", 2<<20))
 	status, out, _ := post(t, f.srv.URL, ownerToken, "store", big)
@@ -103,6 +105,7 @@ func TestItemSizeIsBoundedAtTheBoundary(t *testing.T) {
 // answered with Go's words (`Go struct field ListRequest.filter of type
 // contract.filterWire`); every decode error now names the wire's fields.
 func TestDecodeErrorsSpeakWireFieldNames(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, httpapi.Options{})
 	for _, c := range []struct{ op, body, want string }{
 		{"list", `{"filter":5,"limit":3}`, "the request body is not valid: filter must be an object"},

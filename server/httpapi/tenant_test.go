@@ -60,6 +60,7 @@ func (f *fixture) wipeCounts(t *testing.T) map[string]int {
 // nothing of its siblings; the count a dry run (explore) gives is what forget
 // removes.
 func TestForgetByFilterOnlyEverNarrows(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, httpapi.Options{})
 	f.seedWipe(t)
 	ctx := context.Background()
@@ -155,6 +156,7 @@ func getAudit(t *testing.T, url, token, query string) (int, []audit.Event) {
 // admin reads the entries that lie wholly inside her reach, the owner reads
 // all, and no query parameter widens it.
 func TestAuditLogIsConfinedByTheReadersReach(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, httpapi.Options{})
 	ctx := context.Background()
 	// Activity of every kind, in and out of user:priya.

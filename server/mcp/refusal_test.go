@@ -15,6 +15,7 @@ import (
 // required field, an unknown property): the answers show the SDK validates
 // nothing before the tools read the arguments themselves.
 func TestRefusals(t *testing.T) {
+	t.Parallel()
 	e := memory.New()
 	s := seed(t, e)
 	c := connect(t, placedTools(e))
@@ -124,6 +125,7 @@ func TestRefusals(t *testing.T) {
 // TestNullArgumentsReadAsNone checks absent and null arguments are an empty
 // object, and an explicit null field is an absent one.
 func TestNullArgumentsReadAsNone(t *testing.T) {
+	t.Parallel()
 	e := memory.New()
 	seed(t, e)
 	c := connect(t, placedTools(e))
@@ -137,6 +139,7 @@ func TestNullArgumentsReadAsNone(t *testing.T) {
 // TestEngineFailuresAreScrubbed checks a model never reads an engine
 // failure's own text, which can name files or internals.
 func TestEngineFailuresAreScrubbed(t *testing.T) {
+	t.Parallel()
 	e := failing{Engine: memory.New(), err: contract.EngineErr("open /home/alice/.local/share/mnemo/index: permission denied")}
 	c := connect(t, placedTools(e))
 	got := c.refused(ToolList, `{}`)

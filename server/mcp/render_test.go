@@ -82,6 +82,7 @@ func TestRecallRendering(t *testing.T) {
 }
 
 func TestEmptyResultsRenderEmptyLists(t *testing.T) {
+	t.Parallel()
 	c := connect(t, New(memory.New(), ScopeAt(placeNS)))
 	for _, tc := range []struct{ tool, args, want string }{
 		{ToolList, `{}`, `{"items":[]}`},

@@ -22,6 +22,7 @@ const goldenSpecs = "testdata/tool_contracts.json"
 // descriptions and argument schemas. A change here changes every agent's
 // prompt; regenerate deliberately with -update or BLESS_TOOL_CONTRACTS=1.
 func TestToolContractsGolden(t *testing.T) {
+	t.Parallel()
 	specs := New(memory.New(), DefaultScope()).Specs()
 	got := indentSpecs(t, specs)
 	path := filepath.FromSlash(goldenSpecs)
@@ -72,6 +73,7 @@ func indentSpecs(t *testing.T, specs []ToolSpec) []byte {
 // TestSchemasAreClosedAndHostFree walks every schema: every object closed,
 // no namespace or reach property anywhere, required listed only when non-empty.
 func TestSchemasAreClosedAndHostFree(t *testing.T) {
+	t.Parallel()
 	for _, s := range New(memory.New(), DefaultScope()).Specs() {
 		var schema map[string]any
 		if err := json.Unmarshal(s.Parameters, &schema); err != nil {
@@ -156,6 +158,7 @@ func TestSpecsFollowTheEngineAndTheScope(t *testing.T) {
 // TestServerListsTheSpecs checks tools/list hands clients exactly the specs'
 // schemas and descriptions.
 func TestServerListsTheSpecs(t *testing.T) {
+	t.Parallel()
 	tools := New(memory.New(), ScopeAt(placeNS))
 	c := connect(t, tools)
 	res, err := c.cs.ListTools(context.Background(), nil)

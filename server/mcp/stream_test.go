@@ -49,6 +49,7 @@ func (b *lockedBuffer) String() string {
 // that ends at once, as `printf ... | mnemo mcp` does, and expects an answer
 // to every request.
 func TestStreamAnswersEverythingReadBeforeTheEnd(t *testing.T) {
+	t.Parallel()
 	e := slowEngine{Engine: memory.New(), delay: 50 * time.Millisecond}
 	lines := []string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}`,

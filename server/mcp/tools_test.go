@@ -133,6 +133,7 @@ func TestReadsAreConfinedToTheReach(t *testing.T) {
 }
 
 func TestAFilterCannotWidenTheReach(t *testing.T) {
+	t.Parallel()
 	e := memory.New()
 	s := seed(t, e)
 	c := connect(t, placedTools(e))
@@ -206,6 +207,7 @@ func TestForgetByFilterStaysInReach(t *testing.T) {
 }
 
 func TestForgetByIDsWithoutAReachUsesPlainForget(t *testing.T) {
+	t.Parallel()
 	e := memory.New()
 	s := seed(t, e)
 	c := connect(t, New(e, DefaultScope()))
@@ -216,6 +218,7 @@ func TestForgetByIDsWithoutAReachUsesPlainForget(t *testing.T) {
 }
 
 func TestReadOnlyNeitherListsNorRunsWrites(t *testing.T) {
+	t.Parallel()
 	e := memory.New()
 	s := seed(t, e)
 	scope := ScopeAt(placeNS)
@@ -240,6 +243,7 @@ func TestReadOnlyNeitherListsNorRunsWrites(t *testing.T) {
 }
 
 func TestFetchOffersExactlyTheEnginesModes(t *testing.T) {
+	t.Parallel()
 	keyword := memory.New(memory.WithFetchModes(contract.ModeKeyword))
 	seed(t, keyword)
 	c := connect(t, New(keyword, ScopeAt(placeNS)))
@@ -261,6 +265,7 @@ func TestFetchOffersExactlyTheEnginesModes(t *testing.T) {
 }
 
 func TestPagingThroughListWithTheCursor(t *testing.T) {
+	t.Parallel()
 	e := memory.New()
 	s := seed(t, e)
 	c := connect(t, placedTools(e))
@@ -284,6 +289,7 @@ func TestPagingThroughListWithTheCursor(t *testing.T) {
 }
 
 func TestRefersToRanksTheDaysFirst(t *testing.T) {
+	t.Parallel()
 	e := memory.New()
 	ctx := context.Background()
 	day := func(d int) *time.Time {
