@@ -114,11 +114,11 @@ func (a *app) xdgDir(env, fallback string) string {
 
 func (a *app) openLog() error {
 	if err := os.MkdirAll(filepath.Dir(a.logPath), 0o700); err != nil {
-		return contract.ConfigErr("cannot create the log directory: %v", err)
+		return contract.ConfigErr("cannot create the log directory: %w", err)
 	}
 	f, err := os.OpenFile(a.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return contract.ConfigErr("cannot open the log file: %v", err)
+		return contract.ConfigErr("cannot open the log file: %w", err)
 	}
 	a.logFile = f
 	a.logger = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -193,7 +193,7 @@ func (a *app) writeJSON(v any) error {
 		enc.SetIndent("", "  ")
 	}
 	if err := enc.Encode(v); err != nil {
-		return contract.EngineErr("cannot encode the answer: %v", err)
+		return contract.EngineErr("cannot encode the answer: %w", err)
 	}
 	_, err := a.stdout.Write(buf.Bytes())
 	return err
@@ -222,7 +222,7 @@ func (a *app) readInput(what string) ([]byte, error) {
 	}
 	data, err := io.ReadAll(a.stdin)
 	if err != nil {
-		return nil, contract.EngineErr("cannot read stdin: %v", err)
+		return nil, contract.EngineErr("cannot read stdin: %w", err)
 	}
 	return data, nil
 }

@@ -15,11 +15,11 @@ import (
 // filterKeys are the MetaFilter's wire keys. The contract ignores unknown keys on
 // the wire; the command line refuses them, because a misspelt key would
 // silently widen a list or, worse, a forget.
-var filterKeys = []string{"reach", "workspace", "folder", "file_path", "language", "repo", "commit", "url",
+var filterKeys = [...]string{"reach", "workspace", "folder", "file_path", "language", "repo", "commit", "url",
 	"thread_id", "turns", "agent_id", "tool_call", "source_id", "kinds", "sources", "tags_any",
 	"observed_after", "observed_before", "statuses"}
 
-var reachKeys = []string{"at", "inherit", "descendants"}
+var reachKeys = [...]string{"at", "inherit", "descendants"}
 
 // parseFilterFlag reads a --filter value: a MetaFilter as JSON, unknown keys refused.
 func parseFilterFlag(flag, value string) (contract.MetaFilter, error) {
@@ -31,7 +31,7 @@ func parseFilterFlag(flag, value string) (contract.MetaFilter, error) {
 	if err != nil {
 		return f, err
 	}
-	if err := onlyKeys(flag, obj, filterKeys); err != nil {
+	if err := onlyKeys(flag, obj, filterKeys[:]); err != nil {
 		return f, err
 	}
 	if raw, ok := obj["reach"]; ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
@@ -65,7 +65,7 @@ func checkReachKeys(flag string, raw json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	return onlyKeys(flag, obj, reachKeys)
+	return onlyKeys(flag, obj, reachKeys[:])
 }
 
 // jsonObject parses value as one JSON object.

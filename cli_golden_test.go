@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
 	"mnemo/engine/bolt"
+	"mnemo/server/audit"
 )
 
 // The JSON goldens in testdata/cli were recorded from the commands as they were
@@ -86,9 +86,9 @@ func buildFixtureStore(t *testing.T, dir string) {
 	if _, err := e.Supersede(ctx, contract.SupersedeRequest{ID: ids[5], By: ids[3]}); err != nil {
 		t.Fatal(err)
 	}
-	for i, ev := range []auth.Event{
-		{Principal: "owner", Role: auth.RoleAdmin, Via: "http", Op: "store", IDs: []string{ids[0]}, Count: 1},
-		{Principal: "agent-7", Role: auth.RoleCurator, Via: "ssh", Op: "forget_within", IDs: []string{ids[1], ids[2]}, Count: 1, Skipped: 1},
+	for i, ev := range []audit.Event{
+		{Principal: "owner", Role: "admin", Via: "http", Op: "store", IDs: []string{ids[0]}, Count: 1},
+		{Principal: "agent-7", Role: "curator", Via: "ssh", Op: "forget_within", IDs: []string{ids[1], ids[2]}, Count: 1, Skipped: 1},
 		{Principal: "stranger", Via: "http", Op: "authenticate", Refused: "the token is not known"},
 	} {
 		ev.At = fixtureStart.Add(time.Duration(i) * 90 * time.Minute)

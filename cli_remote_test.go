@@ -9,7 +9,7 @@ import (
 
 	"mnemo/contract"
 	"mnemo/engine/bolt"
-	"mnemo/engine/httpapi"
+	"mnemo/server/httpapi"
 )
 
 const testOwnerToken = "owner-token-for-cli-tests"
@@ -30,7 +30,7 @@ func serveStore(t *testing.T, dir string) string {
 	if err := os.WriteFile(filepath.Join(dir, bolt.AddrFile), []byte(strings.TrimPrefix(srv.URL, "http://")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, tokenFile), []byte(testOwnerToken+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, bolt.TokenFile), []byte(testOwnerToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return srv.URL
@@ -111,7 +111,7 @@ func TestAttachesToTheServerHoldingTheStore(t *testing.T) {
 		t.Fatalf("get through the attached server: %+v", hits)
 	}
 	// Without a readable token the lock is reported.
-	if err := os.Remove(filepath.Join(c.db, tokenFile)); err != nil {
+	if err := os.Remove(filepath.Join(c.db, bolt.TokenFile)); err != nil {
 		t.Fatal(err)
 	}
 	r := c.run("", "list")

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
+	"mnemo/server/audit"
 )
 
 type auditFlags struct {
@@ -40,7 +40,7 @@ store a running server holds, or with --remote, the server answers (admins only)
 			if err != nil {
 				return err
 			}
-			reader, ok := e.(auth.AuditReader)
+			reader, ok := e.(audit.Reader)
 			if !ok {
 				return contract.Unsupported("this engine keeps no audit log")
 			}
@@ -56,7 +56,7 @@ store a running server holds, or with --remote, the server answers (admins only)
 			enc.SetEscapeHTML(false)
 			for _, ev := range events {
 				if err := enc.Encode(ev); err != nil {
-					return contract.EngineErr("cannot encode an audit event: %v", err)
+					return contract.EngineErr("cannot encode an audit event: %w", err)
 				}
 			}
 			_, err = a.stdout.Write(buf.Bytes())
@@ -68,8 +68,8 @@ store a running server holds, or with --remote, the server answers (admins only)
 	return cmd
 }
 
-func (f auditFlags) query(now time.Time) (auth.AuditQuery, error) {
-	q := auth.AuditQuery{Limit: f.limit}
+func (f auditFlags) query(now time.Time) (audit.Query, error) {
+	q := audit.Query{Limit: f.limit}
 	if f.limit < 0 {
 		return q, usageError("--limit must not be negative")
 	}

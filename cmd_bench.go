@@ -54,7 +54,7 @@ budget, 1 otherwise.`,
 			if scratch == "" {
 				tmp, err := os.MkdirTemp("", "mnemo-bench-*")
 				if err != nil {
-					return contract.EngineErr("cannot create a scratch store: %v", err)
+					return contract.EngineErr("cannot create a scratch store: %w", err)
 				}
 				defer func() { _ = os.RemoveAll(tmp) }()
 				scratch = tmp
@@ -176,7 +176,7 @@ func benchPostgres(cmd *cobra.Command, a *app, loc string, opts bench.Options) e
 func writeCorpus(path string, opts bench.Options) error {
 	f, err := os.Create(path)
 	if err != nil {
-		return contract.Invalid("--write-corpus %s: %v", path, err)
+		return contract.Invalid("--write-corpus %s: %w", path, err)
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
 	var werr error
@@ -207,7 +207,7 @@ func writeCorpus(path string, opts bench.Options) error {
 		werr = cerr
 	}
 	if werr != nil {
-		return contract.EngineErr("write the corpus to %s: %v", path, werr)
+		return contract.EngineErr("write the corpus to %s: %w", path, werr)
 	}
 	return nil
 }

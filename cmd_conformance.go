@@ -35,7 +35,7 @@ when every check passes or is skipped, 1 otherwise.`,
 			} else {
 				dir, err := os.MkdirTemp("", "mnemo-conformance-*")
 				if err != nil {
-					return contract.EngineErr("cannot create a scratch store: %v", err)
+					return contract.EngineErr("cannot create a scratch store: %w", err)
 				}
 				defer func() { _ = os.RemoveAll(dir) }()
 				scratch, err := bolt.Open(dir, bolt.Options{LockTimeout: storeLockTimeout, Logger: a.logger})

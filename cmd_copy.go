@@ -209,7 +209,7 @@ func copyStores(ctx context.Context, a *app, srcLoc, dstLoc string, reach *contr
 	}
 	rep.Sampled = len(sampled)
 	problem := verifyCopy(ctx, src.engine, dst.engine, reach, sampled, rep.TimesKept, rep.Unlinked)
-	for _, s := range contract.Statuses {
+	for _, s := range contract.Statuses() {
 		if rep.DestinationCounts[s] < rep.SourceCounts[s] && problem == "" && len(rep.Unlinked) == 0 {
 			problem = fmt.Sprintf("the destination holds %d %s records, the source %d", rep.DestinationCounts[s], s, rep.SourceCounts[s])
 		}
@@ -232,12 +232,12 @@ func isCounter(e contract.Engine) bool {
 // statusCounts is every record the reach sees per status (without a reach,
 // every record outside service sandboxes).
 func statusCounts(ctx context.Context, e contract.Engine, reach *contract.Reach) (map[contract.Status]uint64, error) {
-	page, err := e.Explore(ctx, contract.ExploreRequest{Facet: contract.FacetStatus, Filter: contract.MetaFilter{Reach: reach}, Limit: len(contract.Statuses)})
+	page, err := e.Explore(ctx, contract.ExploreRequest{Facet: contract.FacetStatus, Filter: contract.MetaFilter{Reach: reach}, Limit: len(contract.Statuses())})
 	if err != nil {
 		return nil, err
 	}
 	out := map[contract.Status]uint64{}
-	for _, s := range contract.Statuses {
+	for _, s := range contract.Statuses() {
 		out[s] = 0
 	}
 	for _, b := range page.Buckets {
@@ -261,36 +261,33 @@ func verifyCopy(ctx context.Context, src, dst contract.Engine, reach *contract.R
 	for _, id := range unlinked {
 		skip[id] = true
 	}
-	for start := 0; start < len(ids); start += contract.MaxGetIDs {
-		part := ids[start:min(start+contract.MaxGetIDs, len(ids))]
-		a, err := src.GetRecords(ctx, contract.GetRequest{IDs: part, Reach: reach})
-		if err != nil {
-			return "reading the sample from the source: " + err.Error()
+	a, err := contract.GetRecordsInChunks(ctx, src, ids, reach)
+	if err != nil {
+		return "reading the sample from the source: " + err.Error()
+	}
+	b, err := contract.GetRecordsInChunks(ctx, dst, ids, reach)
+	if err != nil {
+		return "reading the sample from the destination: " + err.Error()
+	}
+	held := map[string]contract.Record{}
+	for _, r := range b {
+		held[r.ID] = r
+	}
+	for _, r := range a {
+		got, ok := held[r.ID]
+		if !ok {
+			return "record " + r.ID + " is missing from the destination"
 		}
-		b, err := dst.GetRecords(ctx, contract.GetRequest{IDs: part, Reach: reach})
-		if err != nil {
-			return "reading the sample from the destination: " + err.Error()
+		if skip[r.ID] {
+			continue
 		}
-		held := map[string]contract.Record{}
-		for _, r := range b {
-			held[r.ID] = r
+		if !timesKept {
+			got.CreatedAt, got.UpdatedAt = r.CreatedAt, r.UpdatedAt
 		}
-		for _, r := range a {
-			got, ok := held[r.ID]
-			if !ok {
-				return "record " + r.ID + " is missing from the destination"
-			}
-			if skip[r.ID] {
-				continue
-			}
-			if !timesKept {
-				got.CreatedAt, got.UpdatedAt = r.CreatedAt, r.UpdatedAt
-			}
-			x, _ := json.Marshal(r)
-			y, _ := json.Marshal(got)
-			if string(x) != string(y) {
-				return "record " + r.ID + " differs: source " + string(x) + ", destination " + string(y)
-			}
+		x, _ := json.Marshal(r)
+		y, _ := json.Marshal(got)
+		if string(x) != string(y) {
+			return "record " + r.ID + " differs: source " + string(x) + ", destination " + string(y)
 		}
 	}
 	return ""
@@ -432,20 +429,17 @@ func sameBatch(a, b *contract.Record) bool {
 
 // statuses reads the destination's status of each record.
 func (s *contractSink) statuses(ctx context.Context, recs []contract.Record) (map[string]contract.Status, error) {
-	out := map[string]contract.Status{}
-	for start := 0; start < len(recs); start += contract.MaxGetIDs {
-		part := recs[start:min(start+contract.MaxGetIDs, len(recs))]
-		ids := make([]string, len(part))
-		for i, r := range part {
-			ids[i] = r.ID
-		}
-		got, err := s.e.GetRecords(ctx, contract.GetRequest{IDs: ids, Reach: &contract.Reach{Descendants: true}})
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range got {
-			out[r.ID] = r.Status
-		}
+	ids := make([]string, len(recs))
+	for i, r := range recs {
+		ids[i] = r.ID
+	}
+	got, err := contract.GetRecordsInChunks(ctx, s.e, ids, &contract.Reach{Descendants: true})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]contract.Status, len(got))
+	for _, r := range got {
+		out[r.ID] = r.Status
 	}
 	return out, nil
 }

@@ -101,13 +101,13 @@ func exportAll(ctx context.Context, e contract.Engine, f contract.MetaFilter, w 
 		}
 		for i := range lines {
 			if err := out.write(&lines[i]); err != nil {
-				return nil, contract.EngineErr("cannot write the export: %v", err)
+				return nil, contract.EngineErr("cannot write the export: %w", err)
 			}
 		}
 		return page.NextCursor, nil
 	})
 	if ferr := out.flush(); err == nil && ferr != nil {
-		err = contract.EngineErr("cannot write the export: %v", ferr)
+		err = contract.EngineErr("cannot write the export: %w", ferr)
 	}
 	return err
 }
@@ -124,14 +124,12 @@ func exportLines(ctx context.Context, e contract.Engine, reach *contract.Reach, 
 		lines[i] = exportLine{ID: it.ID, Item: it.Item}
 	}
 	byID := make(map[string]*contract.Record, len(items))
-	for start := 0; start < len(ids); start += contract.MaxGetIDs {
-		recs, err := e.GetRecords(ctx, contract.GetRequest{IDs: ids[start:min(start+contract.MaxGetIDs, len(ids))], Reach: reach})
-		if err != nil {
-			return nil, err
-		}
-		for i := range recs {
-			byID[recs[i].ID] = &recs[i]
-		}
+	recs, err := contract.GetRecordsInChunks(ctx, e, ids, reach)
+	if err != nil {
+		return nil, err
+	}
+	for i := range recs {
+		byID[recs[i].ID] = &recs[i]
 	}
 	for i := range lines {
 		// A record forgotten between the page and the read keeps the bare line.

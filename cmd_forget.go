@@ -132,16 +132,13 @@ func (p forgetPlan) dryRun(ctx context.Context, e contract.Engine) (dryRunReport
 		}
 		return dryRunReport{DryRun: true, WouldForget: int(page.Total)}, nil
 	}
-	found := make([]string, 0, len(p.ids))
-	for start := 0; start < len(p.ids); start += contract.MaxGetIDs {
-		chunk := p.ids[start:min(start+contract.MaxGetIDs, len(p.ids))]
-		hits, err := e.Get(ctx, contract.GetRequest{IDs: chunk, Reach: p.reach})
-		if err != nil {
-			return dryRunReport{}, err
-		}
-		for _, h := range hits {
-			found = append(found, h.ID)
-		}
+	hits, err := contract.GetInChunks(ctx, e, p.ids, p.reach)
+	if err != nil {
+		return dryRunReport{}, err
+	}
+	found := make([]string, 0, len(hits))
+	for _, h := range hits {
+		found = append(found, h.ID)
 	}
 	return dryRunReport{DryRun: true, WouldForget: len(found), IDs: found}, nil
 }

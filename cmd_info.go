@@ -92,7 +92,7 @@ func countRecords(ctx context.Context, s *openStore) (int, error) {
 	if c, ok := s.engine.(recordCounter); ok {
 		return c.Len(), nil
 	}
-	page, err := s.engine.Explore(ctx, contract.ExploreRequest{Facet: contract.FacetStatus, Limit: len(contract.Statuses)})
+	page, err := s.engine.Explore(ctx, contract.ExploreRequest{Facet: contract.FacetStatus, Limit: len(contract.Statuses())})
 	if err != nil {
 		return 0, err
 	}

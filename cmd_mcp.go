@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mnemo/contract"
-	"mnemo/engine/mcp"
+	"mnemo/server/mcp"
 )
 
 // mcpFlags are mcp's own flags: the scope the host fixes for the agent.
@@ -100,5 +100,5 @@ func (a *app) runMCP(ctx context.Context, scope mcp.ToolScope) error {
 		// The client hanging up or an interrupt is the normal end of a session.
 		return nil
 	}
-	return contract.Unavailable("the MCP session ended: %v", err)
+	return contract.Unavailable("the MCP session ended: %w", err)
 }

@@ -402,8 +402,8 @@ Example:
 }
 
 func facetNames() []string {
-	names := make([]string, len(contract.Facets))
-	for i, f := range contract.Facets {
+	names := make([]string, len(contract.Facets()))
+	for i, f := range contract.Facets() {
 		names[i] = string(f)
 	}
 	return names

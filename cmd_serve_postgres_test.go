@@ -16,9 +16,10 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
+	"mnemo/engine/bolt"
 	"mnemo/engine/postgres/pgtest"
 	"mnemo/engine/remote"
+	"mnemo/server/audit"
 )
 
 // startServeAt runs `mnemo --db LOC serve --http 127.0.0.1:0` in-process (its
@@ -93,7 +94,7 @@ func TestTwoServersOverOneDatabase(t *testing.T) {
 	}
 	var token string
 	_ = filepath.WalkDir(os.Getenv("XDG_STATE_HOME"), func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.Name() == serveTokenFile {
+		if err == nil && d.Name() == bolt.TokenFile {
 			b, _ := os.ReadFile(p)
 			token = strings.TrimSpace(string(b))
 		}
@@ -150,7 +151,7 @@ func TestTwoServersOverOneDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen(a, 0)
-	events, err := a.ReadAudit(ctx, auth.AuditQuery{})
+	events, err := a.ReadAudit(ctx, audit.Query{})
 	if err != nil {
 		t.Fatal(err)
 	}

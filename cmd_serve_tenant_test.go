@@ -15,7 +15,9 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
+	"mnemo/engine/bolt"
+	"mnemo/server"
+	"mnemo/server/auth"
 )
 
 const (
@@ -51,7 +53,7 @@ func seedTenants(t *testing.T, c *testCLI, url string) {
 			lines = append(lines, fmt.Sprintf(`{"type":"document","body":{"text":"wipe %d at %s"},"meta":{"namespace":%q,"tags":["wipe-test"],"source":{"kind":"agent"}}}`, i, ns, ns))
 		}
 	}
-	token, err := os.ReadFile(filepath.Join(c.db, serveTokenFile))
+	token, err := os.ReadFile(filepath.Join(c.db, bolt.TokenFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +92,7 @@ func TestRemoteForgetDryRunMatchesWhatForgetRemoves(t *testing.T) {
 		}
 	}
 	// What is left: agent:other's five and team:gamma's five.
-	token, _ := os.ReadFile(filepath.Join(c.db, serveTokenFile))
+	token, _ := os.ReadFile(filepath.Join(c.db, bolt.TokenFile))
 	t.Setenv("MNEMO_TOKEN", strings.TrimSpace(string(token)))
 	var left contract.ExplorePage
 	c.okJSON(&left, "", "--remote", s.url, "explore", "namespace", "--filter", `{"tags_any":["wipe-test"]}`)
@@ -268,7 +270,7 @@ func TestUnixSocketIsNeverOpenToOthers(t *testing.T) {
 				}
 			}
 		}()
-		l, _, open, err := listenHTTP("unix:" + sock)
+		l, _, open, err := server.ListenHTTP("unix:" + sock)
 		close(stop)
 		if err != nil || !open {
 			t.Fatal(err)
@@ -280,7 +282,7 @@ func TestUnixSocketIsNeverOpenToOthers(t *testing.T) {
 			t.Fatalf("round %d: socket %v, %v", i, st, err)
 		}
 		l.Close()
-		cleanupSocket("unix:" + sock)
+		server.CleanupSocket("unix:" + sock)
 		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 			t.Fatalf("round %d: left %s beside the socket", i, entries[0].Name())
 		}

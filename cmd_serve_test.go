@@ -19,9 +19,10 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
 	"mnemo/engine/bolt"
 	"mnemo/engine/remote"
+	"mnemo/server/audit"
+	"mnemo/server/auth"
 )
 
 // lockedBuffer is a stderr the server goroutine writes while the test reads.
@@ -97,14 +98,14 @@ func startServe(t *testing.T, c *testCLI, args ...string) *runningServer {
 	return nil
 }
 
-func readAuditLines(t *testing.T, out string) []auth.Event {
+func readAuditLines(t *testing.T, out string) []audit.Event {
 	t.Helper()
-	var events []auth.Event
+	var events []audit.Event
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		if line == "" {
 			continue
 		}
-		var ev auth.Event
+		var ev audit.Event
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatalf("audit line %q: %v", line, err)
 		}
@@ -119,7 +120,7 @@ func TestServeAttachesCommandsAndAuditsThem(t *testing.T) {
 	if !strings.HasPrefix(s.url, "http://127.0.0.1:") {
 		t.Fatalf("serve.addr holds %q", s.url)
 	}
-	st, err := os.Stat(filepath.Join(c.db, serveTokenFile))
+	st, err := os.Stat(filepath.Join(c.db, bolt.TokenFile))
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("the owner token file: %v, mode %v", err, st.Mode().Perm())
 	}
@@ -260,7 +261,7 @@ func TestServeSSHSessionRunsTheTUIAsItsPrincipal(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if _, err := os.Stat(filepath.Join(c.db, serveHostKey)); err != nil {
+	if _, err := os.Stat(filepath.Join(c.db, bolt.HostKeyFile)); err != nil {
 		t.Fatalf("no host key in the store: %v", err)
 	}
 	// The header names the server, never the store's path (issue 12).

@@ -48,7 +48,7 @@ func (a *app) runTUI(ctx context.Context, f tuiFlags) error {
 	}
 	keys, err := loadKeymap(a.cfg.Keys)
 	if err != nil {
-		return contract.ConfigErr("%s: %s", a.configPath, err.Error())
+		return contract.ConfigErr("%s: %w", a.configPath, err)
 	}
 	s, err := a.openedStore(ctx)
 	if err != nil {

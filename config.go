@@ -51,7 +51,7 @@ func loadConfig(path string, explicit bool) (config, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return config{}, contract.ConfigErr("config file %s does not exist", path)
 		}
-		return config{}, contract.ConfigErr("cannot read config file %s: %v", path, err)
+		return config{}, contract.ConfigErr("cannot read config file %s: %w", path, err)
 	}
 	return parseConfig(path, data)
 }

@@ -74,9 +74,6 @@ func openEngine(ctx context.Context, a *app) (*openStore, error) {
 	return openLocal(ctx, a, a.storeDir())
 }
 
-// tokenFile is where `mnemo serve` writes its owner token in the store directory.
-const tokenFile = "serve.token"
-
 // openRemote attaches to a running `mnemo serve` with the token from MNEMO_TOKEN.
 func openRemote(ctx context.Context, a *app, url string) (*openStore, error) {
 	return connectRemote(ctx, a, url, a.getenv("MNEMO_TOKEN"))
@@ -115,7 +112,7 @@ func attachToServer(ctx context.Context, a *app, locked *bolt.LockedError) (*ope
 	}
 	token := a.getenv("MNEMO_TOKEN")
 	if token == "" {
-		data, err := os.ReadFile(filepath.Join(locked.Path, tokenFile))
+		data, err := os.ReadFile(filepath.Join(locked.Path, bolt.TokenFile))
 		if err != nil {
 			return nil, false
 		}

@@ -11,8 +11,8 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
 	"mnemo/engine/bolt"
+	"mnemo/server/audit"
 	"mnemo/ui/common"
 )
 
@@ -375,7 +375,7 @@ func drawHealth(s *screen, h contract.Health) {
 	s.line(line)
 }
 
-func drawAudit(s *screen, events []auth.Event) {
+func drawAudit(s *screen, events []audit.Event) {
 	if len(events) == 0 {
 		s.none("audit events")
 		return
@@ -414,7 +414,7 @@ func drawAudit(s *screen, events []auth.Event) {
 		cells[i] = []cell{
 			{s.ago(ev.At), s.st.Dim},
 			{ev.Principal, s.st.Row},
-			{string(ev.Role), s.st.Dim},
+			{ev.Role, s.st.Dim},
 			{ev.Via, s.st.Dim},
 			{ev.Op, s.st.Kind},
 			{outcome, outStyle},
@@ -510,8 +510,8 @@ func drawCheck(s *screen, r bolt.CheckReport) {
 func drawCopy(s *screen, r copyReport) {
 	s.line(s.st.Toast.Render("copied "+counted(r.Copied, "record", "records")) + " from " + r.Source + " to " + r.Destination)
 	s.note("read "+count(r.Read), "new "+count(r.Copied), "already there "+count(r.Replayed))
-	cells := make([][]cell, 0, len(contract.Statuses))
-	for _, st := range contract.Statuses {
+	cells := make([][]cell, 0, len(contract.Statuses()))
+	for _, st := range contract.Statuses() {
 		src, dst := r.SourceCounts[st], r.DestinationCounts[st]
 		style := s.st.Number
 		if dst < src {

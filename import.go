@@ -278,7 +278,7 @@ func (im *importer) read(ctx context.Context, r io.Reader, out chan<- []parsedLi
 			return nil
 		}
 		if err != nil {
-			return contract.EngineErr("cannot read the import at line %d: %v", number, err)
+			return contract.EngineErr("cannot read the import at line %d: %w", number, err)
 		}
 	}
 }
@@ -356,11 +356,9 @@ func (im *importer) keyOf(l *importLine) optionsKey {
 	if s == "" {
 		s = im.defaultStatus
 	}
-	if s == contract.StatusSuperseded {
-		// Stored active; supersede comes once both records are in.
-		s = contract.StatusActive
-	}
-	k := optionsKey{status: s}
+	// A superseded line is stored active; supersede comes once both records
+	// are in.
+	k := optionsKey{status: contract.RestoreStatus(s)}
 	if l.expiresAt != nil {
 		k.expires, k.hasExp = l.expiresAt.UnixNano(), true
 	}
@@ -443,16 +441,13 @@ func (im *importer) applySupersedes(ctx context.Context) error {
 			replayed = append(replayed, p.id)
 		}
 	}
-	for start := 0; start < len(replayed); start += contract.MaxGetIDs {
-		chunk := replayed[start:min(start+contract.MaxGetIDs, len(replayed))]
-		recs, err := im.engine.GetRecords(ctx, contract.GetRequest{IDs: chunk})
-		if err != nil {
-			return err
-		}
-		for _, r := range recs {
-			if r.Status == contract.StatusSuperseded && r.SupersededBy != nil {
-				done[r.ID] = *r.SupersededBy
-			}
+	recs, err := contract.GetRecordsInChunks(ctx, im.engine, replayed, nil)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if r.Status == contract.StatusSuperseded && r.SupersededBy != nil {
+			done[r.ID] = *r.SupersededBy
 		}
 	}
 	for _, p := range im.supersedes {

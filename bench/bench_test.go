@@ -56,7 +56,7 @@ func TestRunOnReferenceEngine(t *testing.T) {
 	}
 
 	// browse shapes, root facets, two narrows, fetch in three modes, recall
-	wantRows := 6 + len(contract.Facets) + 1 + 3 + 1
+	wantRows := 6 + len(contract.Facets()) + 1 + 3 + 1
 	if len(tab.Rows) != wantRows {
 		t.Fatalf("%d rows, want %d", len(tab.Rows), wantRows)
 	}

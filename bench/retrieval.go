@@ -29,7 +29,7 @@ func retrievalRows(ctx context.Context, e contract.Engine, opts Options) ([]shap
 
 	var shapes []shape
 	desc := e.Descriptor()
-	for _, mode := range contract.FetchModes {
+	for _, mode := range contract.FetchModes() {
 		if !desc.Supports(mode) {
 			continue
 		}

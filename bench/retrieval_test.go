@@ -147,7 +147,7 @@ func TestFetchRowsFollowTheDescriptor(t *testing.T) {
 		modes []contract.FetchMode
 		want  []string
 	}{
-		{"every mode", contract.FetchModes, []string{"keyword fetch top 10", "vector fetch top 10", "hybrid fetch top 10"}},
+		{"every mode", contract.FetchModes(), []string{"keyword fetch top 10", "vector fetch top 10", "hybrid fetch top 10"}},
 		{"keyword only", []contract.FetchMode{contract.ModeKeyword}, []string{"keyword fetch top 10"}},
 		{"vector and hybrid", []contract.FetchMode{contract.ModeVector, contract.ModeHybrid}, []string{"vector fetch top 10", "hybrid fetch top 10"}},
 		{"no fetch", []contract.FetchMode{}, nil},

@@ -83,7 +83,7 @@ func buildShapes(ctx context.Context, e contract.Engine, opts Options, exp expec
 			contract.BrowseQuery{Limit: 200, Cursor: *first.Continuation}, exp.visible, len(first.Records)))
 	}
 
-	for _, f := range contract.Facets {
+	for _, f := range contract.Facets() {
 		shapes = append(shapes, exploreShape(e, "explore at the root: "+string(f), budgetExploreRoot,
 			[]contract.Facet{f}, contract.MetaFilter{}, exp.visible))
 	}
@@ -103,7 +103,7 @@ func buildShapes(ctx context.Context, e contract.Engine, opts Options, exp expec
 			return nil, err
 		}
 		shapes = append(shapes, exploreShape(e, fmt.Sprintf("explore after two narrows (kind=learning, tag=%s), every facet", tags.Buckets[0].Value),
-			budgetExploreNarrow, contract.Facets, narrowed, -1))
+			budgetExploreNarrow, contract.Facets(), narrowed, -1))
 	}
 
 	if !withRetrieval {

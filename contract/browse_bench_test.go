@@ -15,7 +15,7 @@ func benchRecords(n int) []Record {
 	out := make([]Record, n)
 	for i := range out {
 		at := base.Add(time.Duration(i) * time.Second)
-		r := Record{ID: fmt.Sprintf("r%09d", i), Kind: ItemKinds[i%3], Status: statuses[i%3],
+		r := Record{ID: fmt.Sprintf("r%09d", i), Kind: ItemKinds()[i%3], Status: statuses[i%3],
 			CreatedAt: at, UpdatedAt: at, Meta: MemoryMeta{Namespace: MustNamespace(fmt.Sprintf("project:ns%d", i%500))}}
 		if i%9973 == 0 {
 			r.Text = fmt.Sprintf("rare needle %d", i)

@@ -84,16 +84,16 @@ func operandKeys(field, op string) []string {
 func quoteJSON(s string) string { return string(appendJSONString(nil, s)) }
 
 func statusNames() []string {
-	out := make([]string, len(Statuses))
-	for i, s := range Statuses {
+	out := make([]string, len(allStatuses))
+	for i, s := range allStatuses {
 		out[i] = string(s)
 	}
 	return out
 }
 
 func itemKindNames() []string {
-	out := make([]string, len(ItemKinds))
-	for i, k := range ItemKinds {
+	out := make([]string, len(allItemKinds))
+	for i, k := range allItemKinds {
 		out[i] = string(k)
 	}
 	return out

@@ -104,7 +104,7 @@ func TestNamespaceParsing(t *testing.T) {
 	if _, err := deep.Child(Segment{SegAgent, "b"}); err == nil {
 		t.Error("a ninth segment must be refused")
 	}
-	if !MustNamespace("agent:researcher").IsWithin(Root) || MustNamespace("agent:researchers").IsWithin(MustNamespace("agent:researcher")) {
+	if !MustNamespace("agent:researcher").IsWithin(Root()) || MustNamespace("agent:researchers").IsWithin(MustNamespace("agent:researcher")) {
 		t.Error("IsWithin is a segment prefix")
 	}
 	if got := MustNamespace("team:acme/agent:w/agent:h").SharedAncestor().String(); got != "team:acme" {
@@ -141,7 +141,7 @@ func TestSanitizedSegment(t *testing.T) {
 }
 
 func TestReachWorkedExample(t *testing.T) {
-	R, T := Root, MustNamespace("team:acme")
+	R, T := Root(), MustNamespace("team:acme")
 	W, H := MustNamespace("team:acme/agent:writer"), MustNamespace("team:acme/agent:writer/agent:helper")
 	E := MustNamespace("team:acme/agent:editor")
 	all := map[string]Namespace{"R": R, "T": T, "W": W, "H": H, "E": E}
@@ -180,7 +180,7 @@ func TestReachWorkedExample(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"at":"agent:x"}`), &def); err != nil || !sameReach(def, ReachOf(MustNamespace("agent:x"))) {
 		t.Errorf("reach defaults: %+v %v", def, err)
 	}
-	if b, _ := json.Marshal(ReachExact(Root)); string(b) != `{"at":"root","inherit":false,"descendants":false}` {
+	if b, _ := json.Marshal(ReachExact(Root())); string(b) != `{"at":"root","inherit":false,"descendants":false}` {
 		t.Errorf("reach JSON %s", b)
 	}
 }
@@ -198,7 +198,7 @@ func TestServiceSandbox(t *testing.T) {
 	}{
 		{"none skips the sandbox", nil, flow, false},
 		{"none skips inside it", nil, inFlow, false},
-		{"subtree(root)", Ptr(ReachSubtree(Root)), flow, false},
+		{"subtree(root)", Ptr(ReachSubtree(Root())), flow, false},
 		{"subtree(ws:main)", Ptr(ReachSubtree(main)), inFlow, false},
 		{"exact(flow)", Ptr(ReachExact(flow)), flow, true},
 		{"subtree(flow) admits inside", Ptr(ReachSubtree(flow)), inFlow, true},
@@ -223,14 +223,14 @@ func TestReachWithin(t *testing.T) {
 		{"subtree within itself", ReachSubtree(acme), ReachSubtree(acme), true},
 		{"subtree(writer) within subtree(acme)", ReachSubtree(writer), ReachSubtree(acme), true},
 		{"exact(writer) within subtree(acme)", ReachExact(writer), ReachSubtree(acme), true},
-		{"of(writer) within subtree(root)", ReachOf(writer), ReachSubtree(Root), true},
+		{"of(writer) within subtree(root)", ReachOf(writer), ReachSubtree(Root()), true},
 		{"of(writer) not within subtree(acme)", ReachOf(writer), ReachSubtree(acme), false},
 		{"exact(acme) within of(writer)", ReachExact(acme), ReachOf(writer), true},
 		{"of(acme) within of(writer)", ReachOf(acme), ReachOf(writer), true},
 		{"subtree(acme) not within of(writer)", ReachSubtree(acme), ReachOf(writer), false},
 		{"subtree(writer) not within of(writer)", ReachSubtree(writer), ReachOf(writer), false},
 		{"sandbox not within subtree(acme)", ReachExact(MustNamespace("team:acme/service:flows")), ReachSubtree(acme), false},
-		{"sandbox not within subtree(root)", ReachExact(MustNamespace("service:flows")), ReachSubtree(Root), false},
+		{"sandbox not within subtree(root)", ReachExact(MustNamespace("service:flows")), ReachSubtree(Root()), false},
 	}
 	for _, c := range cases {
 		if got := c.inner.Within(c.outer); got != c.want {
@@ -305,7 +305,7 @@ func TestMetaFilterIsEmpty(t *testing.T) {
 	if !(MetaFilter{}).IsEmpty() || !(MetaFilter{Kinds: []ItemKind{}}).IsEmpty() {
 		t.Error("the zero filter and kinds: [] are empty")
 	}
-	if (MetaFilter{Reach: Ptr(ReachOf(Root))}).IsEmpty() || (MetaFilter{Statuses: []Status{StatusActive}}).IsEmpty() {
+	if (MetaFilter{Reach: Ptr(ReachOf(Root()))}).IsEmpty() || (MetaFilter{Statuses: []Status{StatusActive}}).IsEmpty() {
 		t.Error("a reach alone (or a status) is not empty")
 	}
 	var f MetaFilter
@@ -316,7 +316,7 @@ func TestMetaFilterIsEmpty(t *testing.T) {
 
 func TestFacetNarrow(t *testing.T) {
 	base := MetaFilter{Workspace: Ptr("w"), TagsAny: []string{"x"}}
-	for _, f := range Facets {
+	for _, f := range Facets() {
 		val := "value"
 		switch f {
 		case FacetKind:
@@ -356,7 +356,7 @@ func TestFacetNarrow(t *testing.T) {
 			t.Fatalf("%s: narrowing aliased the base filter", f)
 		}
 	}
-	ns, _ := FacetNamespace.Narrow(MetaFilter{Reach: Ptr(ReachSubtree(Root))}, "team:acme")
+	ns, _ := FacetNamespace.Narrow(MetaFilter{Reach: Ptr(ReachSubtree(Root()))}, "team:acme")
 	if !sameReach(*ns.Reach, ReachExact(MustNamespace("team:acme"))) {
 		t.Errorf("namespace narrow sets an exact reach: %+v", ns.Reach)
 	}
@@ -431,7 +431,7 @@ func TestRequestValidateMessages(t *testing.T) {
 		{GetRequest{IDs: []string{"a", " "}}.Validate(), "an id must not be blank"},
 		{ForgetIDs().Validate(), "forget needs at least one id"},
 		{ForgetFilter(MetaFilter{Kinds: []ItemKind{}}).Validate(), "forget refuses an empty filter, which would mean everything"},
-		{EraseRequest{Reach: ReachSubtree(Root)}.Validate(), "erasing the whole tree needs whole_tree: true"},
+		{EraseRequest{Reach: ReachSubtree(Root())}.Validate(), "erasing the whole tree needs whole_tree: true"},
 		{ConsolidateRequest{Kinds: []ItemKind{KindLearning, KindLearning}}.Validate(), "consolidate names the kind `learning` twice"},
 		{BeliefsRequest{Limit: 0}.Validate(), "a beliefs limit must be positive"},
 		{BeliefsRequest{Limit: 1, Query: Ptr(" ")}.Validate(), "a beliefs query must not be blank"},
@@ -457,10 +457,10 @@ func TestRequestValidateMessages(t *testing.T) {
 	if got, _ := ForgetWithinIDs([]string{"b", "a", "b"}); !slices.Equal(got, []string{"b", "a"}) {
 		t.Errorf("dedupe keeps first order: %v", got)
 	}
-	if err := (ForgetTarget{Filter: &MetaFilter{Reach: Ptr(ReachExact(Root))}}).Validate(); err != nil {
+	if err := (ForgetTarget{Filter: &MetaFilter{Reach: Ptr(ReachExact(Root()))}}).Validate(); err != nil {
 		t.Errorf("a reach-only filter is a valid forget: %v", err)
 	}
-	if err := (EraseRequest{Reach: ReachSubtree(Root), WholeTree: true}).Validate(); err != nil {
+	if err := (EraseRequest{Reach: ReachSubtree(Root()), WholeTree: true}).Validate(); err != nil {
 		t.Error(err)
 	}
 }

@@ -1,8 +1,10 @@
 package contract
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // ErrorKind is one of the reference's error variants.
@@ -57,9 +59,17 @@ type Error struct {
 	Kind    ErrorKind
 	Code    string
 	Message string
+	// Err is the cause the error was made from (a %w argument of its
+	// constructor, or the foreign error AsError converted), kept so callers can
+	// ask errors.Is(err, context.Canceled) or errors.As for a driver's error.
+	// It never reaches the wire: the kind, code and message do.
+	Err error
 }
 
 func (e *Error) Error() string { return string(e.Kind) + ": " + e.Message }
+
+// Unwrap returns the cause, nil when the error was made from text alone.
+func (e *Error) Unwrap() error { return e.Err }
 
 // Is makes errors.Is(err, &Error{Kind: k}) match any error of kind k (and code, when set).
 func (e *Error) Is(target error) bool {
@@ -88,11 +98,24 @@ var (
 	ErrConfig         = &Error{Kind: KindConfig}
 )
 
+// newErr formats the message like fmt.Errorf: a %w verb prints its error as
+// %v would (so messages read the same) and keeps it as the cause.
 func newErr(kind ErrorKind, format string, args ...any) *Error {
 	if len(args) == 0 {
 		return &Error{Kind: kind, Message: format}
 	}
-	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
+	if !strings.Contains(format, "%w") {
+		return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
+	}
+	wrapped := fmt.Errorf(format, args...)
+	e := &Error{Kind: kind, Message: wrapped.Error()}
+	switch w := wrapped.(type) {
+	case interface{ Unwrap() error }:
+		e.Err = w.Unwrap()
+	case interface{ Unwrap() []error }:
+		e.Err = errors.Join(w.Unwrap()...)
+	}
+	return e
 }
 
 // Invalid returns an InvalidRequest error.
@@ -167,12 +190,31 @@ func KindOf(err error) ErrorKind {
 	return KindEngine
 }
 
-// AsError returns err as a contract error; foreign errors become engine errors
-// carrying their text.
+// AsError is the one converter to contract errors: a contract error (anywhere
+// in err's chain) is returned as it is; an ended context is unavailable; any
+// other foreign error becomes an engine error. The message is the foreign
+// error's text and the error is kept as the cause. It returns nil for nil.
 func AsError(err error) *Error {
+	if err == nil {
+		return nil
+	}
 	var e *Error
 	if errors.As(err, &e) {
 		return e
 	}
-	return &Error{Kind: KindEngine, Message: err.Error()}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Kind: KindUnavailable, Message: err.Error(), Err: err}
+	}
+	return &Error{Kind: KindEngine, Message: err.Error(), Err: err}
+}
+
+// ContextErr is nil while ctx is live and, once it has ended, the error every
+// engine answers with: unavailable, its message ctx's error ("context
+// canceled", "context deadline exceeded"), and that error its cause, so
+// errors.Is(err, context.Canceled) holds.
+func ContextErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return &Error{Kind: KindUnavailable, Message: err.Error(), Err: err}
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -31,12 +32,15 @@ const (
 )
 
 // Facets lists every facet, the reference's 14 then status.
-var Facets = []Facet{FacetKind, FacetSource, FacetSourceID, FacetWorkspace, FacetFolder, FacetFilePath,
+var allFacets = [...]Facet{FacetKind, FacetSource, FacetSourceID, FacetWorkspace, FacetFolder, FacetFilePath,
 	FacetLanguage, FacetRepo, FacetURL, FacetThread, FacetAgent, FacetToolCall, FacetTag, FacetNamespace, FacetStatus}
+
+// Facets returns every value, a fresh slice the caller may change.
+func Facets() []Facet { return slices.Clone(allFacets[:]) }
 
 // ParseFacet parses a wire facet.
 func ParseFacet(s string) (Facet, bool) {
-	for _, f := range Facets {
+	for _, f := range allFacets {
 		if string(f) == s {
 			return f, true
 		}
@@ -315,17 +319,13 @@ func ForgetWithinByGet(ctx context.Context, e Engine, ids []string, reach Reach)
 	if err != nil {
 		return ForgetReport{}, err
 	}
+	hits, err := GetInChunks(ctx, e, ids, &reach)
+	if err != nil {
+		return ForgetReport{}, err
+	}
 	var found []string
-	for start := 0; start < len(ids); start += MaxGetIDs {
-		end := min(start+MaxGetIDs, len(ids))
-		r := reach
-		hits, err := e.Get(ctx, GetRequest{IDs: ids[start:end], Reach: &r})
-		if err != nil {
-			return ForgetReport{}, err
-		}
-		for _, h := range hits {
-			found = append(found, h.ID)
-		}
+	for _, h := range hits {
+		found = append(found, h.ID)
 	}
 	if len(found) == 0 {
 		return ForgetReport{}, nil

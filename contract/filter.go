@@ -19,11 +19,14 @@ const (
 )
 
 // Statuses lists every status in Dawn's canonical order.
-var Statuses = []Status{StatusCandidate, StatusActive, StatusSuperseded}
+var allStatuses = [...]Status{StatusCandidate, StatusActive, StatusSuperseded}
+
+// Statuses returns every value, a fresh slice the caller may change.
+func Statuses() []Status { return slices.Clone(allStatuses[:]) }
 
 // ParseStatus parses a wire status.
 func ParseStatus(s string) (Status, bool) {
-	for _, st := range Statuses {
+	for _, st := range allStatuses {
 		if string(st) == s {
 			return st, true
 		}

@@ -3,6 +3,7 @@ package contract
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -18,7 +19,10 @@ const (
 )
 
 // ItemKinds lists every item kind in the reference's order.
-var ItemKinds = []ItemKind{KindDocument, KindConversation, KindLearning}
+var allItemKinds = [...]ItemKind{KindDocument, KindConversation, KindLearning}
+
+// ItemKinds returns every value, a fresh slice the caller may change.
+func ItemKinds() []ItemKind { return slices.Clone(allItemKinds[:]) }
 
 // ParseItemKind parses a wire item kind.
 func ParseItemKind(s string) (ItemKind, bool) {
@@ -42,11 +46,14 @@ const (
 )
 
 // LearningKinds lists every learning kind.
-var LearningKinds = []LearningKind{LearningPreference, LearningFact, LearningProcedure, LearningCorrection, LearningOther}
+var allLearningKinds = [...]LearningKind{LearningPreference, LearningFact, LearningProcedure, LearningCorrection, LearningOther}
+
+// LearningKinds returns every value, a fresh slice the caller may change.
+func LearningKinds() []LearningKind { return slices.Clone(allLearningKinds[:]) }
 
 // ParseLearningKind parses a wire learning kind.
 func ParseLearningKind(s string) (LearningKind, bool) {
-	for _, k := range LearningKinds {
+	for _, k := range allLearningKinds {
 		if string(k) == s {
 			return k, true
 		}
@@ -66,11 +73,14 @@ const (
 )
 
 // Roles lists every role.
-var Roles = []Role{RoleUser, RoleAssistant, RoleSystem, RoleTool}
+var allRoles = [...]Role{RoleUser, RoleAssistant, RoleSystem, RoleTool}
+
+// Roles returns every value, a fresh slice the caller may change.
+func Roles() []Role { return slices.Clone(allRoles[:]) }
 
 // ParseRole parses a wire role.
 func ParseRole(s string) (Role, bool) {
-	for _, r := range Roles {
+	for _, r := range allRoles {
 		if string(r) == s {
 			return r, true
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -26,11 +27,14 @@ const (
 )
 
 // SourceKinds lists every source kind.
-var SourceKinds = []SourceKind{SourceFolder, SourceFile, SourceLink, SourceGithub, SourceRSS, SourceComposio, SourceConversation, SourceAgent, SourceImport}
+var allSourceKinds = [...]SourceKind{SourceFolder, SourceFile, SourceLink, SourceGithub, SourceRSS, SourceComposio, SourceConversation, SourceAgent, SourceImport}
+
+// SourceKinds returns every value, a fresh slice the caller may change.
+func SourceKinds() []SourceKind { return slices.Clone(allSourceKinds[:]) }
 
 // ParseSourceKind parses a wire source kind.
 func ParseSourceKind(s string) (SourceKind, bool) {
-	for _, k := range SourceKinds {
+	for _, k := range allSourceKinds {
 		if string(k) == s {
 			return k, true
 		}

@@ -3,6 +3,7 @@ package contract
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -28,7 +29,10 @@ const (
 )
 
 // SegmentKinds lists every segment kind.
-var SegmentKinds = []SegmentKind{SegAgent, SegTeam, SegUser, SegWorkspace, SegProject, SegSource, SegService}
+var allSegmentKinds = [...]SegmentKind{SegAgent, SegTeam, SegUser, SegWorkspace, SegProject, SegSource, SegService}
+
+// SegmentKinds returns every value, a fresh slice the caller may change.
+func SegmentKinds() []SegmentKind { return slices.Clone(allSegmentKinds[:]) }
 
 // Segment is one `kind:id` step of a namespace path.
 type Segment struct {
@@ -103,7 +107,7 @@ type Namespace struct {
 }
 
 // Root is the root namespace.
-var Root = Namespace{}
+func Root() Namespace { return Namespace{} }
 
 // NewNamespace builds a namespace from segments, checking only its depth.
 func NewNamespace(segs ...Segment) (Namespace, error) {
@@ -117,7 +121,7 @@ func NewNamespace(segs ...Segment) (Namespace, error) {
 func ParseNamespace(s string) (Namespace, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || s == RootLabel {
-		return Root, nil
+		return Root(), nil
 	}
 	parts := strings.Split(s, "/")
 	segs := make([]Segment, 0, len(parts))
@@ -128,7 +132,7 @@ func ParseNamespace(s string) (Namespace, error) {
 		}
 		sk := SegmentKind(kind)
 		known := false
-		for _, k := range SegmentKinds {
+		for _, k := range allSegmentKinds {
 			if k == sk {
 				known = true
 			}
@@ -229,7 +233,7 @@ func (n Namespace) SharedAncestor() Namespace {
 			return Namespace{segs: n.segs[:i]}
 		}
 	}
-	return Root
+	return Root()
 }
 
 // String prints `root` or the path.
@@ -369,7 +373,7 @@ func (r Reach) Nodes() []Namespace {
 // namespace except service sandboxes (as ReachSubtree(Root)).
 func AdmittedBy(r *Reach, ns Namespace) bool {
 	if r == nil {
-		return ReachSubtree(Root).Admits(ns)
+		return ReachSubtree(Root()).Admits(ns)
 	}
 	return r.Admits(ns)
 }

@@ -10,8 +10,8 @@ import (
 // teams, agents, users and service sandboxes at every level.
 func reachFixture() []Namespace {
 	segs := []Segment{{SegTeam, "acme"}, {SegTeam, "gamma"}, {SegAgent, "bot"}, {SegService, "job"}, {SegUser, "priya"}}
-	out := []Namespace{Root}
-	level := []Namespace{Root}
+	out := []Namespace{Root()}
+	level := []Namespace{Root()}
 	for depth := 0; depth < 3; depth++ {
 		var next []Namespace
 		for _, n := range level {
@@ -94,7 +94,7 @@ func TestIntersectExamples(t *testing.T) {
 	}{
 		{"within", ReachExact(MustNamespace("team:acme/agent:bot")), acme, `{"at":"team:acme/agent:bot","inherit":false,"descendants":false}`, true},
 		{"agent reach under a subtree bound", ReachOf(MustNamespace("team:acme/agent:bot")), acme, `{"at":"team:acme/agent:bot","inherit":true,"descendants":false,"inherit_from":"team:acme"}`, true},
-		{"wider", ReachSubtree(Root), acme, `{"at":"team:acme","inherit":false,"descendants":true}`, true},
+		{"wider", ReachSubtree(Root()), acme, `{"at":"team:acme","inherit":false,"descendants":true}`, true},
 		{"disjoint", ReachSubtree(MustNamespace("team:gamma")), acme, ``, false},
 		{"sandbox below a subtree", ReachExact(MustNamespace("team:acme/service:job")), acme, ``, false},
 		{"siblings share ancestors", ReachOf(MustNamespace("team:acme/agent:a")), ReachOf(MustNamespace("team:acme/agent:b")), `{"at":"team:acme","inherit":true,"descendants":false}`, true},

@@ -103,15 +103,26 @@ func (h TimeHint) Covers(at time.Time) bool {
 
 // RankByHint moves hits observed on the hint's days first, keeping order within each group.
 func (h TimeHint) RankByHint(hits []Hit) []Hit {
-	out := make([]Hit, 0, len(hits))
-	for _, x := range hits {
-		if x.Meta.ObservedAt != nil && h.Covers(*x.Meta.ObservedAt) {
-			out = append(out, x)
+	return RankByHintOf(h, hits, func(x *Hit) *time.Time { return x.Meta.ObservedAt })
+}
+
+// RankByHintOf is RankByHint over any ranked list, observedAt telling when
+// each entry was observed: engines rank their own rows (a hit is made only for
+// the page kept), and all of them order by a hint this one way.
+func RankByHintOf[T any](h TimeHint, ranked []T, observedAt func(*T) *time.Time) []T {
+	out := make([]T, 0, len(ranked))
+	covered := func(x *T) bool {
+		at := observedAt(x)
+		return at != nil && h.Covers(*at)
+	}
+	for i := range ranked {
+		if covered(&ranked[i]) {
+			out = append(out, ranked[i])
 		}
 	}
-	for _, x := range hits {
-		if !(x.Meta.ObservedAt != nil && h.Covers(*x.Meta.ObservedAt)) {
-			out = append(out, x)
+	for i := range ranked {
+		if !covered(&ranked[i]) {
+			out = append(out, ranked[i])
 		}
 	}
 	return out
@@ -151,11 +162,14 @@ const (
 )
 
 // FetchModes lists every fetch mode.
-var FetchModes = []FetchMode{ModeKeyword, ModeVector, ModeHybrid}
+var allFetchModes = [...]FetchMode{ModeKeyword, ModeVector, ModeHybrid}
+
+// FetchModes returns every value, a fresh slice the caller may change.
+func FetchModes() []FetchMode { return slices.Clone(allFetchModes[:]) }
 
 // ParseFetchMode parses a wire fetch mode.
 func ParseFetchMode(s string) (FetchMode, bool) {
-	for _, m := range FetchModes {
+	for _, m := range allFetchModes {
 		if string(m) == s {
 			return m, true
 		}

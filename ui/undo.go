@@ -2,8 +2,6 @@ package ui
 
 import (
 	"context"
-	"errors"
-	"time"
 
 	"mnemo/contract"
 )
@@ -31,68 +29,11 @@ func snapshotScope(ctx context.Context, engine contract.Engine, filter contract.
 }
 
 func snapshotIDs(ctx context.Context, engine contract.Engine, ids []string) ([]contract.Record, error) {
-	var out []contract.Record
-	for start := 0; start < len(ids); start += contract.MaxGetIDs {
-		end := min(start+contract.MaxGetIDs, len(ids))
-		recs, err := engine.GetRecords(ctx, contract.GetRequest{IDs: ids[start:end]})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, recs...)
-	}
-	return out, nil
+	return contract.GetRecordsInChunks(ctx, engine, ids, nil)
 }
 
-type restoreGroup struct {
-	status  contract.Status
-	expires string
-}
-
-// restore stores forgotten records again with their status and expiry. A
-// superseded record comes back active, then is superseded again by its successor.
+// restore stores forgotten records again with their status and expiry
+// (contract.Restore).
 func restore(ctx context.Context, engine contract.Engine, records []contract.Record) (int, error) {
-	groups := map[restoreGroup][]contract.StoreItem{}
-	expiry := map[restoreGroup]*time.Time{}
-	var order []restoreGroup
-	var superseded []contract.Record
-	for _, r := range records {
-		if r.Item == nil {
-			continue
-		}
-		g := restoreGroup{status: r.Status}
-		if g.status == contract.StatusSuperseded {
-			g.status = contract.StatusActive
-			superseded = append(superseded, r)
-		}
-		if r.ExpiresAt != nil {
-			g.expires = contract.FormatMillis(*r.ExpiresAt)
-			expiry[g] = r.ExpiresAt
-		}
-		if _, ok := groups[g]; !ok {
-			order = append(order, g)
-		}
-		groups[g] = append(groups[g], *r.Item)
-	}
-	n := 0
-	for _, g := range order {
-		items := groups[g]
-		for start := 0; start < len(items); start += contract.MaxStoreMany {
-			end := min(start+contract.MaxStoreMany, len(items))
-			rec, err := engine.StoreManyWith(ctx, items[start:end], contract.WriteOptions{Status: g.status, ExpiresAt: expiry[g]})
-			if err != nil {
-				return n, err
-			}
-			n += len(rec)
-		}
-	}
-	for _, r := range superseded {
-		if r.SupersededBy == nil {
-			continue
-		}
-		if _, err := engine.Supersede(ctx, contract.SupersedeRequest{ID: r.ID, By: *r.SupersededBy}); err != nil &&
-			!errors.Is(err, contract.ErrNotFound) {
-			return n, err
-		}
-	}
-	return n, nil
+	return contract.Restore(ctx, engine, records)
 }

@@ -278,7 +278,7 @@ func (w *world) namespace(g *gen) (contract.Namespace, string) {
 	case roll < 0.95:
 		return w.sandbox, "nightly-digest"
 	default:
-		return contract.Root, ""
+		return contract.Root(), ""
 	}
 }
 

@@ -99,7 +99,7 @@ func TestShapeOfTwentyThousand(t *testing.T) {
 	if needles != NeedleCount(n) || needles != 2 {
 		t.Errorf("%d needles in %d entries, NeedleCount says %d", needles, n, NeedleCount(n))
 	}
-	for _, k := range contract.SourceKinds {
+	for _, k := range contract.SourceKinds() {
 		if sources[k] == 0 {
 			t.Errorf("no entry has source kind %s", k)
 		}

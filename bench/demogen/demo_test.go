@@ -183,7 +183,7 @@ func TestDemoMix(t *testing.T) {
 	if s := share(kinds[contract.KindConversation]); s < 0.15 || s > 0.3 {
 		t.Errorf("conversations are %.0f%% of the demo, want 15..30%%", 100*s)
 	}
-	for _, k := range contract.LearningKinds {
+	for _, k := range contract.LearningKinds() {
 		if learningKinds[k] < 30 {
 			t.Errorf("only %d %s learnings", learningKinds[k], k)
 		}
@@ -194,7 +194,7 @@ func TestDemoMix(t *testing.T) {
 			t.Errorf("namespace %s has %d records, want at least 10", ns, namespaces[ns])
 		}
 	}
-	for _, k := range contract.SourceKinds {
+	for _, k := range contract.SourceKinds() {
 		if sources[k] == 0 {
 			t.Errorf("no record has source kind %s", k)
 		}

@@ -72,7 +72,7 @@ var weekdays = []string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday"}
 
 // The namespaces of the demo, by the role they play.
 var (
-	nsRoot       = contract.Root
+	nsRoot       = contract.Root()
 	nsTeam       = contract.MustNamespace("team:acme")
 	nsWriter     = contract.MustNamespace("team:acme/agent:writer")
 	nsResearcher = contract.MustNamespace("team:acme/agent:researcher")

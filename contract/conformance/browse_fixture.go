@@ -24,7 +24,7 @@ type browseFixture struct {
 }
 
 // fixtureLabels is the fixture in store order.
-var fixtureLabels = []string{"L1", "L2", "L3", "D4", "C5", "D6"}
+var fixtureLabels = [...]string{"L1", "L2", "L3", "D4", "C5", "D6"}
 
 func (r *run) fixture() (*browseFixture, error) {
 	if r.browse != nil {
@@ -46,14 +46,14 @@ func (r *run) fixture() (*browseFixture, error) {
 	}
 	items := map[string]contract.StoreItem{
 		"L1": contract.Learning(m+" Alpha prefers tabs", contract.LearningPreference, 0.75, meta(bx, "2024-03-05T10:00:00Z")),
-		"L2": contract.Learning(m+" beta Émile likes ЖУК", contract.LearningFact, 0.25, meta(contract.Root, "")),
+		"L2": contract.Learning(m+" beta Émile likes ЖУК", contract.LearningFact, 0.25, meta(contract.Root(), "")),
 		"L3": contract.Learning(m+" gamma 50% literal_under", contract.LearningFact, 0.5, meta(bxChild, "2024-03-06T00:00:00Z")),
 		"D4": contract.Document(m+" delta document body", meta(bxy, "2024-03-04T23:59:59.999Z")),
 		"C5": contract.Conversation([]contract.Turn{
 			{Role: contract.RoleUser, Text: m + " epsilon question"},
 			{Role: contract.RoleAssistant, Text: "epsilon answer"},
-		}, meta(contract.Root, "")),
-		"D6": contract.Document(m+" zeta plain", meta(contract.Root, "")),
+		}, meta(contract.Root(), "")),
+		"D6": contract.Document(m+" zeta plain", meta(contract.Root(), "")),
 	}
 	candidates := map[string]bool{"L2": true, "C5": true}
 	fx := &browseFixture{tag: tag, ids: map[string]string{}, labels: map[string]string{},

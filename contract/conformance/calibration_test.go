@@ -83,7 +83,7 @@ func (b *broken) Fetch(ctx context.Context, req contract.FetchRequest) (contract
 		req.Filter = contract.MetaFilter{}
 	case "fetch returns candidates":
 		if len(req.Filter.Statuses) == 0 {
-			req.Filter.Statuses = slices.Clone(contract.Statuses)
+			req.Filter.Statuses = slices.Clone(contract.Statuses())
 		}
 	}
 	p, err := b.Engine.Fetch(ctx, req)

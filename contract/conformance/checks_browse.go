@@ -73,7 +73,7 @@ func checkBrowseFilters(r *run) error {
 	if err != nil {
 		return err
 	}
-	if !sameSet(recordIDs(all.Records), fx.idsOf(fixtureLabels...)) || all.Total != len(fixtureLabels) {
+	if !sameSet(recordIDs(all.Records), fx.idsOf(fixtureLabels[:]...)) || all.Total != len(fixtureLabels[:]) {
 		return fail("browsing the fixture answered %s (total %d); want all six records", fx.labelled(recordIDs(all.Records)), all.Total)
 	}
 	for _, got := range all.Records {
@@ -104,7 +104,7 @@ func checkBrowseFilters(r *run) error {
 		{"namespace equals root", contract.BrowseFilter{Field: "namespace", Op: "equals", Text: "root"}, []string{"L2", "C5", "D6"}},
 		{"namespace equals a node", contract.BrowseFilter{Field: "namespace", Op: "equals", Text: bx}, []string{"L1"}},
 		{"namespace within a node (segment-bounded)", contract.BrowseFilter{Field: "namespace", Op: "within", Text: bx}, []string{"L1", "L3"}},
-		{"namespace within root", contract.BrowseFilter{Field: "namespace", Op: "within", Text: "root"}, fixtureLabels},
+		{"namespace within root", contract.BrowseFilter{Field: "namespace", Op: "within", Text: "root"}, fixtureLabels[:]},
 		{"confidence eq 0.5", contract.BrowseFilter{Field: "confidence", Op: "eq", Num: 0.5}, []string{"L3"}},
 		{"confidence neq 0.5", contract.BrowseFilter{Field: "confidence", Op: "neq", Num: 0.5}, []string{"L1", "L2"}},
 		{"confidence gt 0.25", contract.BrowseFilter{Field: "confidence", Op: "gt", Num: 0.25}, []string{"L1", "L3"}},
@@ -159,7 +159,7 @@ func checkBrowseFilters(r *run) error {
 		{"status [candidate]", func(q *contract.BrowseQuery) { q.Status = []contract.Status{contract.StatusCandidate} }, []string{"L2", "C5"}},
 		{"kind [document]", func(q *contract.BrowseQuery) { q.Kind = []contract.ItemKind{contract.KindDocument} }, []string{"D4", "D6"}},
 		{"a filter reach of exact(root)", func(q *contract.BrowseQuery) {
-			reach := contract.ReachExact(contract.Root)
+			reach := contract.ReachExact(contract.Root())
 			q.Filter.Reach = &reach
 		}, []string{"L2", "C5", "D6"}},
 		{"kind [learning] and status in [active]", func(q *contract.BrowseQuery) {
@@ -236,7 +236,7 @@ func checkBrowseOrder(r *run) error {
 		return err
 	}
 	recs := make([]contract.Record, 0, len(fx.records))
-	for _, l := range fixtureLabels {
+	for _, l := range fixtureLabels[:] {
 		recs = append(recs, fx.records[fx.ids[l]])
 	}
 	for _, order := range append(sortCombos(), nil) {
@@ -296,7 +296,7 @@ func checkBrowseWalk(r *run) error {
 	if err != nil {
 		return err
 	}
-	n := len(fixtureLabels)
+	n := len(fixtureLabels[:])
 	now := r.walkNow
 	for _, c := range []struct {
 		limit, pages int
@@ -311,7 +311,7 @@ func checkBrowseWalk(r *run) error {
 		if total != n {
 			return fail("a walk of the %d fixture records with limit %d counted a total of %d", n, c.limit, total)
 		}
-		if !sameSet(ids, fx.idsOf(fixtureLabels...)) {
+		if !sameSet(ids, fx.idsOf(fixtureLabels[:]...)) {
 			return fail("a walk of the fixture with limit %d visited %s; want each of the six records once", c.limit, fx.labelled(ids))
 		}
 		if pages != c.pages {
@@ -429,7 +429,7 @@ func checkBrowseCursor(r *run) error {
 	if err != nil {
 		return err
 	}
-	if len(all.Records) != len(fixtureLabels) {
+	if len(all.Records) != len(fixtureLabels[:]) {
 		return fail("browsing the six fixture records answered %d", len(all.Records))
 	}
 	if got, want := recordIDs(next.Records), recordIDs(all.Records)[2:5]; !slices.Equal(got, want) {

@@ -30,7 +30,7 @@ func checkExploreExact(r *run) error {
 	if len(status) != len(listed) {
 		return fail("get_records read %d of the %d listed records", len(status), len(listed))
 	}
-	for _, facet := range contract.Facets {
+	for _, facet := range contract.Facets() {
 		counts := map[string]uint64{}
 		var missing uint64
 		for i := range listed {

@@ -23,7 +23,7 @@ func checkNamespaces(r *run) error {
 		return contract.Learning(m+" "+text, contract.LearningFact, 0.9, meta)
 	}
 	items := []contract.StoreItem{
-		learning("root shared fact", contract.Root),
+		learning("root shared fact", contract.Root()),
 		learning("same shared fact", a),
 		learning("same shared fact", b),
 		learning("scout shared fact", scout),
@@ -71,10 +71,10 @@ func checkNamespaces(r *run) error {
 		{"of(a)", of(a), []string{idRoot, idA}},
 		{"of(b)", of(b), []string{idRoot, idB}},
 		{"of(scout)", of(scout), []string{idRoot, idA, idScout}},
-		{"of(root)", of(contract.Root), []string{idRoot}},
+		{"of(root)", of(contract.Root()), []string{idRoot}},
 		{"exact(a)", exact(a), []string{idA}},
 		{"subtree(a)", subtree(a), []string{idA, idScout}},
-		{"subtree(root)", subtree(contract.Root), []string{idRoot, idA, idB, idScout}},
+		{"subtree(root)", subtree(contract.Root()), []string{idRoot, idA, idB, idScout}},
 		{"exact(job)", exact(job), []string{idJob}},
 		{"subtree(job)", subtree(job), []string{idJob}},
 		{"of(job)", of(job), []string{idRoot, idA, idJob}},
@@ -199,7 +199,7 @@ func checkNamespaces(r *run) error {
 	if rep.Forgotten != 1 {
 		return fail("forget by filter with reach exact(b) forgot %d; want 1", rep.Forgotten)
 	}
-	sr := subtree(contract.Root)
+	sr := subtree(contract.Root())
 	if got, err := listing(&sr); err != nil {
 		return err
 	} else if !sameSet(got, []string{idRoot, idA, idScout}) {

@@ -133,7 +133,7 @@ func checkErase(r *run) error {
 	if _, err := r.storeNew(node, below, sibling); err != nil {
 		return err
 	}
-	_, err := r.e.Erase(r.ctx, contract.EraseRequest{Reach: contract.ReachSubtree(contract.Root)})
+	_, err := r.e.Erase(r.ctx, contract.EraseRequest{Reach: contract.ReachSubtree(contract.Root())})
 	if err == nil || !(errors.Is(err, contract.ErrInvalidRequest) || errors.Is(err, contract.ErrUnsupported)) {
 		return fail("erasing the whole tree without whole_tree answered %v; want invalid request or unsupported", err)
 	}
@@ -477,7 +477,7 @@ func checkFetchFilters(r *run) error {
 }
 
 func checkUnsupportedModes(r *run) error {
-	for _, mode := range contract.FetchModes {
+	for _, mode := range contract.FetchModes() {
 		if r.desc.Supports(mode) {
 			continue
 		}

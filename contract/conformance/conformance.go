@@ -112,22 +112,27 @@ func Run(ctx context.Context, engine contract.Engine) Report {
 	r := newRun(ctx, engine)
 	var rep Report
 	for _, c := range checks() {
-		start := time.Now()
-		err := runCheck(c, r)
-		res := Result{Name: c.name, Duration: time.Since(start)}
-		var skip *skipped
-		switch {
-		case err == nil:
-			res.Passed = true
-		case errors.As(err, &skip):
-			res.Skipped = true
-			res.Detail = skip.why
-		default:
-			res.Detail = describe(c.name, err)
-		}
-		rep.Results = append(rep.Results, res)
+		rep.Results = append(rep.Results, runOne(c, r))
 	}
 	return rep
+}
+
+// runOne runs one check and says how it went.
+func runOne(c check, r *run) Result {
+	start := time.Now()
+	err := runCheck(c, r)
+	res := Result{Name: c.name, Duration: time.Since(start)}
+	var skip *skipped
+	switch {
+	case err == nil:
+		res.Passed = true
+	case errors.As(err, &skip):
+		res.Skipped = true
+		res.Detail = skip.why
+	default:
+		res.Detail = describe(c.name, err)
+	}
+	return res
 }
 
 // runCheck runs one check, turning a panic (an engine answering something the

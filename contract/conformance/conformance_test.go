@@ -1,9 +1,9 @@
 package conformance_test
 
 import (
-	"context"
 	"testing"
 
+	"mnemo/contract"
 	"mnemo/contract/conformance"
 	"mnemo/engine/memory"
 )
@@ -16,9 +16,6 @@ func logReport(t *testing.T, rep conformance.Report) {
 }
 
 func TestMemoryEnginePasses(t *testing.T) {
-	rep := conformance.Run(context.Background(), memory.New())
-	logReport(t, rep)
-	if err := rep.Err(); err != nil {
-		t.Fatal(err)
-	}
+	t.Parallel()
+	conformance.Test(t, func(*testing.T) contract.Engine { return memory.New() })
 }

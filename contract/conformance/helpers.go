@@ -185,14 +185,9 @@ func (r *run) fetchAll(req contract.FetchRequest) ([]contract.Hit, error) {
 
 // getRecords reads whole records by id in chunks of the get limit.
 func (r *run) getRecords(ids []string, reach *contract.Reach) ([]contract.Record, error) {
-	var out []contract.Record
-	for start := 0; start < len(ids); start += contract.MaxGetIDs {
-		end := min(start+contract.MaxGetIDs, len(ids))
-		recs, err := r.e.GetRecords(r.ctx, contract.GetRequest{IDs: ids[start:end], Reach: reach})
-		if err != nil {
-			return nil, engineErr(err)
-		}
-		out = append(out, recs...)
+	out, err := contract.GetRecordsInChunks(r.ctx, r.e, ids, reach)
+	if err != nil {
+		return nil, engineErr(err)
 	}
 	return out, nil
 }

@@ -8,7 +8,8 @@ import (
 
 	bbolt "go.etcd.io/bbolt"
 
-	"mnemo/engine/auth"
+	"mnemo/contract"
+	"mnemo/server/audit"
 )
 
 // bucketAudit holds the audit log of serve mode: one JSON event per key, keys
@@ -16,21 +17,22 @@ import (
 // so events of the same instant keep their order).
 var bucketAudit = []byte("audit")
 
-var _ auth.AuditLog = (*Engine)(nil)
-var _ auth.AuditReader = (*Engine)(nil)
+var _ audit.Log = (*Engine)(nil)
+var _ audit.Reader = (*Engine)(nil)
 
 // AppendAudit appends one event to the store's audit log. Concurrent appends
 // share bbolt's batched commits, so a burst of requests costs few syncs.
-func (e *Engine) AppendAudit(ctx context.Context, ev auth.Event) error {
-	if err := e.checkOpen(); err != nil {
+func (e *Engine) AppendAudit(ctx context.Context, ev audit.Event) error {
+	if err := e.enter(ctx); err != nil {
 		return err
 	}
+	defer e.leave()
 	if ev.At.IsZero() {
 		ev.At = e.clock()
 	}
 	val, err := json.Marshal(ev)
 	if err != nil {
-		return asContractErr(err)
+		return contract.AsError(err)
 	}
 	err = e.db.Batch(func(tx *bbolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketAudit)
@@ -44,7 +46,7 @@ func (e *Engine) AppendAudit(ctx context.Context, ev auth.Event) error {
 		return b.Put(auditKey(ev.At.UnixNano(), seq), val)
 	})
 	if err != nil {
-		return asContractErr(err)
+		return contract.AsError(err)
 	}
 	return nil
 }
@@ -58,11 +60,12 @@ func auditKey(nanos int64, seq uint64) []byte {
 
 // ReadAudit returns the events at or after q.Since that q.Visible admits,
 // oldest first, at most q.Limit of them (all when 0).
-func (e *Engine) ReadAudit(ctx context.Context, q auth.AuditQuery) ([]auth.Event, error) {
-	if err := e.checkOpen(); err != nil {
+func (e *Engine) ReadAudit(ctx context.Context, q audit.Query) ([]audit.Event, error) {
+	if err := e.enter(ctx); err != nil {
 		return nil, err
 	}
-	var out []auth.Event
+	defer e.leave()
+	var out []audit.Event
 	err := e.db.View(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketAudit)
 		if b == nil {
@@ -82,7 +85,7 @@ func (e *Engine) ReadAudit(ctx context.Context, q auth.AuditQuery) ([]auth.Event
 			if q.Limit > 0 && len(out) >= q.Limit {
 				break
 			}
-			var ev auth.Event
+			var ev audit.Event
 			if err := json.NewDecoder(bytes.NewReader(v)).Decode(&ev); err != nil {
 				return err
 			}
@@ -94,7 +97,7 @@ func (e *Engine) ReadAudit(ctx context.Context, q auth.AuditQuery) ([]auth.Event
 		return nil
 	})
 	if err != nil {
-		return nil, asContractErr(err)
+		return nil, contract.AsError(err)
 	}
 	return out, nil
 }

@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
 	"mnemo/engine/bolt"
+	"mnemo/server/audit"
 )
 
 func TestAuditLogKeepsEventsInTimeOrderAcrossReopen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	e, err := bolt.Open(dir, bolt.Options{})
 	if err != nil {
@@ -21,10 +22,10 @@ func TestAuditLogKeepsEventsInTimeOrderAcrossReopen(t *testing.T) {
 	ctx := context.Background()
 	base := time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)
 	f := contract.MetaFilter{TagsAny: []string{"style"}}
-	events := []auth.Event{
-		{At: base.Add(2 * time.Second), Principal: "alice", Role: auth.RoleCurator, Via: "http", Op: "forget", Filter: &f, Count: 3},
-		{At: base, Principal: "owner", Role: auth.RoleAdmin, Via: "http", Op: "store", IDs: []string{"a"}, Count: 1},
-		{At: base.Add(time.Second), Principal: "bob", Role: auth.RoleReader, Via: "ssh", Op: "forget", IDs: []string{"x"}, Refused: "principal `bob` is a reader and cannot forget"},
+	events := []audit.Event{
+		{At: base.Add(2 * time.Second), Principal: "alice", Role: "curator", Via: "http", Op: "forget", Filter: &f, Count: 3},
+		{At: base, Principal: "owner", Role: "admin", Via: "http", Op: "store", IDs: []string{"a"}, Count: 1},
+		{At: base.Add(time.Second), Principal: "bob", Role: "reader", Via: "ssh", Op: "forget", IDs: []string{"x"}, Refused: "principal `bob` is a reader and cannot forget"},
 	}
 	for _, ev := range events {
 		if err := e.AppendAudit(ctx, ev); err != nil {
@@ -39,7 +40,7 @@ func TestAuditLogKeepsEventsInTimeOrderAcrossReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	got, err := e.ReadAudit(ctx, auth.AuditQuery{})
+	got, err := e.ReadAudit(ctx, audit.Query{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestAuditLogKeepsEventsInTimeOrderAcrossReopen(t *testing.T) {
 	if got[1].Refused == "" {
 		t.Fatal("the refusal lost its message")
 	}
-	since, err := e.ReadAudit(ctx, auth.AuditQuery{Since: base.Add(time.Second), Limit: 1})
+	since, err := e.ReadAudit(ctx, audit.Query{Since: base.Add(time.Second), Limit: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +69,7 @@ func TestAuditLogKeepsEventsInTimeOrderAcrossReopen(t *testing.T) {
 }
 
 func TestAuditAppendsConcurrently(t *testing.T) {
+	t.Parallel()
 	e, err := bolt.Open(t.TempDir(), bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -79,13 +81,13 @@ func TestAuditAppendsConcurrently(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := e.AppendAudit(ctx, auth.Event{Principal: fmt.Sprint("p", i), Op: "store", Count: 1}); err != nil {
+			if err := e.AppendAudit(ctx, audit.Event{Principal: fmt.Sprint("p", i), Op: "store", Count: 1}); err != nil {
 				t.Error(err)
 			}
 		}()
 	}
 	wg.Wait()
-	got, err := e.ReadAudit(ctx, auth.AuditQuery{})
+	got, err := e.ReadAudit(ctx, audit.Query{})
 	if err != nil {
 		t.Fatal(err)
 	}

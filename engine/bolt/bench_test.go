@@ -281,7 +281,7 @@ func BenchmarkBrowsePage2Cursor(b *testing.B) {
 func BenchmarkExploreRoot(b *testing.B) {
 	s := sharedStore(b)
 	timed(b, func(i int) error {
-		f := contract.Facets[i%len(contract.Facets)]
+		f := contract.Facets()[i%len(contract.Facets())]
 		_, err := s.e.Explore(context.Background(), contract.ExploreRequest{Facet: f, Limit: 50})
 		return err
 	})
@@ -303,7 +303,7 @@ func BenchmarkExploreTwoNarrows(b *testing.B) {
 		b.Fatal(err)
 	}
 	timed(b, func(i int) error {
-		facet := contract.Facets[i%len(contract.Facets)]
+		facet := contract.Facets()[i%len(contract.Facets())]
 		_, err := s.e.Explore(ctx, contract.ExploreRequest{Facet: facet, Filter: f, Limit: 50})
 		return err
 	})

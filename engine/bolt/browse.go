@@ -334,9 +334,10 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 	if err != nil {
 		return contract.BrowsePage{}, err
 	}
-	if err := e.checkOpen(); err != nil {
+	if err := e.enter(ctx); err != nil {
 		return contract.BrowsePage{}, err
 	}
+	defer e.leave()
 	limit := q.EffectiveLimit()
 	order := q.Order()
 	var curKey []bval
@@ -414,7 +415,7 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 				for ord := range t.alive {
 					if ord%4096 == 0 {
 						if err := ctx.Err(); err != nil {
-							return contract.Unavailable("%v", err)
+							return contract.Unavailable("%w", err)
 						}
 					}
 					if err := visit(uint32(ord)); err != nil {
@@ -525,7 +526,7 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 			id := t.rows[ord].id
 			s, err := decodeRecord(recs.Get([]byte(id)), partHit, t.namespaceOf)
 			if err != nil {
-				return contract.EngineErr("record %s: %v", id, err)
+				return contract.EngineErr("record %s: %w", id, err)
 			}
 			rec, err := s.record(id, false)
 			if err != nil {
@@ -537,7 +538,7 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 		return nil
 	})
 	if err != nil {
-		return contract.BrowsePage{}, asContractErr(err)
+		return contract.BrowsePage{}, contract.AsError(err)
 	}
 	if len(page.Records) == limit {
 		page.Continuation = contract.Ptr(contract.EncodeCursor(q, &page.Records[len(page.Records)-1]))
@@ -653,7 +654,7 @@ func (e *Engine) browseCold(ctx context.Context, q *contract.BrowseQuery, order 
 			}
 			s, err := decodeRecord(raw, partHit, e.t.namespaceOf)
 			if err != nil {
-				ferr = contract.EngineErr("record %s: %v", id, err)
+				ferr = contract.EngineErr("record %s: %w", id, err)
 				return false
 			}
 			if !contract.AdmittedBy(q.Filter.Reach, s.meta.Namespace) {
@@ -677,12 +678,12 @@ func (e *Engine) browseCold(ctx context.Context, q *contract.BrowseQuery, order 
 		// Done when the page is full or the walk reached the end.
 		ok = budget >= 0
 		if err := ctx.Err(); err != nil {
-			return contract.Unavailable("%v", err)
+			return contract.Unavailable("%w", err)
 		}
 		return nil
 	})
 	if err != nil {
-		return contract.BrowsePage{}, false, asContractErr(err)
+		return contract.BrowsePage{}, false, contract.AsError(err)
 	}
 	if !ok {
 		return contract.BrowsePage{}, false, nil

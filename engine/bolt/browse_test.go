@@ -117,7 +117,7 @@ func randomQuery(r *rand.Rand, recs []contract.Record) contract.BrowseQuery {
 	pick := func(p float64) bool { return r.Float64() < p }
 	if pick(0.2) {
 		q.Status = []contract.Status{}
-		for _, s := range contract.Statuses {
+		for _, s := range contract.Statuses() {
 			if pick(0.5) {
 				q.Status = append(q.Status, s)
 			}
@@ -125,7 +125,7 @@ func randomQuery(r *rand.Rand, recs []contract.Record) contract.BrowseQuery {
 	}
 	if pick(0.2) {
 		q.Kind = []contract.ItemKind{}
-		for _, k := range contract.ItemKinds {
+		for _, k := range contract.ItemKinds() {
 			if pick(0.5) {
 				q.Kind = append(q.Kind, k)
 			}
@@ -158,9 +158,9 @@ func randomQuery(r *rand.Rand, recs []contract.Record) contract.BrowseQuery {
 		}
 		switch field {
 		case "status":
-			f.Values = []string{string(contract.Statuses[r.IntN(3)])}
+			f.Values = []string{string(contract.Statuses()[r.IntN(3)])}
 		case "kind":
-			f.Values = []string{string(contract.ItemKinds[r.IntN(3)]), string(contract.ItemKinds[r.IntN(3)])}
+			f.Values = []string{string(contract.ItemKinds()[r.IntN(3)]), string(contract.ItemKinds()[r.IntN(3)])}
 			slices.Sort(f.Values)
 			f.Values = slices.Compact(f.Values)
 		case "content":
@@ -247,6 +247,7 @@ func pageIDs(p contract.BrowsePage) []string {
 // TestBrowseMatchesTheOracle walks random queries page by page and compares
 // every page with contract.BrowseSlice over the same records.
 func TestBrowseMatchesTheOracle(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := openStore(t, t.TempDir(), bolt.Options{Clock: steppingClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), 7*time.Hour)})
 	fillStore(t, e, 600, 42)
@@ -303,6 +304,7 @@ func TestBrowseMatchesTheOracle(t *testing.T) {
 // TestExploreIsExact compares every facet at the root and after narrows with
 // counts taken from the records themselves.
 func TestExploreIsExact(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := openStore(t, t.TempDir(), bolt.Options{})
 	fillStore(t, e, 400, 9)
@@ -311,7 +313,7 @@ func TestExploreIsExact(t *testing.T) {
 	reach := contract.ReachSubtree(contract.MustNamespace("team:acme"))
 	filters = append(filters, contract.MetaFilter{Reach: &reach})
 	for _, f := range filters {
-		for _, facet := range contract.Facets {
+		for _, facet := range contract.Facets() {
 			got, err := e.Explore(ctx, contract.ExploreRequest{Facet: facet, Filter: f, Limit: 500})
 			if err != nil {
 				t.Fatal(err)
@@ -343,6 +345,7 @@ func TestExploreIsExact(t *testing.T) {
 // TestIndexedWalksVisitEverything walks whole stores along each ordered
 // index (and a heap order for contrast) and compares every page with the oracle.
 func TestIndexedWalksVisitEverything(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := openStore(t, t.TempDir(), bolt.Options{Clock: steppingClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Hour)})
 	fillStore(t, e, 300, 5)

@@ -10,7 +10,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
-	"mnemo/engine/index"
+	"mnemo/engine/bolt/internal/index"
 )
 
 // CheckReport is what Check found: one entry per derived structure.
@@ -58,11 +58,15 @@ func (c *CheckEntry) disagree(format string, args ...any) {
 // the background (health says degraded with its progress meanwhile).
 // progress, when set, is told how many records have been read.
 func (e *Engine) Check(ctx context.Context, repair bool, progress func(done, total int)) (CheckReport, error) {
+	if err := e.enter(ctx); err != nil {
+		return CheckReport{}, err
+	}
+	defer e.leave()
 	if err := e.waitTable(ctx); err != nil {
 		return CheckReport{}, err
 	}
 	if err := e.WaitIndex(ctx); err != nil {
-		return CheckReport{}, asContractErr(err)
+		return CheckReport{}, contract.AsError(err)
 	}
 	if err := e.waitVectors(ctx); err != nil {
 		return CheckReport{}, err
@@ -75,7 +79,7 @@ func (e *Engine) Check(ctx context.Context, repair bool, progress func(done, tot
 		return rep, err
 	}
 	if err := e.WaitIndex(ctx); err != nil {
-		return rep, asContractErr(err)
+		return rep, contract.AsError(err)
 	}
 	after, err := e.check(ctx, progress)
 	after.Repaired = true
@@ -118,7 +122,7 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 					progress(n, total)
 				}
 				if err := ctx.Err(); err != nil {
-					return contract.Unavailable("%v", err)
+					return contract.Unavailable("%w", err)
 				}
 			}
 			records.Checked++
@@ -276,7 +280,7 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 		applied := e.applied.Load()
 		if applied != e.seq {
 			search.Note = fmt.Sprintf("the index has applied sequence %d of %d", applied, e.seq)
-		} else if docs, err := e.ix.DocCount(); err != nil {
+		} else if docs, err := e.indexDocCount(); err != nil {
 			search.disagree("the index cannot count its documents: %v", err)
 		} else if int(docs) != len(recs) {
 			search.disagree("the index holds %d documents, the store %d records", docs, len(recs))
@@ -284,7 +288,7 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 		return nil
 	})
 	if err != nil {
-		return CheckReport{}, asContractErr(err)
+		return CheckReport{}, contract.AsError(err)
 	}
 	e.releasePages()
 	rep.Checks = []CheckEntry{records, meta, orderKeys, totals, tbl, vectors, content, search}
@@ -379,7 +383,7 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 	})
 	e.mu.Unlock()
 	if err != nil {
-		return asContractErr(err)
+		return contract.AsError(err)
 	}
 	if bad[checkVectors] && e.vec != nil {
 		if err := e.embedMissing(ctx); err != nil {
@@ -401,27 +405,43 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 // rebuildSearchIndex starts the search index over from the records.
 func (e *Engine) rebuildSearchIndex() error {
 	e.idxMu.Lock()
-	_ = e.ix.Close()
-	dir := filepath.Join(e.dir, IndexDir)
-	if err := os.RemoveAll(dir); err != nil {
-		e.idxMu.Unlock()
-		return contract.EngineErr("remove the search index: %v", err)
-	}
-	ix, err := openIndexDir(dir)
-	if err != nil {
+	if err := e.replaceIndex(); err != nil {
 		e.idxMu.Unlock()
 		return err
 	}
-	e.ix = ix
 	e.rebuilding.Store(true)
 	e.idxMu.Unlock()
 	return e.rebuildIndex()
 }
 
+// replaceIndex swaps in an empty index; the caller holds idxMu.
+func (e *Engine) replaceIndex() error {
+	e.ixMu.Lock()
+	defer e.ixMu.Unlock()
+	_ = e.ix.Close()
+	dir := filepath.Join(e.dir, IndexDir)
+	if err := os.RemoveAll(dir); err != nil {
+		return contract.EngineErr("remove the search index: %w", err)
+	}
+	ix, err := openIndexDir(dir)
+	if err != nil {
+		return err
+	}
+	e.ix = ix
+	return nil
+}
+
+// indexDocCount counts the index's documents under its lock.
+func (e *Engine) indexDocCount() (uint64, error) {
+	e.ixMu.RLock()
+	defer e.ixMu.RUnlock()
+	return e.ix.DocCount()
+}
+
 func openIndexDir(dir string) (*index.Index, error) {
 	ix, err := index.Open(dir)
 	if err != nil {
-		return nil, contract.EngineErr("open index: %v", err)
+		return nil, contract.EngineErr("open index: %w", err)
 	}
 	return ix, nil
 }

@@ -38,6 +38,7 @@ func disagreements(rep bolt.CheckReport) map[string]int {
 }
 
 func TestCheckFindsAndRepairsDamage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	e := openStore(t, dir, bolt.Options{})
@@ -90,6 +91,7 @@ func TestCheckFindsAndRepairsDamage(t *testing.T) {
 }
 
 func TestCheckFindsAnIndexThatLostDocuments(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	e := openStore(t, dir, bolt.Options{})
@@ -120,6 +122,7 @@ func TestCheckFindsAnIndexThatLostDocuments(t *testing.T) {
 // A record forgotten while its vector waited to be written left the vector
 // behind: the forget's own transaction wrote the pending vectors back.
 func TestForgetLeavesNoVectorBehind(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	e := openStore(t, dir, bolt.Options{})

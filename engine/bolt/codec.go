@@ -159,7 +159,7 @@ func kindCode(k contract.ItemKind) uint8 {
 var kindByCode = [3]contract.ItemKind{contract.KindDocument, contract.KindConversation, contract.KindLearning}
 
 func sourceCode(k contract.SourceKind) uint8 {
-	for i, s := range contract.SourceKinds {
+	for i, s := range contract.SourceKinds() {
 		if s == k {
 			return uint8(i)
 		}
@@ -292,11 +292,11 @@ func decodeMeta(r *decoder, m *contract.MemoryMeta, nsOf func(string) contract.N
 		m.ToolCall = &contract.ToolCallRef{Name: r.str(), ID: r.optStr()}
 	}
 	sc := r.u8()
-	if int(sc) >= len(contract.SourceKinds) {
+	if int(sc) >= len(contract.SourceKinds()) {
 		r.fail()
 		return
 	}
-	m.Source = contract.SourceRef{Kind: contract.SourceKinds[sc], ID: r.optStr()}
+	m.Source = contract.SourceRef{Kind: contract.SourceKinds()[sc], ID: r.optStr()}
 	n, k := binary.Uvarint(r.buf)
 	if k <= 0 || n > uint64(len(r.buf)) {
 		r.fail()
@@ -391,7 +391,7 @@ func ordValue(ord uint32) []byte { return binary.BigEndian.AppendUint32(nil, ord
 func parseNS(s string) contract.Namespace {
 	ns, err := contract.ParseNamespace(s)
 	if err != nil {
-		return contract.Root
+		return contract.Root()
 	}
 	return ns
 }

@@ -16,6 +16,7 @@ import (
 // once (run it with -race); every read must succeed and browse totals must
 // stay within what was written.
 func TestConcurrentReadersAndWriters(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := openStore(t, t.TempDir(), bolt.Options{})
 	var wg sync.WaitGroup
@@ -95,6 +96,7 @@ func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float
 // vectors without embedding its records again, and re-embeds when the
 // model changes.
 func TestVectorsPersist(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	e, err := bolt.Open(dir, bolt.Options{})

@@ -111,6 +111,7 @@ func assertAgree(t *testing.T, e *bolt.Engine, want []string) {
 }
 
 func TestCloseBeforeTheIndexCatchesUp(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	e, err := bolt.Open(dir, bolt.Options{})
@@ -179,6 +180,7 @@ func crashChild(dir string) {
 }
 
 func TestMissingIndexIsRebuiltInTheBackground(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	e, err := bolt.Open(dir, bolt.Options{})
@@ -224,6 +226,7 @@ func TestMissingIndexIsRebuiltInTheBackground(t *testing.T) {
 }
 
 func TestCorruptIndexIsRebuilt(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	e, err := bolt.Open(dir, bolt.Options{})
@@ -255,6 +258,7 @@ func TestCorruptIndexIsRebuilt(t *testing.T) {
 }
 
 func TestForgetLeavesNoGhostAfterReopen(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	e, err := bolt.Open(dir, bolt.Options{})

@@ -30,18 +30,25 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"mnemo/contract"
-	"mnemo/engine/index"
+	"mnemo/engine/bolt/internal/index"
 	"mnemo/engine/retrieval"
 )
 
-// File names inside a store directory.
+// File names inside a store directory, each written here once: the engine
+// keeps DBFile, IndexDir and PIDFile; `mnemo serve` (package server) writes
+// AddrFile while it serves the store (read back here to name the process
+// that holds it), its owner token in TokenFile and its SSH host key in
+// HostKeyFile.
 const (
-	DBFile    = "mnemo.db"
-	IndexDir  = "index"
-	PIDFile   = "mnemo.pid"
-	AddrFile  = "serve.addr"
-	schemaVer = "2"
+	DBFile      = "mnemo.db"
+	IndexDir    = "index"
+	PIDFile     = "mnemo.pid"
+	AddrFile    = "serve.addr"
+	TokenFile   = "serve.token"
+	HostKeyFile = "ssh_host_ed25519"
 )
+
+const schemaVer = "2"
 
 var (
 	bucketMeta    = []byte("meta")
@@ -162,7 +169,11 @@ type Engine struct {
 	tableErr    atomic.Pointer[string]
 
 	// idxMu serialises applying the outbox to the index and the vectors.
-	idxMu        sync.Mutex
+	idxMu sync.Mutex
+	// ixMu is the index's lock: searches hold it to read, and replacing or
+	// closing the index (ix) holds it to write, after idxMu, so an apply
+	// (under idxMu) never sees the index change either.
+	ixMu         sync.RWMutex
 	applied      atomic.Uint64
 	committed    atomic.Uint64 // e.seq, readable without mu
 	rebuilding   atomic.Bool
@@ -192,6 +203,8 @@ type Engine struct {
 
 	kick    chan struct{}
 	closing chan struct{}
+	// calls counts the calls inside the engine; Close waits for them.
+	calls   *callGate
 	bg      sync.WaitGroup
 	closed  atomic.Bool
 	closeMu sync.Mutex
@@ -205,7 +218,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 		opts.LockTimeout = time.Second
 	}
 	if opts.FetchModes == nil {
-		opts.FetchModes = append([]contract.FetchMode(nil), contract.FetchModes...)
+		opts.FetchModes = append([]contract.FetchMode(nil), contract.FetchModes()...)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -230,10 +243,10 @@ func Open(dir string, opts Options) (*Engine, error) {
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, contract.ConfigErr("store directory %s: %v", dir, err)
+		return nil, contract.ConfigErr("store directory %s: %w", dir, err)
 	}
 	if err := os.MkdirAll(abs, 0o700); err != nil {
-		return nil, contract.ConfigErr("create store directory %s: %v", abs, err)
+		return nil, contract.ConfigErr("create store directory %s: %w", abs, err)
 	}
 	db, err := bbolt.Open(filepath.Join(abs, DBFile), 0o600, &bbolt.Options{
 		// The freelist is synced: without it bbolt rebuilds the freelist at
@@ -245,12 +258,12 @@ func Open(dir string, opts Options) (*Engine, error) {
 		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, lockedError(abs)
 		}
-		return nil, contract.EngineErr("open store %s: %v", abs, err)
+		return nil, contract.EngineErr("open store %s: %w", abs, err)
 	}
 	e := &Engine{
 		dir: abs, db: db, opts: opts, log: opts.Logger, clock: opts.Clock, t: newTable(),
 		embedder: opts.Embedder, answerer: opts.Answerer,
-		kick: make(chan struct{}, 1), closing: make(chan struct{}), pendingVec: map[string][]float32{},
+		kick: make(chan struct{}, 1), closing: make(chan struct{}), calls: newCallGate(), pendingVec: map[string][]float32{},
 		cache: newRecordCache(opts.RecordCache), vecReady: make(chan struct{}), tableReady: make(chan struct{}),
 		derivedReady: make(chan struct{}), vecComplete: make(chan struct{}), tableWanted: make(chan struct{}),
 	}
@@ -262,7 +275,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 	}
 	if err := os.WriteFile(filepath.Join(abs, PIDFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
 		_ = db.Close()
-		return nil, contract.EngineErr("write %s: %v", PIDFile, err)
+		return nil, contract.EngineErr("write %s: %w", PIDFile, err)
 	}
 	if err := e.init(); err != nil {
 		e.abort()
@@ -312,7 +325,7 @@ func (e *Engine) init() error {
 		err = e.db.Update(e.prepareLayout)
 	}
 	if err != nil {
-		return asContractErr(err)
+		return contract.AsError(err)
 	}
 	return e.load()
 }
@@ -366,7 +379,7 @@ func (e *Engine) load() error {
 		return nil
 	})
 	if err != nil {
-		return contract.EngineErr("load store %s: %v", e.dir, err)
+		return contract.EngineErr("load store %s: %w", e.dir, err)
 	}
 	e.tri = newTrigramIndex()
 	if err := e.openIndex(rebuildMarked); err != nil {
@@ -472,12 +485,12 @@ func (e *Engine) openIndex(rebuildMarked bool) error {
 	if rebuildMarked {
 		// A rebuild was interrupted: whatever the index holds is partial.
 		if err := os.RemoveAll(dir); err != nil {
-			return contract.EngineErr("remove partial index: %v", err)
+			return contract.EngineErr("remove partial index: %w", err)
 		}
 	}
 	ix, err := index.Open(dir)
 	if err != nil {
-		return contract.EngineErr("open index: %v", err)
+		return contract.EngineErr("open index: %w", err)
 	}
 	e.ix = ix
 	if ix.NeedsRebuild() {
@@ -490,10 +503,10 @@ func (e *Engine) openIndex(rebuildMarked bool) error {
 		// another copy of the store, so start it over.
 		_ = ix.Close()
 		if err := os.RemoveAll(dir); err != nil {
-			return contract.EngineErr("remove foreign index: %v", err)
+			return contract.EngineErr("remove foreign index: %w", err)
 		}
 		if e.ix, err = index.Open(dir); err != nil {
-			return contract.EngineErr("open index: %v", err)
+			return contract.EngineErr("open index: %w", err)
 		}
 		e.rebuilding.Store(true)
 		return nil
@@ -510,10 +523,15 @@ func (e *Engine) Close() error {
 	if e.closed.Swap(true) {
 		return nil
 	}
+	// Waits (for the table, the vectors, the index) end when closing does;
+	// then the calls inside finish before the files close under them.
 	close(e.closing)
+	e.calls.shutAndWait()
 	e.bg.Wait()
 	e.idxMu.Lock()
+	e.ixMu.Lock()
 	ierr := e.ix.Close()
+	e.ixMu.Unlock()
 	e.idxMu.Unlock()
 	e.mu.Lock()
 	var verr error
@@ -532,10 +550,10 @@ func (e *Engine) Close() error {
 	_ = os.Remove(filepath.Join(e.dir, PIDFile))
 	derr := e.db.Close()
 	if ierr != nil {
-		return contract.EngineErr("close index: %v", ierr)
+		return contract.EngineErr("close index: %w", ierr)
 	}
 	if derr != nil {
-		return contract.EngineErr("close store: %v", derr)
+		return contract.EngineErr("close store: %w", derr)
 	}
 	return nil
 }
@@ -601,6 +619,10 @@ func (e *Engine) IndexStatus() IndexStatus {
 // content index, the vectors) and the search index has applied every write
 // made before the call.
 func (e *Engine) WaitIndex(ctx context.Context) error {
+	if err := e.enter(ctx); err != nil {
+		return err
+	}
+	defer e.leave()
 	if err := e.waitTable(ctx); err != nil {
 		return err
 	}
@@ -640,13 +662,6 @@ func (e *Engine) setIndexErr(err error) {
 	e.idxErr.Store(&msg)
 }
 
-func (e *Engine) checkOpen() error {
-	if e.closed.Load() {
-		return contract.Unavailable("the store is closed")
-	}
-	return nil
-}
-
 func getU64(b []byte) uint64 {
 	if len(b) != 8 {
 		return 0
@@ -659,11 +674,3 @@ func getU64(b []byte) uint64 {
 }
 
 func putU64(v uint64) []byte { return seqKey(v) }
-
-func asContractErr(err error) error {
-	var ce *contract.Error
-	if errors.As(err, &ce) {
-		return ce
-	}
-	return contract.EngineErr("%v", err)
-}

@@ -28,24 +28,12 @@ func openStore(t testing.TB, dir string, opts bolt.Options) *bolt.Engine {
 }
 
 func TestConformance(t *testing.T) {
-	e := openStore(t, t.TempDir(), bolt.Options{})
-	rep := conformance.Run(context.Background(), e)
-	for _, res := range rep.Results {
-		switch {
-		case res.Passed:
-			t.Logf("ok   %-18s %v", res.Name, res.Duration)
-		case res.Skipped:
-			t.Logf("skip %-18s %s", res.Name, res.Detail)
-		default:
-			t.Logf("FAIL %-18s %s", res.Name, res.Detail)
-		}
-	}
-	if err := rep.Err(); err != nil {
-		t.Fatal(err)
-	}
+	t.Parallel()
+	conformance.Test(t, func(t *testing.T) contract.Engine { return openStore(t, t.TempDir(), bolt.Options{}) })
 }
 
 func TestConformanceWithForeignData(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := openStore(t, t.TempDir(), bolt.Options{})
 	foreign := contract.Document("foreign note that the suite must leave alone", contract.MemoryMeta{Tags: []string{"foreign"}})
@@ -62,6 +50,7 @@ func TestConformanceWithForeignData(t *testing.T) {
 }
 
 func TestDescriptor(t *testing.T) {
+	t.Parallel()
 	e := openStore(t, t.TempDir(), bolt.Options{FetchModes: []contract.FetchMode{contract.ModeKeyword}})
 	d := e.Descriptor()
 	if d.ID != "mnemo" || d.Label != "mnemo (bbolt + Bleve)" || d.Consolidation != contract.ConsolidationNone {
@@ -77,6 +66,7 @@ func TestDescriptor(t *testing.T) {
 }
 
 func TestLockedStoreNamesThePID(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	openStore(t, dir, bolt.Options{})
 	if err := os.WriteFile(filepath.Join(dir, bolt.AddrFile), []byte("http://127.0.0.1:7077\n"), 0o600); err != nil {
@@ -161,6 +151,7 @@ func TestReviewAndSupersede(t *testing.T) {
 }
 
 func TestNewerSchemaIsRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	e, err := bolt.Open(dir, bolt.Options{})
 	if err != nil {

@@ -59,7 +59,7 @@ func (e *Engine) coldExplore(req contract.ExploreRequest) (contract.ExplorePage,
 // exploreEntriesStale tells whether the stored entries describe another
 // state of the store than the current one. The caller holds mu.
 func exploreEntriesStale(tx *bbolt.Tx, seq uint64) bool {
-	return len(currentExploreEntries(tx, seq)) != len(contract.Facets)
+	return len(currentExploreEntries(tx, seq)) != len(contract.Facets())
 }
 
 // currentExploreEntries lists the facets whose stored entry claims the
@@ -70,7 +70,7 @@ func currentExploreEntries(tx *bbolt.Tx, seq uint64) []contract.Facet {
 		return nil
 	}
 	var out []contract.Facet
-	for _, f := range contract.Facets {
+	for _, f := range contract.Facets() {
 		if _, current := entryBody(b.Get([]byte(f)), seq); current {
 			out = append(out, f)
 		}
@@ -109,7 +109,7 @@ func (e *Engine) writeExploreEntries(tx *bbolt.Tx) error {
 	if err != nil {
 		return err
 	}
-	for _, f := range contract.Facets {
+	for _, f := range contract.Facets() {
 		body, err := json.Marshal(e.rootPage(f))
 		if err != nil {
 			return err

@@ -57,7 +57,7 @@ func TestRootExploreUnderEveryReachMatchesTheReference(t *testing.T) {
 		"one agent":        contract.Ptr(contract.ReachOf(ns("team:a/agent:x"))),
 		"a subtree":        contract.Ptr(contract.ReachSubtree(ns("team:a"))),
 		"only the sandbox": contract.Ptr(contract.ReachExact(ns("agent:z/service:job"))),
-		"everything":       contract.Ptr(contract.ReachSubtree(contract.Root)),
+		"everything":       contract.Ptr(contract.ReachSubtree(contract.Root())),
 	}
 	for name, reach := range reaches {
 		for _, f := range []contract.Facet{contract.FacetFilePath, contract.FacetLanguage, contract.FacetNamespace} {
@@ -99,7 +99,7 @@ func TestRootExploreAnswersAtOpenOnlyWhileTheStoreIsUnchanged(t *testing.T) {
 		return contract.ExploreRequest{Facet: f, Limit: limit}
 	}
 	want := map[string]contract.ExplorePage{}
-	for _, f := range contract.Facets {
+	for _, f := range contract.Facets() {
 		for _, limit := range []int{1, 7, contract.MaxBuckets} {
 			p, err := e.Explore(ctx, root(f, limit))
 			if err != nil {
@@ -128,7 +128,7 @@ func TestRootExploreAnswersAtOpenOnlyWhileTheStoreIsUnchanged(t *testing.T) {
 	}
 
 	e = reopen()
-	for _, f := range contract.Facets {
+	for _, f := range contract.Facets() {
 		for _, limit := range []int{1, 7, contract.MaxBuckets} {
 			got, err := e.Explore(ctx, root(f, limit))
 			if err != nil {
@@ -145,7 +145,7 @@ func TestRootExploreAnswersAtOpenOnlyWhileTheStoreIsUnchanged(t *testing.T) {
 		t.Fatal("a filtered explore was answered before the table loaded")
 	}
 	if !waits(e, contract.ExploreRequest{Facet: contract.FacetTag, Limit: 5,
-		Filter: contract.MetaFilter{Reach: contract.Ptr(contract.ReachSubtree(contract.Root))}}) {
+		Filter: contract.MetaFilter{Reach: contract.Ptr(contract.ReachSubtree(contract.Root()))}}) {
 		t.Fatal("an explore under another reach was answered before the table loaded")
 	}
 	// A write makes every entry stale.

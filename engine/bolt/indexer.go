@@ -10,7 +10,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
-	"mnemo/engine/index"
+	"mnemo/engine/bolt/internal/index"
 )
 
 // applyChunk bounds how many records one Bleve batch carries when the outbox
@@ -115,7 +115,7 @@ func (e *Engine) flushIndex(ctx context.Context) error {
 					}
 					s, err := decodeRecord(rv, partHit, parseNS)
 					if err != nil {
-						return contract.EngineErr("record %s: %v", id, err)
+						return contract.EngineErr("record %s: %w", id, err)
 					}
 					docs = append(docs, docOf(id, &s))
 				}
@@ -127,14 +127,14 @@ func (e *Engine) flushIndex(ctx context.Context) error {
 			return nil
 		})
 		if err != nil {
-			return asContractErr(err)
+			return contract.AsError(err)
 		}
 		if upto <= applied {
 			return nil
 		}
 		if err := e.ix.Apply(docs, deletes, upto); err != nil {
 			e.setIndexErr(err)
-			return contract.EngineErr("update the search index: %v", err)
+			return contract.EngineErr("update the search index: %w", err)
 		}
 		if err := e.embedDocs(ctx, docs); err != nil {
 			e.setIndexErr(err)
@@ -172,7 +172,7 @@ func (e *Engine) rebuildIndex() error {
 	err := e.db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bucketMeta).Put(keyRebuild, []byte{1}) })
 	if err != nil {
 		e.idxMu.Unlock()
-		return asContractErr(err)
+		return contract.AsError(err)
 	}
 	total := e.Len()
 	e.mu.RLock()
@@ -201,7 +201,7 @@ func (e *Engine) rebuildIndex() error {
 			for ; k != nil && len(docs) < applyChunk; k, v = c.Next() {
 				s, err := decodeRecord(v, partHit, parseNS)
 				if err != nil {
-					return contract.EngineErr("record %s: %v", k, err)
+					return contract.EngineErr("record %s: %w", k, err)
 				}
 				docs = append(docs, docOf(string(k), &s))
 				after = append(after[:0], k...)
@@ -210,7 +210,7 @@ func (e *Engine) rebuildIndex() error {
 		})
 		if err != nil {
 			e.idxMu.Unlock()
-			return asContractErr(err)
+			return contract.AsError(err)
 		}
 		e.scanned(len(docs), len(docs) == 0)
 		if len(docs) == 0 {
@@ -218,18 +218,18 @@ func (e *Engine) rebuildIndex() error {
 		}
 		if err := e.ix.Apply(docs, nil, 0); err != nil {
 			e.idxMu.Unlock()
-			return contract.EngineErr("rebuild the search index: %v", err)
+			return contract.EngineErr("rebuild the search index: %w", err)
 		}
 		e.rebuildDone.Add(int64(len(docs)))
 	}
 	if err := e.ix.Apply(nil, nil, start); err != nil {
 		e.idxMu.Unlock()
-		return contract.EngineErr("rebuild the search index: %v", err)
+		return contract.EngineErr("rebuild the search index: %w", err)
 	}
 	err = e.db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bucketMeta).Delete(keyRebuild) })
 	if err != nil {
 		e.idxMu.Unlock()
-		return asContractErr(err)
+		return contract.AsError(err)
 	}
 	e.applied.Store(start)
 	e.rebuilding.Store(false)
@@ -317,7 +317,7 @@ func (e *Engine) loadVectors() error {
 			return nil
 		})
 		if err != nil {
-			return asContractErr(err)
+			return contract.AsError(err)
 		}
 		e.scanned(n, n == 0)
 		if n == 0 {
@@ -366,7 +366,7 @@ func (e *Engine) embedMissing(ctx context.Context) error {
 			return nil
 		})
 		if err != nil {
-			return asContractErr(err)
+			return contract.AsError(err)
 		}
 		if err := e.embedDocs(ctx, docs); err != nil {
 			return err

@@ -77,7 +77,7 @@ func (e *Engine) loadTable() (err error) {
 				}
 				s, err := decodeRecord(v, partHeader, e.t.namespaceOf)
 				if err != nil {
-					return contract.EngineErr("record %s: %v", k, err)
+					return contract.EngineErr("record %s: %w", k, err)
 				}
 				e.t.put(string(k), &s)
 				after = append(after[:0], k...)
@@ -96,7 +96,7 @@ func (e *Engine) loadTable() (err error) {
 		}
 		e.mu.Unlock()
 		if err != nil {
-			return contract.EngineErr("load store %s: %v", e.dir, err)
+			return contract.EngineErr("load store %s: %w", e.dir, err)
 		}
 		e.scanned(n, n == 0)
 		if n == 0 {
@@ -198,7 +198,7 @@ func (e *Engine) waitTable(ctx context.Context) error {
 		select {
 		case <-e.tableReady:
 		case <-ctx.Done():
-			return contract.Unavailable("the store is still loading: %v", ctx.Err())
+			return contract.Unavailable("the store is still loading: %w", ctx.Err())
 		case <-e.closing:
 			return contract.Unavailable("the store is closed")
 		}
@@ -310,6 +310,6 @@ func (e *Engine) waitVectors(ctx context.Context) error {
 	case <-e.closing:
 		return contract.Unavailable("the store is closed")
 	case <-ctx.Done():
-		return contract.Unavailable("the vectors are still loading: %v", ctx.Err())
+		return contract.Unavailable("the vectors are still loading: %w", ctx.Err())
 	}
 }

@@ -126,7 +126,7 @@ func warmAnswers(t *testing.T, e *bolt.Engine) answers {
 	ctx := context.Background()
 	a := coldAnswers(t, e)
 	a.Explore = map[contract.Facet]string{}
-	for _, f := range contract.Facets {
+	for _, f := range contract.Facets() {
 		p, err := e.Explore(ctx, contract.ExploreRequest{Facet: f, Limit: 20})
 		if err != nil {
 			t.Fatal(err)
@@ -150,6 +150,7 @@ func warmAnswers(t *testing.T, e *bolt.Engine) answers {
 }
 
 func TestLargeStoreAnswersBeforeItsTableLoads(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	e := openStore(t, dir, bolt.Options{})
@@ -235,6 +236,7 @@ func TestLargeStoreAnswersBeforeItsTableLoads(t *testing.T) {
 }
 
 func TestCloseDoesNotWaitForTheTable(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	e := openStore(t, dir, bolt.Options{})
 	storeCorpus(t, e, 300)
@@ -297,6 +299,7 @@ func untar(t *testing.T, archive, dir string) {
 // (schema 1: no namespace totals, unsynced freelist; 400 demo records, 7 of
 // them forgotten, its index removed) in both open paths.
 func TestStoreFromVersion1Opens(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, opts := range []bolt.Options{{}, {SyncRebuildBelow: -1}} {
 		dir := t.TempDir()
@@ -347,6 +350,7 @@ func TestStoreFromVersion1Opens(t *testing.T) {
 // TestConformanceWhileTheTableLoads runs the suite on a store with foreign
 // records whose table is still loading when the suite starts.
 func TestConformanceWhileTheTableLoads(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	e := openStore(t, dir, bolt.Options{})
 	storeCorpus(t, e, 500)
@@ -365,6 +369,7 @@ func TestConformanceWhileTheTableLoads(t *testing.T) {
 }
 
 func TestBulkLoadDefersTheIndexAndLosesNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	e, err := bolt.Open(dir, bolt.Options{})
@@ -422,7 +427,7 @@ func TestBulkLoadDefersTheIndexAndLosesNothing(t *testing.T) {
 	}
 	for _, en := range extra[:5] {
 		hits, err := e.Fetch(ctx, contract.FetchRequest{Query: en.Item.RenderText(), Mode: contract.ModeKeyword, Limit: 100,
-			Filter: contract.MetaFilter{Statuses: []contract.Status{contract.StatusActive, contract.StatusCandidate}, Reach: &contract.Reach{At: contract.Root, Descendants: true}}})
+			Filter: contract.MetaFilter{Statuses: []contract.Status{contract.StatusActive, contract.StatusCandidate}, Reach: &contract.Reach{At: contract.Root(), Descendants: true}}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,6 +22,10 @@ func (e *Engine) List(ctx context.Context, req contract.ListRequest) (contract.L
 	if err != nil {
 		return contract.ListPage{}, err
 	}
+	if err := e.enter(ctx); err != nil {
+		return contract.ListPage{}, err
+	}
+	defer e.leave()
 	page := contract.ListPage{Items: []contract.Hit{}}
 	next, err := e.scanCreated(ctx, req.Filter, after, req.Limit, partHit, func(id string, s *storedRecord) error {
 		page.Items = append(page.Items, s.hit(id))
@@ -40,6 +44,10 @@ func (e *Engine) Export(ctx context.Context, req contract.ListRequest) (contract
 	if err != nil {
 		return contract.ExportPage{}, err
 	}
+	if err := e.enter(ctx); err != nil {
+		return contract.ExportPage{}, err
+	}
+	defer e.leave()
 	page := contract.ExportPage{Items: []contract.Exported{}}
 	next, err := e.scanCreated(ctx, req.Filter, after, req.Limit, partFull, func(id string, s *storedRecord) error {
 		it, err := s.item()
@@ -75,9 +83,6 @@ func encodeListCursor(key []byte) *string {
 // scanCreated walks the created_at index after the given key, emitting up to
 // limit matching records; it returns a cursor when more matching records follow.
 func (e *Engine) scanCreated(ctx context.Context, f contract.MetaFilter, after []byte, limit int, part recordPart, emit func(string, *storedRecord) error) (*string, error) {
-	if err := e.checkOpen(); err != nil {
-		return nil, err
-	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	// Before the table has loaded, each record is decoded and matched by the
@@ -105,7 +110,7 @@ func (e *Engine) scanCreated(ctx context.Context, f contract.MetaFilter, after [
 			scanned++
 			if scanned%1024 == 0 {
 				if err := ctx.Err(); err != nil {
-					return contract.Unavailable("%v", err)
+					return contract.Unavailable("%w", err)
 				}
 			}
 			var id string
@@ -121,7 +126,7 @@ func (e *Engine) scanCreated(ctx context.Context, f contract.MetaFilter, after [
 				}
 				var err error
 				if s, err = decodeRecord(raw, part, e.t.namespaceOf); err != nil {
-					return contract.EngineErr("record %s: %v", kid, err)
+					return contract.EngineErr("record %s: %w", kid, err)
 				}
 				if !f.Matches(s.kind, &s.meta) || !f.AdmitsStatus(s.status, false) {
 					continue
@@ -141,7 +146,7 @@ func (e *Engine) scanCreated(ctx context.Context, f contract.MetaFilter, after [
 			if !cold {
 				var err error
 				if s, err = decodeRecord(recs.Get([]byte(id)), part, e.t.namespaceOf); err != nil {
-					return contract.EngineErr("record %s: %v", id, err)
+					return contract.EngineErr("record %s: %w", id, err)
 				}
 			}
 			if err := emit(id, &s); err != nil {
@@ -153,7 +158,7 @@ func (e *Engine) scanCreated(ctx context.Context, f contract.MetaFilter, after [
 		return nil
 	})
 	if err != nil {
-		return nil, asContractErr(err)
+		return nil, contract.AsError(err)
 	}
 	return next, nil
 }
@@ -170,6 +175,10 @@ func (e *Engine) Get(ctx context.Context, req contract.GetRequest) ([]contract.H
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
+	if err := e.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer e.leave()
 	out := []contract.Hit{}
 	err := e.lookup(req, partHit, func(id string, s *storedRecord) error {
 		out = append(out, s.hit(id))
@@ -184,6 +193,10 @@ func (e *Engine) GetRecords(ctx context.Context, req contract.GetRequest) ([]con
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
+	if err := e.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer e.leave()
 	out := []contract.Record{}
 	err := e.lookup(req, partFull, func(id string, s *storedRecord) error {
 		r, err := s.record(id, true)
@@ -197,9 +210,6 @@ func (e *Engine) GetRecords(ctx context.Context, req contract.GetRequest) ([]con
 }
 
 func (e *Engine) lookup(req contract.GetRequest, part recordPart, emit func(string, *storedRecord) error) error {
-	if err := e.checkOpen(); err != nil {
-		return err
-	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	seen := make(map[string]bool, len(req.IDs))
@@ -215,7 +225,7 @@ func (e *Engine) lookup(req contract.GetRequest, part recordPart, emit func(stri
 			}
 			s, err := decodeRecord(v, part, e.t.namespaceOf)
 			if err != nil {
-				return contract.EngineErr("record %s: %v", id, err)
+				return contract.EngineErr("record %s: %w", id, err)
 			}
 			if !contract.AdmittedBy(req.Reach, s.meta.Namespace) {
 				continue
@@ -226,14 +236,10 @@ func (e *Engine) lookup(req contract.GetRequest, part recordPart, emit func(stri
 		}
 		return nil
 	})
-	return asErr(err)
-}
-
-func asErr(err error) error {
-	if err == nil {
-		return nil
+	if err != nil {
+		return contract.AsError(err)
 	}
-	return asContractErr(err)
+	return nil
 }
 
 // Explore counts a facet's values exactly. With no filter field but a reach it
@@ -243,9 +249,10 @@ func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (cont
 	if err := req.Validate(); err != nil {
 		return contract.ExplorePage{}, err
 	}
-	if err := e.checkOpen(); err != nil {
+	if err := e.enter(ctx); err != nil {
 		return contract.ExplorePage{}, err
 	}
+	defer e.leave()
 	if !e.tableLoaded.Load() {
 		if page, ok := e.coldExplore(req); ok {
 			return page, nil
@@ -274,6 +281,12 @@ func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (cont
 	var total, missing uint64
 	p := t.compileFilter(req.Filter, false)
 	for ord, alive := range t.alive {
+		// A count over millions of rows must not outlive its caller.
+		if ord%4096 == 4095 {
+			if err := contract.ContextErr(ctx); err != nil {
+				return contract.ExplorePage{}, err
+			}
+		}
 		if !alive {
 			continue
 		}

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"context"
+	"time"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -33,6 +34,10 @@ func (e *Engine) Fetch(ctx context.Context, req contract.FetchRequest) (contract
 	if err != nil {
 		return contract.FetchPage{}, err
 	}
+	if err := e.enter(ctx); err != nil {
+		return contract.FetchPage{}, err
+	}
+	defer e.leave()
 	want := offset + req.Limit + 1
 	if req.RefersTo != nil {
 		want = max(want, contract.HintWindow)
@@ -65,9 +70,6 @@ func (e *Engine) Fetch(ctx context.Context, req contract.FetchRequest) (contract
 
 // rank returns up to want ids in rank order for a mode, filter inside.
 func (e *Engine) rank(ctx context.Context, mode contract.FetchMode, q string, f contract.MetaFilter, want int) ([]rankedID, error) {
-	if err := e.checkOpen(); err != nil {
-		return nil, err
-	}
 	if e.rebuilding.Load() {
 		return nil, contract.Unavailable("%s", e.rebuildMessage())
 	}
@@ -108,9 +110,13 @@ func scoredOf(r []rankedID) []retrieval.ScoredID {
 }
 
 func (e *Engine) rankKeyword(ctx context.Context, q string, f contract.MetaFilter, want int) ([]rankedID, error) {
+	// The index is read under its lock: a repair may replace it and Close
+	// closes it.
+	e.ixMu.RLock()
 	scored, _, err := e.ix.Keyword(ctx, q, f, true, 0, want)
+	e.ixMu.RUnlock()
 	if err != nil {
-		return nil, asContractErr(err)
+		return nil, contract.AsError(err)
 	}
 	out := make([]rankedID, len(scored))
 	for i, s := range scored {
@@ -127,13 +133,13 @@ func (e *Engine) rankVector(ctx context.Context, q string, f contract.MetaFilter
 	select {
 	case <-e.vecReady:
 	case <-ctx.Done():
-		return nil, contract.Unavailable("the stored vectors are still loading: %v", ctx.Err())
+		return nil, contract.Unavailable("the stored vectors are still loading: %w", ctx.Err())
 	case <-e.closing:
 		return nil, contract.Unavailable("the store is closed")
 	}
 	qv, err := e.embedder.Embed(ctx, []string{q})
 	if err != nil {
-		return nil, asContractErr(err)
+		return nil, contract.AsError(err)
 	}
 	if len(qv) != 1 {
 		return nil, contract.EngineErr("the embedder returned %d vectors for 1 text", len(qv))
@@ -175,7 +181,7 @@ func (e *Engine) hitsFor(ranked []rankedID, f contract.MetaFilter) ([]*contract.
 			}
 			s, err := decodeRecord(v, partHit, e.t.namespaceOf)
 			if err != nil {
-				return contract.EngineErr("record %s: %v", r.id, err)
+				return contract.EngineErr("record %s: %w", r.id, err)
 			}
 			h := s.hit(r.id)
 			h.Score = contract.F32(r.score)
@@ -183,7 +189,10 @@ func (e *Engine) hitsFor(ranked []rankedID, f contract.MetaFilter) ([]*contract.
 		}
 		return nil
 	})
-	return hits, asErr(err)
+	if err != nil {
+		return nil, contract.AsError(err)
+	}
+	return hits, nil
 }
 
 func compactHits(hits []*contract.Hit) []*contract.Hit {
@@ -197,16 +206,7 @@ func compactHits(hits []*contract.Hit) []*contract.Hit {
 }
 
 func hintRanked(hint *contract.TimeHint, hits []*contract.Hit) []*contract.Hit {
-	plain := make([]contract.Hit, len(hits))
-	for i, h := range hits {
-		plain[i] = *h
-	}
-	plain = hint.RankByHint(plain)
-	out := make([]*contract.Hit, len(plain))
-	for i := range plain {
-		out[i] = &plain[i]
-	}
-	return out
+	return contract.RankByHintOf(*hint, hits, func(h **contract.Hit) *time.Time { return (*h).Meta.ObservedAt })
 }
 
 // Recall gathers up to limit citations with the best ranking the engine has
@@ -215,6 +215,31 @@ func (e *Engine) Recall(ctx context.Context, req contract.RecallRequest) (contra
 	if err := req.Validate(); err != nil {
 		return contract.RecallAnswer{}, err
 	}
+	hits, err := e.recallHits(ctx, req)
+	if err != nil {
+		return contract.RecallAnswer{}, err
+	}
+	cites := make([]contract.Citation, len(hits))
+	for i, h := range hits {
+		score := h.Score
+		cites[i] = contract.Citation{ID: h.ID, Kind: h.Kind, Snippet: h.Text, Meta: h.Meta, Score: &score}
+	}
+	answer, err := e.answerer.Answer(ctx, retrieval.AnswerRequest{
+		Question: req.Question, Instructions: contract.Deref(req.Instructions), Citations: cites,
+	})
+	if err != nil {
+		return contract.RecallAnswer{}, contract.AsError(err)
+	}
+	return contract.RecallAnswer{Answer: answer, Citations: cites, Model: contract.Ptr(e.answerer.Model())}, nil
+}
+
+// recallHits reads the citations' records inside the engine; the answer is
+// made outside it, so a Close need not wait for a slow answerer.
+func (e *Engine) recallHits(ctx context.Context, req contract.RecallRequest) ([]*contract.Hit, error) {
+	if err := e.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer e.leave()
 	mode := contract.ModeKeyword
 	if e.vec != nil {
 		mode = contract.ModeHybrid
@@ -225,29 +250,18 @@ func (e *Engine) Recall(ctx context.Context, req contract.RecallRequest) (contra
 	}
 	ranked, err := e.rank(ctx, mode, req.Question, req.Filter, want)
 	if err != nil {
-		return contract.RecallAnswer{}, err
+		return nil, err
 	}
 	aligned, err := e.hitsFor(ranked, req.Filter)
 	if err != nil {
-		return contract.RecallAnswer{}, err
+		return nil, err
 	}
 	hits := compactHits(aligned)
 	if req.RefersTo != nil {
 		hits = hintRanked(req.RefersTo, hits)
 	}
 	hits = hits[:min(len(hits), req.Limit)]
-	cites := make([]contract.Citation, len(hits))
-	for i, h := range hits {
-		score := h.Score
-		cites[i] = contract.Citation{ID: h.ID, Kind: h.Kind, Snippet: h.Text, Meta: h.Meta, Score: &score}
-	}
-	answer, err := e.answerer.Answer(ctx, retrieval.AnswerRequest{
-		Question: req.Question, Instructions: contract.Deref(req.Instructions), Citations: cites,
-	})
-	if err != nil {
-		return contract.RecallAnswer{}, asContractErr(err)
-	}
-	return contract.RecallAnswer{Answer: answer, Citations: cites, Model: contract.Ptr(e.answerer.Model())}, nil
+	return hits, nil
 }
 
 // Erase is not offered: forget removes items (contract default).

@@ -113,11 +113,11 @@ type table struct {
 
 const numFacets = 15
 
-func facetIndex(f contract.Facet) int { return slices.Index(contract.Facets, f) }
+func facetIndex(f contract.Facet) int { return slices.Index(contract.Facets(), f) }
 
 func newTable() *table {
 	t := &table{idOrd: map[string]uint32{}, ns: newDict(), tags: newDict(), nsTotal: map[uint32]uint64{}}
-	t.nsVals = []contract.Namespace{contract.Root}
+	t.nsVals = []contract.Namespace{contract.Root()}
 	for i := range t.str {
 		t.str[i] = newDict()
 	}
@@ -146,7 +146,7 @@ func (t *table) namespaceOf(s string) contract.Namespace {
 	}
 	ns, err := contract.ParseNamespace(s)
 	if err != nil {
-		return contract.Root
+		return contract.Root()
 	}
 	return ns
 }
@@ -243,7 +243,7 @@ func (t *table) count(ord uint32, delta int) {
 		}
 	}
 	bump(t.nsTotal, r.ns)
-	for fi, f := range contract.Facets {
+	for fi, f := range contract.Facets() {
 		vals := t.facetValueIDs(r, f)
 		if len(vals) == 0 {
 			bump(t.missing[fi], r.ns)
@@ -367,7 +367,7 @@ func (t *table) valueSpace(f contract.Facet) int {
 	case contract.FacetKind, contract.FacetStatus:
 		return 3
 	case contract.FacetSource:
-		return len(contract.SourceKinds)
+		return len(contract.SourceKinds())
 	case contract.FacetNamespace:
 		return len(t.nsVals)
 	case contract.FacetTag:
@@ -436,7 +436,7 @@ func (t *table) facetValueName(f contract.Facet, v uint32) string {
 	case contract.FacetKind:
 		return string(kindByCode[v])
 	case contract.FacetSource:
-		return string(contract.SourceKinds[v])
+		return string(contract.SourceKinds()[v])
 	case contract.FacetStatus:
 		return string(statusByCode[v])
 	case contract.FacetNamespace:

@@ -284,7 +284,7 @@ func (e *Engine) buildTrigrams() error {
 			return nil
 		})
 		if err != nil {
-			return contract.EngineErr("build content index: %v", err)
+			return contract.EngineErr("build content index: %w", err)
 		}
 		e.scanned(n, n == 0)
 		if n == 0 {

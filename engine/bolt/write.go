@@ -26,6 +26,10 @@ func (e *Engine) StoreWith(ctx context.Context, item contract.StoreItem, opts co
 	if err := opts.Validate(); err != nil {
 		return contract.StoreReceipt{}, err
 	}
+	if err := e.enter(ctx); err != nil {
+		return contract.StoreReceipt{}, err
+	}
+	defer e.leave()
 	rs, err := e.write(ctx, []contract.StoreItem{item}, opts)
 	if err != nil {
 		return contract.StoreReceipt{}, err
@@ -53,6 +57,10 @@ func (e *Engine) StoreManyWith(ctx context.Context, items []contract.StoreItem, 
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	if err := e.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer e.leave()
 	rs, err := e.write(ctx, items, opts)
 	if err != nil {
 		return nil, err
@@ -73,11 +81,9 @@ type written struct {
 	s  storedRecord
 }
 
-// write stores validated items in one bbolt transaction.
+// write stores validated items in one bbolt transaction; the caller has
+// entered the engine.
 func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, contract.Unavailable("%v", err)
-	}
 	status := opts.Status
 	if status == "" {
 		status = contract.StatusActive
@@ -96,7 +102,7 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 		it := &items[i]
 		js, err := it.MarshalJSON()
 		if err != nil {
-			return nil, contract.Invalid("%v", err)
+			return nil, contract.Invalid("%w", err)
 		}
 		s := storedRecord{status: status, kind: it.Type, expires: expires, text: it.RenderText(), meta: it.Meta, itemJSON: js}
 		if it.Type == contract.KindLearning {
@@ -107,7 +113,9 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.checkOpen(); err != nil {
+	// The write lock may have been long in coming: a call cancelled
+	// meanwhile writes nothing.
+	if err := contract.ContextErr(ctx); err != nil {
 		return nil, err
 	}
 	now := e.nowMillis()
@@ -149,7 +157,7 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 		return err
 	})
 	if err != nil {
-		return nil, asContractErr(err)
+		return nil, contract.AsError(err)
 	}
 	if len(added) > 0 {
 		e.seq = seq
@@ -239,6 +247,10 @@ func (e *Engine) Forget(ctx context.Context, target contract.ForgetTarget) (cont
 	if err := target.Validate(); err != nil {
 		return contract.ForgetReport{}, err
 	}
+	if err := e.enter(ctx); err != nil {
+		return contract.ForgetReport{}, err
+	}
+	defer e.leave()
 	if target.Filter != nil {
 		// Matching a filter needs the table; forgetting ids does not.
 		if err := e.waitTable(ctx); err != nil {
@@ -247,7 +259,8 @@ func (e *Engine) Forget(ctx context.Context, target contract.ForgetTarget) (cont
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.checkOpen(); err != nil {
+	// A call cancelled while it waited for the write lock forgets nothing.
+	if err := contract.ContextErr(ctx); err != nil {
 		return contract.ForgetReport{}, err
 	}
 	var ids []string
@@ -274,9 +287,13 @@ func (e *Engine) ForgetWithin(ctx context.Context, ids []string, reach contract.
 	if err != nil {
 		return contract.ForgetReport{}, err
 	}
+	if err := e.enter(ctx); err != nil {
+		return contract.ForgetReport{}, err
+	}
+	defer e.leave()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.checkOpen(); err != nil {
+	if err := contract.ContextErr(ctx); err != nil {
 		return contract.ForgetReport{}, err
 	}
 	// Each id is read back from the record (the table may still be loading).
@@ -290,7 +307,7 @@ func (e *Engine) ForgetWithin(ctx context.Context, ids []string, reach contract.
 			}
 			s, err := decodeRecord(v, partHeader, e.t.namespaceOf)
 			if err != nil {
-				return contract.EngineErr("record %s: %v", id, err)
+				return contract.EngineErr("record %s: %w", id, err)
 			}
 			if reach.Admits(s.meta.Namespace) {
 				inside = append(inside, id)
@@ -299,7 +316,7 @@ func (e *Engine) ForgetWithin(ctx context.Context, ids []string, reach contract.
 		return nil
 	})
 	if err != nil {
-		return contract.ForgetReport{}, asContractErr(err)
+		return contract.ForgetReport{}, contract.AsError(err)
 	}
 	n, err := e.deleteLocked(inside)
 	if err != nil {
@@ -359,7 +376,7 @@ func (e *Engine) deleteLocked(ids []string) (int, error) {
 		return err
 	})
 	if err != nil {
-		return 0, asContractErr(err)
+		return 0, contract.AsError(err)
 	}
 	if len(removed) > 0 {
 		e.seq = seq
@@ -383,9 +400,13 @@ func (e *Engine) Review(ctx context.Context, req contract.ReviewRequest) (contra
 	if err := req.Validate(); err != nil {
 		return contract.ReviewResult{}, err
 	}
+	if err := e.enter(ctx); err != nil {
+		return contract.ReviewResult{}, err
+	}
+	defer e.leave()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.checkOpen(); err != nil {
+	if err := contract.ContextErr(ctx); err != nil {
 		return contract.ReviewResult{}, err
 	}
 	s, err := e.loadLocked(req.ID)
@@ -414,9 +435,13 @@ func (e *Engine) Supersede(ctx context.Context, req contract.SupersedeRequest) (
 	if err := req.Validate(); err != nil {
 		return contract.Record{}, err
 	}
+	if err := e.enter(ctx); err != nil {
+		return contract.Record{}, err
+	}
+	defer e.leave()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.checkOpen(); err != nil {
+	if err := contract.ContextErr(ctx); err != nil {
 		return contract.Record{}, err
 	}
 	s, err := e.loadLocked(req.ID)
@@ -444,7 +469,7 @@ func (e *Engine) loadLocked(id string) (storedRecord, error) {
 		return err
 	})
 	if err != nil {
-		return storedRecord{}, asContractErr(err)
+		return storedRecord{}, contract.AsError(err)
 	}
 	if !found {
 		return storedRecord{}, contract.NotFound("record %s does not exist", id)
@@ -470,7 +495,7 @@ func (e *Engine) restatusLocked(id string, s storedRecord, status contract.Statu
 		return err
 	})
 	if err != nil {
-		return contract.Record{}, asContractErr(err)
+		return contract.Record{}, contract.AsError(err)
 	}
 	e.seq = seq
 	e.committed.Store(seq)

@@ -63,7 +63,7 @@ func New(opts ...Option) *Engine {
 			ID:            EngineID,
 			Label:         "Reference (in-memory)",
 			Description:   "Keeps every record in process memory; the exact reference the conformance suite is calibrated on.",
-			FetchModes:    slices.Clone(contract.FetchModes),
+			FetchModes:    slices.Clone(contract.FetchModes()),
 			Consolidation: contract.ConsolidationNone,
 		},
 		now:     time.Now,
@@ -109,11 +109,16 @@ func (e *Engine) Store(ctx context.Context, item contract.StoreItem) (contract.S
 
 // StoreWith writes one item with a status and an expiry. A held fingerprint is a
 // replay and leaves the held record exactly as it was, whatever its status.
-func (e *Engine) StoreWith(_ context.Context, item contract.StoreItem, opts contract.WriteOptions) (contract.StoreReceipt, error) {
+func (e *Engine) StoreWith(ctx context.Context, item contract.StoreItem, opts contract.WriteOptions) (contract.StoreReceipt, error) {
 	if err := opts.Validate(); err != nil {
 		return contract.StoreReceipt{}, err
 	}
 	if err := item.Validate(); err != nil {
+		return contract.StoreReceipt{}, err
+	}
+	// The reference engine honours its context like every engine: a call
+	// already cancelled does nothing.
+	if err := contract.ContextErr(ctx); err != nil {
 		return contract.StoreReceipt{}, err
 	}
 	e.mu.Lock()
@@ -128,11 +133,14 @@ func (e *Engine) StoreMany(ctx context.Context, items []contract.StoreItem) ([]c
 
 // StoreManyWith validates the whole batch, then writes it under one lock; a
 // repeat inside the batch is a replay of its first copy.
-func (e *Engine) StoreManyWith(_ context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
+func (e *Engine) StoreManyWith(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
 	if err := contract.ValidateMany(items); err != nil {
 		return nil, err
 	}
 	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if err := contract.ContextErr(ctx); err != nil {
 		return nil, err
 	}
 	e.mu.Lock()
@@ -210,12 +218,15 @@ func window(total, start, limit int) (lo, hi int, next *string) {
 }
 
 // List pages through the records a filter selects, newest first.
-func (e *Engine) List(_ context.Context, req contract.ListRequest) (contract.ListPage, error) {
+func (e *Engine) List(ctx context.Context, req contract.ListRequest) (contract.ListPage, error) {
 	if err := req.Validate(); err != nil {
 		return contract.ListPage{}, err
 	}
 	start, err := parseOffset(req.Cursor)
 	if err != nil {
+		return contract.ListPage{}, err
+	}
+	if err := contract.ContextErr(ctx); err != nil {
 		return contract.ListPage{}, err
 	}
 	e.mu.RLock()
@@ -230,12 +241,15 @@ func (e *Engine) List(_ context.Context, req contract.ListRequest) (contract.Lis
 }
 
 // Export pages through the same listing, handing back items exactly as stored.
-func (e *Engine) Export(_ context.Context, req contract.ListRequest) (contract.ExportPage, error) {
+func (e *Engine) Export(ctx context.Context, req contract.ListRequest) (contract.ExportPage, error) {
 	if err := req.Validate(); err != nil {
 		return contract.ExportPage{}, err
 	}
 	start, err := parseOffset(req.Cursor)
 	if err != nil {
+		return contract.ExportPage{}, err
+	}
+	if err := contract.ContextErr(ctx); err != nil {
 		return contract.ExportPage{}, err
 	}
 	e.mu.RLock()
@@ -250,8 +264,11 @@ func (e *Engine) Export(_ context.Context, req contract.ListRequest) (contract.E
 }
 
 // Explore counts exactly, over every record the filter selects.
-func (e *Engine) Explore(_ context.Context, req contract.ExploreRequest) (contract.ExplorePage, error) {
+func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (contract.ExplorePage, error) {
 	if err := req.Validate(); err != nil {
+		return contract.ExplorePage{}, err
+	}
+	if err := contract.ContextErr(ctx); err != nil {
 		return contract.ExplorePage{}, err
 	}
 	e.mu.RLock()
@@ -293,8 +310,11 @@ func (e *Engine) lookup(req *contract.GetRequest) []*stored {
 }
 
 // Get reads listing hits by id.
-func (e *Engine) Get(_ context.Context, req contract.GetRequest) ([]contract.Hit, error) {
+func (e *Engine) Get(ctx context.Context, req contract.GetRequest) ([]contract.Hit, error) {
 	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	if err := contract.ContextErr(ctx); err != nil {
 		return nil, err
 	}
 	e.mu.RLock()
@@ -308,8 +328,11 @@ func (e *Engine) Get(_ context.Context, req contract.GetRequest) ([]contract.Hit
 }
 
 // GetRecords reads whole records, stored item included, by id.
-func (e *Engine) GetRecords(_ context.Context, req contract.GetRequest) ([]contract.Record, error) {
+func (e *Engine) GetRecords(ctx context.Context, req contract.GetRequest) ([]contract.Record, error) {
 	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	if err := contract.ContextErr(ctx); err != nil {
 		return nil, err
 	}
 	e.mu.RLock()
@@ -360,26 +383,13 @@ func (e *Engine) ranked(text string, mode contract.FetchMode, f *contract.MetaFi
 		return cmp.Compare(a.s.seq, b.s.seq)
 	})
 	if hint != nil {
-		covered := func(r rankedRecord) bool {
-			at := r.s.item.Meta.ObservedAt
-			return at != nil && hint.Covers(*at)
-		}
-		first := make([]rankedRecord, 0, len(hits))
-		var rest []rankedRecord
-		for _, h := range hits {
-			if covered(h) {
-				first = append(first, h)
-			} else {
-				rest = append(rest, h)
-			}
-		}
-		hits = append(first, rest...)
+		hits = contract.RankByHintOf(*hint, hits, func(r *rankedRecord) *time.Time { return r.s.item.Meta.ObservedAt })
 	}
 	return hits
 }
 
 // Fetch ranks in one mode and pages with an offset cursor.
-func (e *Engine) Fetch(_ context.Context, req contract.FetchRequest) (contract.FetchPage, error) {
+func (e *Engine) Fetch(ctx context.Context, req contract.FetchRequest) (contract.FetchPage, error) {
 	if err := e.desc.EnsureMode(req.Mode); err != nil {
 		return contract.FetchPage{}, err
 	}
@@ -388,6 +398,9 @@ func (e *Engine) Fetch(_ context.Context, req contract.FetchRequest) (contract.F
 	}
 	start, err := parseOffset(req.Cursor)
 	if err != nil {
+		return contract.FetchPage{}, err
+	}
+	if err := contract.ContextErr(ctx); err != nil {
 		return contract.FetchPage{}, err
 	}
 	e.mu.RLock()
@@ -402,8 +415,11 @@ func (e *Engine) Fetch(_ context.Context, req contract.FetchRequest) (contract.F
 }
 
 // Recall answers from the hybrid ranking's best hits.
-func (e *Engine) Recall(_ context.Context, req contract.RecallRequest) (contract.RecallAnswer, error) {
+func (e *Engine) Recall(ctx context.Context, req contract.RecallRequest) (contract.RecallAnswer, error) {
 	if err := req.Validate(); err != nil {
+		return contract.RecallAnswer{}, err
+	}
+	if err := contract.ContextErr(ctx); err != nil {
 		return contract.RecallAnswer{}, err
 	}
 	e.mu.RLock()
@@ -433,8 +449,11 @@ func (e *Engine) Recall(_ context.Context, req contract.RecallRequest) (contract
 
 // Forget removes records by id (anywhere, sandboxes included) or by filter, from
 // every read path at once.
-func (e *Engine) Forget(_ context.Context, target contract.ForgetTarget) (contract.ForgetReport, error) {
+func (e *Engine) Forget(ctx context.Context, target contract.ForgetTarget) (contract.ForgetReport, error) {
 	if err := target.Validate(); err != nil {
+		return contract.ForgetReport{}, err
+	}
+	if err := contract.ContextErr(ctx); err != nil {
 		return contract.ForgetReport{}, err
 	}
 	e.mu.Lock()
@@ -479,8 +498,11 @@ func (e *Engine) Beliefs(_ context.Context, req contract.BeliefsRequest) ([]cont
 }
 
 // Browse answers the browse query over a snapshot of every record.
-func (e *Engine) Browse(_ context.Context, q contract.BrowseQuery) (contract.BrowsePage, error) {
+func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.BrowsePage, error) {
 	if err := q.Validate(); err != nil {
+		return contract.BrowsePage{}, err
+	}
+	if err := contract.ContextErr(ctx); err != nil {
 		return contract.BrowsePage{}, err
 	}
 	e.mu.RLock()
@@ -495,8 +517,11 @@ func (e *Engine) Browse(_ context.Context, q contract.BrowseQuery) (contract.Bro
 func missingRecord(id string) error { return contract.NotFound("record %s does not exist", id) }
 
 // Review approves a candidate (it becomes active) or rejects it (it is forgotten).
-func (e *Engine) Review(_ context.Context, req contract.ReviewRequest) (contract.ReviewResult, error) {
+func (e *Engine) Review(ctx context.Context, req contract.ReviewRequest) (contract.ReviewResult, error) {
 	if err := req.Validate(); err != nil {
+		return contract.ReviewResult{}, err
+	}
+	if err := contract.ContextErr(ctx); err != nil {
 		return contract.ReviewResult{}, err
 	}
 	e.mu.Lock()
@@ -519,8 +544,11 @@ func (e *Engine) Review(_ context.Context, req contract.ReviewRequest) (contract
 }
 
 // Supersede marks a record as superseded by another held record.
-func (e *Engine) Supersede(_ context.Context, req contract.SupersedeRequest) (contract.Record, error) {
+func (e *Engine) Supersede(ctx context.Context, req contract.SupersedeRequest) (contract.Record, error) {
 	if err := req.Validate(); err != nil {
+		return contract.Record{}, err
+	}
+	if err := contract.ContextErr(ctx); err != nil {
 		return contract.Record{}, err
 	}
 	e.mu.Lock()

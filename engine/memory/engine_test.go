@@ -241,7 +241,7 @@ func TestStatusesHiddenFromRankedReads(t *testing.T) {
 	e := New()
 	cand := mustStore(t, e, doc("candidate about tabs"), contract.WriteOptions{Status: contract.StatusCandidate})
 	act := mustStore(t, e, doc("active about tabs"), contract.WriteOptions{})
-	for _, m := range contract.FetchModes {
+	for _, m := range contract.FetchModes() {
 		p, _ := e.Fetch(ctx, contract.FetchRequest{Query: "tabs", Mode: m, Limit: 10})
 		for _, h := range p.Hits {
 			if h.ID == cand {
@@ -401,7 +401,7 @@ func TestReturnedValuesDoNotAliasEngineState(t *testing.T) {
 func TestUnsupportedDefaults(t *testing.T) {
 	ctx := context.Background()
 	e := New()
-	_, err := e.Erase(ctx, contract.EraseRequest{Reach: contract.ReachExact(contract.Root)})
+	_, err := e.Erase(ctx, contract.EraseRequest{Reach: contract.ReachExact(contract.Root())})
 	wantErr(t, err, contract.KindUnsupported, "engine `memory` does not erase")
 	_, err = e.Consolidate(ctx, contract.ConsolidateRequest{})
 	wantErr(t, err, contract.KindUnsupported, "engine `memory` does not consolidate memory")

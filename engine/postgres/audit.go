@@ -7,23 +7,23 @@ import (
 	"encoding/json"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
+	"mnemo/server/audit"
 )
 
 var (
-	_ auth.AuditLog    = (*Engine)(nil)
-	_ auth.AuditReader = (*Engine)(nil)
+	_ audit.Log    = (*Engine)(nil)
+	_ audit.Reader = (*Engine)(nil)
 )
 
 // AppendAudit appends one event to the store's audit log, shared by every
 // server of the store.
-func (e *Engine) AppendAudit(ctx context.Context, ev auth.Event) error {
+func (e *Engine) AppendAudit(ctx context.Context, ev audit.Event) error {
 	if ev.At.IsZero() {
 		ev.At = e.clock()
 	}
 	val, err := json.Marshal(ev)
 	if err != nil {
-		return contract.EngineErr("encode audit event: %v", err)
+		return contract.EngineErr("encode audit event: %w", err)
 	}
 	if _, err := e.pool.Exec(ctx, "INSERT INTO audit (at_ns, event) VALUES ($1, $2)", ev.At.UnixNano(), string(val)); err != nil {
 		return e.dbErr(ctx, err)
@@ -33,7 +33,7 @@ func (e *Engine) AppendAudit(ctx context.Context, ev auth.Event) error {
 
 // ReadAudit returns the events at or after q.Since, oldest first, at most
 // q.Limit of them (all when 0).
-func (e *Engine) ReadAudit(ctx context.Context, q auth.AuditQuery) ([]auth.Event, error) {
+func (e *Engine) ReadAudit(ctx context.Context, q audit.Query) ([]audit.Event, error) {
 	var qq query
 	if !q.Since.IsZero() {
 		qq.add("at_ns >= " + qq.arg(q.Since.UnixNano()))
@@ -47,15 +47,15 @@ func (e *Engine) ReadAudit(ctx context.Context, q auth.AuditQuery) ([]auth.Event
 		return nil, e.dbErr(ctx, err)
 	}
 	defer rs.Close()
-	var out []auth.Event
+	var out []audit.Event
 	for rs.Next() {
 		var raw string
 		if err := rs.Scan(&raw); err != nil {
 			return nil, e.dbErr(ctx, err)
 		}
-		var ev auth.Event
+		var ev audit.Event
 		if err := json.Unmarshal([]byte(raw), &ev); err != nil {
-			return nil, contract.EngineErr("audit event: %v", err)
+			return nil, contract.EngineErr("audit event: %w", err)
 		}
 		out = append(out, ev)
 	}
@@ -70,7 +70,7 @@ func (e *Engine) ReadAudit(ctx context.Context, q auth.AuditQuery) ([]auth.Event
 func (e *Engine) OwnerToken(ctx context.Context) (string, error) {
 	var raw [32]byte
 	if _, err := rand.Read(raw[:]); err != nil {
-		return "", contract.EngineErr("cannot make an owner token: %v", err)
+		return "", contract.EngineErr("cannot make an owner token: %w", err)
 	}
 	if _, err := e.pool.Exec(ctx, "INSERT INTO mnemo_meta (key, value) VALUES ('owner_token', $1) ON CONFLICT (key) DO NOTHING",
 		hex.EncodeToString(raw[:])); err != nil {

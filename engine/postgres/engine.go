@@ -162,17 +162,23 @@ func (e *Engine) dbErr(ctx context.Context, err error) *contract.Error {
 		return ce
 	}
 	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ctx.Err())) {
-		return contract.Unavailable("PostgreSQL at %s: %v", e.host, ctx.Err())
+		return contract.Unavailable("PostgreSQL at %s: %w", e.host, ctx.Err())
 	}
+	// The driver's error stays the cause; the message is pgMessage's, which
+	// names no credential.
+	var out *contract.Error
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) && strings.HasPrefix(pe.Code, "28") {
+	switch {
+	case errors.As(err, &pe) && strings.HasPrefix(pe.Code, "28"):
 		// invalid authorization: a wrong password, role or pg_hba rule.
-		return contract.Unauthorized("PostgreSQL at %s refused the login: %s", e.host, pgMessage(err))
+		out = contract.Unauthorized("PostgreSQL at %s refused the login: %s", e.host, pgMessage(err))
+	case isUnavailable(err):
+		out = contract.Unavailable("PostgreSQL at %s is unavailable: %s", e.host, pgMessage(err))
+	default:
+		out = contract.EngineErr("PostgreSQL at %s: %s", e.host, pgMessage(err))
 	}
-	if isUnavailable(err) {
-		return contract.Unavailable("PostgreSQL at %s is unavailable: %s", e.host, pgMessage(err))
-	}
-	return contract.EngineErr("PostgreSQL at %s: %s", e.host, pgMessage(err))
+	out.Err = err
+	return out
 }
 
 // isUnavailable tells whether err means the server cannot be reached or is

@@ -21,14 +21,7 @@ func openStore(t testing.TB, url string, opts postgres.Options) *postgres.Engine
 }
 
 func TestConformance(t *testing.T) {
-	e := openStore(t, pgtest.URL(t), postgres.Options{})
-	rep := conformance.Run(context.Background(), e)
-	for _, res := range rep.Results {
-		t.Log(res.String())
-	}
-	if err := rep.Err(); err != nil {
-		t.Fatal(err)
-	}
+	conformance.Test(t, func(t *testing.T) contract.Engine { return openStore(t, pgtest.URL(t), postgres.Options{}) })
 }
 
 func TestConformanceWithForeignData(t *testing.T) {

@@ -112,7 +112,7 @@ func (q *query) statuses(st []contract.Status, ranked bool) {
 // column is the namespace's printed form), and with descendants every
 // namespace below `at` whose last service segment, if any, is within `at`.
 func (q *query) reach(r *contract.Reach) {
-	rr := contract.ReachSubtree(contract.Root)
+	rr := contract.ReachSubtree(contract.Root())
 	if r != nil {
 		rr = *r
 	}

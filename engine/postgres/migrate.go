@@ -65,7 +65,7 @@ func SchemaVersion() int {
 func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	steps, err := migrations()
 	if err != nil {
-		return contract.EngineErr("embedded migrations: %v", err)
+		return contract.EngineErr("embedded migrations: %w", err)
 	}
 	conn, err := pool.Acquire(ctx)
 	if err != nil {

@@ -119,7 +119,7 @@ func randomQuery(r *rand.Rand, recs []contract.Record) contract.BrowseQuery {
 	pick := func(p float64) bool { return r.Float64() < p }
 	if pick(0.2) {
 		q.Status = []contract.Status{}
-		for _, s := range contract.Statuses {
+		for _, s := range contract.Statuses() {
 			if pick(0.5) {
 				q.Status = append(q.Status, s)
 			}
@@ -127,7 +127,7 @@ func randomQuery(r *rand.Rand, recs []contract.Record) contract.BrowseQuery {
 	}
 	if pick(0.2) {
 		q.Kind = []contract.ItemKind{}
-		for _, k := range contract.ItemKinds {
+		for _, k := range contract.ItemKinds() {
 			if pick(0.5) {
 				q.Kind = append(q.Kind, k)
 			}
@@ -160,9 +160,9 @@ func randomQuery(r *rand.Rand, recs []contract.Record) contract.BrowseQuery {
 		}
 		switch field {
 		case "status":
-			f.Values = []string{string(contract.Statuses[r.IntN(3)])}
+			f.Values = []string{string(contract.Statuses()[r.IntN(3)])}
 		case "kind":
-			f.Values = []string{string(contract.ItemKinds[r.IntN(3)]), string(contract.ItemKinds[r.IntN(3)])}
+			f.Values = []string{string(contract.ItemKinds()[r.IntN(3)]), string(contract.ItemKinds()[r.IntN(3)])}
 			slices.Sort(f.Values)
 			f.Values = slices.Compact(f.Values)
 		case "content":
@@ -350,7 +350,7 @@ func TestExploreIsExact(t *testing.T) {
 	reach := contract.ReachSubtree(contract.MustNamespace("team:acme"))
 	filters = append(filters, contract.MetaFilter{Reach: &reach})
 	for _, f := range filters {
-		for _, facet := range contract.Facets {
+		for _, facet := range contract.Facets() {
 			got, err := e.Explore(ctx, contract.ExploreRequest{Facet: facet, Filter: f, Limit: 500})
 			if err != nil {
 				t.Fatal(err)

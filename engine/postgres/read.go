@@ -28,7 +28,7 @@ func scanRows(rs pgx.Rows) ([]*row, error) {
 		}
 		r.status = contract.Status(status)
 		if err := json.Unmarshal([]byte(r.itemJSON), &r.item); err != nil {
-			return nil, contract.EngineErr("record %s: %v", r.id, err)
+			return nil, contract.EngineErr("record %s: %w", r.id, err)
 		}
 		out = append(out, r)
 	}

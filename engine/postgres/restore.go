@@ -45,7 +45,7 @@ func (e *Engine) Restore(ctx context.Context, recs []contract.Record) ([]contrac
 		}
 		js, err := json.Marshal(*r.Item)
 		if err != nil {
-			return nil, contract.EngineErr("encode item %s: %v", r.ID, err)
+			return nil, contract.EngineErr("encode item %s: %w", r.ID, err)
 		}
 		w := &row{id: r.ID, item: *r.Item, itemJSON: string(js), status: status,
 			created: r.CreatedAt.UnixMilli(), updated: r.UpdatedAt.UnixMilli(), superBy: r.SupersededBy}

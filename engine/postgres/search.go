@@ -36,7 +36,7 @@ func (e *Engine) rankKeyword(ctx context.Context, text string, f *contract.MetaF
 			return nil, e.dbErr(ctx, err)
 		}
 		if err := json.Unmarshal([]byte(r.itemJSON), &r.item); err != nil {
-			return nil, contract.EngineErr("record %s: %v", r.id, err)
+			return nil, contract.EngineErr("record %s: %w", r.id, err)
 		}
 		h := r.hit()
 		h.Score = contract.F32(score)

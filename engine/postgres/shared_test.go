@@ -12,9 +12,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
 	"mnemo/engine/postgres"
 	"mnemo/engine/postgres/pgtest"
+	"mnemo/server/audit"
 )
 
 // TestTwoPoolsStoreTheSameItems stores one set of items through two engines
@@ -260,15 +260,15 @@ func TestAuditLogIsShared(t *testing.T) {
 	b := openStore(t, url, postgres.Options{})
 	t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	for i, e := range []*postgres.Engine{a, b, a} {
-		if err := e.AppendAudit(ctx, auth.Event{At: t0.Add(time.Duration(i) * time.Second), Principal: fmt.Sprint("p", i), Op: "store", Count: 1}); err != nil {
+		if err := e.AppendAudit(ctx, audit.Event{At: t0.Add(time.Duration(i) * time.Second), Principal: fmt.Sprint("p", i), Op: "store", Count: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	all, err := b.ReadAudit(ctx, auth.AuditQuery{})
+	all, err := b.ReadAudit(ctx, audit.Query{})
 	if err != nil || len(all) != 3 || all[0].Principal != "p0" || all[2].Principal != "p2" {
 		t.Fatalf("audit: %+v %v", all, err)
 	}
-	some, err := a.ReadAudit(ctx, auth.AuditQuery{Since: t0.Add(time.Second), Limit: 1})
+	some, err := a.ReadAudit(ctx, audit.Query{Since: t0.Add(time.Second), Limit: 1})
 	if err != nil || len(some) != 1 || some[0].Principal != "p1" {
 		t.Fatalf("audit since, limit 1: %+v %v", some, err)
 	}

@@ -147,7 +147,7 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 		first[id] = i
 		js, err := json.Marshal(items[i])
 		if err != nil {
-			return nil, contract.EngineErr("encode item %s: %v", id, err)
+			return nil, contract.EngineErr("encode item %s: %w", id, err)
 		}
 		rows = append(rows, &row{id: id, item: items[i], itemJSON: string(js), status: status,
 			created: now, updated: now, expires: expires})

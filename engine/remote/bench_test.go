@@ -8,8 +8,8 @@ import (
 
 	"mnemo/contract"
 	"mnemo/engine/bolt"
-	"mnemo/engine/httpapi"
 	"mnemo/engine/remote"
+	"mnemo/server/httpapi"
 )
 
 // BenchmarkOverHTTP measures what serving adds: the same operations on a bolt

@@ -1,4 +1,4 @@
-// Package remote is the Go client of mnemo's HTTP API (engine/httpapi): a
+// Package remote is the Go client of mnemo's HTTP API (server/httpapi): a
 // contract.Engine whose every call is one request to a running `mnemo serve`.
 // Errors come back as the contract errors the server raised (kind, browse
 // code and message), so the TUI and the CLI behave the same on a remote store
@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -21,7 +20,7 @@ import (
 	"time"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
+	"mnemo/server/wire"
 )
 
 // Defaults of the client.
@@ -111,7 +110,7 @@ func (c *Client) URL() string { return c.label }
 // token; the CLI calls it first so a wrong token fails at once.
 func (c *Client) Connect(ctx context.Context) error {
 	var d contract.Descriptor
-	if err := c.do(ctx, http.MethodGet, "descriptor", nil, &d); err != nil {
+	if err := c.do(ctx, http.MethodGet, wire.EndpointDescriptor, nil, &d); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -146,7 +145,7 @@ func (c *Client) Health(ctx context.Context) contract.Health {
 	ctx, cancel := context.WithTimeout(ctx, healthTimeout)
 	defer cancel()
 	var h contract.Health
-	if err := c.do(ctx, http.MethodGet, "health", nil, &h); err != nil {
+	if err := c.do(ctx, http.MethodGet, wire.EndpointHealth, nil, &h); err != nil {
 		return contract.Health{State: contract.HealthDown, Reason: contract.AsError(err).Message}
 	}
 	return h
@@ -168,7 +167,7 @@ func (c *Client) do(ctx context.Context, method, op string, req, out any) error 
 			if errors.As(err, &ce) {
 				return ce
 			}
-			return contract.Invalid("the request cannot be encoded: %v", err)
+			return contract.Invalid("the request cannot be encoded: %w", err)
 		}
 		body = buf.Bytes()
 	}
@@ -198,7 +197,7 @@ func (c *Client) once(ctx context.Context, method, op string, body []byte, out a
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	hr, err := http.NewRequestWithContext(ctx, method, c.base+"/v1/"+op, rd)
+	hr, err := http.NewRequestWithContext(ctx, method, c.base+wire.PathPrefix+op, rd)
 	if err != nil {
 		return 0, contract.ConfigErr("cannot build a request to %s", c.label)
 	}
@@ -223,11 +222,11 @@ func (c *Client) once(ctx context.Context, method, op string, body []byte, out a
 			return 0, nil
 		}
 		if err := json.Unmarshal(data, out); err != nil {
-			return 0, contract.EngineErr("the server at %s answered %s with JSON this client cannot read: %v", c.label, op, err)
+			return 0, contract.EngineErr("the server at %s answered %s with JSON this client cannot read: %w", c.label, op, err)
 		}
 		return 0, nil
 	}
-	apiErr := decodeError(resp.StatusCode, data)
+	apiErr := wire.ErrorOf(resp.StatusCode, data)
 	if resp.StatusCode == http.StatusTooManyRequests {
 		secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
 		return time.Duration(max(secs, 1)) * time.Second, apiErr
@@ -236,58 +235,22 @@ func (c *Client) once(ctx context.Context, method, op string, body []byte, out a
 }
 
 func (c *Client) transportError(ctx context.Context, err error) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return contract.Unavailable("the server at %s did not answer in time", c.label)
-	}
-	if errors.Is(ctx.Err(), context.Canceled) {
-		return contract.Unavailable("the request to %s was cancelled", c.label)
-	}
+	var out *contract.Error
 	var ne *net.OpError
-	if errors.As(err, &ne) {
-		return contract.Unavailable("cannot reach the mnemo server at %s: %v", c.label, ne.Err)
-	}
-	return contract.Unavailable("cannot reach the mnemo server at %s", c.label)
-}
-
-// decodeError turns an error answer back into the contract error the server
-// raised. Answers without the JSON error body (a proxy's, say) keep their status.
-func decodeError(status int, data []byte) error {
-	var body struct {
-		Error *struct {
-			Kind    string `json:"kind"`
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(data, &body); err != nil || body.Error == nil {
-		return fallbackError(status)
-	}
-	kind, ok := contract.ErrorKindFromWire(body.Error.Kind)
-	if !ok {
-		return fallbackError(status)
-	}
-	e := &contract.Error{Kind: kind, Code: body.Error.Code, Message: body.Error.Message}
-	if status == http.StatusForbidden && kind == contract.KindUnauthorized {
-		e.Code = auth.CodeForbidden
-	}
-	return e
-}
-
-func fallbackError(status int) error {
-	text := fmt.Sprintf("the server answered %d %s", status, http.StatusText(status))
 	switch {
-	case status == http.StatusUnauthorized:
-		return contract.Unauthorized("%s", text)
-	case status == http.StatusForbidden:
-		e := contract.Unauthorized("%s", text)
-		e.Code = auth.CodeForbidden
-		return e
-	case status == http.StatusNotFound:
-		return contract.NotFound("%s", text)
-	case status == http.StatusRequestEntityTooLarge || status/100 == 4:
-		return contract.Invalid("%s", text)
-	case status == http.StatusServiceUnavailable || status == http.StatusBadGateway || status == http.StatusGatewayTimeout:
-		return contract.Unavailable("%s", text)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		out = contract.Unavailable("the server at %s did not answer in time", c.label)
+		err = ctx.Err()
+	case errors.Is(ctx.Err(), context.Canceled):
+		out = contract.Unavailable("the request to %s was cancelled", c.label)
+		err = ctx.Err()
+	case errors.As(err, &ne):
+		out = contract.Unavailable("cannot reach the mnemo server at %s: %v", c.label, ne.Err)
+	default:
+		out = contract.Unavailable("cannot reach the mnemo server at %s", c.label)
 	}
-	return contract.EngineErr("%s", text)
+	// The cause is kept (the context's end, or the transport's failure) but
+	// never printed beyond what the message says: it may carry the URL.
+	out.Err = err
+	return out
 }

@@ -13,10 +13,11 @@ import (
 	"time"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
-	"mnemo/engine/httpapi"
 	"mnemo/engine/memory"
 	"mnemo/engine/remote"
+	"mnemo/server/audit"
+	"mnemo/server/httpapi"
+	"mnemo/server/wire"
 )
 
 // canned answers every request with one status, body and headers.
@@ -45,13 +46,13 @@ func TestErrorsComeBackAsContractErrors(t *testing.T) {
 		{400, `{"error":{"kind":"invalid_request","code":"invalid-query","message":"limit must be between 1 and 1000"}}`, contract.KindInvalidRequest, "invalid-query", "limit must be between 1 and 1000"},
 		{400, `{"error":{"kind":"unsupported","message":"engine ` + "`mnemo`" + ` does not erase"}}`, contract.KindUnsupported, "", "engine `mnemo` does not erase"},
 		{401, `{"error":{"kind":"unauthorized","message":"the bearer token is not known to this server"}}`, contract.KindUnauthorized, "", "the bearer token is not known to this server"},
-		{403, `{"error":{"kind":"unauthorized","message":"principal ` + "`rita`" + ` is a reader and cannot forget"}}`, contract.KindUnauthorized, auth.CodeForbidden, "principal `rita` is a reader and cannot forget"},
+		{403, `{"error":{"kind":"unauthorized","message":"principal ` + "`rita`" + ` is a reader and cannot forget"}}`, contract.KindUnauthorized, wire.CodeForbidden, "principal `rita` is a reader and cannot forget"},
 		{404, `{"error":{"kind":"not_found","message":"record x does not exist"}}`, contract.KindNotFound, "", "record x does not exist"},
 		{409, `{"error":{"kind":"conflict","message":"record x is 'active', not a candidate"}}`, contract.KindConflict, "", "record x is 'active', not a candidate"},
 		{503, `{"error":{"kind":"unavailable","message":"index rebuilding"}}`, contract.KindUnavailable, "", "index rebuilding"},
 		{500, `{"error":{"kind":"engine","message":"the server's engine failed"}}`, contract.KindEngine, "", "the server's engine failed"},
 		{502, `<html>bad gateway</html>`, contract.KindUnavailable, "", "the server answered 502 Bad Gateway"},
-		{403, `forbidden`, contract.KindUnauthorized, auth.CodeForbidden, "the server answered 403 Forbidden"},
+		{403, `forbidden`, contract.KindUnauthorized, wire.CodeForbidden, "the server answered 403 Forbidden"},
 	}
 	for _, c := range cases {
 		srv, _ := canned(t, c.status, c.body, nil)
@@ -136,6 +137,7 @@ func TestAddressesAreChecked(t *testing.T) {
 }
 
 func TestUnixSocketAndAudit(t *testing.T) {
+	t.Parallel()
 	sock := filepath.Join(t.TempDir(), "api.sock")
 	l, err := net.Listen("unix", sock)
 	if err != nil {
@@ -155,7 +157,7 @@ func TestUnixSocketAndAudit(t *testing.T) {
 		t.Fatalf("descriptor over the socket: %+v", d)
 	}
 	// This server keeps no audit log: the read is a not-found, not a failure.
-	if _, err := cl.ReadAudit(context.Background(), auth.AuditQuery{Limit: 5}); contract.KindOf(err) != contract.KindNotFound {
+	if _, err := cl.ReadAudit(context.Background(), audit.Query{Limit: 5}); contract.KindOf(err) != contract.KindNotFound {
 		t.Fatalf("audit without a log: %v", err)
 	}
 }

@@ -1,16 +1,15 @@
 package remote_test
 
 import (
-	"context"
 	"net/http/httptest"
 	"testing"
 
 	"mnemo/contract"
 	"mnemo/contract/conformance"
 	"mnemo/engine/bolt"
-	"mnemo/engine/httpapi"
 	"mnemo/engine/memory"
 	"mnemo/engine/remote"
+	"mnemo/server/httpapi"
 )
 
 const ownerToken = "owner-token-for-tests"
@@ -30,26 +29,21 @@ func serve(t *testing.T, e contract.Engine, opts httpapi.Options) *remote.Client
 	return c
 }
 
-func runSuite(t *testing.T, e contract.Engine) {
-	t.Helper()
-	rep := conformance.Run(context.Background(), e)
-	for _, res := range rep.Results {
-		t.Log(res.String())
-	}
-	if err := rep.Err(); err != nil {
-		t.Fatal(err)
-	}
-}
-
+// The suite passes through a real loopback server, over either engine,
+// the cancelled-context check included (the client honours its context).
 func TestConformanceOverBolt(t *testing.T) {
-	store, err := bolt.Open(t.TempDir(), bolt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	runSuite(t, serve(t, store, httpapi.Options{}))
+	t.Parallel()
+	conformance.Test(t, func(t *testing.T) contract.Engine {
+		store, err := bolt.Open(t.TempDir(), bolt.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = store.Close() })
+		return serve(t, store, httpapi.Options{})
+	})
 }
 
 func TestConformanceOverMemory(t *testing.T) {
-	runSuite(t, serve(t, memory.New(), httpapi.Options{}))
+	t.Parallel()
+	conformance.Test(t, func(t *testing.T) contract.Engine { return serve(t, memory.New(), httpapi.Options{}) })
 }

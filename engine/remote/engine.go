@@ -7,37 +7,22 @@ import (
 	"strconv"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
+	"mnemo/server/audit"
+	"mnemo/server/wire"
 )
-
-// ForgetAnswer is the server's forget report with the ids it left alone.
-type ForgetAnswer struct {
-	Forgotten int `json:"forgotten"`
-	Skipped   int `json:"skipped,omitempty"`
-}
 
 // Store writes one item.
 func (c *Client) Store(ctx context.Context, item contract.StoreItem) (contract.StoreReceipt, error) {
 	var out contract.StoreReceipt
-	err := c.call(ctx, "store", item, &out)
+	err := c.call(ctx, wire.OpStore, item, &out)
 	return out, err
 }
 
 // StoreWith writes one item with options.
 func (c *Client) StoreWith(ctx context.Context, item contract.StoreItem, opts contract.WriteOptions) (contract.StoreReceipt, error) {
 	var out contract.StoreReceipt
-	err := c.call(ctx, "store", storeWithBody{Item: item, Options: opts}, &out)
+	err := c.call(ctx, wire.OpStore, wire.StoreWithBody{Item: item, Options: opts}, &out)
 	return out, err
-}
-
-type storeWithBody struct {
-	Item    contract.StoreItem    `json:"item"`
-	Options contract.WriteOptions `json:"options"`
-}
-
-type storeManyBody struct {
-	Items   []contract.StoreItem  `json:"items"`
-	Options contract.WriteOptions `json:"options"`
 }
 
 // StoreMany writes a batch.
@@ -46,7 +31,7 @@ func (c *Client) StoreMany(ctx context.Context, items []contract.StoreItem) ([]c
 		items = []contract.StoreItem{}
 	}
 	var out []contract.StoreReceipt
-	err := c.call(ctx, "store_many", items, &out)
+	err := c.call(ctx, wire.OpStoreMany, items, &out)
 	return out, err
 }
 
@@ -56,56 +41,56 @@ func (c *Client) StoreManyWith(ctx context.Context, items []contract.StoreItem, 
 		items = []contract.StoreItem{}
 	}
 	var out []contract.StoreReceipt
-	err := c.call(ctx, "store_many", storeManyBody{Items: items, Options: opts}, &out)
+	err := c.call(ctx, wire.OpStoreMany, wire.StoreManyBody{Items: items, Options: opts}, &out)
 	return out, err
 }
 
 // Recall asks the server a question.
 func (c *Client) Recall(ctx context.Context, req contract.RecallRequest) (contract.RecallAnswer, error) {
 	var out contract.RecallAnswer
-	err := c.call(ctx, "recall", req, &out)
+	err := c.call(ctx, wire.OpRecall, req, &out)
 	return out, err
 }
 
 // Fetch ranks on the server.
 func (c *Client) Fetch(ctx context.Context, req contract.FetchRequest) (contract.FetchPage, error) {
 	var out contract.FetchPage
-	err := c.call(ctx, "fetch", req, &out)
+	err := c.call(ctx, wire.OpFetch, req, &out)
 	return out, err
 }
 
 // List lists on the server.
 func (c *Client) List(ctx context.Context, req contract.ListRequest) (contract.ListPage, error) {
 	var out contract.ListPage
-	err := c.call(ctx, "list", req, &out)
+	err := c.call(ctx, wire.OpList, req, &out)
 	return out, err
 }
 
 // Export exports from the server.
 func (c *Client) Export(ctx context.Context, req contract.ListRequest) (contract.ExportPage, error) {
 	var out contract.ExportPage
-	err := c.call(ctx, "export", req, &out)
+	err := c.call(ctx, wire.OpExport, req, &out)
 	return out, err
 }
 
 // Explore counts on the server.
 func (c *Client) Explore(ctx context.Context, req contract.ExploreRequest) (contract.ExplorePage, error) {
 	var out contract.ExplorePage
-	err := c.call(ctx, "explore", req, &out)
+	err := c.call(ctx, wire.OpExplore, req, &out)
 	return out, err
 }
 
 // Get reads items by id.
 func (c *Client) Get(ctx context.Context, req contract.GetRequest) ([]contract.Hit, error) {
 	var out []contract.Hit
-	err := c.call(ctx, "get", req, &out)
+	err := c.call(ctx, wire.OpGet, req, &out)
 	return out, err
 }
 
 // GetRecords reads whole records by id.
 func (c *Client) GetRecords(ctx context.Context, req contract.GetRequest) ([]contract.Record, error) {
 	var out []contract.Record
-	err := c.call(ctx, "get_records", req, &out)
+	err := c.call(ctx, wire.OpGetRecords, req, &out)
 	return out, err
 }
 
@@ -116,9 +101,9 @@ func (c *Client) Forget(ctx context.Context, target contract.ForgetTarget) (cont
 }
 
 // ForgetCounted is Forget with the count of named ids the server left alone.
-func (c *Client) ForgetCounted(ctx context.Context, target contract.ForgetTarget) (ForgetAnswer, error) {
-	var out ForgetAnswer
-	err := c.call(ctx, "forget", target, &out)
+func (c *Client) ForgetCounted(ctx context.Context, target contract.ForgetTarget) (wire.ForgetAnswer, error) {
+	var out wire.ForgetAnswer
+	err := c.call(ctx, wire.OpForget, target, &out)
 	return out, err
 }
 
@@ -129,71 +114,71 @@ func (c *Client) ForgetWithin(ctx context.Context, ids []string, reach contract.
 }
 
 // ForgetWithinCounted is ForgetWithin with the count of ids left alone.
-func (c *Client) ForgetWithinCounted(ctx context.Context, ids []string, reach contract.Reach) (ForgetAnswer, error) {
+func (c *Client) ForgetWithinCounted(ctx context.Context, ids []string, reach contract.Reach) (wire.ForgetAnswer, error) {
 	if ids == nil {
 		ids = []string{}
 	}
-	var out ForgetAnswer
-	err := c.call(ctx, "forget_within", contract.ForgetWithinRequest{IDs: ids, Reach: reach}, &out)
+	var out wire.ForgetAnswer
+	err := c.call(ctx, wire.OpForgetWithin, contract.ForgetWithinRequest{IDs: ids, Reach: reach}, &out)
 	return out, err
 }
 
 // Erase asks the server to erase.
 func (c *Client) Erase(ctx context.Context, req contract.EraseRequest) (contract.EraseReport, error) {
 	var out contract.EraseReport
-	err := c.call(ctx, "erase", req, &out)
+	err := c.call(ctx, wire.OpErase, req, &out)
 	return out, err
 }
 
 // Consolidate asks the server to consolidate.
 func (c *Client) Consolidate(ctx context.Context, req contract.ConsolidateRequest) (contract.ConsolidateReceipt, error) {
 	var out contract.ConsolidateReceipt
-	err := c.call(ctx, "consolidate", req, &out)
+	err := c.call(ctx, wire.OpConsolidate, req, &out)
 	return out, err
 }
 
 // Beliefs reads beliefs from the server.
 func (c *Client) Beliefs(ctx context.Context, req contract.BeliefsRequest) ([]contract.Hit, error) {
 	var out []contract.Hit
-	err := c.call(ctx, "beliefs", req, &out)
+	err := c.call(ctx, wire.OpBeliefs, req, &out)
 	return out, err
 }
 
 // Browse lists on the server.
 func (c *Client) Browse(ctx context.Context, q contract.BrowseQuery) (contract.BrowsePage, error) {
 	var out contract.BrowsePage
-	err := c.call(ctx, "browse", q, &out)
+	err := c.call(ctx, wire.OpBrowse, q, &out)
 	return out, err
 }
 
 // Review approves or rejects a candidate.
 func (c *Client) Review(ctx context.Context, req contract.ReviewRequest) (contract.ReviewResult, error) {
 	var out contract.ReviewResult
-	err := c.call(ctx, "review", req, &out)
+	err := c.call(ctx, wire.OpReview, req, &out)
 	return out, err
 }
 
 // Supersede marks a record superseded.
 func (c *Client) Supersede(ctx context.Context, req contract.SupersedeRequest) (contract.Record, error) {
 	var out contract.Record
-	err := c.call(ctx, "supersede", req, &out)
+	err := c.call(ctx, wire.OpSupersede, req, &out)
 	return out, err
 }
 
 // ReadAudit reads the server's audit log (admins only).
-func (c *Client) ReadAudit(ctx context.Context, q auth.AuditQuery) ([]auth.Event, error) {
+func (c *Client) ReadAudit(ctx context.Context, q audit.Query) ([]audit.Event, error) {
 	v := url.Values{}
 	if !q.Since.IsZero() {
-		v.Set("since", contract.FormatMillis(q.Since))
+		v.Set(wire.AuditSince, contract.FormatMillis(q.Since))
 	}
 	if q.Limit > 0 {
-		v.Set("limit", strconv.Itoa(q.Limit))
+		v.Set(wire.AuditLimit, strconv.Itoa(q.Limit))
 	}
-	op := "audit"
+	op := wire.EndpointAudit
 	if len(v) > 0 {
 		op += "?" + v.Encode()
 	}
-	var out []auth.Event
+	var out []audit.Event
 	err := c.do(ctx, http.MethodGet, op, nil, &out)
 	return out, err
 }

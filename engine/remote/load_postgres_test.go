@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"mnemo/contract"
-	"mnemo/engine/httpapi"
 	"mnemo/engine/postgres"
 	"mnemo/engine/postgres/pgtest"
+	"mnemo/server/httpapi"
 )
 
 // servePostgres serves one PostgreSQL store (its own pool, as its own

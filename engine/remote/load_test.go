@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
 	"mnemo/engine/bolt"
-	"mnemo/engine/httpapi"
 	"mnemo/engine/remote"
+	"mnemo/server/auth"
+	"mnemo/server/httpapi"
 )
 
 // loadConfig bounds a load run in count and in time: agents stop after

@@ -52,7 +52,7 @@ func (extractive) Model() string { return ExtractiveModelID }
 
 func (extractive) Answer(ctx context.Context, req AnswerRequest) (string, error) {
 	if err := ctx.Err(); err != nil {
-		return "", contract.Unavailable("answer cancelled: %v", err)
+		return "", contract.Unavailable("answer cancelled: %w", err)
 	}
 	if len(req.Citations) == 0 {
 		return NothingStored, nil

@@ -103,7 +103,7 @@ func (h *hashEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 	for i, t := range texts {
 		if i%64 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, contract.Unavailable("embedding cancelled: %v", err)
+				return nil, contract.Unavailable("embedding cancelled: %w", err)
 			}
 		}
 		out[i] = h.embedOne(t, scratch)

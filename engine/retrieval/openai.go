@@ -110,7 +110,7 @@ type attemptError struct {
 func (c *openAIClient) post(ctx context.Context, body any, out any) error {
 	payload, err := json.Marshal(body)
 	if err != nil {
-		return contract.EngineErr("%s request could not be encoded: %v", c.what, err)
+		return contract.EngineErr("%s request could not be encoded: %w", c.what, err)
 	}
 	var last *attemptError
 	for attempt := 1; attempt <= c.maxAttempts; attempt++ {

@@ -14,8 +14,8 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
 	"mnemo/engine/bolt"
+	"mnemo/server/auth"
 	"mnemo/ui"
 	mssh "mnemo/ui/ssh"
 )

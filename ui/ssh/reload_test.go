@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
+	"mnemo/server/auth"
 )
 
 // TestReloadEndsRevokedSessionsAndNarrowsShrunkOnes is defect 4 of issue 12:

@@ -23,7 +23,8 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"mnemo/contract"
-	"mnemo/engine/auth"
+	"mnemo/server/audit"
+	"mnemo/server/auth"
 	"mnemo/ui"
 )
 
@@ -47,7 +48,7 @@ type Options struct {
 	// Keys names the principals and their SSH keys; no keys, no sessions.
 	Keys *auth.Keys
 	// Audit receives every mutation and refusal of the sessions.
-	Audit auth.AuditLog
+	Audit audit.Log
 	// HostKeyPath is the server's private host key (created when missing).
 	HostKeyPath string
 	// UI is the TUI's options every session starts from (store label, key map,

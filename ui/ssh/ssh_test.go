@@ -17,7 +17,7 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
-	"mnemo/engine/auth"
+	"mnemo/server/auth"
 	"mnemo/ui"
 	mssh "mnemo/ui/ssh"
 	"mnemo/ui/uitest"

@@ -109,9 +109,9 @@ func (e *editor) update(msg tea.KeyPressMsg) tea.Cmd {
 		return e.apply()
 	}
 	if e.row < 2 {
-		n := len(contract.Statuses)
+		n := len(contract.Statuses())
 		if e.row == 1 {
-			n = len(contract.ItemKinds)
+			n = len(contract.ItemKinds())
 		}
 		switch msg.String() {
 		case "left", "h":
@@ -120,10 +120,10 @@ func (e *editor) update(msg tea.KeyPressMsg) tea.Cmd {
 			e.sub = (e.sub + 1) % n
 		case "space":
 			if e.row == 0 {
-				s := contract.Statuses[e.sub]
+				s := contract.Statuses()[e.sub]
 				e.status[s] = !e.status[s]
 			} else {
-				k := contract.ItemKinds[e.sub]
+				k := contract.ItemKinds()[e.sub]
 				e.kinds[k] = !e.kinds[k]
 			}
 		}
@@ -141,12 +141,12 @@ func (e *editor) update(msg tea.KeyPressMsg) tea.Cmd {
 // build turns the form into browse query parts, checking operands.
 func (e *editor) build() (editorDoneMsg, error) {
 	var out editorDoneMsg
-	for _, s := range contract.Statuses {
+	for _, s := range contract.Statuses() {
 		if e.status[s] {
 			out.status = append(out.status, s)
 		}
 	}
-	for _, k := range contract.ItemKinds {
+	for _, k := range contract.ItemKinds() {
 		if e.kinds[k] {
 			out.kinds = append(out.kinds, k)
 		}
@@ -237,14 +237,14 @@ func (e *editor) view(width, height int) string {
 		add(b.String())
 	}
 	var sn, kn []string
-	for _, s := range contract.Statuses {
+	for _, s := range contract.Statuses() {
 		sn = append(sn, string(s))
 	}
-	for _, k := range contract.ItemKinds {
+	for _, k := range contract.ItemKinds() {
 		kn = append(kn, string(k))
 	}
-	set(0, "status", sn, func(j int) bool { return e.status[contract.Statuses[j]] })
-	set(1, "kind", kn, func(j int) bool { return e.kinds[contract.ItemKinds[j]] })
+	set(0, "status", sn, func(j int) bool { return e.status[contract.Statuses()[j]] })
+	set(1, "kind", kn, func(j int) bool { return e.kinds[contract.ItemKinds()[j]] })
 	for i, fr := range e.fields {
 		cursor := "  "
 		if e.row == i+2 {

@@ -74,7 +74,7 @@ type Model struct {
 // New returns the explore view; it loads when it is first shown.
 func New(c *common.Common) *Model {
 	m := &Model{c: c, preview: true, scopeGen: -1}
-	for _, f := range contract.Facets {
+	for _, f := range contract.Facets() {
 		m.roots = append(m.roots, &node{kind: nodeRoot, facet: f, label: string(f), distinct: -1, limit: bucketLimit})
 	}
 	m.filter = components.NewInput(c, "contains: ")

@@ -10,6 +10,30 @@ import (
 	"mnemo/engine/retrieval"
 )
 
+// floorMargin is how far below the figures the README reports a score may
+// fall before the evaluation fails: room for the float noise of a changed
+// library, not for a real loss.
+const floorMargin = 0.02
+
+// floor is a minimum score: the figure stated for it (the README's, for
+// engine/bolt), less floorMargin.
+type floor struct {
+	what              string
+	mrr, recall       float64 // as stated
+	gotMRR, gotRecall float64
+}
+
+// checkFloors fails the test for every score below its floor.
+func checkFloors(t *testing.T, floors []floor) {
+	t.Helper()
+	for _, f := range floors {
+		if f.gotMRR < f.mrr-floorMargin || f.gotRecall < f.recall-floorMargin {
+			t.Errorf("%s: MRR@10 %.3f, recall@10 %.3f; stated %.3f / %.3f, and the floor is %.2f below",
+				f.what, f.gotMRR, f.gotRecall, f.mrr, f.recall, floorMargin)
+		}
+	}
+}
+
 // evalBolt runs the harness against a fresh engine/bolt store in a temporary
 // directory, with the given embedder.
 func evalBolt(t *testing.T, emb retrieval.Embedder) Report {
@@ -28,11 +52,14 @@ func evalBolt(t *testing.T, emb retrieval.Embedder) Report {
 
 // TestEvalBolt is the product's figure: engine/bolt (Bleve BM25 + the default
 // hashed embedder, fused by retrieval.Blend). Its targets: keyword at least
-// 0.02 above the textbook BM25 on paraphrased queries, and hybrid not below
-// keyword on paraphrased or exact queries.
+// 0.02 above the textbook BM25 on paraphrased queries, hybrid not below
+// keyword on paraphrased or exact queries, and every mode at most
+// floorMargin below the notes figures of the README's retrieval table. It
+// takes about a second, so it runs in every go test (-eval only adds the
+// per-query listing's context); it is skipped with -short.
 func TestEvalBolt(t *testing.T) {
-	if !*runEval {
-		t.Skip("run with -eval")
+	if testing.Short() {
+		t.Skip("skipped with -short")
 	}
 	rep := evalBolt(t, retrieval.NewHashEmbedder())
 	t.Logf("corpus stored in %s\n%s", rep.LoadTime, rep.Table())
@@ -56,13 +83,23 @@ func TestEvalBolt(t *testing.T) {
 	if hy[KindExact].MRR < kw[KindExact].MRR-0.02 || hy[KindExact].Recall < kw[KindExact].Recall {
 		t.Errorf("hybrid loses on exact queries: %+v against keyword %+v", hy[KindExact], kw[KindExact])
 	}
+	vec := rep.Modes[1].ByKind
+	checkFloors(t, []floor{
+		{"notes, exact, keyword", 1.000, 1.000, kw[KindExact].MRR, kw[KindExact].Recall},
+		{"notes, exact, vector", 1.000, 1.000, vec[KindExact].MRR, vec[KindExact].Recall},
+		{"notes, exact, hybrid", 1.000, 1.000, hy[KindExact].MRR, hy[KindExact].Recall},
+		{"notes, paraphrase, keyword", 0.741, 0.857, kw[KindParaphrase].MRR, kw[KindParaphrase].Recall},
+		{"notes, paraphrase, vector", 0.687, 0.816, vec[KindParaphrase].MRR, vec[KindParaphrase].Recall},
+		{"notes, paraphrase, hybrid", 0.743, 0.878, hy[KindParaphrase].MRR, hy[KindParaphrase].Recall},
+	})
 }
 
 // TestEvalBoltHoldout repeats the bolt evaluation on the held-out queries,
-// written after the embedder's tuning.
+// written after the embedder's tuning, and fails below the README's held-out
+// figures less floorMargin (skipped with -short).
 func TestEvalBoltHoldout(t *testing.T) {
-	if !*runEval {
-		t.Skip("run with -eval")
+	if testing.Short() {
+		t.Skip("skipped with -short")
 	}
 	queries, err := HoldoutQueries()
 	if err != nil {
@@ -78,6 +115,12 @@ func TestEvalBoltHoldout(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("held-out queries\n%s", rep.Table())
+	all := func(i int) Metrics { return rep.Modes[i].ByKind[KindAll] }
+	checkFloors(t, []floor{
+		{"notes, held-out, keyword", 0.599, 0.875, all(0).MRR, all(0).Recall},
+		{"notes, held-out, vector", 0.541, 0.708, all(1).MRR, all(1).Recall},
+		{"notes, held-out, hybrid", 0.615, 0.875, all(2).MRR, all(2).Recall},
+	})
 	if bm, err := BM25Notes(queries); err == nil {
 		t.Logf("textbook BM25 on the held-out queries (MRR / recall): %s", cells(bm[KindAll]))
 	}

@@ -236,7 +236,7 @@ func RunWith(ctx context.Context, e contract.Engine, queries []Query) (Report, e
 		rep.Queries[i] = QueryResult{Query: q, Rank: map[contract.FetchMode]int{}}
 	}
 	desc := e.Descriptor()
-	for _, mode := range contract.FetchModes {
+	for _, mode := range contract.FetchModes() {
 		mr := ModeResult{Mode: mode, Served: desc.Supports(mode)}
 		if !mr.Served {
 			rep.Modes = append(rep.Modes, mr)

@@ -307,7 +307,7 @@ func RunKnownItem(ctx context.Context, e contract.Engine, set KnownItemSet) (Kno
 	reach := contract.ReachSubtree(ns)
 	res.BM25, res.Ranks["bm25"] = BM25Baseline(set)
 	desc := e.Descriptor()
-	for _, mode := range contract.FetchModes {
+	for _, mode := range contract.FetchModes() {
 		mr := KnownModeResult{Mode: mode, Served: desc.Supports(mode)}
 		if !mr.Served {
 			res.Modes = append(res.Modes, mr)

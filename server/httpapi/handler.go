@@ -1,0 +1,394 @@
+// Package httpapi serves any contract.Engine over HTTP (cli.md section 4):
+// POST /v1/<operation> with the request JSON, GET /v1/descriptor and
+// GET /v1/health, errors as {"error": {"kind", "code"?, "message"}}.
+//
+// Every request is authenticated to a principal (the owner token, or a token
+// of the keys file) and served by auth.Confine(engine, principal), so a
+// request can never widen its reach, readers cannot change anything, and every
+// mutation and refusal lands in the audit log. Bodies are size-limited, the
+// expensive listings (browse, export, explore, list) are rate-limited per
+// principal, and no answer ever carries a stack trace, a path or a credential.
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"mnemo/contract"
+	"mnemo/server/audit"
+	"mnemo/server/auth"
+	"mnemo/server/wire"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxBody      = 1 << 20
+	DefaultMaxStoreBody = 32 << 20
+)
+
+// DefaultRate limits each principal's expensive listings.
+var defaultRate = Rate{PerSecond: 50, Burst: 200}
+
+// DefaultRate is the listing rate limit when Options.ListingRate is zero.
+func DefaultRate() Rate { return defaultRate }
+
+// Options configure the handler.
+type Options struct {
+	// OwnerToken is the bearer token of the owner (an admin without reach limit).
+	OwnerToken string
+	// Keys are the other principals; nil means only the owner.
+	Keys *auth.Keys
+	// Open serves every request as the owner without a token: only for a unix
+	// socket only its owner can open (mode 0600), and for tests.
+	Open bool
+	// Audit receives every mutation and refusal; nil keeps no log.
+	Audit audit.Log
+	// AuditReader serves GET /v1/audit to admins; nil answers 404.
+	AuditReader audit.Reader
+	// MaxBody bounds request bodies (default 1 MiB); MaxStoreBody bounds store
+	// and store_many bodies (default 32 MiB).
+	MaxBody      int64
+	MaxStoreBody int64
+	// MaxItemBytes bounds the JSON of each stored item (default
+	// auth.DefaultMaxItemBytes, 1 MiB; negative: no bound).
+	MaxItemBytes int
+	// ListingRate limits browse, export, explore and list per principal
+	// (default 50/s, burst 200); a negative PerSecond disables the limit.
+	ListingRate Rate
+	// Logger receives engine failures in full (clients get a reference only).
+	Logger *slog.Logger
+	// Now is the clock of the rate limiter and the audit log (tests).
+	Now func() time.Time
+}
+
+// Handler is the HTTP API over one engine.
+type Handler struct {
+	e       contract.Engine
+	opts    Options
+	log     *slog.Logger
+	listing *limiter
+	// anonymous limits unauthenticated requests as one principal, so a flood of
+	// bad tokens cannot flood the audit log.
+	anonymous *limiter
+	ops       map[wire.Op]operation
+}
+
+// operation serves one POST /v1/<name>.
+type operation struct {
+	maxBody int64
+	listing bool
+	serve   func(ctx context.Context, e *auth.Confined, body []byte) (any, error)
+}
+
+// New returns the handler serving e.
+func New(e contract.Engine, opts Options) *Handler {
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = DefaultMaxBody
+	}
+	if opts.MaxStoreBody <= 0 {
+		opts.MaxStoreBody = DefaultMaxStoreBody
+	}
+	if opts.ListingRate == (Rate{}) {
+		opts.ListingRate = defaultRate
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	h := &Handler{e: e, opts: opts, log: opts.Logger,
+		listing:   newLimiter(opts.ListingRate, opts.Now),
+		anonymous: newLimiter(Rate{PerSecond: 5, Burst: 20}, opts.Now)}
+	h.ops = h.operations()
+	return h
+}
+
+// ServeHTTP routes one request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			h.log.Error("panic serving a request", "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
+			writeError(w, contract.EngineErr("the server failed on this request; the failure is in its log"))
+		}
+	}()
+	name, ok := strings.CutPrefix(r.URL.Path, wire.PathPrefix)
+	if !ok || name == "" || strings.Contains(name, "/") {
+		writeStatus(w, http.StatusNotFound, contract.NotFound("no such endpoint %s; the API lives under /v1/", safePath(r.URL.Path)))
+		return
+	}
+	if name == wire.EndpointHealth {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			methodNotAllowed(w, "GET")
+			return
+		}
+		writeJSON(w, http.StatusOK, h.e.Health(r.Context()))
+		return
+	}
+	e, err := h.authenticate(r)
+	if err != nil {
+		var limited *rateLimited
+		if errors.As(err, &limited) {
+			writeLimited(w, limited)
+			return
+		}
+		writeError(w, err)
+		return
+	}
+	switch name {
+	case wire.EndpointDescriptor:
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			methodNotAllowed(w, "GET")
+			return
+		}
+		writeJSON(w, http.StatusOK, e.Descriptor())
+		return
+	case wire.EndpointAudit:
+		h.serveAudit(w, r, e)
+		return
+	}
+	op, ok := h.ops[name]
+	if !ok {
+		writeStatus(w, http.StatusNotFound, contract.NotFound("no such operation `%s`", safePath(name)))
+		return
+	}
+	if r.Method != http.MethodPost {
+		methodNotAllowed(w, "POST")
+		return
+	}
+	if op.listing {
+		if ok, wait := h.listing.take(e.Principal().Name); !ok {
+			writeLimited(w, &rateLimited{op: name, wait: wait})
+			return
+		}
+	}
+	body, err := readBody(w, r, op.maxBody)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out, err := op.serve(r.Context(), e, body)
+	if err != nil {
+		h.logEngineError(name, err)
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// authenticate finds the request's principal and confines the engine to it.
+func (h *Handler) authenticate(r *http.Request) (*auth.Confined, error) {
+	opts := []auth.Option{auth.WithVia("http"), auth.WithLogger(h.log), auth.WithClock(h.opts.Now), auth.WithMaxItemBytes(h.opts.MaxItemBytes)}
+	if h.opts.Audit != nil {
+		opts = append(opts, auth.WithAudit(h.opts.Audit))
+	}
+	if h.opts.Open {
+		return auth.Confine(h.e, auth.Owner(), opts...), nil
+	}
+	token, hasToken := bearer(r)
+	if hasToken {
+		if h.opts.OwnerToken != "" && subtle.ConstantTimeCompare([]byte(token), []byte(h.opts.OwnerToken)) == 1 {
+			return auth.Confine(h.e, auth.Owner(), opts...), nil
+		}
+		if p, ok := h.opts.Keys.ByToken(token); ok {
+			return auth.Confine(h.e, p, opts...), nil
+		}
+	}
+	if ok, wait := h.anonymous.take(""); !ok {
+		return nil, &rateLimited{op: wire.OpAuthenticate, wait: wait}
+	}
+	msg := "this server needs `Authorization: Bearer <token>`"
+	if hasToken {
+		msg = "the bearer token is not known to this server"
+	}
+	if h.opts.Audit != nil {
+		ev := audit.Event{At: h.opts.Now().UTC(), Principal: "anonymous", Via: "http", Op: wire.OpAuthenticate, Refused: msg}
+		if err := h.opts.Audit.AppendAudit(context.WithoutCancel(r.Context()), ev); err != nil {
+			h.log.Error("audit append failed", "err", err)
+		}
+	}
+	return nil, contract.Unauthorized("%s", msg)
+}
+
+func bearer(r *http.Request) (string, bool) {
+	v := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(v, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", v != ""
+	}
+	token = strings.TrimSpace(token)
+	return token, true
+}
+
+// serveAudit answers GET /v1/audit?since=T&limit=N as a JSON array, for
+// admins, each reading the entries inside its reach.
+func (h *Handler) serveAudit(w http.ResponseWriter, r *http.Request, e *auth.Confined) {
+	if r.Method != http.MethodGet {
+		methodNotAllowed(w, "GET")
+		return
+	}
+	if h.opts.AuditReader == nil {
+		writeStatus(w, http.StatusNotFound, contract.NotFound("this server keeps no audit log"))
+		return
+	}
+	if e.Principal().Role != auth.RoleAdmin {
+		writeError(w, e.Deny(r.Context(), wire.EndpointAudit, "principal `%s` is a %s; the audit log is for admins", e.Principal().Name, e.Principal().Role))
+		return
+	}
+	var q audit.Query
+	if s := r.URL.Query().Get(wire.AuditSince); s != "" {
+		t, err := contract.ParseTime(s)
+		if err != nil {
+			writeError(w, contract.Invalid("since `%s` is not an RFC 3339 instant", s))
+			return
+		}
+		q.Since = t
+	}
+	if s := r.URL.Query().Get(wire.AuditLimit); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			writeError(w, contract.Invalid("limit `%s` is not a count", s))
+			return
+		}
+		q.Limit = n
+	}
+	// The log is confined like the records: an admin with a reach reads the
+	// entries that lie inside it (auth.Principal.Sees); the owner reads all.
+	if p := e.Principal(); !p.Unlimited {
+		q.Visible = p.Sees
+	}
+	events, err := h.opts.AuditReader.ReadAudit(r.Context(), q)
+	if err != nil {
+		h.logEngineError(wire.EndpointAudit, err)
+		writeError(w, err)
+		return
+	}
+	if events == nil {
+		events = []audit.Event{}
+	}
+	writeJSON(w, http.StatusOK, events)
+}
+
+func (h *Handler) logEngineError(op string, err error) {
+	switch contract.KindOf(err) {
+	case contract.KindEngine, contract.KindConfig:
+		h.log.Error("engine failure", "op", op, "err", err)
+	}
+}
+
+// readBody reads at most max bytes; a longer body is a 413.
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, &bodyTooLarge{limit: max}
+		}
+		return nil, contract.Invalid("the request body could not be read")
+	}
+	return body, nil
+}
+
+type bodyTooLarge struct{ limit int64 }
+
+func (e *bodyTooLarge) Error() string {
+	return fmt.Sprintf("the request body is larger than %d bytes", e.limit)
+}
+
+type rateLimited struct {
+	op   string
+	wait time.Duration
+}
+
+func (e *rateLimited) Error() string { return "rate limited" }
+
+func (e *rateLimited) seconds() int { return max(1, int(math.Ceil(e.wait.Seconds()))) }
+
+// errorBody is the JSON of every error answer (the command line's --json
+// errors print the same).
+type errorBody = contract.ErrorBody
+
+type errorDetail = contract.ErrorDetail
+
+// statusOf is wire.StatusOf, and 413 for a body over its limit.
+func statusOf(err error) int {
+	var tooBig *bodyTooLarge
+	if errors.As(err, &tooBig) {
+		return http.StatusRequestEntityTooLarge
+	}
+	return wire.StatusOf(err)
+}
+
+func writeError(w http.ResponseWriter, err error) { writeStatus(w, statusOf(err), err) }
+
+func writeStatus(w http.ResponseWriter, status int, err error) {
+	var tooBig *bodyTooLarge
+	if errors.As(err, &tooBig) {
+		writeJSON(w, status, errorBody{Error: errorDetail{Kind: contract.KindInvalidRequest.Wire(), Message: tooBig.Error()}})
+		return
+	}
+	d := contract.DetailOf(err)
+	switch contract.KindOf(err) {
+	case contract.KindEngine, contract.KindConfig:
+		// Engine and configuration failures can name files and internals; the
+		// full text goes to the server log only.
+		d.Message = "the server's engine failed on this request; the failure is in its log"
+	}
+	if w.Header().Get("WWW-Authenticate") == "" && status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="mnemo"`)
+	}
+	writeJSON(w, status, errorBody{Error: d})
+}
+
+func writeLimited(w http.ResponseWriter, e *rateLimited) {
+	secs := e.seconds()
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	writeJSON(w, http.StatusTooManyRequests, errorBody{Error: errorDetail{Kind: contract.KindUnavailable.Wire(),
+		Message: fmt.Sprintf("too many requests for `%s`; retry after %d s", e.op, secs)}})
+}
+
+func methodNotAllowed(w http.ResponseWriter, allow string) {
+	w.Header().Set("Allow", allow)
+	writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: errorDetail{Kind: contract.KindInvalidRequest.Wire(),
+		Message: "this endpoint takes " + allow}})
+}
+
+// safePath keeps an echoed path short and printable.
+func safePath(p string) string {
+	if len(p) > 64 {
+		p = p[:64] + "..."
+	}
+	return strconv.QuoteToASCII(p)[1 : len(strconv.QuoteToASCII(p))-1]
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		status = http.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString(`{"error":{"kind":"engine","message":"the answer could not be encoded"}}` + "\n")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}

@@ -1,0 +1,83 @@
+package wire
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"mnemo/contract"
+)
+
+// CodeForbidden marks an unauthorized-kind error as a refusal of a known
+// principal (outside its reach or role), which HTTP answers with 403, as
+// opposed to a caller who is not known at all (401). It never leaves the
+// process: the status carries it across the wire.
+const CodeForbidden = "forbidden"
+
+// IsForbidden tells whether err refuses a known principal (403, not 401).
+func IsForbidden(err error) bool {
+	var e *contract.Error
+	return errors.As(err, &e) && e.Kind == contract.KindUnauthorized && e.Code == CodeForbidden
+}
+
+// StatusOf maps a contract error to its HTTP status (cli.md section 4).
+func StatusOf(err error) int {
+	switch contract.KindOf(err) {
+	case contract.KindInvalidRequest, contract.KindUnsupported:
+		return http.StatusBadRequest
+	case contract.KindUnauthorized:
+		if IsForbidden(err) {
+			return http.StatusForbidden
+		}
+		return http.StatusUnauthorized
+	case contract.KindNotFound:
+		return http.StatusNotFound
+	case contract.KindConflict:
+		return http.StatusConflict
+	case contract.KindUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// ErrorOf turns an error answer back into the contract error the server
+// raised (kind, browse code and message; a 403 is forbidden again). Answers
+// without the JSON error envelope (a proxy's, say) keep their status.
+func ErrorOf(status int, body []byte) *contract.Error {
+	var env struct {
+		Error *contract.ErrorDetail `json:"error"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil || env.Error == nil {
+		return statusError(status)
+	}
+	kind, ok := contract.ErrorKindFromWire(env.Error.Kind)
+	if !ok {
+		return statusError(status)
+	}
+	e := &contract.Error{Kind: kind, Code: env.Error.Code, Message: env.Error.Message}
+	if status == http.StatusForbidden && kind == contract.KindUnauthorized {
+		e.Code = CodeForbidden
+	}
+	return e
+}
+
+// statusError is the contract error an answer's status alone tells.
+func statusError(status int) *contract.Error {
+	text := fmt.Sprintf("the server answered %d %s", status, http.StatusText(status))
+	switch {
+	case status == http.StatusUnauthorized:
+		return contract.Unauthorized("%s", text)
+	case status == http.StatusForbidden:
+		e := contract.Unauthorized("%s", text)
+		e.Code = CodeForbidden
+		return e
+	case status == http.StatusNotFound:
+		return contract.NotFound("%s", text)
+	case status == http.StatusRequestEntityTooLarge || status/100 == 4:
+		return contract.Invalid("%s", text)
+	case status == http.StatusServiceUnavailable || status == http.StatusBadGateway || status == http.StatusGatewayTimeout:
+		return contract.Unavailable("%s", text)
+	}
+	return contract.EngineErr("%s", text)
+}

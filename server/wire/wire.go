@@ -1,0 +1,77 @@
+// Package wire is mnemo's HTTP API on the wire (cli.md section 4), written
+// once: the operation names, the request bodies and answers that are not
+// contract types, and the error envelope's mapping to HTTP statuses and back.
+// The handler (server/httpapi), its client (engine/remote), access control
+// (server/auth, whose audit events name the same operations) and the command
+// line share it, so a rename or a new field cannot reach only one side.
+package wire
+
+import "mnemo/contract"
+
+// Op names an operation: the path of POST /v1/<op> and the op of its audit
+// events.
+type Op = string
+
+// The operations served as POST /v1/<op>, one per contract.Engine call.
+const (
+	OpStore        Op = "store"
+	OpStoreMany    Op = "store_many"
+	OpFetch        Op = "fetch"
+	OpRecall       Op = "recall"
+	OpList         Op = "list"
+	OpExport       Op = "export"
+	OpExplore      Op = "explore"
+	OpBrowse       Op = "browse"
+	OpGet          Op = "get"
+	OpGetRecords   Op = "get_records"
+	OpForget       Op = "forget"
+	OpForgetWithin Op = "forget_within"
+	OpReview       Op = "review"
+	OpSupersede    Op = "supersede"
+	OpErase        Op = "erase"
+	OpConsolidate  Op = "consolidate"
+	OpBeliefs      Op = "beliefs"
+)
+
+// The GET endpoints: /v1/health (no token needed), /v1/descriptor and
+// /v1/audit (admins).
+const (
+	EndpointHealth     = "health"
+	EndpointDescriptor = "descriptor"
+	EndpointAudit      = "audit"
+)
+
+// OpAuthenticate is the audit op of a request refused before any operation
+// (an unknown or missing token); it is also what a flood of them is
+// rate-limited as.
+const OpAuthenticate Op = "authenticate"
+
+// PathPrefix is where the API lives.
+const PathPrefix = "/v1/"
+
+// The query parameters of GET /v1/audit.
+const (
+	AuditSince = "since"
+	AuditLimit = "limit"
+)
+
+// StoreWithBody is the store body carrying options: {"item", "options"}.
+// A bare item is a store without options.
+type StoreWithBody struct {
+	Item    contract.StoreItem    `json:"item"`
+	Options contract.WriteOptions `json:"options"`
+}
+
+// StoreManyBody is the store_many body carrying options: {"items", "options"}.
+// A bare array is a store_many without options.
+type StoreManyBody struct {
+	Items   []contract.StoreItem  `json:"items"`
+	Options contract.WriteOptions `json:"options"`
+}
+
+// ForgetAnswer is forget's and forget_within's answer: the contract's report
+// plus how many named ids were left alone (outside the caller's reach, or absent).
+type ForgetAnswer struct {
+	Forgotten int `json:"forgotten"`
+	Skipped   int `json:"skipped,omitempty"`
+}
