@@ -159,6 +159,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "audit":
 		h.serveAudit(w, r, e)
 		return
+	case "changes":
+		h.serveChanges(w, r, e)
+		return
 	}
 	op, ok := h.ops[name]
 	if !ok {
@@ -343,6 +346,8 @@ func StatusOf(err error) int {
 		return http.StatusConflict
 	case contract.KindUnavailable:
 		return http.StatusServiceUnavailable
+	case contract.KindExpired:
+		return http.StatusGone
 	}
 	return http.StatusInternalServerError
 }
