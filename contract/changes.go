@@ -149,11 +149,13 @@ func (r ChangesRequest) Validate() error {
 // call: the seq of the last change examined, which for a confined caller may
 // lie past the last change it was shown (the feed's seqs are the store's, so
 // a caller sees gaps where other reaches changed). Head is the newest seq in
-// the feed when it was read.
+// the feed when it was read; Floor the smallest since it still answers (every
+// change after Floor is kept; 0 until the feed has pruned anything).
 type ChangesPage struct {
 	Changes []Change `json:"changes"`
 	Next    uint64   `json:"next"`
 	Head    uint64   `json:"head"`
+	Floor   uint64   `json:"floor"`
 }
 
 // ChangeRetention says how long a feed keeps its changes: a change is pruned

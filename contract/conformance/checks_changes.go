@@ -593,6 +593,16 @@ func CheckChangesRetention(ctx context.Context, e contract.Engine, keep int) err
 	if err != nil {
 		return err
 	}
+	p, err := e.Changes(ctx, contract.ChangesRequest{FromNow: true, Limit: 1})
+	if err != nil {
+		return err
+	}
+	if p.Floor != now-uint64(keep) {
+		return fail("a feed keeping %d changes at head %d answered floor %d; want %d", keep, now, p.Floor, now-uint64(keep))
+	}
+	if _, err := e.Changes(ctx, contract.ChangesRequest{Since: p.Floor, Limit: 1}); err != nil {
+		return fail("reading after the floor %d: %v", p.Floor, err)
+	}
 	cs, err := feedAfter(ctx, e, now-uint64(keep), nil)
 	if err != nil {
 		return fail("reading the last %d changes kept: %v", keep, err)

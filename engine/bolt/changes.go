@@ -175,7 +175,7 @@ func (e *Engine) readChanges(_ context.Context, since uint64, limit int, reach *
 	err := e.readView(func(tx *bbolt.Tx, recs *recordReader) error {
 		meta := tx.Bucket(bucketMeta)
 		head, pruned := getU64(meta.Get(keyFeedSeq)), getU64(meta.Get(keyFeedPruned))
-		page = contract.ChangesPage{Changes: []contract.Change{}, Next: since, Head: head}
+		page = contract.ChangesPage{Changes: []contract.Change{}, Next: since, Head: head, Floor: pruned}
 		if fromNow {
 			page.Next = head
 			return nil

@@ -49,7 +49,7 @@ func (e *Engine) Changes(ctx context.Context, req contract.ChangesRequest) (cont
 func (e *Engine) readChanges(_ context.Context, since uint64, limit int, reach *contract.Reach, fromNow bool) (contract.ChangesPage, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	page := contract.ChangesPage{Changes: []contract.Change{}, Next: since, Head: e.feedSeq}
+	page := contract.ChangesPage{Changes: []contract.Change{}, Next: since, Head: e.feedSeq, Floor: e.pruned}
 	if fromNow {
 		page.Next = e.feedSeq
 		return page, nil

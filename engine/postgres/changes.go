@@ -191,7 +191,7 @@ func (e *Engine) readChanges(ctx context.Context, since uint64, limit int, reach
 		if err := tx.QueryRow(ctx, "SELECT seq, pruned FROM change_head").Scan(&head, &pruned); err != nil {
 			return err
 		}
-		page = contract.ChangesPage{Changes: []contract.Change{}, Next: since, Head: uint64(head)}
+		page = contract.ChangesPage{Changes: []contract.Change{}, Next: since, Head: uint64(head), Floor: uint64(pruned)}
 		if fromNow {
 			page.Next = page.Head
 			return nil
