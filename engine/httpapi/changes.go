@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"mnemo/contract"
@@ -33,13 +35,59 @@ func (h *Handler) serveChanges(w http.ResponseWriter, r *http.Request, e *auth.C
 		writeLimited(w, &rateLimited{op: "changes", wait: wait})
 		return
 	}
-	page, err := e.Changes(r.Context(), req)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-h.drain.ch():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	page, err := e.Changes(ctx, req)
+	if err != nil && h.drain.done() {
+		err = contract.Unavailable("the server is stopping; ask again from the same since when it is back")
+	}
 	if err != nil {
 		h.logEngineError("changes", err)
 		writeError(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, page)
+}
+
+// drainer ends the long polls when the server stops.
+type drainer struct {
+	once sync.Once
+	c    chan struct{}
+	mu   sync.Mutex
+}
+
+func (d *drainer) ch() chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.c == nil {
+		d.c = make(chan struct{})
+	}
+	return d.c
+}
+
+func (d *drainer) done() bool {
+	select {
+	case <-d.ch():
+		return true
+	default:
+		return false
+	}
+}
+
+// EndLongPolls answers every waiting GET /v1/changes at once, and every later
+// one without waiting, with an unavailable error saying the server is
+// stopping (clients resume from their since): call it before
+// http.Server.Shutdown, which would otherwise wait for them.
+func (h *Handler) EndLongPolls() {
+	ch := h.drain.ch()
+	h.drain.once.Do(func() { close(ch) })
 }
 
 // ChangesQuery reads a changes request from its URL query (the client writes

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -209,4 +210,23 @@ func TestLongPollWakesOnItsOwnChangesAndNeverBlocksWriters(t *testing.T) {
 		t.Fatalf("alice woke after %s with %+v", time.Since(stored), p)
 	}
 	wg.Wait()
+}
+
+func TestEndLongPollsAnswersWaitingClients(t *testing.T) {
+	f := newFixture(t, httpapi.Options{})
+	h := httpapi.New(f.store, httpapi.Options{OwnerToken: ownerToken})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	done := make(chan string, 1)
+	go func() {
+		status, body := getChanges(t, srv.URL, ownerToken, "since=now&wait=30s")
+		done <- fmt.Sprint(status, " ", body)
+	}()
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	h.EndLongPolls()
+	got := <-done
+	if !strings.HasPrefix(got, "503 ") || !strings.Contains(got, "the server is stopping") || time.Since(start) > 2*time.Second {
+		t.Fatalf("a long poll when the server stops: %s after %s", got, time.Since(start))
+	}
 }

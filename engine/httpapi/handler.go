@@ -81,6 +81,8 @@ type Handler struct {
 	// bad tokens cannot flood the audit log.
 	anonymous *limiter
 	ops       map[string]operation
+	// drain ends the change feed's long polls when the server stops.
+	drain drainer
 }
 
 // operation serves one POST /v1/<name>.
