@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -282,4 +283,63 @@ func TestKilledWriterFeedHoldsExactlyTheAcknowledged(t *testing.T) {
 		}
 	}
 	t.Logf("%d changes acknowledged over 4 kills", len(acked))
+}
+
+// TestChangesUnderConcurrentWriters: writers storing and forgetting at once
+// while followers long-poll; each follower sees every seq once, in order.
+func TestChangesUnderConcurrentWriters(t *testing.T) {
+	ctx := context.Background()
+	e := openStore(t, t.TempDir(), bolt.Options{})
+	const writers, each = 4, 40
+	total := writers * (each + each/4)
+	var wg sync.WaitGroup
+	follow := func() error {
+		var since uint64
+		for n := 0; n < total; {
+			p, err := e.Changes(ctx, contract.ChangesRequest{Since: since, Limit: 9, Wait: 5 * time.Second})
+			if err != nil {
+				return err
+			}
+			if len(p.Changes) == 0 {
+				return fmt.Errorf("a follower waited 5s for nothing at seq %d of %d", since, total)
+			}
+			for _, c := range p.Changes {
+				if c.Seq != since+1 {
+					return fmt.Errorf("a follower saw seq %d after %d", c.Seq, since)
+				}
+				since = c.Seq
+				n++
+			}
+		}
+		return nil
+	}
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() { errs <- follow() }()
+	}
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				it := contract.Document(fmt.Sprintf("writer %d item %d", w, i), contract.MemoryMeta{})
+				if _, err := e.StoreWith(ctx, it, contract.WriteOptions{Wait: contract.WaitAccepted}); err != nil {
+					t.Error(err)
+					return
+				}
+				if i%4 == 3 {
+					if _, err := e.Forget(ctx, contract.ForgetIDs(it.Fingerprint())); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
 }
