@@ -30,23 +30,27 @@ const (
 	OpForget ChangeOp = "forget"
 )
 
-// ChangeOps lists every operation, in the order above.
-var ChangeOps = []ChangeOp{OpStore, OpApprove, OpReject, OpSupersede, OpForget}
+// changeOps lists every operation in code order (the code of an op is its
+// index + 1); an array, so nothing can change it.
+var changeOps = [...]ChangeOp{OpStore, OpApprove, OpReject, OpSupersede, OpForget}
+
+// ChangeOps lists every operation, in the order above (a fresh slice).
+func ChangeOps() []ChangeOp { return append([]ChangeOp(nil), changeOps[:]...) }
 
 // Removes tells whether the change took the record away (reject, forget).
 func (o ChangeOp) Removes() bool { return o == OpReject || o == OpForget }
 
 // ChangeOpOfCode reads an op from its one-byte storage code (1-based index in ChangeOps).
 func ChangeOpOfCode(c byte) (ChangeOp, bool) {
-	if c == 0 || int(c) > len(ChangeOps) {
+	if c == 0 || int(c) > len(changeOps) {
 		return "", false
 	}
-	return ChangeOps[c-1], true
+	return changeOps[c-1], true
 }
 
 // Code is the op's one-byte storage code.
 func (o ChangeOp) Code() byte {
-	for i, x := range ChangeOps {
+	for i, x := range changeOps {
 		if x == o {
 			return byte(i + 1)
 		}

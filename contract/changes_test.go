@@ -81,7 +81,7 @@ func TestChangeJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil || back.Seq != 7 || !back.At.Equal(at) || back.Namespace.String() != "team:acme" || back.Record != nil {
 		t.Fatalf("%+v %v", back, err)
 	}
-	for _, op := range contract.ChangeOps {
+	for _, op := range contract.ChangeOps() {
 		if got, ok := contract.ChangeOpOfCode(op.Code()); !ok || got != op {
 			t.Fatalf("op %s does not survive its code", op)
 		}
