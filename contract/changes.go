@@ -30,27 +30,25 @@ const (
 	OpForget ChangeOp = "forget"
 )
 
-// changeOps lists every operation in code order (the code of an op is its
-// index + 1); an array, so nothing can change it.
-var changeOps = [...]ChangeOp{OpStore, OpApprove, OpReject, OpSupersede, OpForget}
-
-// ChangeOps lists every operation, in the order above (a fresh slice).
-func ChangeOps() []ChangeOp { return append([]ChangeOp(nil), changeOps[:]...) }
+// ChangeOps lists every operation, in the order above (a fresh slice; an
+// op's one-byte storage code is its index + 1).
+func ChangeOps() []ChangeOp { return []ChangeOp{OpStore, OpApprove, OpReject, OpSupersede, OpForget} }
 
 // Removes tells whether the change took the record away (reject, forget).
 func (o ChangeOp) Removes() bool { return o == OpReject || o == OpForget }
 
-// ChangeOpOfCode reads an op from its one-byte storage code (1-based index in ChangeOps).
+// ChangeOpOfCode reads an op from its one-byte storage code.
 func ChangeOpOfCode(c byte) (ChangeOp, bool) {
-	if c == 0 || int(c) > len(changeOps) {
+	ops := ChangeOps()
+	if c == 0 || int(c) > len(ops) {
 		return "", false
 	}
-	return changeOps[c-1], true
+	return ops[c-1], true
 }
 
-// Code is the op's one-byte storage code.
+// Code is the op's one-byte storage code (0 for an unknown op).
 func (o ChangeOp) Code() byte {
-	for i, x := range changeOps {
+	for i, x := range ChangeOps() {
 		if x == o {
 			return byte(i + 1)
 		}
