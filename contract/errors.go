@@ -20,6 +20,9 @@ const (
 	KindUnavailable    ErrorKind = "unavailable"
 	KindEngine         ErrorKind = "engine error"
 	KindConfig         ErrorKind = "configuration error"
+	// KindExpired is mnemo's: a change feed asked for a since it no longer
+	// holds (or never held); the client reloads its state and resumes.
+	KindExpired ErrorKind = "expired"
 )
 
 // Wire returns the snake_case form used in JSON error bodies.
@@ -39,7 +42,7 @@ func (k ErrorKind) Wire() string {
 
 // ErrorKindFromWire parses the snake_case kind of a JSON error body.
 func ErrorKindFromWire(s string) (ErrorKind, bool) {
-	for _, k := range []ErrorKind{KindUnsupported, KindInvalidRequest, KindUnauthorized, KindNotFound, KindConflict, KindUnavailable, KindEngine, KindConfig} {
+	for _, k := range []ErrorKind{KindUnsupported, KindInvalidRequest, KindUnauthorized, KindNotFound, KindConflict, KindUnavailable, KindEngine, KindConfig, KindExpired} {
 		if k.Wire() == s {
 			return k, true
 		}
@@ -96,6 +99,7 @@ var (
 	ErrUnavailable    = &Error{Kind: KindUnavailable}
 	ErrEngine         = &Error{Kind: KindEngine}
 	ErrConfig         = &Error{Kind: KindConfig}
+	ErrExpired        = &Error{Kind: KindExpired}
 )
 
 // newErr formats the message like fmt.Errorf: a %w verb prints its error as
@@ -140,6 +144,9 @@ func Unauthorized(format string, args ...any) *Error {
 
 // EngineErr returns an engine error.
 func EngineErr(format string, args ...any) *Error { return newErr(KindEngine, format, args...) }
+
+// Expired returns an Expired error (a change feed's since it no longer holds).
+func Expired(format string, args ...any) *Error { return newErr(KindExpired, format, args...) }
 
 // ConfigErr returns a configuration error.
 func ConfigErr(format string, args ...any) *Error { return newErr(KindConfig, format, args...) }

@@ -228,6 +228,9 @@ wait:
 	}
 	stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownGrace)
 	defer cancel()
+	// Open long polls (GET /v1/changes) answer at once rather than hold
+	// the shutdown for their whole wait.
+	api.EndLongPolls()
 	if err := httpServer.Shutdown(stop); err != nil {
 		_ = httpServer.Close()
 	}

@@ -50,6 +50,11 @@ func Cancelled(e contract.Engine) error {
 		{"get", func() error { _, err := e.Get(ctx, get); return err }},
 		{"get_records", func() error { _, err := e.GetRecords(ctx, get); return err }},
 		{"browse", func() error { _, err := e.Browse(ctx, contract.BrowseQuery{Filter: filter}); return err }},
+		{"changes", func() error { _, err := e.Changes(ctx, contract.ChangesRequest{Limit: 10}); return err }},
+		{"changes_wait", func() error {
+			_, err := e.Changes(ctx, contract.ChangesRequest{Limit: 10, Wait: time.Second})
+			return err
+		}},
 		{"recall", func() error {
 			_, err := e.Recall(ctx, contract.RecallRequest{Question: "what was stored?", Filter: filter, Limit: 5})
 			return err

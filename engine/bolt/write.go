@@ -121,7 +121,7 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 	now := e.nowMillis()
 	receipts := make([]contract.StoreReceipt, len(items))
 	var added []written
-	var seq uint64
+	var seq, feedSeq uint64
 	err := e.db.Update(func(tx *bbolt.Tx) error {
 		recs := tx.Bucket(bucketRecords)
 		seen := make(map[string]bool, len(items))
@@ -145,14 +145,19 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 		}
 		ids := make([]string, len(added))
 		deltas := map[string]int64{}
+		cs := make([]change, len(added))
 		for i, w := range added {
 			ids[i] = w.id
 			deltas[w.s.meta.Namespace.String()]++
+			cs[i] = change{op: contract.OpStore, id: w.id, ns: w.s.meta.Namespace, status: w.s.status}
 		}
 		if err := bumpTotals(tx, deltas); err != nil {
 			return err
 		}
 		var err error
+		if feedSeq, err = e.logChanges(tx, now, cs); err != nil {
+			return err
+		}
 		seq, err = e.logWrite(tx, ids, e.nextOrd+uint32(len(added)))
 		return err
 	})
@@ -162,6 +167,7 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 	if len(added) > 0 {
 		e.seq = seq
 		e.committed.Store(seq)
+		e.feedCommitted(feedSeq)
 		e.nextOrd += uint32(len(added))
 		texts := make([]pendingText, len(added))
 		for i := range added {
@@ -274,7 +280,7 @@ func (e *Engine) Forget(ctx context.Context, target contract.ForgetTarget) (cont
 	} else {
 		ids = target.IDs
 	}
-	n, err := e.deleteLocked(ids)
+	n, err := e.deleteLocked(ids, contract.OpForget)
 	if err != nil {
 		return contract.ForgetReport{}, err
 	}
@@ -318,20 +324,21 @@ func (e *Engine) ForgetWithin(ctx context.Context, ids []string, reach contract.
 	if err != nil {
 		return contract.ForgetReport{}, contract.AsError(err)
 	}
-	n, err := e.deleteLocked(inside)
+	n, err := e.deleteLocked(inside, contract.OpForget)
 	if err != nil {
 		return contract.ForgetReport{}, err
 	}
 	return contract.ForgetReport{Forgotten: n}, nil
 }
 
-// deleteLocked removes the named records in one transaction; the caller holds mu.
-func (e *Engine) deleteLocked(ids []string) (int, error) {
+// deleteLocked removes the named records in one transaction, logging each
+// removal as op (forget, or reject); the caller holds mu.
+func (e *Engine) deleteLocked(ids []string, op contract.ChangeOp) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
 	var removed []written
-	var seq uint64
+	var seq, feedSeq uint64
 	err := e.db.Update(func(tx *bbolt.Tx) error {
 		recs := tx.Bucket(bucketRecords)
 		seen := make(map[string]bool, len(ids))
@@ -358,9 +365,11 @@ func (e *Engine) deleteLocked(ids []string) (int, error) {
 		}
 		names := make([]string, len(removed))
 		deltas := map[string]int64{}
+		cs := make([]change, len(removed))
 		for i, w := range removed {
 			names[i] = w.id
 			deltas[w.s.meta.Namespace.String()]--
+			cs[i] = change{op: op, id: w.id, ns: w.s.meta.Namespace, status: w.s.status}
 		}
 		if err := bumpTotals(tx, deltas); err != nil {
 			return err
@@ -372,6 +381,9 @@ func (e *Engine) deleteLocked(ids []string) (int, error) {
 			delete(e.pendingVec, w.id)
 		}
 		var err error
+		if feedSeq, err = e.logChanges(tx, e.nowMillis(), cs); err != nil {
+			return err
+		}
 		seq, err = e.logWrite(tx, names, e.nextOrd)
 		return err
 	})
@@ -381,6 +393,7 @@ func (e *Engine) deleteLocked(ids []string) (int, error) {
 	if len(removed) > 0 {
 		e.seq = seq
 		e.committed.Store(seq)
+		e.feedCommitted(feedSeq)
 		for _, w := range removed {
 			delete(e.pendingVec, w.id)
 			e.cache.drop(w.s.ord)
@@ -417,7 +430,7 @@ func (e *Engine) Review(ctx context.Context, req contract.ReviewRequest) (contra
 		return contract.ReviewResult{}, contract.Conflict("record %s is '%s', not a candidate", req.ID, s.status)
 	}
 	if req.Action == contract.ReviewReject {
-		n, err := e.deleteLocked([]string{req.ID})
+		n, err := e.deleteLocked([]string{req.ID}, contract.OpReject)
 		if err != nil {
 			return contract.ReviewResult{}, err
 		}
@@ -482,7 +495,11 @@ func (e *Engine) restatusLocked(id string, s storedRecord, status contract.Statu
 	old := s
 	s.status, s.supersededBy = status, by
 	s.updated = e.nowMillis()
-	var seq uint64
+	op := contract.OpApprove
+	if status == contract.StatusSuperseded {
+		op = contract.OpSupersede
+	}
+	var seq, feedSeq uint64
 	err := e.db.Update(func(tx *bbolt.Tx) error {
 		if err := tx.Bucket(bucketUpdated).Delete(descMillisKey(old.updated, id)); err != nil {
 			return err
@@ -491,6 +508,9 @@ func (e *Engine) restatusLocked(id string, s storedRecord, status contract.Statu
 			return err
 		}
 		var err error
+		if feedSeq, err = e.logChanges(tx, s.updated, []change{{op: op, id: id, ns: s.meta.Namespace, status: status}}); err != nil {
+			return err
+		}
 		seq, err = e.logWrite(tx, []string{id}, e.nextOrd)
 		return err
 	})
@@ -499,6 +519,7 @@ func (e *Engine) restatusLocked(id string, s storedRecord, status contract.Statu
 	}
 	e.seq = seq
 	e.committed.Store(seq)
+	e.feedCommitted(feedSeq)
 	e.cache.drop(s.ord)
 	e.t.setStatus(s.ord, status, s.updated)
 	e.kickIndex()

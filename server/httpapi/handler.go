@@ -83,6 +83,8 @@ type Handler struct {
 	// bad tokens cannot flood the audit log.
 	anonymous *limiter
 	ops       map[wire.Op]operation
+	// drain ends the change feed's long polls when the server stops.
+	drain drainer
 }
 
 // operation serves one POST /v1/<name>.
@@ -160,6 +162,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case wire.EndpointAudit:
 		h.serveAudit(w, r, e)
+		return
+	case wire.EndpointChanges:
+		h.serveChanges(w, r, e)
 		return
 	}
 	op, ok := h.ops[name]

@@ -37,6 +37,8 @@ func StatusOf(err error) int {
 		return http.StatusConflict
 	case contract.KindUnavailable:
 		return http.StatusServiceUnavailable
+	case contract.KindExpired:
+		return http.StatusGone
 	}
 	return http.StatusInternalServerError
 }

@@ -33,12 +33,13 @@ const (
 	OpBeliefs      Op = "beliefs"
 )
 
-// The GET endpoints: /v1/health (no token needed), /v1/descriptor and
-// /v1/audit (admins).
+// The GET endpoints: /v1/health (no token needed), /v1/descriptor,
+// /v1/audit (admins) and /v1/changes (the change feed's long poll).
 const (
 	EndpointHealth     = "health"
 	EndpointDescriptor = "descriptor"
 	EndpointAudit      = "audit"
+	EndpointChanges    = "changes"
 )
 
 // OpAuthenticate is the audit op of a request refused before any operation
