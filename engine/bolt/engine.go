@@ -253,11 +253,17 @@ func Open(dir string, opts Options) (*Engine, error) {
 	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return nil, contract.ConfigErr("create store directory %s: %w", abs, err)
 	}
+	lockWait := opts.LockTimeout
+	if servedByLiveProcess(abs) {
+		// Every command on a served store used to wait the whole timeout
+		// (a second) before attaching to the server.
+		lockWait = min(lockWait, servedLockWait)
+	}
 	db, err := bbolt.Open(filepath.Join(abs, DBFile), 0o600, &bbolt.Options{
 		// The freelist is synced: without it bbolt rebuilds the freelist at
 		// every open by walking every page, which made opening cost time
 		// (and resident memory) in proportion to the store's size.
-		Timeout: opts.LockTimeout, FreelistType: bbolt.FreelistMapType,
+		Timeout: lockWait, FreelistType: bbolt.FreelistMapType,
 	})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
@@ -288,6 +294,9 @@ func Open(dir string, opts Options) (*Engine, error) {
 	}
 	return e, nil
 }
+
+// servedLockWait is the lock wait on a store a live server holds.
+const servedLockWait = 50 * time.Millisecond
 
 func lockedError(dir string) error {
 	le := &LockedError{Path: dir}

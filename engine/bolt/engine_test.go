@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -178,4 +179,43 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 		t.Fatalf("store still locked after a failed open: %v", err)
 	}
 	_ = db.Close()
+}
+
+// A store a live server holds (its address published, the process in its
+// pid file alive) does not come free within a lock wait: Open asks for the
+// lock once, briefly, so a command attaches to the server at once instead
+// of after the whole timeout.
+func TestOpenOnAServedStoreDoesNotWaitTheLockTimeout(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	openStore(t, dir, bolt.Options{})
+	holder := exec.Command("sleep", "30")
+	if err := holder.Start(); err != nil {
+		t.Skipf("no sleep(1) to stand in for the server process: %v", err)
+	}
+	t.Cleanup(func() { _ = holder.Process.Kill(); _ = holder.Wait() })
+	for name, body := range map[string]string{bolt.AddrFile: "http://127.0.0.1:7077\n", bolt.PIDFile: strconv.Itoa(holder.Process.Pid) + "\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	_, err := bolt.Open(dir, bolt.Options{LockTimeout: time.Minute})
+	var le *bolt.LockedError
+	if !errors.As(err, &le) || le.PID != holder.Process.Pid {
+		t.Fatalf("open of a served store: %v", err)
+	}
+	if waited := time.Since(start); waited > 30*time.Second {
+		t.Fatalf("the open waited %v of its minute's lock timeout", waited)
+	}
+
+	// Without a live server the wait is the caller's: beside a dead pid
+	// the open waits (bbolt gives up one 50 ms retry before the timeout).
+	_ = holder.Process.Kill()
+	_ = holder.Wait()
+	start = time.Now()
+	_, err = bolt.Open(dir, bolt.Options{LockTimeout: 400 * time.Millisecond})
+	if !errors.As(err, &le) || time.Since(start) < 300*time.Millisecond {
+		t.Fatalf("open beside a dead server's files: %v after %v", err, time.Since(start))
+	}
 }
