@@ -232,6 +232,7 @@ wait:
 	}
 	stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), serveShutdownGrace)
 	defer cancel()
+	api.EndLongPolls()
 	if err := httpServer.Shutdown(stop); err != nil {
 		_ = httpServer.Close()
 	}

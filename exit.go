@@ -18,6 +18,7 @@ const (
 	exitNotFound     = 4 // review / supersede of an unknown record
 	exitUnauthorized = 5
 	exitConflict     = 6
+	exitExpired      = 7 // watch: the feed no longer keeps the since asked for
 )
 
 // usageError is a malformed command line: a bad flag, a missing argument, a
@@ -97,6 +98,8 @@ func describe(err error) (contract.ErrorDetail, int) {
 		return d, exitUnauthorized
 	case contract.KindConflict:
 		return d, exitConflict
+	case contract.KindExpired:
+		return d, exitExpired
 	}
 	return d, exitFailure
 }

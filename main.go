@@ -87,6 +87,7 @@ var commandConstructors = []func(*app) *cobra.Command{
 	newServeCommand,
 	newAuditCommand,
 	newCheckCommand,
+	newWatchCommand,
 }
 
 func newRootCommand(a *app) *cobra.Command {

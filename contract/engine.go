@@ -47,6 +47,11 @@ type Engine interface {
 	// GetRecords reads whole records (system fields and the stored item) by id,
 	// in the order named, leaving out ids outside the reach.
 	GetRecords(ctx context.Context, req GetRequest) ([]Record, error)
+
+	// Changes reads the change feed after req.Since in order, confined by
+	// req.Reach, waiting up to req.Wait for a change when none is there
+	// (changes.go). A since the feed no longer holds is an Expired error.
+	Changes(ctx context.Context, req ChangesRequest) (ChangesPage, error)
 }
 
 // UnsupportedErase is the default erase: validate, then Unsupported.

@@ -18,6 +18,9 @@ const (
 	KindUnavailable    ErrorKind = "unavailable"
 	KindEngine         ErrorKind = "engine error"
 	KindConfig         ErrorKind = "configuration error"
+	// KindExpired is mnemo's: a change feed asked for a since it no longer
+	// holds (or never held); the client reloads its state and resumes.
+	KindExpired ErrorKind = "expired"
 )
 
 // Wire returns the snake_case form used in JSON error bodies.
@@ -37,7 +40,7 @@ func (k ErrorKind) Wire() string {
 
 // ErrorKindFromWire parses the snake_case kind of a JSON error body.
 func ErrorKindFromWire(s string) (ErrorKind, bool) {
-	for _, k := range []ErrorKind{KindUnsupported, KindInvalidRequest, KindUnauthorized, KindNotFound, KindConflict, KindUnavailable, KindEngine, KindConfig} {
+	for _, k := range []ErrorKind{KindUnsupported, KindInvalidRequest, KindUnauthorized, KindNotFound, KindConflict, KindUnavailable, KindEngine, KindConfig, KindExpired} {
 		if k.Wire() == s {
 			return k, true
 		}
@@ -86,6 +89,7 @@ var (
 	ErrUnavailable    = &Error{Kind: KindUnavailable}
 	ErrEngine         = &Error{Kind: KindEngine}
 	ErrConfig         = &Error{Kind: KindConfig}
+	ErrExpired        = &Error{Kind: KindExpired}
 )
 
 func newErr(kind ErrorKind, format string, args ...any) *Error {
@@ -117,6 +121,9 @@ func Unauthorized(format string, args ...any) *Error {
 
 // EngineErr returns an engine error.
 func EngineErr(format string, args ...any) *Error { return newErr(KindEngine, format, args...) }
+
+// Expired returns an Expired error (a change feed's since it no longer holds).
+func Expired(format string, args ...any) *Error { return newErr(KindExpired, format, args...) }
 
 // ConfigErr returns a configuration error.
 func ConfigErr(format string, args ...any) *Error { return newErr(KindConfig, format, args...) }

@@ -315,7 +315,7 @@ func TestSuiteRecordsEngineErrors(t *testing.T) {
 		t.Fatal("an engine that fails every call passed")
 	}
 	// These checks store nothing, so a store outage cannot fail them.
-	writeFree := []string{"health", "unsupported_modes", "empty_forget", "browse_validation", "cleanup"}
+	writeFree := []string{"health", "unsupported_modes", "empty_forget", "browse_validation", "changes_validation", "cleanup"}
 	for _, r := range rep.Results {
 		if slices.Contains(writeFree, r.Name) {
 			continue

@@ -90,6 +90,10 @@ func checks() []check {
 		{"supersede", checkSupersede},
 		{"statuses_hidden", checkStatusesHidden},
 		{"forget_no_ghost", checkForgetNoGhost},
+		{"changes_validation", checkChangesValidation},
+		{"changes_order", checkChangesOrder},
+		{"changes_reach", checkChangesReach},
+		{"changes_wait", checkChangesWait},
 		{"cleanup", checkCleanup},
 	}
 }

@@ -41,6 +41,7 @@ const (
 	checkVectors    = "vectors"
 	checkContent    = "content index"
 	checkSearch     = "search index"
+	checkFeed       = "change feed"
 )
 
 func (c *CheckEntry) disagree(format string, args ...any) {
@@ -105,6 +106,7 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 	content := CheckEntry{Name: checkContent}
 	search := CheckEntry{Name: checkSearch}
 	meta := CheckEntry{Name: "sequence and ordinals"}
+	feed := CheckEntry{Name: checkFeed}
 	err := e.db.View(func(tx *bbolt.Tx) error {
 		total := tx.Bucket(bucketRecords).Stats().KeyN
 		recs := map[string]checkedRecord{}
@@ -138,6 +140,7 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 			return err
 		}
 		rep.Records = len(recs)
+		feed = e.checkFeed(tx, recs)
 
 		// Ordered keys: each record has exactly its three (two for a
 		// non-learning), pointing at its ordinal, and no key names a record
@@ -287,7 +290,7 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 		return CheckReport{}, asContractErr(err)
 	}
 	e.releasePages()
-	rep.Checks = []CheckEntry{records, meta, orderKeys, totals, tbl, vectors, content, search}
+	rep.Checks = []CheckEntry{records, meta, orderKeys, totals, tbl, vectors, content, search, feed}
 	rep.Consistent = true
 	for _, c := range rep.Checks {
 		rep.Consistent = rep.Consistent && c.Disagreements == 0

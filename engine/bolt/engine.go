@@ -40,7 +40,7 @@ const (
 	IndexDir  = "index"
 	PIDFile   = "mnemo.pid"
 	AddrFile  = "serve.addr"
-	schemaVer = "2"
+	schemaVer = "3"
 )
 
 var (
@@ -56,7 +56,7 @@ var (
 	// and an unfiltered browse total are known at open without the table.
 	bucketTotals = []byte("ns_totals")
 
-	allBuckets = [][]byte{bucketMeta, bucketRecords, bucketUpdated, bucketCreated, bucketConf, bucketOutbox, bucketVectors, bucketTotals}
+	allBuckets = [][]byte{bucketMeta, bucketRecords, bucketUpdated, bucketCreated, bucketConf, bucketOutbox, bucketVectors, bucketTotals, bucketChanges}
 
 	keySchema  = []byte("schema")
 	keySeq     = []byte("seq")
@@ -93,6 +93,9 @@ type Options struct {
 	// SyncRebuildBelow rebuilds a missing index during Open when the store
 	// holds fewer records than this (default 2000), so small stores open ready.
 	SyncRebuildBelow int
+	// ChangeRetention is how long the change feed keeps its changes
+	// (default: at least 7 days and at least 1,000,000 changes).
+	ChangeRetention contract.ChangeRetention
 
 	// loadGate, when set, holds the background table load until it is
 	// closed (tests observe a store before its table has loaded).
@@ -151,6 +154,8 @@ type Engine struct {
 	// SyncRebuildBelow records or more at open), so a new process answers
 	// the root explore from bucketExplore until it has.
 	largeStore bool
+	// feed is the change feed's state (changes.go).
+	feed feedState
 
 	// tableReady is closed once the table holds every record (or loading
 	// failed, tableErr says why). Until then the cold paths answer from
@@ -339,10 +344,12 @@ func (e *Engine) prepareLayout(tx *bbolt.Tx) error {
 		return err
 	}
 	switch v := meta.Get(keySchema); {
-	case v == nil, string(v) == "1":
+	case v == nil, string(v) == "1", string(v) == "2":
 		// Version 1 lacked the namespace totals (filled in the background
-		// once the table has loaded) and the synced freelist. Older binaries
-		// refuse version 2, since they would not keep the totals.
+		// once the table has loaded) and the synced freelist; version 2 the
+		// change feed (its bucket is created above, empty: the feed starts
+		// at the migration). Older binaries refuse version 3, since they
+		// would not keep the totals or the feed.
 		return meta.Put(keySchema, []byte(schemaVer))
 	case string(v) != schemaVer:
 		return contract.ConfigErr("store %s has schema version %s; this mnemo reads version %s", e.dir, v, schemaVer)
@@ -363,6 +370,7 @@ func (e *Engine) load() error {
 		e.nextOrd = uint32(getU64(meta.Get(keyNextOrd)))
 		rebuildMarked = meta.Get(keyRebuild) != nil
 		e.totalsOK = meta.Get(keyTotalsOK) != nil
+		e.loadFeed(meta)
 		return nil
 	})
 	if err != nil {

@@ -113,7 +113,7 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 	now := e.nowMillis()
 	receipts := make([]contract.StoreReceipt, len(items))
 	var added []written
-	var seq uint64
+	var seq, feedSeq uint64
 	err := e.db.Update(func(tx *bbolt.Tx) error {
 		recs := tx.Bucket(bucketRecords)
 		seen := make(map[string]bool, len(items))
@@ -137,14 +137,19 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 		}
 		ids := make([]string, len(added))
 		deltas := map[string]int64{}
+		cs := make([]change, len(added))
 		for i, w := range added {
 			ids[i] = w.id
 			deltas[w.s.meta.Namespace.String()]++
+			cs[i] = change{op: contract.OpStore, id: w.id, ns: w.s.meta.Namespace, status: w.s.status}
 		}
 		if err := bumpTotals(tx, deltas); err != nil {
 			return err
 		}
 		var err error
+		if feedSeq, err = e.logChanges(tx, now, cs); err != nil {
+			return err
+		}
 		seq, err = e.logWrite(tx, ids, e.nextOrd+uint32(len(added)))
 		return err
 	})
@@ -154,6 +159,7 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 	if len(added) > 0 {
 		e.seq = seq
 		e.committed.Store(seq)
+		e.feedCommitted(feedSeq)
 		e.nextOrd += uint32(len(added))
 		texts := make([]pendingText, len(added))
 		for i := range added {
@@ -261,7 +267,7 @@ func (e *Engine) Forget(ctx context.Context, target contract.ForgetTarget) (cont
 	} else {
 		ids = target.IDs
 	}
-	n, err := e.deleteLocked(ids)
+	n, err := e.deleteLocked(ids, contract.OpForget)
 	if err != nil {
 		return contract.ForgetReport{}, err
 	}
@@ -301,20 +307,21 @@ func (e *Engine) ForgetWithin(ctx context.Context, ids []string, reach contract.
 	if err != nil {
 		return contract.ForgetReport{}, asContractErr(err)
 	}
-	n, err := e.deleteLocked(inside)
+	n, err := e.deleteLocked(inside, contract.OpForget)
 	if err != nil {
 		return contract.ForgetReport{}, err
 	}
 	return contract.ForgetReport{Forgotten: n}, nil
 }
 
-// deleteLocked removes the named records in one transaction; the caller holds mu.
-func (e *Engine) deleteLocked(ids []string) (int, error) {
+// deleteLocked removes the named records in one transaction, logging each
+// removal as op (forget, or reject); the caller holds mu.
+func (e *Engine) deleteLocked(ids []string, op contract.ChangeOp) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
 	var removed []written
-	var seq uint64
+	var seq, feedSeq uint64
 	err := e.db.Update(func(tx *bbolt.Tx) error {
 		recs := tx.Bucket(bucketRecords)
 		seen := make(map[string]bool, len(ids))
@@ -341,9 +348,11 @@ func (e *Engine) deleteLocked(ids []string) (int, error) {
 		}
 		names := make([]string, len(removed))
 		deltas := map[string]int64{}
+		cs := make([]change, len(removed))
 		for i, w := range removed {
 			names[i] = w.id
 			deltas[w.s.meta.Namespace.String()]--
+			cs[i] = change{op: op, id: w.id, ns: w.s.meta.Namespace, status: w.s.status}
 		}
 		if err := bumpTotals(tx, deltas); err != nil {
 			return err
@@ -355,6 +364,9 @@ func (e *Engine) deleteLocked(ids []string) (int, error) {
 			delete(e.pendingVec, w.id)
 		}
 		var err error
+		if feedSeq, err = e.logChanges(tx, e.nowMillis(), cs); err != nil {
+			return err
+		}
 		seq, err = e.logWrite(tx, names, e.nextOrd)
 		return err
 	})
@@ -364,6 +376,7 @@ func (e *Engine) deleteLocked(ids []string) (int, error) {
 	if len(removed) > 0 {
 		e.seq = seq
 		e.committed.Store(seq)
+		e.feedCommitted(feedSeq)
 		for _, w := range removed {
 			delete(e.pendingVec, w.id)
 			e.cache.drop(w.s.ord)
@@ -396,7 +409,7 @@ func (e *Engine) Review(ctx context.Context, req contract.ReviewRequest) (contra
 		return contract.ReviewResult{}, contract.Conflict("record %s is '%s', not a candidate", req.ID, s.status)
 	}
 	if req.Action == contract.ReviewReject {
-		n, err := e.deleteLocked([]string{req.ID})
+		n, err := e.deleteLocked([]string{req.ID}, contract.OpReject)
 		if err != nil {
 			return contract.ReviewResult{}, err
 		}
@@ -457,7 +470,11 @@ func (e *Engine) restatusLocked(id string, s storedRecord, status contract.Statu
 	old := s
 	s.status, s.supersededBy = status, by
 	s.updated = e.nowMillis()
-	var seq uint64
+	op := contract.OpApprove
+	if status == contract.StatusSuperseded {
+		op = contract.OpSupersede
+	}
+	var seq, feedSeq uint64
 	err := e.db.Update(func(tx *bbolt.Tx) error {
 		if err := tx.Bucket(bucketUpdated).Delete(descMillisKey(old.updated, id)); err != nil {
 			return err
@@ -466,6 +483,9 @@ func (e *Engine) restatusLocked(id string, s storedRecord, status contract.Statu
 			return err
 		}
 		var err error
+		if feedSeq, err = e.logChanges(tx, s.updated, []change{{op: op, id: id, ns: s.meta.Namespace, status: status}}); err != nil {
+			return err
+		}
 		seq, err = e.logWrite(tx, []string{id}, e.nextOrd)
 		return err
 	})
@@ -474,6 +494,7 @@ func (e *Engine) restatusLocked(id string, s storedRecord, status contract.Statu
 	}
 	e.seq = seq
 	e.committed.Store(seq)
+	e.feedCommitted(feedSeq)
 	e.cache.drop(s.ord)
 	e.t.setStatus(s.ord, status, s.updated)
 	e.kickIndex()

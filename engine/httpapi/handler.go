@@ -81,6 +81,8 @@ type Handler struct {
 	// bad tokens cannot flood the audit log.
 	anonymous *limiter
 	ops       map[string]operation
+	// drain ends the change feed's long polls when the server stops.
+	drain drainer
 }
 
 // operation serves one POST /v1/<name>.
@@ -158,6 +160,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case "audit":
 		h.serveAudit(w, r, e)
+		return
+	case "changes":
+		h.serveChanges(w, r, e)
 		return
 	}
 	op, ok := h.ops[name]
@@ -343,6 +348,8 @@ func StatusOf(err error) int {
 		return http.StatusConflict
 	case contract.KindUnavailable:
 		return http.StatusServiceUnavailable
+	case contract.KindExpired:
+		return http.StatusGone
 	}
 	return http.StatusInternalServerError
 }

@@ -29,6 +29,12 @@ func WithFetchModes(modes ...contract.FetchMode) Option {
 	return func(e *Engine) { e.desc.FetchModes = slices.Clone(modes) }
 }
 
+// WithChangeRetention sets how long the change feed keeps its changes (the
+// default keeps 7 days or 1,000,000 changes).
+func WithChangeRetention(r contract.ChangeRetention) Option {
+	return func(e *Engine) { e.retention = r }
+}
+
 // stored is one record as the engine holds it.
 type stored struct {
 	id           string
@@ -52,6 +58,14 @@ type Engine struct {
 	mu      sync.RWMutex
 	records map[string]*stored
 	nextSeq uint64
+	// feed is the change feed (guarded by mu), oldest first; feedSeq is the
+	// newest change's seq and pruned the newest seq pruned away.
+	feed      []feedEntry
+	feedSeq   uint64
+	pruned    uint64
+	retention contract.ChangeRetention
+	signal    contract.ChangeSignal
+	notified  uint64
 }
 
 var _ contract.Engine = (*Engine)(nil)
@@ -72,6 +86,7 @@ func New(opts ...Option) *Engine {
 	for _, o := range opts {
 		o(e)
 	}
+	e.retention = e.retention.OrDefault()
 	return e
 }
 
@@ -118,7 +133,10 @@ func (e *Engine) StoreWith(_ context.Context, item contract.StoreItem, opts cont
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.storeLocked(item, opts, e.stamp()), nil
+	now := e.stamp()
+	r := e.storeLocked(item, opts, now)
+	e.commitLocked(now)
+	return r, nil
 }
 
 // StoreMany writes a batch of active items.
@@ -142,6 +160,7 @@ func (e *Engine) StoreManyWith(_ context.Context, items []contract.StoreItem, op
 	for i := range items {
 		out[i] = e.storeLocked(items[i], opts, now)
 	}
+	e.commitLocked(now)
 	return out, nil
 }
 
@@ -164,6 +183,7 @@ func (e *Engine) storeLocked(item contract.StoreItem, opts contract.WriteOptions
 	e.records[id] = &stored{id: id, item: kept, text: text, scored: prepare(text), status: status,
 		created: now, updated: now, expires: expires, seq: e.nextSeq}
 	e.nextSeq++
+	e.logLocked(contract.OpStore, e.records[id], now)
 	return contract.StoreReceipt{ID: id}
 }
 
@@ -439,19 +459,29 @@ func (e *Engine) Forget(_ context.Context, target contract.ForgetTarget) (contra
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	now := e.stamp()
+	defer e.commitLocked(now)
 	n := 0
 	if target.Filter != nil {
-		for id, s := range e.records {
+		var gone []*stored
+		for _, s := range e.records {
 			if target.Filter.AdmitsStatus(s.status, false) && target.Filter.Matches(s.item.Type, &s.item.Meta) {
-				delete(e.records, id)
-				n++
+				gone = append(gone, s)
 			}
+		}
+		// The feed lists a forget by filter in id order.
+		slices.SortFunc(gone, func(a, b *stored) int { return cmp.Compare(a.id, b.id) })
+		for _, s := range gone {
+			delete(e.records, s.id)
+			e.logLocked(contract.OpForget, s, now)
+			n++
 		}
 		return contract.ForgetReport{Forgotten: n}, nil
 	}
 	for _, id := range target.IDs {
-		if _, ok := e.records[id]; ok {
+		if s, ok := e.records[id]; ok {
 			delete(e.records, id)
+			e.logLocked(contract.OpForget, s, now)
 			n++
 		}
 	}
@@ -508,12 +538,16 @@ func (e *Engine) Review(_ context.Context, req contract.ReviewRequest) (contract
 	if s.status != contract.StatusCandidate {
 		return contract.ReviewResult{}, contract.Conflict("record %s is '%s', not a candidate", req.ID, s.status)
 	}
+	now := e.stamp()
+	defer e.commitLocked(now)
 	if req.Action == contract.ReviewReject {
 		delete(e.records, req.ID)
+		e.logLocked(contract.OpReject, s, now)
 		return contract.ReviewResult{Forgotten: 1}, nil
 	}
 	s.status = contract.StatusActive
-	s.updated = e.stamp()
+	s.updated = now
+	e.logLocked(contract.OpApprove, s, now)
 	r := s.record()
 	return contract.ReviewResult{Record: &r}, nil
 }
@@ -536,6 +570,8 @@ func (e *Engine) Supersede(_ context.Context, req contract.SupersedeRequest) (co
 	by := req.By
 	s.supersededBy = &by
 	s.updated = e.stamp()
+	e.logLocked(contract.OpSupersede, s, s.updated)
+	e.commitLocked(s.updated)
 	return s.record(), nil
 }
 

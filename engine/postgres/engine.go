@@ -32,6 +32,9 @@ type Options struct {
 	MaxConns int32
 	// ConnectTimeout bounds one connection attempt (default 5 s).
 	ConnectTimeout time.Duration
+	// ChangeRetention is how long the change feed keeps its changes
+	// (default: at least 7 days and at least 1,000,000 changes).
+	ChangeRetention contract.ChangeRetention
 }
 
 // Engine is a store in a PostgreSQL schema. It is safe for concurrent use, and
@@ -45,6 +48,7 @@ type Engine struct {
 	log      *slog.Logger
 	clock    func() time.Time
 	answerer retrieval.Answerer
+	feed     feed
 }
 
 var _ contract.Engine = (*Engine)(nil)
@@ -104,11 +108,16 @@ func Open(ctx context.Context, url string, opts Options) (*Engine, error) {
 		pool.Close()
 		return nil, e.dbErr(ctx, err)
 	}
+	if err := e.initFeed(ctx, opts.ChangeRetention); err != nil {
+		pool.Close()
+		return nil, e.dbErr(ctx, err)
+	}
 	return e, nil
 }
 
 // Close releases the pool's connections.
 func (e *Engine) Close() error {
+	e.closeFeed()
 	e.pool.Close()
 	return nil
 }

@@ -166,6 +166,7 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 
 // insertRows inserts rows in one transaction and returns the ids it created.
 func (e *Engine) insertRows(ctx context.Context, rows []*row) (map[string]bool, error) {
+	order := rows
 	rows = slices.Clone(rows)
 	slices.SortFunc(rows, func(a, b *row) int { return strings.Compare(a.id, b.id) })
 	inserted := make(map[string]bool, len(rows))
@@ -193,10 +194,23 @@ func (e *Engine) insertRows(ctx context.Context, rows []*row) (map[string]bool, 
 		if err := br.Close(); err != nil {
 			return err
 		}
-		return deltas.apply(ctx, tx)
+		if err := deltas.apply(ctx, tx); err != nil {
+			return err
+		}
+		// The feed lists a batch's stores in the batch's order.
+		var cs []change
+		for _, r := range order {
+			if inserted[r.id] {
+				cs = append(cs, change{op: contract.OpStore, id: r.id, ns: r.item.Meta.Namespace.String(), status: r.status})
+			}
+		}
+		return e.logChanges(ctx, tx, e.stamp(), cs)
 	})
 	if err != nil {
 		return nil, err
+	}
+	if len(inserted) > 0 {
+		e.committed()
 	}
 	return inserted, nil
 }
@@ -215,38 +229,46 @@ func (e *Engine) Forget(ctx context.Context, target contract.ForgetTarget) (cont
 	n := 0
 	err := e.inTx(ctx, pgx.ReadCommitted, func(tx pgx.Tx) error {
 		var err error
-		n, err = deleteWhere(ctx, tx, q.clause(), q.args...)
+		n, err = e.deleteWhere(ctx, tx, contract.OpForget, q.clause(), q.args...)
 		return err
 	})
 	if err != nil {
 		return contract.ForgetReport{}, err
 	}
+	if n > 0 {
+		e.committed()
+	}
 	return contract.ForgetReport{Forgotten: n}, nil
 }
 
-// deleteWhere deletes the records a clause selects and takes them off
-// record_counts, in tx; it returns how many it deleted.
-func deleteWhere(ctx context.Context, tx pgx.Tx, where string, args ...any) (int, error) {
-	rs, err := tx.Query(ctx, "DELETE FROM records WHERE "+where+" RETURNING ns, last_svc, status, kind", args...)
+// deleteWhere deletes the records a clause selects, takes them off
+// record_counts and logs each removal as op, in tx; it returns how many it
+// deleted. It ends the transaction's statements (the feed's lock is last).
+func (e *Engine) deleteWhere(ctx context.Context, tx pgx.Tx, op contract.ChangeOp, where string, args ...any) (int, error) {
+	rs, err := tx.Query(ctx, "DELETE FROM records WHERE "+where+" RETURNING id, ns, last_svc, status, kind", args...)
 	if err != nil {
 		return 0, err
 	}
 	defer rs.Close()
 	deltas := countDeltas{}
-	n := 0
+	var gone []change
 	for rs.Next() {
 		var k countKey
-		if err := rs.Scan(&k.ns, &k.lastSvc, &k.status, &k.kind); err != nil {
+		var id string
+		if err := rs.Scan(&id, &k.ns, &k.lastSvc, &k.status, &k.kind); err != nil {
 			return 0, err
 		}
 		deltas[k]--
-		n++
+		gone = append(gone, change{id: id, ns: k.ns, status: contract.Status(k.status)})
 	}
 	if err := rs.Err(); err != nil {
 		return 0, err
 	}
 	rs.Close()
-	return n, deltas.apply(ctx, tx)
+	if err := deltas.apply(ctx, tx); err != nil {
+		return 0, err
+	}
+	return len(gone), e.logChanges(ctx, tx, e.stamp(), removals(op, gone))
 }
 
 // restatus moves one record between statuses in record_counts.
@@ -276,7 +298,7 @@ func (e *Engine) Review(ctx context.Context, req contract.ReviewRequest) (contra
 		}
 		if req.Action == contract.ReviewReject {
 			var err error
-			res.Forgotten, err = deleteWhere(ctx, tx, "id = $1", req.ID)
+			res.Forgotten, err = e.deleteWhere(ctx, tx, contract.OpReject, "id = $1", req.ID)
 			return err
 		}
 		r.status, r.updated = contract.StatusActive, e.stamp()
@@ -288,8 +310,11 @@ func (e *Engine) Review(ctx context.Context, req contract.ReviewRequest) (contra
 		}
 		rec := r.record(false)
 		res.Record = &rec
-		return nil
+		return e.logChanges(ctx, tx, r.updated, []change{{op: contract.OpApprove, id: r.id, ns: r.item.Meta.Namespace.String(), status: r.status}})
 	})
+	if err == nil {
+		e.committed()
+	}
 	return res, err
 }
 
@@ -323,8 +348,11 @@ func (e *Engine) Supersede(ctx context.Context, req contract.SupersedeRequest) (
 			return err
 		}
 		rec = r.record(false)
-		return nil
+		return e.logChanges(ctx, tx, r.updated, []change{{op: contract.OpSupersede, id: r.id, ns: r.item.Meta.Namespace.String(), status: r.status}})
 	})
+	if err == nil {
+		e.committed()
+	}
 	return rec, err
 }
 

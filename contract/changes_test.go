@@ -1,0 +1,137 @@
+package contract_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"mnemo/contract"
+)
+
+func TestChangesRequestValidation(t *testing.T) {
+	for _, c := range []struct {
+		req  contract.ChangesRequest
+		want string
+	}{
+		{contract.ChangesRequest{Limit: 0}, "invalid request: changes limit must be between 1 and 1000, not 0"},
+		{contract.ChangesRequest{Limit: 1001}, "invalid request: changes limit must be between 1 and 1000, not 1001"},
+		{contract.ChangesRequest{Limit: 1, Wait: -time.Millisecond}, "invalid request: changes wait must be between 0s and 1m0s, not -1ms"},
+		{contract.ChangesRequest{Limit: 1, Wait: 61 * time.Second}, "invalid request: changes wait must be between 0s and 1m0s, not 1m1s"},
+		{contract.ChangesRequest{Limit: 1, Since: 3, FromNow: true}, "invalid request: changes takes a since or from_now, not both"},
+	} {
+		err := c.req.Validate()
+		if err == nil || err.Error() != c.want || !errors.Is(err, contract.ErrInvalidRequest) {
+			t.Errorf("%+v: %v; want %q", c.req, err, c.want)
+		}
+	}
+	if err := (contract.ChangesRequest{Limit: 1000, Wait: time.Minute, FromNow: true}).Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCheckSince(t *testing.T) {
+	if err := contract.CheckSince(10, 10, 20); err != nil {
+		t.Fatal(err)
+	}
+	err := contract.CheckSince(9, 10, 20)
+	if !errors.Is(err, contract.ErrExpired) || err.Error() != "expired: changes after seq 9 are no longer kept (this feed holds seq 11 onward); reload the state and resume from the head the reload reports" {
+		t.Fatalf("too old: %v", err)
+	}
+	err = contract.CheckSince(21, 0, 20)
+	if !errors.Is(err, contract.ErrExpired) || err.Error() != "expired: since 21 is past this feed's head 20: the store was replaced or restored; reload the state and resume from its head" {
+		t.Fatalf("ahead: %v", err)
+	}
+	if k, ok := contract.ErrorKindFromWire("expired"); !ok || k != contract.KindExpired {
+		t.Fatal("the expired kind does not come back from the wire")
+	}
+}
+
+func TestRetentionKeepsBothWindows(t *testing.T) {
+	r := contract.DefaultChangeRetention()
+	now := time.Now()
+	old := now.Add(-8 * 24 * time.Hour)
+	if r.Prunable(1, old, now, 1_000_000) {
+		t.Fatal("pruned a change within the last 1,000,000")
+	}
+	if r.Prunable(1, now.Add(-time.Hour), now, 5_000_000) {
+		t.Fatal("pruned a change within the last 7 days")
+	}
+	if !r.Prunable(1, old, now, 1_000_001) {
+		t.Fatal("kept a change older than both windows")
+	}
+	if got := (contract.ChangeRetention{MaxChanges: 5}).OrDefault(); got.MaxAge != 7*24*time.Hour || got.MaxChanges != 5 {
+		t.Fatalf("OrDefault %+v", got)
+	}
+}
+
+func TestChangeJSON(t *testing.T) {
+	at := time.Date(2026, 12, 1, 14, 4, 12, 254_000_000, time.UTC)
+	c := contract.Change{Seq: 7, At: at, Op: contract.OpForget, ID: "abc", Namespace: contract.MustNamespace("team:acme"), Status: contract.StatusActive}
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != `{"seq":7,"at":"2026-12-01T14:04:12.254Z","op":"forget","id":"abc","namespace":"team:acme","status":"active"}` {
+		t.Fatalf("%s", b)
+	}
+	var back contract.Change
+	if err := json.Unmarshal(b, &back); err != nil || back.Seq != 7 || !back.At.Equal(at) || back.Namespace.String() != "team:acme" || back.Record != nil {
+		t.Fatalf("%+v %v", back, err)
+	}
+	for _, op := range contract.ChangeOps {
+		if got, ok := contract.ChangeOpOfCode(op.Code()); !ok || got != op {
+			t.Fatalf("op %s does not survive its code", op)
+		}
+	}
+}
+
+// TestServeChangesWaitsOnTheSignal: a read that finds nothing waits for the
+// signal, reads again, and a confined read that examined only others'
+// changes moves on without waiting for another.
+func TestServeChangesWaitsOnTheSignal(t *testing.T) {
+	var sig contract.ChangeSignal
+	var mu sync.Mutex
+	reads := 0
+	var have []contract.Change
+	read := func(_ context.Context, since uint64, limit int, _ *contract.Reach, fromNow bool) (contract.ChangesPage, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		reads++
+		p := contract.ChangesPage{Next: since, Head: uint64(len(have))}
+		if fromNow {
+			p.Next = p.Head
+			return p, nil
+		}
+		for _, c := range have {
+			if c.Seq > since && len(p.Changes) < limit {
+				p.Changes = append(p.Changes, c)
+				p.Next = c.Seq
+			}
+		}
+		return p, nil
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		mu.Lock()
+		have = append(have, contract.Change{Seq: 1, Op: contract.OpStore})
+		mu.Unlock()
+		sig.Notify()
+	}()
+	p, err := contract.ServeChanges(context.Background(), contract.ChangesRequest{FromNow: true, Limit: 5, Wait: 5 * time.Second}, sig.C, 0, read)
+	if err != nil || len(p.Changes) != 1 || p.Next != 1 {
+		t.Fatalf("%+v %v", p, err)
+	}
+	start := time.Now()
+	p, err = contract.ServeChanges(context.Background(), contract.ChangesRequest{Since: 1, Limit: 5, Wait: 100 * time.Millisecond}, sig.C, 0, read)
+	if err != nil || len(p.Changes) != 0 || p.Next != 1 || time.Since(start) < 90*time.Millisecond {
+		t.Fatalf("a quiet wait: %+v %v after %s", p, err, time.Since(start))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	if _, err := contract.ServeChanges(ctx, contract.ChangesRequest{Since: 1, Limit: 5, Wait: 10 * time.Second}, sig.C, 0, read); !errors.Is(err, contract.ErrUnavailable) {
+		t.Fatalf("a cancelled wait: %v", err)
+	}
+}

@@ -1,0 +1,271 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"mnemo/contract"
+)
+
+// The change feed (contract.Engine.Changes). Every mutation's transaction
+// appends one entry per changed record to bucketChanges, keyed by the feed's
+// sequence number (meta feed_seq, one per change), in the same bbolt
+// transaction as the mutation itself: a crash can neither lose a change whose
+// write was acknowledged nor invent one whose write was not. Entries hold no
+// content (op, status, time, id, namespace); a read attaches the record as it
+// is now when it still exists. Later write transactions prune what the
+// retention lets go (a bounded number per transaction) and remember the newest
+// seq pruned (meta feed_pruned), so a since older than that is refused.
+// Readers wait on an in-process signal broadcast after every commit; they
+// never hold a lock while waiting, so a slow or idle reader never blocks a
+// writer.
+
+var (
+	// bucketChanges is the change feed: seq (u64 big-endian) -> entry.
+	bucketChanges = []byte("changes")
+	keyFeedSeq    = []byte("feed_seq")
+	keyFeedPruned = []byte("feed_pruned")
+)
+
+// pruneBatch bounds the entries one write transaction prunes.
+const pruneBatch = 1024
+
+// feedState is the engine's view of the feed. seq is guarded by mu (writers);
+// head and pruned are readable without it.
+type feedState struct {
+	retention contract.ChangeRetention
+	seq       uint64
+	head      atomic.Uint64
+	pruned    atomic.Uint64
+	signal    contract.ChangeSignal
+}
+
+// change is one entry about to be logged.
+type change struct {
+	op     contract.ChangeOp
+	id     string
+	ns     contract.Namespace
+	status contract.Status
+}
+
+func encodeChange(c *change, at int64) []byte {
+	b := make([]byte, 0, 11+len(c.id)+32)
+	b = append(b, c.op.Code(), statusCode(c.status))
+	b = binary.BigEndian.AppendUint64(b, uint64(at))
+	b = append(b, byte(len(c.id)))
+	b = append(b, c.id...)
+	return append(b, c.ns.String()...)
+}
+
+// feedEntry is a decoded entry.
+type feedEntry struct {
+	change
+	at int64
+}
+
+func decodeChange(v []byte, nsOf func(string) contract.Namespace) (feedEntry, error) {
+	if len(v) < 11 {
+		return feedEntry{}, fmt.Errorf("change entry of %d bytes is too short", len(v))
+	}
+	op, ok := contract.ChangeOpOfCode(v[0])
+	if !ok || int(v[1]) >= len(statusByCode) {
+		return feedEntry{}, fmt.Errorf("change entry has op %d, status %d", v[0], v[1])
+	}
+	n := int(v[10])
+	if len(v) < 11+n {
+		return feedEntry{}, fmt.Errorf("change entry's id runs past its end")
+	}
+	return feedEntry{change: change{op: op, status: statusByCode[v[1]], id: string(v[11 : 11+n]), ns: nsOf(string(v[11+n:]))},
+		at: int64(binary.BigEndian.Uint64(v[2:10]))}, nil
+}
+
+// loadFeed reads the feed's counters at open.
+func (e *Engine) loadFeed(meta *bbolt.Bucket) {
+	e.feed.retention = e.opts.ChangeRetention.OrDefault()
+	e.feed.seq = getU64(meta.Get(keyFeedSeq))
+	e.feed.head.Store(e.feed.seq)
+	e.feed.pruned.Store(getU64(meta.Get(keyFeedPruned)))
+}
+
+// logChanges appends cs to the feed in tx and prunes what retention lets go;
+// it returns the new head, which the caller publishes with feedCommitted once
+// tx has committed. The caller holds mu.
+func (e *Engine) logChanges(tx *bbolt.Tx, at int64, cs []change) (uint64, error) {
+	b := tx.Bucket(bucketChanges)
+	seq := e.feed.seq
+	for i := range cs {
+		seq++
+		if err := b.Put(seqKey(seq), encodeChange(&cs[i], at)); err != nil {
+			return 0, err
+		}
+	}
+	meta := tx.Bucket(bucketMeta)
+	if err := meta.Put(keyFeedSeq, putU64(seq)); err != nil {
+		return 0, err
+	}
+	now := time.UnixMilli(at)
+	var stale [][]byte
+	cur := b.Cursor()
+	for k, v := cur.First(); k != nil && len(stale) < pruneBatch; k, v = cur.Next() {
+		if len(v) < 10 || !e.feed.retention.Prunable(getU64(k), time.UnixMilli(int64(binary.BigEndian.Uint64(v[2:10]))), now, seq) {
+			break
+		}
+		stale = append(stale, bytes.Clone(k))
+	}
+	if len(stale) > 0 {
+		for _, k := range stale {
+			if err := b.Delete(k); err != nil {
+				return 0, err
+			}
+		}
+		if err := meta.Put(keyFeedPruned, stale[len(stale)-1]); err != nil {
+			return 0, err
+		}
+	}
+	return seq, nil
+}
+
+// feedCommitted publishes a committed head and wakes the waiting readers.
+func (e *Engine) feedCommitted(seq uint64) {
+	if seq == e.feed.seq {
+		return
+	}
+	e.feed.seq = seq
+	e.feed.head.Store(seq)
+	e.feed.signal.Notify()
+}
+
+// Changes reads the change feed (contract.ChangesRequest).
+func (e *Engine) Changes(ctx context.Context, req contract.ChangesRequest) (contract.ChangesPage, error) {
+	if err := req.Validate(); err != nil {
+		return contract.ChangesPage{}, err
+	}
+	if err := e.checkOpen(); err != nil {
+		return contract.ChangesPage{}, err
+	}
+	if req.Wait > 0 {
+		// A waiting read ends when the store closes.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-e.closing:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return contract.ServeChanges(ctx, req, e.feed.signal.C, 0, e.readChanges)
+}
+
+func (e *Engine) readChanges(_ context.Context, since uint64, limit int, reach *contract.Reach, fromNow bool) (contract.ChangesPage, error) {
+	if err := e.checkOpen(); err != nil {
+		return contract.ChangesPage{}, err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	var page contract.ChangesPage
+	err := e.readView(func(tx *bbolt.Tx, recs *recordReader) error {
+		meta := tx.Bucket(bucketMeta)
+		head, pruned := getU64(meta.Get(keyFeedSeq)), getU64(meta.Get(keyFeedPruned))
+		page = contract.ChangesPage{Changes: []contract.Change{}, Next: since, Head: head, Floor: pruned}
+		if fromNow {
+			page.Next = head
+			return nil
+		}
+		if err := contract.CheckSince(since, pruned, head); err != nil {
+			return err
+		}
+		cur := tx.Bucket(bucketChanges).Cursor()
+		scanned := 0
+		for k, v := cur.Seek(seqKey(since + 1)); k != nil && scanned < contract.MaxChangesScan && len(page.Changes) < limit; k, v = cur.Next() {
+			scanned++
+			seq := getU64(k)
+			page.Next = seq
+			f, err := decodeChange(v, e.t.namespaceOf)
+			if err != nil {
+				return contract.EngineErr("change %d: %v", seq, err)
+			}
+			if !contract.AdmittedBy(reach, f.ns) {
+				continue
+			}
+			c := contract.Change{Seq: seq, At: time.UnixMilli(f.at).UTC(), Op: f.op, ID: f.id, Namespace: f.ns, Status: f.status}
+			if !f.op.Removes() {
+				if rv := recs.Get([]byte(f.id)); rv != nil {
+					s, err := decodeRecord(rv, partHit, e.t.namespaceOf)
+					if err != nil {
+						return contract.EngineErr("record %s: %v", f.id, err)
+					}
+					r, err := s.record(f.id, false)
+					if err != nil {
+						return err
+					}
+					c.Record = &r
+				}
+			}
+			page.Changes = append(page.Changes, c)
+		}
+		return nil
+	})
+	if err != nil {
+		return contract.ChangesPage{}, asErr(err)
+	}
+	return page, nil
+}
+
+// FeedHead is the feed's newest seq (tests, info).
+func (e *Engine) FeedHead() uint64 { return e.feed.head.Load() }
+
+// checkFeed verifies the feed against the records: its seqs run without a
+// gap from the oldest kept to the head, every entry decodes, and the last
+// change kept for each id agrees with the records (a removal: no record; any
+// other: the record is there, in the namespace the change names).
+func (e *Engine) checkFeed(tx *bbolt.Tx, recs map[string]checkedRecord) CheckEntry {
+	c := CheckEntry{Name: checkFeed}
+	meta := tx.Bucket(bucketMeta)
+	head, pruned := getU64(meta.Get(keyFeedSeq)), getU64(meta.Get(keyFeedPruned))
+	type last struct {
+		removed bool
+		ns      string
+		seq     uint64
+	}
+	lastOf := map[string]last{}
+	want := pruned + 1
+	_ = tx.Bucket(bucketChanges).ForEach(func(k, v []byte) error {
+		c.Checked++
+		seq := getU64(k)
+		if seq != want {
+			c.disagree("the feed runs from seq %d to seq %d; want no gap", want-1, seq)
+		}
+		want = seq + 1
+		f, err := decodeChange(v, e.t.namespaceOf)
+		if err != nil {
+			c.disagree("change %d does not decode: %v", seq, err)
+			return nil
+		}
+		lastOf[f.id] = last{removed: f.op.Removes(), ns: f.ns.String(), seq: seq}
+		return nil
+	})
+	if want-1 != head && !(c.Checked == 0 && head == pruned) {
+		c.disagree("the feed ends at seq %d, its head is %d", want-1, head)
+	}
+	for id, l := range lastOf {
+		r, exists := recs[id]
+		switch {
+		case l.removed && exists:
+			c.disagree("record %s exists, but its last change (seq %d) removed it", id, l.seq)
+		case !l.removed && !exists:
+			c.disagree("record %s is gone, but the feed has no removal of it after seq %d", id, l.seq)
+		case !l.removed && r.ns != l.ns:
+			c.disagree("record %s lives in %s, its change %d names %s", id, r.ns, l.seq, l.ns)
+		}
+	}
+	return c
+}

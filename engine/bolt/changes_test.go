@@ -1,0 +1,345 @@
+package bolt_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"mnemo/contract"
+	"mnemo/contract/conformance"
+	"mnemo/engine/bolt"
+)
+
+func TestChangesResumeAcrossReopen(t *testing.T) {
+	dir := t.TempDir()
+	open := func() (contract.Engine, error) { return bolt.Open(dir, bolt.Options{}) }
+	closeIt := func(e contract.Engine) error { return e.(*bolt.Engine).Close() }
+	if err := conformance.CheckChangesResume(context.Background(), open, closeIt); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestChangesRetentionPrunesAndExpires(t *testing.T) {
+	dir := t.TempDir()
+	opts := bolt.Options{ChangeRetention: contract.ChangeRetention{MaxAge: time.Nanosecond, MaxChanges: 5}}
+	e := openStore(t, dir, opts)
+	if err := conformance.CheckChangesRetention(context.Background(), e, 5); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := e.Check(context.Background(), false, nil)
+	if err != nil || !rep.Consistent {
+		t.Fatalf("check after pruning: %v %+v", err, rep.Checks)
+	}
+	head := e.FeedHead()
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The pruned mark survives a reopen: a since before it is still refused.
+	e = openStore(t, dir, opts)
+	if _, err := e.Changes(context.Background(), contract.ChangesRequest{Since: 1, Limit: 10}); !errors.Is(err, contract.ErrExpired) {
+		t.Fatalf("since 1 after reopen: %v; want expired", err)
+	}
+	if p, err := e.Changes(context.Background(), contract.ChangesRequest{Since: head - 5, Limit: 10}); err != nil || len(p.Changes) != 5 {
+		t.Fatalf("the last 5 after reopen: %v %v", p.Changes, err)
+	}
+}
+
+// TestStoreFromVersion2Migrates opens a store written by the release before
+// the change feed (schema 2): it opens, its feed starts empty at the
+// migration, and the store then logs and checks like a new one.
+func TestStoreFromVersion2Migrates(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	untar(t, filepath.Join("testdata", "store-v2.tar.gz"), dir)
+	e := openStore(t, dir, bolt.Options{})
+	if n := e.Len(); n != 57 {
+		t.Fatalf("len %d, want 57", n)
+	}
+	p, err := e.Changes(ctx, contract.ChangesRequest{Limit: 10})
+	if err != nil || len(p.Changes) != 0 || p.Head != 0 {
+		t.Fatalf("a migrated store's feed: %+v %v; want empty at head 0", p, err)
+	}
+	r, err := e.Store(ctx, contract.Document("after the migration", contract.MemoryMeta{Namespace: contract.MustNamespace("team:t1")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err = e.Changes(ctx, contract.ChangesRequest{Limit: 10})
+	if err != nil || len(p.Changes) != 1 || p.Changes[0].Seq != 1 || p.Changes[0].ID != r.ID || p.Changes[0].Record == nil {
+		t.Fatalf("after one store: %+v %v", p, err)
+	}
+	rep, err := e.Check(ctx, false, nil)
+	if err != nil || !rep.Consistent {
+		t.Fatalf("check: %v %+v", err, rep.Checks)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bbolt.Open(filepath.Join(dir, bolt.DBFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_ = db.View(func(tx *bbolt.Tx) error {
+		if v := string(tx.Bucket([]byte("meta")).Get([]byte("schema"))); v != "3" {
+			t.Fatalf("schema %q after the migration, want 3", v)
+		}
+		return nil
+	})
+}
+
+func TestCheckFindsAFeedThatDisagrees(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	e := openStore(t, dir, bolt.Options{})
+	r, err := e.Store(ctx, contract.Document("checked by the feed", contract.MemoryMeta{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Store(ctx, contract.Document("a second one", contract.MemoryMeta{})); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Remove a record behind the feed's back, and a change from its middle.
+	db, err := bbolt.Open(filepath.Join(dir, bolt.DBFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		if err := tx.Bucket([]byte("records")).Delete([]byte(r.ID)); err != nil {
+			return err
+		}
+		return tx.Bucket([]byte("changes")).Delete([]byte{0, 0, 0, 0, 0, 0, 0, 2})
+	})
+	_ = db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e = openStore(t, dir, bolt.Options{})
+	rep, err := e.Check(ctx, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := disagreements(rep)["change feed"]; d < 2 {
+		t.Fatalf("the change feed check found %d disagreements, want the gap and the lost removal: %+v", d, rep.Checks)
+	}
+}
+
+// feedKillChild writes until it is killed: store_many batches, forgets by
+// ids and approvals, printing each operation's changes before it starts
+// ("? op id...") and once it is acknowledged ("! op id...").
+func feedKillChild(dir string, round int) {
+	ctx := context.Background()
+	e, err := bolt.Open(dir, bolt.Options{})
+	if err != nil {
+		fmt.Println("ERR", err)
+		os.Exit(2)
+	}
+	w := bufio.NewWriter(os.Stdout)
+	say := func(mark string, op contract.ChangeOp, ids []string) {
+		fmt.Fprintf(w, "%s %s %s\n", mark, op, strings.Join(ids, " "))
+		_ = w.Flush()
+	}
+	var batches [][]string
+	for b := 0; ; b++ {
+		items := make([]contract.StoreItem, 10)
+		ids := make([]string, len(items))
+		for j := range items {
+			items[j] = contract.Document(fmt.Sprintf("feed crash round %d batch %d item %d", round, b, j),
+				contract.MemoryMeta{Namespace: contract.MustNamespace("team:kill")})
+			ids[j] = items[j].Fingerprint()
+		}
+		opts := contract.WriteOptions{}
+		if b%2 == 1 {
+			opts.Status = contract.StatusCandidate
+		}
+		say("?", contract.OpStore, ids)
+		if _, err := e.StoreManyWith(ctx, items, opts); err != nil {
+			fmt.Println("ERR", err)
+			os.Exit(2)
+		}
+		say("!", contract.OpStore, ids)
+		batches = append(batches, ids)
+		if b%2 == 1 {
+			say("?", contract.OpApprove, ids[:1])
+			if _, err := e.Review(ctx, contract.ReviewRequest{ID: ids[0], Action: contract.ReviewApprove}); err != nil {
+				fmt.Println("ERR", err)
+				os.Exit(2)
+			}
+			say("!", contract.OpApprove, ids[:1])
+		}
+		if b%3 == 2 {
+			gone := batches[b-2][1:]
+			say("?", contract.OpForget, gone)
+			if _, err := e.Forget(ctx, contract.ForgetIDs(gone...)); err != nil {
+				fmt.Println("ERR", err)
+				os.Exit(2)
+			}
+			say("!", contract.OpForget, gone)
+		}
+	}
+}
+
+// TestKilledWriterFeedHoldsExactlyTheAcknowledged kills (SIGKILL) a writer at
+// random points, round after round on one store, and checks after each
+// reopen that the feed holds every acknowledged change once, in order, with
+// no gap, plus at most the one operation under way when the process died,
+// whole or not at all.
+func TestKilledWriterFeedHoldsExactlyTheAcknowledged(t *testing.T) {
+	if dir := os.Getenv("MNEMO_FEED_KILL_DIR"); dir != "" {
+		round, _ := strconv.Atoi(os.Getenv("MNEMO_FEED_KILL_ROUND"))
+		feedKillChild(dir, round)
+		return
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(3, 5))
+	var acked []string // "op id", in order
+	for round := range 4 {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestKilledWriterFeedHoldsExactlyTheAcknowledged$")
+		cmd.Env = append(os.Environ(), "MNEMO_FEED_KILL_DIR="+dir, "MNEMO_FEED_KILL_ROUND="+strconv.Itoa(round))
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		killAfter := 10 + rng.IntN(120)
+		var pending []string
+		lines := 0
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			f := strings.Fields(sc.Text())
+			if f[0] == "ERR" {
+				t.Fatalf("child: %s", sc.Text())
+			}
+			var expanded []string
+			for _, id := range f[2:] {
+				expanded = append(expanded, f[1]+" "+id)
+			}
+			if f[0] == "?" {
+				pending = expanded
+			} else {
+				acked = append(acked, expanded...)
+				pending = nil
+			}
+			if lines++; lines == killAfter {
+				_ = cmd.Process.Signal(syscall.SIGKILL)
+			}
+		}
+		_ = cmd.Wait()
+
+		e := openStore(t, dir, bolt.Options{})
+		var feed []string
+		var since uint64
+		for {
+			p, err := e.Changes(ctx, contract.ChangesRequest{Since: since, Limit: contract.MaxChangesLimit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range p.Changes {
+				if c.Seq != since+1 {
+					t.Fatalf("round %d: the feed goes from seq %d to %d", round, since, c.Seq)
+				}
+				since = c.Seq
+				feed = append(feed, string(c.Op)+" "+c.ID)
+			}
+			if p.Next == p.Head {
+				break
+			}
+		}
+		if len(feed) < len(acked) || strings.Join(feed[:len(acked)], ",") != strings.Join(acked, ",") {
+			t.Fatalf("round %d: the feed's %d changes do not start with the %d acknowledged", round, len(feed), len(acked))
+		}
+		extra := feed[len(acked):]
+		switch {
+		case len(extra) == 0:
+		case strings.Join(extra, ",") == strings.Join(pending, ","):
+			acked = append(acked, pending...) // it committed before the kill
+		default:
+			t.Fatalf("round %d: after the acknowledged changes the feed holds %v; want nothing or the whole operation under way %v", round, extra, pending)
+		}
+		rep, err := e.Check(ctx, false, nil)
+		if err != nil || !rep.Consistent {
+			t.Fatalf("round %d: check: %v %+v", round, err, rep.Checks)
+		}
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d changes acknowledged over 4 kills", len(acked))
+}
+
+// TestChangesUnderConcurrentWriters: writers storing and forgetting at once
+// while followers long-poll; each follower sees every seq once, in order.
+func TestChangesUnderConcurrentWriters(t *testing.T) {
+	ctx := context.Background()
+	e := openStore(t, t.TempDir(), bolt.Options{})
+	const writers, each = 4, 40
+	total := writers * (each + each/4)
+	var wg sync.WaitGroup
+	follow := func() error {
+		var since uint64
+		for n := 0; n < total; {
+			p, err := e.Changes(ctx, contract.ChangesRequest{Since: since, Limit: 9, Wait: 5 * time.Second})
+			if err != nil {
+				return err
+			}
+			if len(p.Changes) == 0 {
+				return fmt.Errorf("a follower waited 5s for nothing at seq %d of %d", since, total)
+			}
+			for _, c := range p.Changes {
+				if c.Seq != since+1 {
+					return fmt.Errorf("a follower saw seq %d after %d", c.Seq, since)
+				}
+				since = c.Seq
+				n++
+			}
+		}
+		return nil
+	}
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() { errs <- follow() }()
+	}
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				it := contract.Document(fmt.Sprintf("writer %d item %d", w, i), contract.MemoryMeta{})
+				if _, err := e.StoreWith(ctx, it, contract.WriteOptions{Wait: contract.WaitAccepted}); err != nil {
+					t.Error(err)
+					return
+				}
+				if i%4 == 3 {
+					if _, err := e.Forget(ctx, contract.ForgetIDs(it.Fingerprint())); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package remote
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"mnemo/contract"
+)
+
+// Changes reads the server's change feed (GET /v1/changes, a long poll). The
+// call's timeout is the client's plus the wait, so a long poll is never cut
+// short by the client; ctx still ends it.
+func (c *Client) Changes(ctx context.Context, req contract.ChangesRequest) (contract.ChangesPage, error) {
+	if err := req.Validate(); err != nil {
+		return contract.ChangesPage{}, err
+	}
+	path := "/v1/changes?" + ChangesValues(req).Encode()
+	for attempt := 0; ; attempt++ {
+		page, wait, err := c.changesOnce(ctx, path, req.Wait)
+		if wait <= 0 || attempt >= c.retries {
+			return page, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return page, err
+		case <-t.C:
+		}
+	}
+}
+
+// ChangesValues is the URL query of a changes request.
+func ChangesValues(req contract.ChangesRequest) url.Values {
+	v := url.Values{}
+	if req.FromNow {
+		v.Set("since", "now")
+	} else {
+		v.Set("since", strconv.FormatUint(req.Since, 10))
+	}
+	v.Set("limit", strconv.Itoa(req.Limit))
+	if req.Wait > 0 {
+		v.Set("wait", req.Wait.String())
+	}
+	if req.Reach != nil {
+		b, _ := json.Marshal(req.Reach)
+		v.Set("reach", string(b))
+	}
+	return v
+}
+
+func (c *Client) changesOnce(ctx context.Context, path string, wait time.Duration) (contract.ChangesPage, time.Duration, error) {
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout+wait)
+		defer cancel()
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	if err != nil {
+		return contract.ChangesPage{}, 0, contract.ConfigErr("cannot build a request to %s", c.label)
+	}
+	hr.Header.Set("Accept", "application/json")
+	if c.token != "" {
+		hr.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(hr)
+	if err != nil {
+		return contract.ChangesPage{}, 0, c.transportError(ctx, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	if err != nil {
+		return contract.ChangesPage{}, 0, c.transportError(ctx, err)
+	}
+	if resp.StatusCode == http.StatusOK {
+		var page contract.ChangesPage
+		if err := json.Unmarshal(data, &page); err != nil {
+			return contract.ChangesPage{}, 0, contract.EngineErr("the server at %s answered changes with JSON this client cannot read: %v", c.label, err)
+		}
+		if page.Changes == nil {
+			page.Changes = []contract.Change{}
+		}
+		return page, 0, nil
+	}
+	apiErr := decodeError(resp.StatusCode, data)
+	if resp.StatusCode == http.StatusTooManyRequests {
+		secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+		return contract.ChangesPage{}, time.Duration(max(secs, 1)) * time.Second, apiErr
+	}
+	return contract.ChangesPage{}, 0, apiErr
+}
