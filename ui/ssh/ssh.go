@@ -364,6 +364,9 @@ func (s *Server) program(sess charmssh.Session) *tea.Program {
 	opts.ReadOnly = opts.ReadOnly || p.ReadOnly()
 	opts.Reach = p.Reach
 	opts.LoadDemo = nil
+	// Each session follows the change feed with its own subscription, under
+	// its principal's reach (the confined engine answers only that).
+	opts.Live = true
 	// The user is not at the server: nothing the session does may touch
 	// its filesystem (export copies over OSC52 instead).
 	opts.RemoteUser, opts.ExportDir = true, ""
