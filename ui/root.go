@@ -83,6 +83,7 @@ func newModel(opts Options) *model {
 		Timer:      opts.Timer,
 		Width:      MinWidth,
 		Height:     MinHeight,
+		Ctx:        opts.Context,
 	}
 	if opts.Engine != nil {
 		c.Descriptor = opts.Engine.Descriptor()

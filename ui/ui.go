@@ -72,6 +72,10 @@ type Options struct {
 	ProgramOptions []tea.ProgramOption
 	// Timer replaces tea.Tick; tests use it to run timers without waiting.
 	Timer func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
+	// Context is what the session's reads run in (Run makes its own); an
+	// SSH session passes the program's life, so a waiting poll of the change
+	// feed ends when its TUI quits.
+	Context context.Context
 	// Live follows the store's change feed: the session updates itself as
 	// other writers change the store (the binary and SSH sessions set it).
 	Live bool

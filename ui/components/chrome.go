@@ -62,10 +62,11 @@ func drawHeader(st *common.Styles, in HeaderInfo) string {
 	help := st.HelpHint.Render(in.HelpKey + " help")
 	left := " " + st.AppName.Render("mnemo") + "  "
 	info := common.Width(count) + 2
-	// The tabs show their titles when the store's label still gets a dozen
-	// columns; on narrower screens the inactive ones show only their keys.
+	// The tabs show their titles when the store's label still fits (or gets
+	// two dozen columns); on narrower screens the inactive ones show only
+	// their keys.
 	right := drawTabs(st, in, false) + " " + help + " "
-	if w-common.Width(left)-common.Width(right)-info-3 < 12 {
+	if room := w - common.Width(left) - common.Width(right) - info - 3; room < min(24, common.Width(in.Store)) {
 		right = drawTabs(st, in, true) + " " + help + " "
 	}
 	room := w - common.Width(left) - common.Width(right)
