@@ -178,7 +178,7 @@ func (m *model) livePage(msg livePageMsg) tea.Cmd {
 			l.pending, l.unseen, l.removed, l.stored, l.overflow = nil, 0, nil, false, false
 			l.reset, l.started = true, false
 			cmds = append(cmds, m.changed(common.DataChangedMsg{Cause: common.ChangeLive}),
-				m.say("the change feed moved on while away; reloaded"), m.liveStart())
+				m.say("the feed moved on; reloaded"), m.liveStart())
 			return tea.Batch(cmds...)
 		}
 		if m.c.Context().Err() != nil {
@@ -306,8 +306,12 @@ func (m *model) togglePause() tea.Cmd {
 	}
 	n := l.unseen
 	cmds := []tea.Cmd{m.say("live updates resumed: " + common.Plural(n, "change", "changes"))}
-	if len(l.pending) > 0 && !l.window {
-		cmds = append(cmds, m.liveFlush(), m.liveOpenWindow())
+	if l.unseen > 0 {
+		// the user asked: show it now, window or not
+		cmds = append(cmds, m.liveFlush())
+		if !l.window {
+			cmds = append(cmds, m.liveOpenWindow())
+		}
 	}
 	return tea.Batch(cmds...)
 }

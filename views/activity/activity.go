@@ -187,7 +187,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(msg, k.Open):
 		if c.Op.Removes() || m.gone[c.ID] || c.Record == nil {
-			return common.Toast("record " + common.ShortID(c.ID) + " was forgotten; nothing to open")
+			return common.Toast("forgotten: nothing to open")
 		}
 		id, rec := c.ID, *c.Record
 		return func() tea.Msg { return common.OpenRecordMsg{ID: id, Record: &rec} }
@@ -214,7 +214,7 @@ func (m *Model) columns() cols {
 		c.ns, c.agent = 26, 12
 	}
 	// time op status kind namespace [agent] text, one space apart
-	used := 1 + 8 + 1 + 9 + 1 + 4 + 1 + 4 + 1 + c.ns + 1
+	used := 1 + 8 + 1 + 9 + 1 + 6 + 1 + 4 + 1 + c.ns + 1
 	if c.agent > 0 {
 		used += c.agent + 1
 	}
@@ -245,7 +245,6 @@ func (m *Model) row(st *common.Styles, c *contract.Change, cl cols) components.R
 	case contract.StatusSuperseded:
 		status = g.Superseded + " sup"
 	}
-	status = common.Fit(status, 4)
 	kind, text, agent := "", "", ""
 	textStyle := st.Row
 	switch {
@@ -260,7 +259,7 @@ func (m *Model) row(st *common.Styles, c *contract.Change, cl cols) components.R
 			textStyle = st.Dim
 		}
 	case c.Op.Removes():
-		text = "id " + c.ID
+		text = "id " + common.ShortID(c.ID)
 		textStyle = st.Dim
 	default:
 		text = "id " + common.ShortID(c.ID) + " (forgotten since)"
@@ -277,7 +276,7 @@ func (m *Model) row(st *common.Styles, c *contract.Change, cl cols) components.R
 	}{
 		{at, 8, st.Dim.Render},
 		{string(c.Op), 9, opStyle.Render},
-		{status, 4, st.Row.Render},
+		{status, 6, st.Row.Render},
 		{kind, 4, st.Kind.Render},
 		{c.Namespace.String(), cl.ns, st.Dim.Render},
 	}
@@ -310,7 +309,7 @@ func (m *Model) row(st *common.Styles, c *contract.Change, cl cols) components.R
 
 func (m *Model) headerLine(cl cols) string {
 	st := &m.c.Styles
-	h := " " + common.Fit("time", 8) + " " + common.Fit("op", 9) + " " + common.Fit("st", 4) + " " +
+	h := " " + common.Fit("time", 8) + " " + common.Fit("op", 9) + " " + common.Fit("status", 6) + " " +
 		common.Fit("kind", 4) + " " + common.Fit("namespace", cl.ns) + " "
 	if cl.agent > 0 {
 		h += common.Fit("agent", cl.agent) + " "
