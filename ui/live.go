@@ -34,7 +34,7 @@ const (
 	// refresh reloads everything.
 	liveMaxRemoved = 10_000
 	liveBackoffMin = 500 * time.Millisecond
-	liveBackoffMax = 30 * time.Second
+	liveBackoffMax = 5 * time.Second
 )
 
 type liveMode int

@@ -77,6 +77,7 @@ type keep struct {
 	id     string
 	row    int // the cursor's row on screen
 	cursor int
+	offset int
 	had    map[string]bool
 }
 
@@ -151,7 +152,7 @@ func (m *Model) reload() tea.Cmd {
 	limit := pageSize
 	if r := m.current(); live && r != nil {
 		// read as many rows as were loaded, so the cursor's record is found
-		k := &keep{id: r.ID, row: m.list.Cursor - m.list.Offset, cursor: m.list.Cursor, had: make(map[string]bool, len(m.records))}
+		k := &keep{id: r.ID, row: m.list.Cursor - m.list.Offset, cursor: m.list.Cursor, offset: m.list.Offset, had: make(map[string]bool, len(m.records))}
 		for _, r := range m.records {
 			k.had[r.ID] = true
 		}
@@ -245,7 +246,7 @@ func (m *Model) restore(k *keep) {
 	}
 	if idx < 0 {
 		m.list.Cursor = k.cursor
-		m.list.Offset = k.cursor - k.row
+		m.list.Offset = k.offset
 		m.list.SetRows(m.list.Rows)
 		return
 	}
@@ -255,6 +256,9 @@ func (m *Model) restore(k *keep) {
 		}
 	}
 	m.list.Cursor, m.list.Offset = idx, idx-k.row
+	if k.offset == 0 {
+		m.list.Offset = 0 // a table scrolled to its head stays there
+	}
 	m.list.SetRows(m.list.Rows)
 	if idx == 0 {
 		m.newAbove = 0

@@ -89,8 +89,8 @@ func New(c *common.Common) *Model {
 
 // keep is where the record cursor was before a live reload.
 type keep struct {
-	id          string
-	row, cursor int
+	id                  string
+	row, cursor, offset int
 }
 
 type facetCountMsg struct {
@@ -161,7 +161,7 @@ func (m *Model) reload() tea.Cmd {
 	limit := pageSize
 	if live && len(m.records) > 0 {
 		c := m.recList.Cursor
-		m.keep = &keep{id: m.records[c].ID, row: c - m.recList.Offset, cursor: c}
+		m.keep = &keep{id: m.records[c].ID, row: c - m.recList.Offset, cursor: c, offset: m.recList.Offset}
 		limit = min(contract.BrowseMaxLimit, max(pageSize, len(m.records)))
 	}
 	m.gen++
@@ -304,7 +304,8 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 }
 
 // restore puts the record cursor back on its record, on the same screen
-// row (where it was, when the record went).
+// row (where it was, when the record went); a list scrolled to its head
+// stays at the head, so what arrived shows above the cursor.
 func (m *Model) restore(k *keep) {
 	cursor := k.cursor
 	for i := range m.records {
@@ -314,6 +315,10 @@ func (m *Model) restore(k *keep) {
 		}
 	}
 	m.recList.Cursor, m.recList.Offset = cursor, cursor-k.row
+	if k.offset == 0 {
+		// a list scrolled to its head stays there: what arrived shows above
+		m.recList.Offset = 0
+	}
 	m.recList.SetRows(m.recList.Rows)
 }
 
