@@ -398,3 +398,20 @@ func TestGoldenLive(t *testing.T) {
 
 // toastGone clears the footer's toast, as its timer would.
 func (h *harness) toastGone() { h.send(toastExpiredMsg{gen: h.m.status.toastGen}) }
+
+// A list scrolled to its head stays there: what arrives shows above the
+// cursor, which keeps its record.
+func TestLiveHeadStaysInView(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t, 30)
+	h := newLiveHarness(t, w, 80, 24)
+	h.keys("tab")
+	e := h.m.exploreView()
+	id := e.Cursor().ID
+	w.store("arrived at the head", "team:acme", contract.StatusActive)
+	h.follow()
+	if got := e.Cursor(); got == nil || got.ID != id {
+		t.Fatalf("explore's cursor moved to %v, want record %s", got, id)
+	}
+	h.contains("arrived at the head")
+}
