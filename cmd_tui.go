@@ -62,6 +62,7 @@ func (a *app) runTUI(ctx context.Context, f tuiFlags) error {
 		Plain:      f.plain,
 		Mouse:      a.cfg.Mouse != nil && *a.cfg.Mouse,
 		Logger:     a.logger,
+		Live:       true,
 	}
 	// The process's own terminal is the TUI's default; other streams (tests,
 	// pipes handed in by a host) are passed explicitly.

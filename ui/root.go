@@ -43,6 +43,7 @@ type model struct {
 	tabs   []components.Tab // the header's tabs, from the registry and the key map
 	mouse  bool
 	undo   []undoEntry
+	live   liveFeed
 }
 
 // view is one registered view of the session.
@@ -82,6 +83,7 @@ func newModel(opts Options) *model {
 		Timer:      opts.Timer,
 		Width:      MinWidth,
 		Height:     MinHeight,
+		Ctx:        opts.Context,
 	}
 	if opts.Engine != nil {
 		c.Descriptor = opts.Engine.Descriptor()
@@ -91,6 +93,7 @@ func newModel(opts Options) *model {
 		c.Scope.Base.Reach = &r
 	}
 	m := &model{c: c, opts: opts, mouse: opts.Mouse}
+	m.live.enabled = opts.Live && opts.Engine != nil
 	m.status.tasks = map[string]string{}
 	for _, s := range Registry() {
 		m.views = append(m.views, view{spec: s, pane: s.New(c)})
@@ -104,8 +107,13 @@ func newModel(opts Options) *model {
 }
 
 // Init asks the terminal for its background and loads the first view; the
-// first frame is drawn before any of it answers.
+// first frame is drawn before any of it answers. A live session reads the
+// change feed's head first and loads when it answers (livePage), so no change
+// made between the load and the head is missed.
 func (m *model) Init() tea.Cmd {
+	if m.live.enabled {
+		return tea.Batch(tea.RequestBackgroundColor, m.liveStart())
+	}
 	return tea.Batch(tea.RequestBackgroundColor, m.totalCmd(), m.activate())
 }
 
@@ -173,6 +181,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m *model) update(msg tea.Msg) tea.Cmd {
 	if cmd, ok := m.forgetMsg(msg); ok {
+		return cmd
+	}
+	if cmd, ok := m.liveMsg(msg); ok {
 		return cmd
 	}
 	switch msg := msg.(type) {
@@ -290,7 +301,14 @@ func (m *model) access(msg AccessMsg) tea.Cmd {
 		base.Reach = &r
 	}
 	stale := m.broadcast(common.DataChangedMsg{Cause: common.ChangeAccess})
-	return tea.Batch(stale, m.setScope(common.Scope{Base: base}), m.totalCmd(), m.say(msg.Note))
+	cmd := tea.Batch(stale, m.setScope(common.Scope{Base: base}), m.totalCmd(), m.say(msg.Note))
+	if m.live.enabled {
+		// follow the feed under the new reach, from its head
+		l := &m.live
+		l.pending, l.unseen, l.removed, l.stored, l.overflow, l.reset = nil, 0, nil, false, false, true
+		cmd = tea.Batch(cmd, m.liveStart())
+	}
+	return cmd
 }
 
 func (m *model) loadDemo() tea.Cmd {
@@ -360,6 +378,8 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 			return m.say("mouse on (shift+drag selects text)")
 		}
 		return m.say("mouse off")
+	case key.Matches(msg, k.PauseLive):
+		return m.togglePause()
 	case key.Matches(msg, k.Refresh):
 		m.status.errText, m.status.errFull = "", ""
 		return m.changed(common.DataChangedMsg{Cause: common.ChangeRefresh})

@@ -44,7 +44,7 @@ func (m *model) render() string {
 	b.Grow(w * h * 4)
 	b.WriteString(m.header.View(st, m.headerInfo()))
 	b.WriteByte('\n')
-	b.WriteString(components.ScopeLine(st, w, m.c.Scope, inScope, m.c.Total, m.c.ReadOnly))
+	b.WriteString(components.ScopeLine(st, w, m.c.Scope, inScope, m.c.Total, m.c.ReadOnly, m.liveLabel()))
 	b.WriteByte('\n')
 	b.WriteString(m.body())
 	b.WriteByte('\n')

@@ -72,6 +72,16 @@ type Options struct {
 	ProgramOptions []tea.ProgramOption
 	// Timer replaces tea.Tick; tests use it to run timers without waiting.
 	Timer func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
+	// Context is what the session's reads run in (Run makes its own); an
+	// SSH session passes the program's life, so a waiting poll of the change
+	// feed ends when its TUI quits.
+	Context context.Context
+	// Live follows the store's change feed: the session updates itself as
+	// other writers change the store (the binary and SSH sessions set it).
+	Live bool
+	// Follow, when set, is handed each waiting poll of the change feed and
+	// returns the command to run instead (tests run the polls on demand).
+	Follow func(poll tea.Cmd) tea.Cmd
 }
 
 // AccessMsg tells a running session that its principal changed (serve mode
@@ -91,6 +101,10 @@ func New(opts Options) tea.Model { return newModel(opts) }
 // Run runs the TUI on the terminal (or the given input and output) until the
 // user quits or ctx ends.
 func Run(ctx context.Context, opts Options) error {
+	// The session's context ends with Run, so a poll of the change feed
+	// still waiting when the user quits ends with it.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	m := newModel(opts)
 	m.c.Ctx = ctx
 	popts := []tea.ProgramOption{tea.WithContext(ctx)}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"mnemo/ui/common"
+	"mnemo/views/activity"
 	"mnemo/views/browse"
 	"mnemo/views/detail"
 	"mnemo/views/explore"
@@ -58,6 +59,9 @@ func Registry() []ViewSpec {
 		{ViewInfo: common.ViewInfo{Name: common.ViewRecall, Title: "Recall", Keys: []string{"4"},
 			Actions: with(panes(), listActions(), []string{"open"})},
 			New: func(c *common.Common) common.View { return recall.New(c) }},
+		{ViewInfo: common.ViewInfo{Name: common.ViewActivity, Title: "Activity", Keys: []string{"5"},
+			Actions: with(listActions(), []string{"open", "copy-id"})},
+			New: func(c *common.Common) common.View { return activity.New(c) }},
 	}
 }
 

@@ -12,11 +12,12 @@ import (
 // when no view offers both. The shell's registry (ui/views.go) says which
 // actions each view offers.
 const (
-	ViewExplore = "explore"
-	ViewBrowse  = "browse"
-	ViewFetch   = "fetch"
-	ViewRecall  = "recall"
-	ViewDetail  = "detail"
+	ViewExplore  = "explore"
+	ViewBrowse   = "browse"
+	ViewFetch    = "fetch"
+	ViewRecall   = "recall"
+	ViewActivity = "activity"
+	ViewDetail   = "detail"
 )
 
 // ViewInfo is what the key map needs to know of a view: its name (the key
@@ -47,7 +48,7 @@ type KeyMap struct {
 	CopyID, CopyText, Forget, ForgetScope, Undo                    key.Binding
 	Approve, Reject, Select, Sort, AddSort, FilterEditor           key.Binding
 	TogglePreview, Export, LoadDemo, CycleMode                     key.Binding
-	PrevColumn, NextColumn                                         key.Binding
+	PrevColumn, NextColumn, PauseLive                              key.Binding
 
 	// views are the keys that show each view, by view name.
 	views map[string]*key.Binding
@@ -106,6 +107,7 @@ func actionTable() []Action {
 		g("refresh", "refresh", k("r"), func(k *KeyMap) *key.Binding { return &k.Refresh }),
 		g("toggle-mouse", "mouse on/off", k("m"), func(k *KeyMap) *key.Binding { return &k.ToggleMouse }),
 		g("show-error", "error details", k("!"), func(k *KeyMap) *key.Binding { return &k.ShowError }),
+		g("pause-live", "pause / resume live", k("P"), func(k *KeyMap) *key.Binding { return &k.PauseLive }),
 		a("up", "up", k("up", "k"), func(k *KeyMap) *key.Binding { return &k.Up }),
 		a("down", "down", k("down", "j"), func(k *KeyMap) *key.Binding { return &k.Down }),
 		a("page-up", "page up", k("pgup"), func(k *KeyMap) *key.Binding { return &k.PageUp }),

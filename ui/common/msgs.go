@@ -98,10 +98,30 @@ type DataChangedMsg struct {
 	// nothing else: a view may drop these instead of reloading. Nil means the
 	// change is not known record by record.
 	Gone []string
+	// Removed, when Gone is nil and Removed is not (it may be empty), is
+	// every id the change removed although it did more (a batch of live
+	// changes that also stored): a view drops these at once and reloads the
+	// rest; search results and answers may keep the rest as they are.
+	Removed []string
 }
 
 // Goes tells whether the change removed id.
-func (m DataChangedMsg) Goes(id string) bool { return slices.Contains(m.Gone, id) }
+func (m DataChangedMsg) Goes(id string) bool {
+	return slices.Contains(m.Gone, id) || slices.Contains(m.Removed, id)
+}
+
+// Live tells whether the change came from the change feed (another writer).
+func (m DataChangedMsg) Live() bool { return m.Cause == ChangeLive }
+
+// ChangesMsg hands the views the changes of the feed that the session shows
+// now (oldest first), just before the DataChangedMsg they amount to: the
+// activity view lists them.
+type ChangesMsg struct {
+	Changes []contract.Change
+	// Reset says the feed started again (an expired since, a new principal):
+	// what came before may be incomplete.
+	Reset bool
+}
 
 // UndoMsg asks the shell to undo the last forget of the session.
 type UndoMsg struct{}

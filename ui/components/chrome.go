@@ -59,21 +59,17 @@ func drawHeader(st *common.Styles, in HeaderInfo) string {
 	if in.Total >= 0 {
 		count = common.Plural(in.Total, "record", "records")
 	}
-	var tabs strings.Builder
-	for i, t := range in.Tabs {
-		label := fmt.Sprintf("%s %s", t.Keys, t.Title)
-		if i == in.Active {
-			tabs.WriteString(st.TabActive.Render("[" + label + "]"))
-		} else {
-			tabs.WriteString(st.Tab.Render(label))
-		}
-		tabs.WriteString("  ")
-	}
 	help := st.HelpHint.Render(in.HelpKey + " help")
-	right := tabs.String() + " " + help + " "
 	left := " " + st.AppName.Render("mnemo") + "  "
-	room := w - common.Width(left) - common.Width(right)
 	info := common.Width(count) + 2
+	// The tabs show their titles when the store's label still fits (or gets
+	// two dozen columns); on narrower screens the inactive ones show only
+	// their keys.
+	right := drawTabs(st, in, false) + " " + help + " "
+	if room := w - common.Width(left) - common.Width(right) - info - 3; room < min(24, common.Width(in.Store)) {
+		right = drawTabs(st, in, true) + " " + help + " "
+	}
+	room := w - common.Width(left) - common.Width(right)
 	label := common.Cut(in.Store, max(0, room-info-3))
 	mid := st.Store.Render(label) + "  " + st.Count.Render(count)
 	line := left + mid
@@ -85,15 +81,37 @@ func drawHeader(st *common.Styles, in HeaderInfo) string {
 	return line + strings.Repeat(" ", max(0, pad)) + right
 }
 
+func drawTabs(st *common.Styles, in HeaderInfo, short bool) string {
+	var tabs strings.Builder
+	for i, t := range in.Tabs {
+		label := fmt.Sprintf("%s %s", t.Keys, t.Title)
+		switch {
+		case i == in.Active:
+			tabs.WriteString(st.TabActive.Render("[" + label + "]"))
+		case short:
+			tabs.WriteString(st.Tab.Render(t.Keys))
+		default:
+			tabs.WriteString(st.Tab.Render(label))
+		}
+		tabs.WriteString("  ")
+	}
+	return tabs.String()
+}
+
 // ScopeLine is the second line: the scope as breadcrumbs and "N of M"
-// (inScope of total; either -1 when unknown), marked read-only when it is.
-func ScopeLine(st *common.Styles, width int, scope common.Scope, inScope, total int, readOnly bool) string {
+// (inScope of total; either -1 when unknown), marked read-only when it is,
+// with the live indicator (drawn by the caller; empty when not live) before
+// the count.
+func ScopeLine(st *common.Styles, width int, scope common.Scope, inScope, total int, readOnly bool, live string) string {
 	right := ""
 	switch {
 	case inScope >= 0 && total >= 0:
 		right = st.ScopeCount.Render(common.Thousands(inScope)) + " of " + common.Thousands(total) + " "
 	case total >= 0:
 		right = common.Thousands(total) + " "
+	}
+	if live != "" {
+		right = live + "  " + right
 	}
 	if readOnly {
 		right = st.Warning.Render("read-only") + "  " + right

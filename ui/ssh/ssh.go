@@ -315,7 +315,7 @@ func refuse(sess charmssh.Session, msg string) {
 // the session goes away.
 func (s *Server) runProgram(next charmssh.Handler) charmssh.Handler {
 	return func(sess charmssh.Session) {
-		prog := s.program(sess)
+		prog, endReads := s.program(sess)
 		if prog == nil {
 			next(sess)
 			return
@@ -341,6 +341,7 @@ func (s *Server) runProgram(next charmssh.Handler) charmssh.Handler {
 			s.log.Warn("ssh session program ended with an error", "err", err)
 		}
 		prog.Kill()
+		endReads() // ends the session's poll of the change feed
 		s.mu.Lock()
 		revoked := s.programs[prog] != nil && s.programs[prog].revoked
 		s.mu.Unlock()
@@ -353,18 +354,25 @@ func (s *Server) runProgram(next charmssh.Handler) charmssh.Handler {
 }
 
 // program builds the session's TUI: its own model over the principal's
-// confined engine.
-func (s *Server) program(sess charmssh.Session) *tea.Program {
+// confined engine, and the cancel of the context its reads run in (the
+// program's life: a poll of the change feed ends when the TUI quits, even
+// while the connection stays open).
+func (s *Server) program(sess charmssh.Session) (*tea.Program, context.CancelFunc) {
 	p, _ := sess.Context().Value(principalKey{}).(*auth.Principal)
 	if p == nil {
-		return nil
+		return nil, func() {}
 	}
+	ctx, cancel := context.WithCancel(sess.Context())
 	engine := &sessionEngine{e: s.confine(p), g: s.gate, sess: sess.Context()}
 	opts := s.opts.UI
 	opts.Engine = engine
 	opts.ReadOnly = opts.ReadOnly || p.ReadOnly()
 	opts.Reach = p.Reach
 	opts.LoadDemo = nil
+	// Each session follows the change feed with its own subscription, under
+	// its principal's reach (the confined engine answers only that).
+	opts.Live = true
+	opts.Context = ctx
 	// The user is not at the server: nothing the session does may touch
 	// its filesystem (export copies over OSC52 instead).
 	opts.RemoteUser, opts.ExportDir = true, ""
@@ -381,7 +389,8 @@ func (s *Server) program(sess charmssh.Session) *tea.Program {
 	if s.stopping {
 		s.mu.Unlock()
 		refuse(sess, "the server is shutting down")
-		return nil
+		cancel()
+		return nil, func() {}
 	}
 	s.programs[prog] = &live{sess: sess, key: sess.PublicKey(), p: p, engine: engine}
 	s.mu.Unlock()
@@ -392,5 +401,5 @@ func (s *Server) program(sess charmssh.Session) *tea.Program {
 		delete(s.programs, prog)
 		s.mu.Unlock()
 	}()
-	return prog
+	return prog, cancel
 }

@@ -59,10 +59,26 @@ type Model struct {
 	scopeGen int
 	// stale says the data or the query changed since the last load.
 	stale bool
+	// live says the data changed under the session (the change feed): the
+	// next reload keeps the cursor on its record and the screen row it was
+	// on. keep is what that reload keeps; newAbove counts the records that
+	// arrived above the cursor since the user was last at the head.
+	live     bool
+	keep     *keep
+	newAbove int
 
 	editor     *editor
 	confirming *confirm
 	reviewing  bool
+}
+
+// keep is where the cursor was before a live reload.
+type keep struct {
+	id     string
+	row    int // the cursor's row on screen
+	cursor int
+	offset int
+	had    map[string]bool
 }
 
 type confirm struct {
@@ -128,16 +144,35 @@ func (m *Model) Query() contract.BrowseQuery {
 }
 
 func (m *Model) reload() tea.Cmd {
-	m.scopeGen, m.stale = m.c.ScopeGen, false
+	live := m.live && m.scopeGen == m.c.ScopeGen
+	m.scopeGen, m.stale, m.live, m.keep = m.c.ScopeGen, false, false, nil
 	m.gen++
 	m.walkNow = m.c.Now().UTC().Truncate(time.Millisecond)
 	m.loading = true
-	return m.pageCmd(m.gen, nil)
+	limit := pageSize
+	if r := m.current(); live && r != nil {
+		// read as many rows as were loaded, so the cursor's record is found
+		k := &keep{id: r.ID, row: m.list.Cursor - m.list.Offset, cursor: m.list.Cursor, offset: m.list.Offset, had: make(map[string]bool, len(m.records))}
+		for _, r := range m.records {
+			k.had[r.ID] = true
+		}
+		m.keep = k
+		limit = min(contract.BrowseMaxLimit, max(pageSize, len(m.records)))
+	} else {
+		m.newAbove = 0
+	}
+	return m.pageCmdLimit(m.gen, nil, limit)
 }
 
 func (m *Model) pageCmd(gen int, cursor *string) tea.Cmd {
+	return m.pageCmdLimit(gen, cursor, pageSize)
+}
+
+func (m *Model) pageCmdLimit(gen int, cursor *string, limit int) tea.Cmd {
 	appendPage := cursor != nil
-	return common.BrowseCmd(m.c, m.Query(), cursor, func(page contract.BrowsePage, err error) tea.Msg {
+	q := m.Query()
+	q.Limit = limit
+	return common.BrowseCmd(m.c, q, cursor, func(page contract.BrowsePage, err error) tea.Msg {
 		return pageMsg{gen: gen, page: page, append: appendPage, err: err}
 	})
 }
@@ -162,6 +197,10 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 		}
 		m.total, m.cont = msg.page.Total, msg.page.Continuation
 		m.rebuild()
+		if k := m.keep; k != nil && !msg.append {
+			m.keep = nil
+			m.restore(k)
+		}
 	case reviewedMsg:
 		m.reviewing = false
 		m.selected = map[string]bool{}
@@ -180,6 +219,7 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 		return tea.Batch(cmds...)
 	case common.DataChangedMsg:
 		m.stale = true
+		m.live = msg.Live()
 	case editorCancelMsg:
 		m.editor = nil
 	case editorDoneMsg:
@@ -192,6 +232,45 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 	}
 	return nil
 }
+
+// restore puts the cursor back on the record it was on before a live
+// reload, on the same screen row, and counts the records that arrived above
+// it; a record that went leaves the cursor where it was.
+func (m *Model) restore(k *keep) {
+	idx := -1
+	for i := range m.records {
+		if m.records[i].ID == k.id {
+			idx = i
+			break
+		}
+	}
+	if idx < 0 {
+		m.list.Cursor = k.cursor
+		m.list.Offset = k.offset
+		m.list.SetRows(m.list.Rows)
+		return
+	}
+	for _, r := range m.records[:idx] {
+		if !k.had[r.ID] {
+			m.newAbove++
+		}
+	}
+	m.list.Cursor, m.list.Offset = idx, idx-k.row
+	if k.offset == 0 {
+		m.list.Offset = 0 // a table scrolled to its head stays there
+	}
+	m.list.SetRows(m.list.Rows)
+	if idx == 0 {
+		m.newAbove = 0
+	}
+}
+
+// NewAbove is how many records arrived above the cursor since the user was
+// last at the head (the "▲ N new" badge).
+func (m *Model) NewAbove() int { return m.newAbove }
+
+// Cursor is the record under the cursor (nil when there is none).
+func (m *Model) Cursor() *contract.Record { return m.current() }
 
 func (m *Model) current() *contract.Record {
 	if len(m.records) == 0 {
@@ -231,6 +310,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	k := &m.c.Keys
 	if m.list.MoveByKey(k, msg) {
+		if m.list.Cursor == 0 {
+			m.newAbove = 0
+		}
 		if !m.loading && m.cont != nil && m.list.NearEnd(loadMargin) {
 			m.loading = true
 			return m.pageCmd(m.gen, m.cont)
@@ -585,6 +667,16 @@ func (m *Model) View() string {
 		title = fmt.Sprintf("Browse  %s loaded of %s matching", common.Thousands(len(m.records)), common.Thousands(m.total))
 		if len(m.selected) > 0 {
 			title += fmt.Sprintf("  %d selected", len(m.selected))
+		}
+		if m.newAbove > 0 {
+			up := "▲"
+			if m.c.Plain {
+				up = "^"
+			}
+			title += fmt.Sprintf("  %s %d new", up, m.newAbove)
+			if keys := m.c.Keys.Top.Keys(); len(keys) > 0 {
+				title += " (" + common.KeyLabel(keys[:1]) + ")"
+			}
 		}
 		if d := describeFilters(m.status, m.kinds, m.filters); d != "" {
 			title += "  [" + d + "]"

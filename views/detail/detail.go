@@ -87,6 +87,18 @@ func (m *Model) Open(id string, known *contract.Record) tea.Cmd {
 	}
 }
 
+// Refresh reads the record shown again (it changed elsewhere), keeping
+// the scroll position.
+func (m *Model) Refresh() tea.Cmd {
+	if m.id == "" {
+		return nil
+	}
+	off := m.offset
+	cmd := m.Open(m.id, m.rec)
+	m.offset = off
+	return cmd
+}
+
 // ID is the record shown.
 func (m *Model) ID() string { return m.id }
 

@@ -53,7 +53,12 @@ type Model struct {
 	gen      int
 	scopeGen int
 	// stale says the store changed since the last load (a DataChangedMsg).
-	stale   bool
+	stale bool
+	// live says the store changed under the session (the change feed): the
+	// next reload keeps the facet counts on screen until the new ones come
+	// and the record cursor on its record, on the same screen row.
+	live    bool
+	keep    *keep
 	loaded  bool
 	pending int
 
@@ -80,6 +85,12 @@ func New(c *common.Common) *Model {
 	m.filter = components.NewInput(c, "contains: ")
 	m.rebuildTree()
 	return m
+}
+
+// keep is where the record cursor was before a live reload.
+type keep struct {
+	id                  string
+	row, cursor, offset int
 }
 
 type facetCountMsg struct {
@@ -145,14 +156,23 @@ func (m *Model) reload() tea.Cmd {
 			}
 		}
 	}
-	m.scopeGen, m.stale = m.c.ScopeGen, false
+	live := m.live && m.scopeGen == m.c.ScopeGen
+	m.scopeGen, m.stale, m.live, m.keep = m.c.ScopeGen, false, false, nil
+	limit := pageSize
+	if live && len(m.records) > 0 {
+		c := m.recList.Cursor
+		m.keep = &keep{id: m.records[c].ID, row: c - m.recList.Offset, cursor: c, offset: m.recList.Offset}
+		limit = min(contract.BrowseMaxLimit, max(pageSize, len(m.records)))
+	}
 	m.gen++
 	gen := m.gen
 	filter := m.c.Filter()
 	cmds := make([]tea.Cmd, 0, len(m.roots)+2)
 	m.pending = 0
 	for _, r := range m.roots {
-		r.distinct = -1
+		if !live {
+			r.distinct = -1
+		}
 		cmds = append(cmds, m.countCmd(gen, r.facet, filter))
 		m.pending++
 		if r.expanded {
@@ -162,7 +182,7 @@ func (m *Model) reload() tea.Cmd {
 	}
 	m.loadingRec = true
 	m.pending++
-	cmds = append(cmds, m.recordsCmd(gen, nil))
+	cmds = append(cmds, m.recordsCmdLimit(gen, nil, limit))
 	m.rebuildTree()
 	return tea.Batch(cmds...)
 }
@@ -201,8 +221,14 @@ func (m *Model) browseQuery() contract.BrowseQuery {
 }
 
 func (m *Model) recordsCmd(gen int, cursor *string) tea.Cmd {
+	return m.recordsCmdLimit(gen, cursor, pageSize)
+}
+
+func (m *Model) recordsCmdLimit(gen int, cursor *string, limit int) tea.Cmd {
 	appendPage := cursor != nil
-	return common.BrowseCmd(m.c, m.browseQuery(), cursor, func(page contract.BrowsePage, err error) tea.Msg {
+	q := m.browseQuery()
+	q.Limit = limit
+	return common.BrowseCmd(m.c, q, cursor, func(page contract.BrowsePage, err error) tea.Msg {
 		return recordsMsg{gen: gen, page: page, append: appendPage, err: err}
 	})
 }
@@ -259,8 +285,13 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 		m.total = msg.page.Total
 		m.cont = msg.page.Continuation
 		m.rebuildRows()
+		if k := m.keep; k != nil && !msg.append {
+			m.keep = nil
+			m.restore(k)
+		}
 	case common.DataChangedMsg:
 		m.stale = true
+		m.live = msg.Live()
 	case contentMsg:
 		if msg.text == m.filter.Value() && msg.text != m.content {
 			m.content = msg.text
@@ -270,6 +301,33 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 		return m.key(msg)
 	}
 	return nil
+}
+
+// restore puts the record cursor back on its record, on the same screen
+// row (where it was, when the record went); a list scrolled to its head
+// stays at the head, so what arrived shows above the cursor.
+func (m *Model) restore(k *keep) {
+	cursor := k.cursor
+	for i := range m.records {
+		if m.records[i].ID == k.id {
+			cursor = i
+			break
+		}
+	}
+	m.recList.Cursor, m.recList.Offset = cursor, cursor-k.row
+	if k.offset == 0 {
+		// a list scrolled to its head stays there: what arrived shows above
+		m.recList.Offset = 0
+	}
+	m.recList.SetRows(m.recList.Rows)
+}
+
+// Cursor is the record under the record cursor (nil when there is none).
+func (m *Model) Cursor() *contract.Record {
+	if len(m.records) == 0 {
+		return nil
+	}
+	return &m.records[m.recList.Cursor]
 }
 
 func (m *Model) reloadRecords() tea.Cmd {

@@ -158,7 +158,9 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 		m.cont = msg.Page.NextCursor
 		m.rebuild()
 	case common.DataChangedMsg:
-		if msg.Gone == nil {
+		// results are the answer to a query: a change known record by
+		// record drops what went and leaves the rest (r asks again)
+		if msg.Gone == nil && msg.Removed == nil {
 			m.stale = true
 			return nil
 		}

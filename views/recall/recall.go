@@ -185,10 +185,11 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 		if m.answer == nil {
 			return nil
 		}
-		if msg.Gone == nil {
+		if msg.Gone == nil && msg.Removed == nil {
 			m.stale = true
 			return nil
 		}
+		// a change known record by record marks the citations that went
 		for _, c := range m.answer.Citations {
 			if msg.Goes(c.ID) {
 				m.markGone(c.ID)

@@ -1,0 +1,417 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"mnemo/contract"
+	"mnemo/engine/memory"
+	"mnemo/ui/common"
+	"mnemo/ui/uitest"
+	"mnemo/views/activity"
+)
+
+// writer is another writer of the session's store: it stores and forgets on
+// the same engine outside the TUI, each write a minute after the last.
+type writer struct {
+	t     *testing.T
+	e     *memory.Engine
+	mu    sync.Mutex
+	clock time.Time
+}
+
+func (w *writer) now() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.clock
+}
+
+func (w *writer) tick() {
+	w.mu.Lock()
+	w.clock = w.clock.Add(time.Minute)
+	w.mu.Unlock()
+}
+
+// store stores a learning in ns and returns its id.
+func (w *writer) store(text, ns string, st contract.Status) string {
+	w.t.Helper()
+	w.tick()
+	it := contract.Learning(text, contract.LearningFact, 0.7, contract.MemoryMeta{Namespace: contract.MustNamespace(ns)})
+	rec, err := w.e.StoreWith(context.Background(), it, contract.WriteOptions{Status: st})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return rec.ID
+}
+
+func (w *writer) forget(ids ...string) {
+	w.t.Helper()
+	w.tick()
+	if _, err := w.e.Forget(context.Background(), contract.ForgetIDs(ids...)); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// newWriter is a store of n learnings in two namespaces, stored a minute
+// apart and ending an hour before the tests' now.
+func newWriter(t *testing.T, n int) *writer {
+	w := &writer{t: t, clock: uitest.Now().Add(-time.Hour - time.Duration(n)*time.Minute)}
+	w.e = memory.New(memory.WithClock(w.now))
+	for i := range n {
+		ns := "team:acme"
+		if i%3 == 0 {
+			ns = "user:kim"
+		}
+		w.store(fmt.Sprintf("fact %02d of the old store", i+1), ns, contract.StatusActive)
+	}
+	return w
+}
+
+// liveHarness is a live session whose waiting polls of the change feed and
+// coalescing windows run when the test says: follow answers the poll the
+// session waits on (the writer has written, so it answers at once), and
+// endWindow ends the window in progress.
+type liveHarness struct {
+	*harness
+	w       *writer
+	polls   []tea.Cmd
+	windows []func(time.Time) tea.Msg
+}
+
+func newLiveHarness(t *testing.T, w *writer, width, height int, mutate ...func(*Options)) *liveHarness {
+	t.Helper()
+	lh := &liveHarness{w: w}
+	opts := append([]func(*Options){func(o *Options) {
+		o.Live = true
+		o.Follow = func(poll tea.Cmd) tea.Cmd {
+			lh.polls = append(lh.polls, poll)
+			return nil
+		}
+		o.Timer = func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
+			if d == liveWindow {
+				lh.windows = append(lh.windows, fn)
+				return nil
+			}
+			return uitest.Timer(d, fn)
+		}
+	}}, mutate...)
+	lh.harness = harnessOn(t, w.e, "/srv/mnemo", width, height, opts...)
+	return lh
+}
+
+func (lh *liveHarness) follow() {
+	lh.t.Helper()
+	if len(lh.polls) == 0 {
+		lh.t.Fatal("the session waits on no poll of the change feed")
+	}
+	poll := lh.polls[0]
+	lh.polls = lh.polls[1:]
+	done := make(chan tea.Msg, 1)
+	go func() { done <- poll() }()
+	select {
+	case msg := <-done:
+		lh.send(msg)
+	case <-time.After(5 * time.Second):
+		lh.t.Fatal("the poll did not answer although the store changed")
+	}
+}
+
+func (lh *liveHarness) endWindow() {
+	lh.t.Helper()
+	if len(lh.windows) == 0 {
+		lh.t.Fatal("no coalescing window is open")
+	}
+	fn := lh.windows[0]
+	lh.windows = lh.windows[1:]
+	lh.send(fn(time.Time{}))
+}
+
+// catchUp ends the open window, if any, and answers the poll that follows.
+func (lh *liveHarness) catchUp() {
+	lh.t.Helper()
+	if len(lh.windows) > 0 {
+		lh.endWindow()
+	}
+	lh.follow()
+}
+
+// refreshes counts the header recounts the session ran (one per refresh).
+func (lh *liveHarness) refreshes() int {
+	n := 0
+	for _, msg := range lh.seen {
+		if _, ok := msg.(totalMsg); ok {
+			n++
+		}
+	}
+	return n
+}
+
+func (m *model) activityView() *activity.Model {
+	return m.viewNamed(common.ViewActivity).(*activity.Model)
+}
+
+// A store by another writer shows in the header, the facet counts, explore's
+// list and browse without a key press; nothing runs while the feed is quiet.
+func TestLiveStoreAppearsWithoutAKey(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t, 12)
+	h := newLiveHarness(t, w, 80, 24)
+	h.contains("12 records")
+	h.contains("● live")
+	h.contains("▸ namespace                2")
+	if len(h.polls) != 1 || len(h.windows) != 0 {
+		t.Fatalf("an idle session holds %d polls and %d timers, want one poll and no timer", len(h.polls), len(h.windows))
+	}
+	w.store("a fact from another agent", "team:new", contract.StatusActive)
+	h.follow()
+	h.contains("13 records")
+	h.contains("13 of 13")
+	h.contains("a fact from another agent")
+	h.contains("▸ namespace                3")
+	h.keys("2")
+	h.contains("a fact from another agent")
+	h.contains("13 loaded of 13 matching")
+	// the window ends with nothing new: the session waits on the feed again
+	h.endWindow()
+	if len(h.polls) != 1 || len(h.windows) != 0 {
+		t.Fatalf("after the window the session holds %d polls and %d timers, want one poll and no timer", len(h.polls), len(h.windows))
+	}
+}
+
+// The cursor stays on its record when records arrive above it, in browse
+// (which counts them: "▲ 2 new") and in explore.
+func TestLiveCursorStaysOnItsRecord(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t, 30)
+	h := newLiveHarness(t, w, 80, 24)
+	h.keys("2", "j", "j", "j")
+	b := h.m.browseView()
+	id := b.Cursor().ID
+	w.store("newer fact one", "team:acme", contract.StatusActive)
+	w.store("newer fact two", "team:acme", contract.StatusActive)
+	h.follow()
+	if got := b.Cursor(); got == nil || got.ID != id {
+		t.Fatalf("browse's cursor moved to %v, want record %s", got, id)
+	}
+	if b.NewAbove() != 2 {
+		t.Fatalf("browse counts %d new above the cursor, want 2", b.NewAbove())
+	}
+	h.contains("▲ 2 new (g)")
+	h.keys("g")
+	h.lacks("new (g)")
+	h.keys("1", "tab", "j", "j", "j", "j")
+	e := h.m.exploreView()
+	id = e.Cursor().ID
+	w.store("newest fact", "team:acme", contract.StatusActive)
+	h.catchUp()
+	if got := e.Cursor(); got == nil || got.ID != id {
+		t.Fatalf("explore's cursor moved to %v, want record %s", got, id)
+	}
+	if got := e.Records()[0].Text; got != "newest fact" {
+		t.Fatalf("explore's first record is %q, want the newest", got)
+	}
+	h.contains("33 records")
+}
+
+// A forget elsewhere removes the record from every view and closes its
+// detail with a toast.
+func TestLiveForgetElsewhereClosesTheDetail(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t, 12)
+	h := newLiveHarness(t, w, 80, 24)
+	h.keys("2", "j", "enter")
+	rec := h.m.browseView().Records()[1]
+	h.contains("id            " + rec.ID)
+	w.forget(rec.ID)
+	h.follow()
+	h.lacks("id            " + rec.ID)
+	h.contains("the record shown was forgotten elsewhere")
+	h.contains("11 records")
+	for _, v := range []string{"1", "2"} {
+		h.keys(v)
+		h.lacks(rec.Text)
+	}
+	if got := shows(h.m, rec.ID); len(got) != 0 {
+		t.Fatalf("the forgotten record is still shown by %v", got)
+	}
+	h.keys("5")
+	h.contains("forget")
+	h.contains("id " + common.ShortID(rec.ID))
+}
+
+// Pausing stops updates (the indicator counts what arrived); resuming shows
+// it all at once.
+func TestLivePauseAndResume(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t, 12)
+	h := newLiveHarness(t, w, 80, 24)
+	h.keys("P")
+	h.contains("‖ paused")
+	before := h.refreshes()
+	w.store("stored while paused one", "team:acme", contract.StatusActive)
+	w.store("stored while paused two", "team:acme", contract.StatusCandidate)
+	h.follow()
+	h.contains("‖ paused · 2 new")
+	h.contains("12 records")
+	h.lacks("stored while paused")
+	if h.refreshes() != before {
+		t.Fatal("a paused session refreshed")
+	}
+	w.store("stored while paused three", "team:acme", contract.StatusActive)
+	h.catchUp()
+	h.contains("‖ paused · 3 new")
+	h.keys("P")
+	h.contains("live updates resumed: 3 changes")
+	h.contains("15 records")
+	h.contains("● live")
+	h.contains("stored while paused three")
+	h.keys("5")
+	if got := len(h.m.activityView().Shown()); got != 3 {
+		t.Fatalf("the activity view lists %d changes after the resume, want 3", got)
+	}
+}
+
+// A burst of stores costs a few refreshes, not one per store.
+func TestLiveBurstsAreCoalesced(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t, 12)
+	h := newLiveHarness(t, w, 80, 24)
+	before := h.refreshes()
+	w.store("first of the burst", "team:acme", contract.StatusActive)
+	h.follow() // the first change after a quiet spell shows at once
+	for i := range 1500 {
+		w.store(fmt.Sprintf("burst %04d", i), "team:acme", contract.StatusActive)
+	}
+	h.catchUp() // the window ends: 1,000 changes (a page) in one refresh
+	h.catchUp() // and the other 500 in the next
+	if got := h.refreshes() - before; got != 3 {
+		t.Fatalf("1,501 stores cost %d refreshes, want 3", got)
+	}
+	h.contains("1,513 records")
+	if got := len(h.m.activityView().Shown()); got != activity.Keep {
+		t.Fatalf("the activity view holds %d changes, want its bound %d", got, activity.Keep)
+	}
+}
+
+// An expired since (the session was away too long) reloads everything and
+// follows from the new head.
+func TestLiveExpiredSinceReloads(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t, 12)
+	h := newLiveHarness(t, w, 80, 24)
+	gen := h.m.live.gen
+	w.store("stored while away", "team:acme", contract.StatusActive)
+	h.send(livePageMsg{gen: gen, err: contract.Expired("changes after seq 1 are no longer kept")})
+	h.contains("the feed moved on; reloaded")
+	h.contains("13 records")
+	h.contains("stored while away")
+	if h.m.live.gen == gen || !h.m.live.started {
+		t.Fatal("the subscription did not start again from the head")
+	}
+	// the old poll's answer is dropped; the new one follows from the head
+	h.polls = h.polls[1:]
+	w.store("stored after the reload", "team:acme", contract.StatusActive)
+	h.follow()
+	h.contains("14 records")
+	h.contains("stored after the reload")
+}
+
+// The activity view lists the changes newest first under the scope; enter
+// opens a record that still exists and refuses one that went.
+func TestLiveActivityView(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t, 6)
+	h := newLiveHarness(t, w, 80, 24)
+	a := w.store("kim's new habit", "user:kim", contract.StatusCandidate)
+	b := w.store("acme's new rule", "team:acme", contract.StatusActive)
+	h.follow()
+	w.forget(a)
+	h.catchUp()
+	h.keys("5")
+	shown := h.m.activityView().Shown()
+	if len(shown) != 3 || shown[0].Op != contract.OpForget || shown[1].ID != b {
+		t.Fatalf("activity lists %+v", shown)
+	}
+	h.keys("enter")
+	h.contains("forgotten: nothing to open")
+	h.keys("j", "enter")
+	h.contains("id            " + b)
+	h.keys("esc")
+	// narrowed to user:kim, only kim's changes are listed
+	h.m.c.Scope, _ = h.m.c.Scope.Narrow(common.Crumb{Facet: contract.FacetNamespace, Value: "user:kim"})
+	h.m.c.ScopeGen++
+	h.pump(h.m.activate())
+	shown = h.m.activityView().Shown()
+	if len(shown) != 2 || !slices.ContainsFunc(shown, func(c contract.Change) bool { return c.Op == contract.OpForget }) {
+		t.Fatalf("under namespace=user:kim activity lists %+v", shown)
+	}
+}
+
+// Golden screens of the activity view and of the live indicator.
+func TestGoldenLive(t *testing.T) {
+	t.Parallel()
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		t.Run(fmt.Sprintf("activity-%dx%d", size[0], size[1]), func(t *testing.T) {
+			t.Parallel()
+			w := newWriter(t, 6)
+			h := newLiveHarness(t, w, size[0], size[1])
+			a := w.store("prefers rebase over merge for feature branches", "team:acme/agent:writer", contract.StatusCandidate)
+			w.store("the nightly build runs at 02:00 UTC", "team:acme", contract.StatusActive)
+			h.follow()
+			if _, err := w.e.Review(context.Background(), contract.ReviewRequest{ID: a, Action: contract.ReviewApprove}); err != nil {
+				t.Fatal(err)
+			}
+			w.forget(a)
+			h.catchUp()
+			h.keys("5")
+			golden.RequireEqual(t, goldenScreen(h.screen()))
+		})
+	}
+	t.Run("paused-80x24", func(t *testing.T) {
+		t.Parallel()
+		w := newWriter(t, 6)
+		h := newLiveHarness(t, w, 80, 24)
+		h.keys("P")
+		w.store("one", "team:acme", contract.StatusActive)
+		w.store("two", "team:acme", contract.StatusActive)
+		h.follow()
+		h.toastGone()
+		golden.RequireEqual(t, goldenScreen(h.screen()))
+	})
+	t.Run("live-120x40", func(t *testing.T) {
+		t.Parallel()
+		w := newWriter(t, 6)
+		h := newLiveHarness(t, w, 120, 40)
+		h.keys("2", "j", "j")
+		w.store("arrived above the cursor", "team:acme", contract.StatusActive)
+		h.follow()
+		golden.RequireEqual(t, goldenScreen(h.screen()))
+	})
+}
+
+// toastGone clears the footer's toast, as its timer would.
+func (h *harness) toastGone() { h.send(toastExpiredMsg{gen: h.m.status.toastGen}) }
+
+// A list scrolled to its head stays there: what arrives shows above the
+// cursor, which keeps its record.
+func TestLiveHeadStaysInView(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t, 30)
+	h := newLiveHarness(t, w, 80, 24)
+	h.keys("tab")
+	e := h.m.exploreView()
+	id := e.Cursor().ID
+	w.store("arrived at the head", "team:acme", contract.StatusActive)
+	h.follow()
+	if got := e.Cursor(); got == nil || got.ID != id {
+		t.Fatalf("explore's cursor moved to %v, want record %s", got, id)
+	}
+	h.contains("arrived at the head")
+}
