@@ -371,7 +371,7 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 				}
 			}
 		case p.countable:
-			counts, _, _ := t.rootCounts(facetIndex(p.countFacet), q.Filter.Reach)
+			counts, _, _ := t.rootCounts(t.facetIndex(p.countFacet), q.Filter.Reach)
 			for v, in := range p.countSet {
 				if in {
 					page.Total += int(counts.at(uint32(v)))

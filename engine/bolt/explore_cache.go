@@ -98,7 +98,7 @@ func entryBody(v []byte, seq uint64) ([]byte, bool) {
 // rootPage is the root explore of f under the default reach at the
 // entries' limit, from the loaded table. The caller holds mu.
 func (e *Engine) rootPage(f contract.Facet) contract.ExplorePage {
-	counts, total, missing := e.t.rootCounts(facetIndex(f), nil)
+	counts, total, missing := e.t.rootCounts(e.t.facetIndex(f), nil)
 	return e.t.explorePage(f, counts.each, contract.MaxBuckets, total, missing)
 }
 

@@ -261,7 +261,7 @@ func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (cont
 	if err := e.waitTable(ctx); err != nil {
 		return contract.ExplorePage{}, err
 	}
-	fi := facetIndex(req.Facet)
+	fi := e.t.facetIndex(req.Facet)
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	t := e.t

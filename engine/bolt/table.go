@@ -103,21 +103,31 @@ type table struct {
 	tags     *dict
 
 	// counters[facet][ns][value] is the number of live records at namespace
-	// ns holding the value, and global[facet][value] the same over every
-	// namespace; missing[facet] and nsTotal count by namespace.
+	// ns holding the value, global[facet][value] the same over every
+	// namespace, and dflt[facet][value] over the namespaces the default
+	// reach admits (the TUI's and most callers' root explore, read in place
+	// with nothing to subtract); missing[facet] and nsTotal count by
+	// namespace.
 	counters [numFacets]map[uint32]map[uint32]uint64
-	global   [numFacets][]uint64
+	global   [numFacets][]uint32
+	dflt     [numFacets][]uint32
+	// nsDefault[ns] tells whether the default reach admits namespace ns.
+	nsDefault []bool
+	// facets is contract.Facets(), read once: count runs per row.
+	facets []contract.Facet
 	missing  [numFacets]map[uint32]uint64
 	nsTotal  map[uint32]uint64
 }
 
 const numFacets = 15
 
-func facetIndex(f contract.Facet) int { return slices.Index(contract.Facets(), f) }
+func (t *table) facetIndex(f contract.Facet) int { return slices.Index(t.facets, f) }
 
 func newTable() *table {
 	t := &table{idOrd: map[string]uint32{}, ns: newDict(), tags: newDict(), nsTotal: map[uint32]uint64{}}
 	t.nsVals = []contract.Namespace{contract.Root()}
+	t.nsDefault = []bool{false}
+	t.facets = contract.Facets()
 	for i := range t.str {
 		t.str[i] = newDict()
 	}
@@ -135,6 +145,7 @@ func (t *table) internNS(ns contract.Namespace) uint32 {
 	}
 	id := t.ns.intern(s)
 	t.nsVals = append(t.nsVals, ns)
+	t.nsDefault = append(t.nsDefault, contract.AdmittedBy(nil, ns))
 	return id
 }
 
@@ -243,7 +254,8 @@ func (t *table) count(ord uint32, delta int) {
 		}
 	}
 	bump(t.nsTotal, r.ns)
-	for fi, f := range contract.Facets() {
+	inDefault := t.nsDefault[r.ns]
+	for fi, f := range t.facets {
 		vals := t.facetValueIDs(r, f)
 		if len(vals) == 0 {
 			bump(t.missing[fi], r.ns)
@@ -258,11 +270,19 @@ func (t *table) count(ord uint32, delta int) {
 			bump(m, v)
 			for int(v) >= len(t.global[fi]) {
 				t.global[fi] = append(t.global[fi], 0)
+				t.dflt[fi] = append(t.dflt[fi], 0)
 			}
 			if delta > 0 {
 				t.global[fi][v]++
 			} else {
 				t.global[fi][v]--
+			}
+			if inDefault {
+				if delta > 0 {
+					t.dflt[fi][v]++
+				} else {
+					t.dflt[fi][v]--
+				}
 			}
 		}
 		if len(m) == 0 {
@@ -291,6 +311,10 @@ func (t *table) rootCounts(fi int, reach *contract.Reach) (facetCounts, uint64, 
 		}
 	}
 	fc := facetCounts{adjust: map[uint32]uint64{}}
+	if reach == nil {
+		fc.global = t.dflt[fi]
+		return fc, total, missing
+	}
 	if outCost <= inCost {
 		fc.global = t.global[fi]
 		for ns, m := range t.counters[fi] {
@@ -315,7 +339,7 @@ func (t *table) rootCounts(fi int, reach *contract.Reach) (facetCounts, uint64, 
 // facetCounts are a facet's counts by value id under a reach: global less
 // adjust when global is set, else adjust alone.
 type facetCounts struct {
-	global []uint64
+	global []uint32
 	adjust map[uint32]uint64
 }
 
@@ -326,7 +350,7 @@ func (c facetCounts) at(v uint32) uint64 {
 	if int(v) >= len(c.global) {
 		return 0
 	}
-	return c.global[v] - c.adjust[v]
+	return uint64(c.global[v]) - c.adjust[v]
 }
 
 // each yields the values with a non-zero count.
@@ -341,7 +365,7 @@ func (c facetCounts) each(yield func(v uint32, n uint64) bool) {
 	}
 	if len(c.adjust) == 0 {
 		for v, n := range c.global {
-			if n > 0 && !yield(uint32(v), n) {
+			if n > 0 && !yield(uint32(v), uint64(n)) {
 				return
 			}
 		}
@@ -350,7 +374,8 @@ func (c facetCounts) each(yield func(v uint32, n uint64) bool) {
 	// A merge walk with the adjusted values in order: no map lookup per value.
 	adjusted := slices.Sorted(maps.Keys(c.adjust))
 	next := 0
-	for v, n := range c.global {
+	for v, g := range c.global {
+		n := uint64(g)
 		if next < len(adjusted) && adjusted[next] == uint32(v) {
 			n -= c.adjust[uint32(v)]
 			next++
