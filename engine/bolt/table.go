@@ -114,9 +114,9 @@ type table struct {
 	// nsDefault[ns] tells whether the default reach admits namespace ns.
 	nsDefault []bool
 	// facets is contract.Facets(), read once: count runs per row.
-	facets []contract.Facet
-	missing  [numFacets]map[uint32]uint64
-	nsTotal  map[uint32]uint64
+	facets  []contract.Facet
+	missing [numFacets]map[uint32]uint64
+	nsTotal map[uint32]uint64
 }
 
 const numFacets = 15
