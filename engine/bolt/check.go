@@ -378,6 +378,7 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 			}
 		}
 		if bad[checkTable] {
+			e.forgetMatched()
 			if err := e.writeExploreEntries(tx); err != nil {
 				return err
 			}

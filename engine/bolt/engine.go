@@ -157,6 +157,8 @@ type Engine struct {
 	cache   *recordCache
 	// totalsOK: bucketTotals is exact (guarded by mu).
 	totalsOK bool
+	// matched keeps the rows the last explore filter matched (matched.go).
+	matched matchedCache
 	// largeStore: the table loads in the background (the store held
 	// SyncRebuildBelow records or more at open), so a new process answers
 	// the root explore from bucketExplore until it has.

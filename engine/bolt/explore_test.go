@@ -214,3 +214,54 @@ func TestRootExploreIgnoresACorruptEntry(t *testing.T) {
 		t.Fatalf("the intact entries stop answering: %v", err)
 	}
 }
+
+// A filtered explore reuses the rows the same filter matched a moment ago
+// (a drill-down asks every facet under one filter); every write must retire
+// them, so a store, a review and a forget show in the next count.
+func TestFilteredExploreSeesEveryWrite(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := openStore(t, t.TempDir(), bolt.Options{})
+	filter := contract.MetaFilter{TagsAny: []string{"billing"}}
+	count := func(f contract.Facet) map[string]uint64 {
+		t.Helper()
+		p, err := e.Explore(ctx, contract.ExploreRequest{Facet: f, Filter: filter, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]uint64{"total": p.Total}
+		for _, b := range p.Buckets {
+			out[b.Value] = b.Count
+		}
+		return out
+	}
+	item := func(text string) contract.StoreItem {
+		return contract.Learning(text, contract.LearningFact, 0.5, contract.MemoryMeta{Tags: []string{"billing"}})
+	}
+	if _, err := e.StoreMany(ctx, []contract.StoreItem{item("one"), item("two")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(contract.FacetKind); got["total"] != 2 || got["learning"] != 2 {
+		t.Fatalf("after two stores: %v", got)
+	}
+	count(contract.FacetStatus) // the same filter again, from the cached rows
+	r, err := e.StoreWith(ctx, item("three"), contract.WriteOptions{Status: contract.StatusCandidate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := count(contract.FacetStatus); got["total"] != 3 || got["candidate"] != 1 {
+		t.Fatalf("after a third store, a candidate: %v", got)
+	}
+	if _, err := e.Review(ctx, contract.ReviewRequest{ID: r.ID, Action: contract.ReviewApprove}); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(contract.FacetStatus); got["active"] != 3 || got["candidate"] != 0 {
+		t.Fatalf("after approving it: %v", got)
+	}
+	if _, err := e.Forget(ctx, contract.ForgetIDs(r.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(contract.FacetStatus); got["total"] != 2 {
+		t.Fatalf("after forgetting it: %v", got)
+	}
+}

@@ -279,21 +279,12 @@ func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (cont
 		sparse = map[uint32]uint64{}
 	}
 	var total, missing uint64
-	p := t.compileFilter(req.Filter, false)
-	for ord, alive := range t.alive {
-		// A count over millions of rows must not outlive its caller.
-		if ord%4096 == 4095 {
-			if err := contract.ContextErr(ctx); err != nil {
-				return contract.ExplorePage{}, err
-			}
-		}
-		if !alive {
-			continue
-		}
+	matched, err := e.matchedRows(ctx, req.Filter)
+	if err != nil {
+		return contract.ExplorePage{}, err
+	}
+	for _, ord := range matched {
 		r := &t.rows[ord]
-		if !p.match(r) {
-			continue
-		}
 		total++
 		vals := t.facetValueIDs(r, req.Facet)
 		if len(vals) == 0 {
