@@ -242,6 +242,9 @@ func (m *model) liveFlush() tea.Cmd {
 	changes, removed, stored, overflow, reset := l.pending, l.removed, l.stored, l.overflow, l.reset
 	l.pending, l.unseen, l.removed, l.stored, l.overflow, l.reset = nil, 0, nil, false, false, false
 	cmds := []tea.Cmd{m.broadcast(common.ChangesMsg{Changes: changes, Reset: reset})}
+	if m.opts.Applied != nil {
+		m.opts.Applied(changes)
+	}
 	if !overflow && !m.touchesScope(changes) {
 		return tea.Batch(append(cmds, m.totalCmd())...)
 	}
