@@ -17,8 +17,9 @@ import (
 // long-polls Changes (Wait) from the last seq seen and answers with a
 // livePageMsg tagged with the subscription's generation; the reply starts the
 // next poll. Changes are coalesced: the first change after a quiet spell is
-// shown at once, and then a window opens during which nothing is polled nor
-// shown; when it ends, what arrived meanwhile is polled and shown in one go.
+// shown at once, and then a window opens during which nothing is shown (nor
+// polled, unless the last page was full: a session behind the feed reads on);
+// when it ends, what arrived meanwhile is polled and shown in one go.
 // So a burst of 1,000 stores a second costs about three refreshes a second,
 // and an idle session waits on the feed with no timer running.
 
@@ -209,6 +210,12 @@ func (m *model) livePage(msg livePageMsg) tea.Cmd {
 			cmds = append(cmds, m.liveFlush())
 		}
 		cmds = append(cmds, m.liveOpenWindow())
+	}
+	if msg.page.Next < msg.page.Head {
+		// The page was full: more is waiting. Read it now, window or not (it
+		// is shown when the window ends), so a feed faster than a page per
+		// window never leaves the session behind.
+		cmds = append(cmds, m.liveNext())
 	}
 	return tea.Batch(cmds...)
 }

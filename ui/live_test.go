@@ -300,6 +300,47 @@ func TestLiveBurstsAreCoalesced(t *testing.T) {
 	}
 }
 
+// A session behind the feed (its page came back full) reads the rest at
+// once instead of waiting for the window to end, and shows it when the
+// window ends: a feed faster than a page per window never leaves it behind.
+func TestLiveBehindReadsOn(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t, 12)
+	h := newLiveHarness(t, w, 80, 24)
+	for i := range 1200 {
+		w.store(fmt.Sprintf("fast %04d", i), "team:acme", contract.StatusActive)
+	}
+	before := h.refreshes()
+	h.follow() // a full page of 1,000: shown at once, and a window opens
+	if got := h.refreshes() - before; got != 1 {
+		t.Fatalf("the first page cost %d refreshes, want 1", got)
+	}
+	if len(h.polls) != 1 || len(h.windows) != 1 {
+		t.Fatalf("behind the feed the session holds %d polls and %d windows, want a poll already and one window", len(h.polls), len(h.windows))
+	}
+	h.follow() // the other 200, read during the window: held
+	if got := h.refreshes() - before; got != 1 {
+		t.Fatalf("a page read during the window was shown before it ended (%d refreshes)", got)
+	}
+	if n := len(h.m.live.pending); n != 200 {
+		t.Fatalf("the session holds %d changes for the window's end, want 200", n)
+	}
+	if len(h.polls) != 0 {
+		t.Fatalf("caught up, the session still polls %d times during the window", len(h.polls))
+	}
+	h.endWindow()
+	if got := h.refreshes() - before; got != 2 {
+		t.Fatalf("the window's end cost %d refreshes in all, want 2", got)
+	}
+	if n := len(h.m.live.pending); n != 0 {
+		t.Fatalf("the window's end left %d changes unshown", n)
+	}
+	h.contains("1,212 records")
+	if len(h.polls) != 1 {
+		t.Fatalf("after the window the session holds %d polls, want one", len(h.polls))
+	}
+}
+
 // An expired since (the session was away too long) reloads everything and
 // follows from the new head.
 func TestLiveExpiredSinceReloads(t *testing.T) {
