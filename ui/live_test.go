@@ -426,6 +426,15 @@ func TestGoldenLive(t *testing.T) {
 		h.toastGone()
 		golden.RequireEqual(t, goldenScreen(h.screen()))
 	})
+	t.Run("to-review-80x24", func(t *testing.T) {
+		t.Parallel()
+		w := newWriter(t, 6)
+		h := newLiveHarness(t, w, 80, 24)
+		w.store("wants the changelog grouped by component", "team:acme", contract.StatusCandidate)
+		w.store("prefers squash merges", "team:acme/agent:writer", contract.StatusCandidate)
+		h.follow()
+		golden.RequireEqual(t, goldenScreen(h.screen()))
+	})
 	t.Run("live-120x40", func(t *testing.T) {
 		t.Parallel()
 		w := newWriter(t, 6)
@@ -435,6 +444,45 @@ func TestGoldenLive(t *testing.T) {
 		h.follow()
 		golden.RequireEqual(t, goldenScreen(h.screen()))
 	})
+}
+
+// The header's candidates-to-review count follows the feed: a candidate
+// stored elsewhere adds one, an approval and a reject elsewhere take one
+// away, and a store that is no candidate leaves it; none shows with none.
+func TestLiveCandidatesToReview(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t, 12)
+	h := newLiveHarness(t, w, 80, 24)
+	h.contains("12 records  ")
+	h.lacks("to review")
+	a := w.store("a candidate from an agent", "team:acme", contract.StatusCandidate)
+	b := w.store("another candidate", "user:kim", contract.StatusCandidate)
+	h.follow()
+	h.contains("14 records · 2 to review")
+	w.store("an active fact", "team:acme", contract.StatusActive)
+	h.catchUp()
+	h.contains("15 records · 2 to review")
+	if _, err := w.e.Review(context.Background(), contract.ReviewRequest{ID: a, Action: contract.ReviewApprove}); err != nil {
+		t.Fatal(err)
+	}
+	h.catchUp()
+	h.contains("15 records · 1 to review")
+	if _, err := w.e.Review(context.Background(), contract.ReviewRequest{ID: b, Action: contract.ReviewReject}); err != nil {
+		t.Fatal(err)
+	}
+	h.catchUp()
+	h.contains("14 records  ")
+	h.lacks("to review")
+}
+
+// A read-only session cannot review: its header counts candidates instead.
+func TestCandidatesReadOnly(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t, 3)
+	w.store("a candidate", "team:acme", contract.StatusCandidate)
+	h := newLiveHarness(t, w, 80, 24, func(o *Options) { o.ReadOnly = true })
+	h.contains("4 records · 1 candidate")
+	h.lacks("to review")
 }
 
 // toastGone clears the footer's toast, as its timer would.
