@@ -70,8 +70,11 @@ type liveFeed struct {
 	removed  []string
 	stored   bool
 	overflow bool
-	reset    bool
-	backoff  time.Duration
+	// cut says pending lost its oldest changes (more than liveKeep came in
+	// one window): what they touched can no longer be judged.
+	cut     bool
+	reset   bool
+	backoff time.Duration
 }
 
 type livePageMsg struct {
@@ -238,6 +241,7 @@ func (m *model) liveHold(changes []contract.Change) {
 	l.pending = append(l.pending, changes...)
 	if over := len(l.pending) - liveKeep; over > 0 {
 		l.pending = slices.Delete(l.pending, 0, over)
+		l.cut = true
 	}
 }
 
@@ -246,13 +250,13 @@ func (m *model) liveHold(changes []contract.Change) {
 // touch the current scope (then only the header's count is read again).
 func (m *model) liveFlush() tea.Cmd {
 	l := &m.live
-	changes, removed, stored, overflow, reset := l.pending, l.removed, l.stored, l.overflow, l.reset
-	l.pending, l.unseen, l.removed, l.stored, l.overflow, l.reset = nil, 0, nil, false, false, false
+	changes, removed, stored, overflow, reset, cut := l.pending, l.removed, l.stored, l.overflow, l.reset, l.cut
+	l.pending, l.unseen, l.removed, l.stored, l.overflow, l.reset, l.cut = nil, 0, nil, false, false, false, false
 	cmds := []tea.Cmd{m.broadcast(common.ChangesMsg{Changes: changes, Reset: reset})}
 	if m.opts.Applied != nil {
 		m.opts.Applied(changes)
 	}
-	if !overflow && !m.touchesScope(changes) {
+	if !overflow && !cut && !m.touchesScope(changes) {
 		return tea.Batch(append(cmds, m.totalCmd())...)
 	}
 	dc := common.DataChangedMsg{Cause: common.ChangeLive}

@@ -278,6 +278,29 @@ func TestLivePauseAndResume(t *testing.T) {
 	}
 }
 
+// In the Activity view space pauses and resumes as P does; elsewhere it
+// keeps its own meaning (browse selects with it).
+func TestLiveActivitySpacePauses(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t, 12)
+	h := newLiveHarness(t, w, 80, 24)
+	h.keys("5")
+	h.contains("space pause / resume the feed")
+	h.keys("space")
+	h.contains("‖ paused")
+	w.store("paused by space", "team:acme", contract.StatusActive)
+	h.follow()
+	h.contains("‖ paused · 1 new")
+	h.lacks("paused by space")
+	h.keys("space")
+	h.contains("live updates resumed: 1 change")
+	h.contains("● live")
+	h.contains("paused by space")
+	h.keys("2", "space")
+	h.contains("● live")
+	h.contains("✓") // the row is selected
+}
+
 // A burst of stores costs a few refreshes, not one per store.
 func TestLiveBurstsAreCoalesced(t *testing.T) {
 	t.Parallel()

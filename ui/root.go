@@ -237,6 +237,8 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	case common.OpenRecordMsg:
 		m.detailOpen, m.overlay = true, nil
 		return m.detail.Open(msg.ID, msg.Record)
+	case common.PauseLiveMsg:
+		return m.togglePause()
 	case common.SwitchViewMsg:
 		for i, v := range m.views {
 			if v.spec.Name == msg.View {

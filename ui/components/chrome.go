@@ -24,9 +24,9 @@ type Tab struct {
 // a session; the header redraws when the width, the active tab, the count or
 // the theme changes.
 type HeaderInfo struct {
-	Width   int
-	Store   string
-	Total   int // records in the store, -1 until known
+	Width int
+	Store string
+	Total int // records in the store, -1 until known
 	// Candidates awaiting review in the store, -1 until known; shown when
 	// there are some ("· 12 to review", "12 candidates" in a read-only
 	// session, which cannot review them).
@@ -34,8 +34,8 @@ type HeaderInfo struct {
 	ReadOnly   bool
 	Plain      bool
 	Tabs       []Tab
-	Active  int
-	HelpKey string
+	Active     int
+	HelpKey    string
 }
 
 type headerKey struct {
