@@ -17,8 +17,9 @@ import (
 // long-polls Changes (Wait) from the last seq seen and answers with a
 // livePageMsg tagged with the subscription's generation; the reply starts the
 // next poll. Changes are coalesced: the first change after a quiet spell is
-// shown at once, and then a window opens during which nothing is polled nor
-// shown; when it ends, what arrived meanwhile is polled and shown in one go.
+// shown at once, and then a window opens during which nothing is shown (nor
+// polled, unless the last page was full: a session behind the feed reads on);
+// when it ends, what arrived meanwhile is polled and shown in one go.
 // So a burst of 1,000 stores a second costs about three refreshes a second,
 // and an idle session waits on the feed with no timer running.
 
@@ -69,8 +70,11 @@ type liveFeed struct {
 	removed  []string
 	stored   bool
 	overflow bool
-	reset    bool
-	backoff  time.Duration
+	// cut says pending lost its oldest changes (more than liveKeep came in
+	// one window): what they touched can no longer be judged.
+	cut     bool
+	reset   bool
+	backoff time.Duration
 }
 
 type livePageMsg struct {
@@ -210,6 +214,12 @@ func (m *model) livePage(msg livePageMsg) tea.Cmd {
 		}
 		cmds = append(cmds, m.liveOpenWindow())
 	}
+	if msg.page.Next < msg.page.Head {
+		// The page was full: more is waiting. Read it now, window or not (it
+		// is shown when the window ends), so a feed faster than a page per
+		// window never leaves the session behind.
+		cmds = append(cmds, m.liveNext())
+	}
 	return tea.Batch(cmds...)
 }
 
@@ -231,6 +241,7 @@ func (m *model) liveHold(changes []contract.Change) {
 	l.pending = append(l.pending, changes...)
 	if over := len(l.pending) - liveKeep; over > 0 {
 		l.pending = slices.Delete(l.pending, 0, over)
+		l.cut = true
 	}
 }
 
@@ -239,10 +250,13 @@ func (m *model) liveHold(changes []contract.Change) {
 // touch the current scope (then only the header's count is read again).
 func (m *model) liveFlush() tea.Cmd {
 	l := &m.live
-	changes, removed, stored, overflow, reset := l.pending, l.removed, l.stored, l.overflow, l.reset
-	l.pending, l.unseen, l.removed, l.stored, l.overflow, l.reset = nil, 0, nil, false, false, false
+	changes, removed, stored, overflow, reset, cut := l.pending, l.removed, l.stored, l.overflow, l.reset, l.cut
+	l.pending, l.unseen, l.removed, l.stored, l.overflow, l.reset, l.cut = nil, 0, nil, false, false, false, false
 	cmds := []tea.Cmd{m.broadcast(common.ChangesMsg{Changes: changes, Reset: reset})}
-	if !overflow && !m.touchesScope(changes) {
+	if m.opts.Applied != nil {
+		m.opts.Applied(changes)
+	}
+	if !overflow && !cut && !m.touchesScope(changes) {
 		return tea.Batch(append(cmds, m.totalCmd())...)
 	}
 	dc := common.DataChangedMsg{Cause: common.ChangeLive}

@@ -278,6 +278,29 @@ func TestLivePauseAndResume(t *testing.T) {
 	}
 }
 
+// In the Activity view space pauses and resumes as P does; elsewhere it
+// keeps its own meaning (browse selects with it).
+func TestLiveActivitySpacePauses(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t, 12)
+	h := newLiveHarness(t, w, 80, 24)
+	h.keys("5")
+	h.contains("space pause / resume the feed")
+	h.keys("space")
+	h.contains("‖ paused")
+	w.store("paused by space", "team:acme", contract.StatusActive)
+	h.follow()
+	h.contains("‖ paused · 1 new")
+	h.lacks("paused by space")
+	h.keys("space")
+	h.contains("live updates resumed: 1 change")
+	h.contains("● live")
+	h.contains("paused by space")
+	h.keys("2", "space")
+	h.contains("● live")
+	h.contains("✓") // the row is selected
+}
+
 // A burst of stores costs a few refreshes, not one per store.
 func TestLiveBurstsAreCoalesced(t *testing.T) {
 	t.Parallel()
@@ -297,6 +320,47 @@ func TestLiveBurstsAreCoalesced(t *testing.T) {
 	h.contains("1,513 records")
 	if got := len(h.m.activityView().Shown()); got != activity.Keep {
 		t.Fatalf("the activity view holds %d changes, want its bound %d", got, activity.Keep)
+	}
+}
+
+// A session behind the feed (its page came back full) reads the rest at
+// once instead of waiting for the window to end, and shows it when the
+// window ends: a feed faster than a page per window never leaves it behind.
+func TestLiveBehindReadsOn(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t, 12)
+	h := newLiveHarness(t, w, 80, 24)
+	for i := range 1200 {
+		w.store(fmt.Sprintf("fast %04d", i), "team:acme", contract.StatusActive)
+	}
+	before := h.refreshes()
+	h.follow() // a full page of 1,000: shown at once, and a window opens
+	if got := h.refreshes() - before; got != 1 {
+		t.Fatalf("the first page cost %d refreshes, want 1", got)
+	}
+	if len(h.polls) != 1 || len(h.windows) != 1 {
+		t.Fatalf("behind the feed the session holds %d polls and %d windows, want a poll already and one window", len(h.polls), len(h.windows))
+	}
+	h.follow() // the other 200, read during the window: held
+	if got := h.refreshes() - before; got != 1 {
+		t.Fatalf("a page read during the window was shown before it ended (%d refreshes)", got)
+	}
+	if n := len(h.m.live.pending); n != 200 {
+		t.Fatalf("the session holds %d changes for the window's end, want 200", n)
+	}
+	if len(h.polls) != 0 {
+		t.Fatalf("caught up, the session still polls %d times during the window", len(h.polls))
+	}
+	h.endWindow()
+	if got := h.refreshes() - before; got != 2 {
+		t.Fatalf("the window's end cost %d refreshes in all, want 2", got)
+	}
+	if n := len(h.m.live.pending); n != 0 {
+		t.Fatalf("the window's end left %d changes unshown", n)
+	}
+	h.contains("1,212 records")
+	if len(h.polls) != 1 {
+		t.Fatalf("after the window the session holds %d polls, want one", len(h.polls))
 	}
 }
 
@@ -385,6 +449,15 @@ func TestGoldenLive(t *testing.T) {
 		h.toastGone()
 		golden.RequireEqual(t, goldenScreen(h.screen()))
 	})
+	t.Run("to-review-80x24", func(t *testing.T) {
+		t.Parallel()
+		w := newWriter(t, 6)
+		h := newLiveHarness(t, w, 80, 24)
+		w.store("wants the changelog grouped by component", "team:acme", contract.StatusCandidate)
+		w.store("prefers squash merges", "team:acme/agent:writer", contract.StatusCandidate)
+		h.follow()
+		golden.RequireEqual(t, goldenScreen(h.screen()))
+	})
 	t.Run("live-120x40", func(t *testing.T) {
 		t.Parallel()
 		w := newWriter(t, 6)
@@ -394,6 +467,45 @@ func TestGoldenLive(t *testing.T) {
 		h.follow()
 		golden.RequireEqual(t, goldenScreen(h.screen()))
 	})
+}
+
+// The header's candidates-to-review count follows the feed: a candidate
+// stored elsewhere adds one, an approval and a reject elsewhere take one
+// away, and a store that is no candidate leaves it; none shows with none.
+func TestLiveCandidatesToReview(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t, 12)
+	h := newLiveHarness(t, w, 80, 24)
+	h.contains("12 records  ")
+	h.lacks("to review")
+	a := w.store("a candidate from an agent", "team:acme", contract.StatusCandidate)
+	b := w.store("another candidate", "user:kim", contract.StatusCandidate)
+	h.follow()
+	h.contains("14 records · 2 to review")
+	w.store("an active fact", "team:acme", contract.StatusActive)
+	h.catchUp()
+	h.contains("15 records · 2 to review")
+	if _, err := w.e.Review(context.Background(), contract.ReviewRequest{ID: a, Action: contract.ReviewApprove}); err != nil {
+		t.Fatal(err)
+	}
+	h.catchUp()
+	h.contains("15 records · 1 to review")
+	if _, err := w.e.Review(context.Background(), contract.ReviewRequest{ID: b, Action: contract.ReviewReject}); err != nil {
+		t.Fatal(err)
+	}
+	h.catchUp()
+	h.contains("14 records  ")
+	h.lacks("to review")
+}
+
+// A read-only session cannot review: its header counts candidates instead.
+func TestCandidatesReadOnly(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t, 3)
+	w.store("a candidate", "team:acme", contract.StatusCandidate)
+	h := newLiveHarness(t, w, 80, 24, func(o *Options) { o.ReadOnly = true })
+	h.contains("4 records · 1 candidate")
+	h.lacks("to review")
 }
 
 // toastGone clears the footer's toast, as its timer would.

@@ -44,6 +44,9 @@ type model struct {
 	mouse  bool
 	undo   []undoEntry
 	live   liveFeed
+	// candidates counts the records awaiting review in the session's base
+	// scope (the header), -1 until known.
+	candidates int
 }
 
 // view is one registered view of the session.
@@ -58,9 +61,11 @@ type overlay interface {
 	View(width, height int) string
 }
 
+// totalMsg is the header's counts: the records in the session's base scope
+// and the candidates among them.
 type totalMsg struct {
-	total int
-	err   error
+	total, candidates int
+	err               error
 }
 
 type demoLoadedMsg struct{ err error }
@@ -92,7 +97,7 @@ func newModel(opts Options) *model {
 		r := *opts.Reach
 		c.Scope.Base.Reach = &r
 	}
-	m := &model{c: c, opts: opts, mouse: opts.Mouse}
+	m := &model{c: c, opts: opts, mouse: opts.Mouse, candidates: -1}
 	m.live.enabled = opts.Live && opts.Engine != nil
 	m.status.tasks = map[string]string{}
 	for _, s := range Registry() {
@@ -151,7 +156,11 @@ func (m *model) totalCmd() tea.Cmd {
 	base := m.c.Scope.Base.Clone()
 	return func() tea.Msg {
 		page, err := engine.Browse(ctx, contract.BrowseQuery{Filter: base, Limit: 1})
-		return totalMsg{total: page.Total, err: err}
+		if err != nil {
+			return totalMsg{err: err}
+		}
+		cands, err := engine.Browse(ctx, contract.BrowseQuery{Filter: base, Status: []contract.Status{contract.StatusCandidate}, Limit: 1})
+		return totalMsg{total: page.Total, candidates: cands.Total, err: err}
 	}
 }
 
@@ -204,7 +213,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		if msg.err != nil {
 			return m.fail("count records", msg.err)
 		}
-		m.c.Total = msg.total
+		m.c.Total, m.candidates = msg.total, msg.candidates
 		return nil
 	case AccessMsg:
 		return m.access(msg)
@@ -228,6 +237,8 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	case common.OpenRecordMsg:
 		m.detailOpen, m.overlay = true, nil
 		return m.detail.Open(msg.ID, msg.Record)
+	case common.PauseLiveMsg:
+		return m.togglePause()
 	case common.SwitchViewMsg:
 		for i, v := range m.views {
 			if v.spec.Name == msg.View {

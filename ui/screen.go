@@ -69,7 +69,8 @@ func (m *model) body() string {
 }
 
 func (m *model) headerInfo() components.HeaderInfo {
-	return components.HeaderInfo{Width: m.c.Width, Store: m.c.StoreLabel, Total: m.c.Total, Tabs: m.tabs,
+	return components.HeaderInfo{Width: m.c.Width, Store: m.c.StoreLabel, Total: m.c.Total, Candidates: m.candidates,
+		ReadOnly: m.c.ReadOnly, Plain: m.c.Plain, Tabs: m.tabs,
 		Active: m.active, HelpKey: common.KeyLabel(m.c.Keys.Help.Keys())}
 }
 

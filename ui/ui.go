@@ -82,6 +82,11 @@ type Options struct {
 	// Follow, when set, is handed each waiting poll of the change feed and
 	// returns the command to run instead (tests run the polls on demand).
 	Follow func(poll tea.Cmd) tea.Cmd
+	// Applied, when set, is called from Update each time the session shows
+	// live changes (the Activity view lists them and the views reload), with
+	// those changes; the load test times the TUI's redraw with it. It must
+	// not block.
+	Applied func(changes []contract.Change)
 }
 
 // AccessMsg tells a running session that its principal changed (serve mode

@@ -60,7 +60,7 @@ func Registry() []ViewSpec {
 			Actions: with(panes(), listActions(), []string{"open"})},
 			New: func(c *common.Common) common.View { return recall.New(c) }},
 		{ViewInfo: common.ViewInfo{Name: common.ViewActivity, Title: "Activity", Keys: []string{"5"},
-			Actions: with(listActions(), []string{"open", "copy-id"})},
+			Actions: with(listActions(), []string{"open", "copy-id", "pause-feed"})},
 			New: func(c *common.Common) common.View { return activity.New(c) }},
 	}
 }

@@ -32,6 +32,15 @@ type loadConfig struct {
 	rounds   int
 	batch    int
 	duration time.Duration
+	// watchers long-poll the change feed through engine/remote while the
+	// agents write; tui runs a live TUI session (headless, on its Activity
+	// view) beside them; watchBin, when set, is a mnemo binary whose `watch
+	// --from-now` follows the feed as a separate process (load_watch_test.go).
+	watchers int
+	// rawWatchers read the feed over plain HTTP and skip the records.
+	rawWatchers bool
+	tui         bool
+	watchBin    string
 }
 
 // TestLoadShort always runs: a few seconds of concurrent stores and reads
@@ -65,6 +74,8 @@ func TestLoadLong(t *testing.T) {
 type ack struct {
 	id, word string
 	agent    int
+	// at is when the agent had the server's answer.
+	at time.Time
 }
 
 // ackLog collects acknowledged stores from every agent.
@@ -118,6 +129,21 @@ func round(d time.Duration) time.Duration {
 	return d.Round(time.Microsecond)
 }
 
+// followersNote says which followers besides the watchers a run had.
+func (c loadConfig) followersNote() string {
+	var s string
+	if c.rawWatchers {
+		s += " (raw)"
+	}
+	if c.tui {
+		s += " + a live TUI"
+	}
+	if c.watchBin != "" {
+		s += " + mnemo watch"
+	}
+	return s
+}
+
 // loadFigures is what a run measured.
 type loadFigures struct {
 	cfg loadConfig
@@ -128,6 +154,10 @@ type loadFigures struct {
 	records                   int
 	store, storeMany          *latencies
 	browse, fetch, getRecords *latencies
+	// follow is what the change feed's followers measured (nil without them).
+	follow *followFigures
+	// load is the machine's load average when the writers stopped.
+	load string
 }
 
 func (f loadFigures) String() string {
@@ -137,7 +167,7 @@ func (f loadFigures) String() string {
 	if over == "" {
 		over = "engine/bolt"
 	}
-	fmt.Fprintf(&b, "\n%d agents (store + store_many of %d), %d browsers, on loopback over %s\n", f.cfg.agents, f.cfg.batch, f.cfg.browsers, over)
+	fmt.Fprintf(&b, "\n%d agents (store + store_many of %d), %d browsers, %d watchers%s, on loopback over %s\n", f.cfg.agents, f.cfg.batch, f.cfg.browsers, f.cfg.watchers, f.cfg.followersNote(), over)
 	fmt.Fprintf(&b, "writing: %v, %d store calls + %d store_many calls = %d records\n", f.writing.Round(time.Millisecond), f.storeCalls, f.manyCalls, f.records)
 	fmt.Fprintf(&b, "throughput: %.0f store requests/s (%.0f store/s, %.0f store_many/s), %.0f records/s\n",
 		float64(f.storeCalls+f.manyCalls)/secs, float64(f.storeCalls)/secs, float64(f.manyCalls)/secs, float64(f.records)/secs)
@@ -146,6 +176,12 @@ func (f loadFigures) String() string {
 	fmt.Fprintf(&b, "browse      %s  (limit 50, under write load)\n", f.browse.summary())
 	fmt.Fprintf(&b, "fetch       %s  (keyword, limit 10, under write load)\n", f.fetch.summary())
 	fmt.Fprintf(&b, "get_records %s  (up to 20 ids, under write load)", f.getRecords.summary())
+	if f.follow != nil {
+		b.WriteString(f.follow.String())
+	}
+	if f.load != "" {
+		fmt.Fprintf(&b, "\nload average at the end of writing: %s", f.load)
+	}
 	return b.String()
 }
 
@@ -153,6 +189,9 @@ const loadOwnerToken = "load-owner-token"
 
 func agentToken(i int) string  { return fmt.Sprintf("load-agent-%d-token", i) }
 func viewerToken(i int) string { return fmt.Sprintf("load-viewer-%d-token", i) }
+
+// watcherToken(i) is watcher i's; the last one (cfg.watchers) is the TUI's.
+func watcherToken(i int) string { return fmt.Sprintf("load-watcher-%d-token", i) }
 
 func agentNamespace(i int) string { return fmt.Sprintf("team:load/agent:a%d", i) }
 
@@ -168,6 +207,10 @@ func loadKeys(t *testing.T, cfg loadConfig) *auth.Keys {
 	for i := range cfg.browsers {
 		fmt.Fprintf(&b, "[[principal]]\nname = \"viewer%d\"\nrole = \"reader\"\nreach = { at = \"team:load\", descendants = true, inherit = false }\ntoken_sha256 = [%q]\n\n",
 			i, auth.HashToken(viewerToken(i)))
+	}
+	for i := range cfg.watchers + 1 {
+		fmt.Fprintf(&b, "[[principal]]\nname = \"watcher%d\"\nrole = \"reader\"\nreach = { at = \"team:load\", descendants = true, inherit = false }\ntoken_sha256 = [%q]\n\n",
+			i, auth.HashToken(watcherToken(i)))
 	}
 	keys, err := auth.ParseKeys([]byte(b.String()))
 	if err != nil {
@@ -252,6 +295,10 @@ func runLoad(t *testing.T, cfg loadConfig) loadFigures {
 	var storeCalls, manyCalls atomic.Int64
 	// failures holds the first few problems seen on other goroutines.
 	var failures failureLog
+	var fol *followers
+	if cfg.watchers > 0 || cfg.tui || cfg.watchBin != "" {
+		fol = startFollowers(t, ctx, url, cfg, owner, &failures)
+	}
 
 	writersDone := make(chan struct{})
 	var writers, readers sync.WaitGroup
@@ -270,9 +317,10 @@ func runLoad(t *testing.T, cfg loadConfig) loadFigures {
 					failures.add("agent %d store: %v", a, err)
 					return
 				}
-				f.store.add(time.Since(t0))
+				acked := time.Now()
+				f.store.add(acked.Sub(t0))
 				storeCalls.Add(1)
-				log.add(ack{id: rec.ID, word: word, agent: a})
+				log.add(ack{id: rec.ID, word: word, agent: a, at: acked})
 
 				items := make([]contract.StoreItem, cfg.batch)
 				words := make([]string, cfg.batch)
@@ -286,7 +334,8 @@ func runLoad(t *testing.T, cfg loadConfig) loadFigures {
 					failures.add("agent %d store_many: %v", a, err)
 					return
 				}
-				f.storeMany.add(time.Since(t0))
+				acked = time.Now()
+				f.storeMany.add(acked.Sub(t0))
 				manyCalls.Add(1)
 				if len(recs) != len(items) {
 					failures.add("agent %d store_many acknowledged %d of %d items", a, len(recs), len(items))
@@ -297,7 +346,7 @@ func runLoad(t *testing.T, cfg loadConfig) loadFigures {
 					if rec.Replayed {
 						failures.add("agent %d: a new item %q was taken for a replay", a, words[i])
 					}
-					batch[i] = ack{id: rec.ID, word: words[i], agent: a}
+					batch[i] = ack{id: rec.ID, word: words[i], agent: a, at: acked}
 				}
 				log.add(batch...)
 			}
@@ -311,10 +360,14 @@ func runLoad(t *testing.T, cfg loadConfig) loadFigures {
 	f.writing = time.Since(start)
 	close(writersDone)
 	readers.Wait()
+	acks := log.snapshot()
+	if fol != nil {
+		f.follow = fol.finish(t, ctx, owner, acks, &failures)
+	}
 	failures.report(t)
 
-	acks := log.snapshot()
 	f.storeCalls, f.manyCalls, f.records = storeCalls.Load(), manyCalls.Load(), len(acks)
+	f.load = loadAverage()
 	if f.records == 0 {
 		t.Fatal("no store was acknowledged")
 	}

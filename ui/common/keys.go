@@ -48,7 +48,7 @@ type KeyMap struct {
 	CopyID, CopyText, Forget, ForgetScope, Undo                    key.Binding
 	Approve, Reject, Select, Sort, AddSort, FilterEditor           key.Binding
 	TogglePreview, Export, LoadDemo, CycleMode                     key.Binding
-	PrevColumn, NextColumn, PauseLive                              key.Binding
+	PrevColumn, NextColumn, PauseLive, PauseFeed                   key.Binding
 
 	// views are the keys that show each view, by view name.
 	views map[string]*key.Binding
@@ -140,6 +140,7 @@ func actionTable() []Action {
 		a("export", "export JSON", k("e"), func(k *KeyMap) *key.Binding { return &k.Export }),
 		a("load-demo", "load demo", k("L"), func(k *KeyMap) *key.Binding { return &k.LoadDemo }),
 		a("cycle-mode", "next mode", k("tab"), func(k *KeyMap) *key.Binding { return &k.CycleMode }),
+		a("pause-feed", "pause / resume the feed", k("space"), func(k *KeyMap) *key.Binding { return &k.PauseFeed }),
 	}
 }
 

@@ -138,6 +138,10 @@ type StatusMsg struct {
 // SwitchViewMsg asks the shell to show another view.
 type SwitchViewMsg struct{ View string }
 
+// PauseLiveMsg asks the shell to pause or resume live updates (the Activity
+// view's own key for what P does everywhere).
+type PauseLiveMsg struct{}
+
 // Pane is what every view implements for the shell. Views are pointers and
 // change in place; they never call the engine outside a tea.Cmd.
 type Pane interface {

@@ -24,17 +24,23 @@ type Tab struct {
 // a session; the header redraws when the width, the active tab, the count or
 // the theme changes.
 type HeaderInfo struct {
-	Width   int
-	Store   string
-	Total   int // records in the store, -1 until known
-	Tabs    []Tab
-	Active  int
-	HelpKey string
+	Width int
+	Store string
+	Total int // records in the store, -1 until known
+	// Candidates awaiting review in the store, -1 until known; shown when
+	// there are some ("· 12 to review", "12 candidates" in a read-only
+	// session, which cannot review them).
+	Candidates int
+	ReadOnly   bool
+	Plain      bool
+	Tabs       []Tab
+	Active     int
+	HelpKey    string
 }
 
 type headerKey struct {
-	width, active, total int
-	dark                 bool
+	width, active, total, candidates int
+	dark, readOnly                   bool
 }
 
 // Header is the top line: app name, store, record count, the view tabs with
@@ -46,7 +52,7 @@ type Header struct {
 
 // View draws the header (or returns the last drawing when nothing it shows changed).
 func (h *Header) View(st *common.Styles, in HeaderInfo) string {
-	k := headerKey{width: in.Width, active: in.Active, total: in.Total, dark: st.Dark}
+	k := headerKey{width: in.Width, active: in.Active, total: in.Total, candidates: in.Candidates, dark: st.Dark, readOnly: in.ReadOnly}
 	if k != h.key || h.line == "" {
 		h.line, h.key = drawHeader(st, in), k
 	}
@@ -58,6 +64,17 @@ func drawHeader(st *common.Styles, in HeaderInfo) string {
 	count := "… records"
 	if in.Total >= 0 {
 		count = common.Plural(in.Total, "record", "records")
+	}
+	if in.Candidates > 0 {
+		review := common.Thousands(in.Candidates) + " to review"
+		if in.ReadOnly {
+			review = common.Plural(in.Candidates, "candidate", "candidates")
+		}
+		sep := " · "
+		if in.Plain {
+			sep = ", "
+		}
+		count += sep + review
 	}
 	help := st.HelpHint.Render(in.HelpKey + " help")
 	left := " " + st.AppName.Render("mnemo") + "  "

@@ -180,6 +180,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	if m.list.MoveByKey(k, msg) {
 		return nil
 	}
+	if key.Matches(msg, k.PauseFeed) {
+		return func() tea.Msg { return common.PauseLiveMsg{} }
+	}
 	c := m.current()
 	if c == nil {
 		return nil
@@ -351,5 +354,5 @@ func (m *Model) Busy() string { return "" }
 // ShortHelp lists the activity keys.
 func (m *Model) ShortHelp() []key.Binding {
 	k := &m.c.Keys
-	return []key.Binding{k.Open, k.PauseLive, k.CopyID, k.Top, k.Help, k.Quit}
+	return []key.Binding{k.Open, k.PauseFeed, k.CopyID, k.Top, k.Help, k.Quit}
 }

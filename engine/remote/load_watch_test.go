@@ -1,0 +1,588 @@
+package remote_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"mnemo/contract"
+	"mnemo/engine/remote"
+	"mnemo/ui"
+)
+
+// The change feed under the serve-mode load (issue 16): followers long-poll
+// GET /v1/changes through engine/remote while the agents write, and each
+// change's latency is measured from the writer's acknowledgement to the
+// moment a follower has it. Three kinds of follower:
+//
+//   - watchers: goroutines reading Changes in a loop, as `mnemo watch` does
+//     (Wait 30 s, limit 1000), each its own client and principal (a reader of
+//     team:load);
+//   - a live TUI session: ui.New under a real tea.Program (no input, output
+//     to a writer that stamps each write) showing its Activity view, timed
+//     from the acknowledgement to the first write of the frame drawn after
+//     the session applied the change (Options.Applied);
+//   - with MNEMO_WATCH_BIN=path/to/mnemo, a real `mnemo watch --from-now`
+//     process, timed to the line read from its stdout.
+
+// TestLoadWithWatchers measures the load test's write throughput without and
+// with 20 watchers (and a TUI) attached, in the same run, alternating
+// without / with / with / without so drift on the shared machine falls on
+// both sides, and the ack-to-seen latency of every change. MNEMO_LOADTEST=1
+// runs it; MNEMO_LOADTEST_SECONDS sets each run's writing time (default 20).
+func TestLoadWithWatchers(t *testing.T) {
+	if testing.Short() || os.Getenv("MNEMO_LOADTEST") != "1" {
+		t.Skip("the load test with watchers runs with MNEMO_LOADTEST=1 and without -short")
+	}
+	seconds := 20
+	if s := os.Getenv("MNEMO_LOADTEST_SECONDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			t.Fatalf("MNEMO_LOADTEST_SECONDS=%q is not a positive number of seconds", s)
+		}
+		seconds = n
+	}
+	base := loadConfig{agents: 8, browsers: 4, rounds: 100_000, batch: 25, duration: time.Duration(seconds) * time.Second}
+	// light: one TUI and one mnemo watch process (when MNEMO_WATCH_BIN names
+	// a binary); watched: 20 watchers besides; raw: 20 raw watchers alone.
+	light := base
+	light.tui, light.watchBin = true, os.Getenv("MNEMO_WATCH_BIN")
+	watched := light
+	watched.watchers = 20
+	raw := base
+	raw.watchers, raw.rawWatchers = 20, true
+	var without, with, withRaw []loadFigures
+	for _, cfg := range []loadConfig{base, watched, light, raw, raw, watched, base} {
+		f := runLoad(t, cfg)
+		t.Log(f)
+		switch {
+		case cfg.rawWatchers:
+			withRaw = append(withRaw, f)
+		case cfg.watchers > 0:
+			with = append(with, f)
+		case !cfg.tui:
+			without = append(without, f)
+		}
+	}
+	rate := func(fs []loadFigures) (records, requests float64) {
+		var n, calls int64
+		var secs float64
+		for _, f := range fs {
+			n += int64(f.records)
+			calls += f.storeCalls + f.manyCalls
+			secs += f.writing.Seconds()
+		}
+		return float64(n) / secs, float64(calls) / secs
+	}
+	r0, q0 := rate(without)
+	r1, q1 := rate(with)
+	r2, q2 := rate(withRaw)
+	t.Logf("\nwrite throughput without watchers: %.0f records/s (%.1f requests/s)"+
+		"\nwith 20 watchers (engine/remote), a TUI and mnemo watch: %.0f records/s (%.1f requests/s): %+.1f%%"+
+		"\nwith 20 raw watchers (records not decoded): %.0f records/s (%.1f requests/s): %+.1f%%",
+		r0, q0, r1, q1, 100*(r1-r0)/r0, r2, q2, 100*(r2-r0)/r0)
+}
+
+// followers are the change feed's followers of one load run.
+type followers struct {
+	cfg      loadConfig
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	watchers []*watchFollower
+	tui      *tuiFollower
+	proc     *procFollower
+}
+
+// seenChange is one change as a follower had it.
+type seenChange struct {
+	id  string
+	seq uint64
+	// at is the change's own time stamp (taken inside the write, before the
+	// commit); seen is when the follower had it.
+	at, seen time.Time
+}
+
+type watchFollower struct {
+	mu    sync.Mutex
+	seen  []seenChange
+	since atomic.Uint64
+}
+
+func (w *watchFollower) add(page contract.ChangesPage, now time.Time) {
+	w.mu.Lock()
+	for _, c := range page.Changes {
+		w.seen = append(w.seen, seenChange{id: c.ID, seq: c.Seq, at: c.At, seen: now})
+	}
+	w.mu.Unlock()
+	w.since.Store(page.Next)
+}
+
+// changesReader reads the feed: an engine/remote client, or rawChanges.
+type changesReader interface {
+	Changes(ctx context.Context, req contract.ChangesRequest) (contract.ChangesPage, error)
+}
+
+// rawChanges reads GET /v1/changes itself and decodes only each change's
+// seq, id and time (encoding/json skips the records), so a run with raw
+// watchers shows what the server pays for them apart from what their
+// clients pay decoding the records on this same machine.
+type rawChanges struct{ url, token string }
+
+func (r rawChanges) Changes(ctx context.Context, req contract.ChangesRequest) (contract.ChangesPage, error) {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, r.url+"/v1/changes?"+remote.ChangesValues(req).Encode(), nil)
+	if err != nil {
+		return contract.ChangesPage{}, err
+	}
+	hr.Header.Set("Authorization", "Bearer "+r.token)
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		return contract.ChangesPage{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return contract.ChangesPage{}, fmt.Errorf("GET /v1/changes: %s: %s", resp.Status, b)
+	}
+	var page struct {
+		Changes []struct {
+			Seq uint64 `json:"seq"`
+			At  string `json:"at"`
+			ID  string `json:"id"`
+		} `json:"changes"`
+		Next uint64 `json:"next"`
+		Head uint64 `json:"head"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
+		return contract.ChangesPage{}, err
+	}
+	out := contract.ChangesPage{Next: page.Next, Head: page.Head, Changes: make([]contract.Change, len(page.Changes))}
+	for i, c := range page.Changes {
+		at, err := contract.ParseTime(c.At)
+		if err != nil {
+			return contract.ChangesPage{}, err
+		}
+		out.Changes[i] = contract.Change{Seq: c.Seq, ID: c.ID, At: at}
+	}
+	return out, nil
+}
+
+// startFollowers attaches the run's followers to the feed's head and returns
+// once each of them is following, before any agent writes.
+func startFollowers(t *testing.T, ctx context.Context, url string, cfg loadConfig, owner *remote.Client, failures *failureLog) *followers {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	fol := &followers{cfg: cfg, cancel: cancel}
+	var ready sync.WaitGroup
+	for i := range cfg.watchers {
+		w := &watchFollower{}
+		fol.watchers = append(fol.watchers, w)
+		var c changesReader = loadClient(t, url, watcherToken(i))
+		if cfg.rawWatchers {
+			c = rawChanges{url: url, token: watcherToken(i)}
+		}
+		ready.Add(1)
+		fol.wg.Go(func() {
+			head, err := c.Changes(ctx, contract.ChangesRequest{FromNow: true, Limit: 1})
+			ready.Done()
+			if err != nil {
+				failures.add("watcher %d: reading the head: %v", i, err)
+				return
+			}
+			w.since.Store(head.Next)
+			for ctx.Err() == nil {
+				page, err := c.Changes(ctx, contract.ChangesRequest{Since: w.since.Load(), Limit: contract.MaxChangesLimit, Wait: 30 * time.Second})
+				now := time.Now()
+				if err != nil {
+					if ctx.Err() == nil {
+						failures.add("watcher %d: %v", i, err)
+					}
+					return
+				}
+				w.add(page, now)
+			}
+		})
+	}
+	ready.Wait()
+	if cfg.tui {
+		fol.tui = startTUI(t, ctx, &fol.wg, loadClient(t, url, watcherToken(cfg.watchers)), failures)
+	}
+	if cfg.watchBin != "" {
+		fol.proc = startWatchProcess(t, ctx, &fol.wg, cfg.watchBin, url, owner, failures)
+	}
+	return fol
+}
+
+// finish waits until every follower has what the agents were acknowledged
+// (at most 30 s), stops them, checks what each saw and returns the figures.
+func (fol *followers) finish(t *testing.T, ctx context.Context, owner *remote.Client, acks []ack, failures *failureLog) *followFigures {
+	t.Helper()
+	head, err := owner.Changes(ctx, contract.ChangesRequest{FromNow: true, Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	caughtUp := func() bool {
+		for _, w := range fol.watchers {
+			if w.since.Load() < head.Next {
+				return false
+			}
+		}
+		if fol.tui != nil && fol.tui.count() < len(acks) && !fol.tui.idleSince(time.Second) {
+			return false
+		}
+		if fol.proc != nil && fol.proc.count(acks) < len(acks) {
+			return false
+		}
+		return true
+	}
+	for !caughtUp() && time.Now().Before(deadline) && failures.count() == 0 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	fol.cancel()
+	fol.wg.Wait()
+
+	ackOf := make(map[string]ack, len(acks))
+	for _, a := range acks {
+		ackOf[a.id] = a
+	}
+	ff := &followFigures{watchers: len(fol.watchers), watch: &latencies{}, commit: &latencies{}}
+	early := 0
+	for i, w := range fol.watchers {
+		w.mu.Lock()
+		seen := w.seen
+		w.mu.Unlock()
+		// Every acknowledged store exactly once, in the feed's order,
+		// nothing outside the watcher's reach.
+		got := map[string]bool{}
+		for j, s := range seen {
+			if j > 0 && s.seq <= seen[j-1].seq {
+				failures.add("watcher %d saw seq %d after %d", i, s.seq, seen[j-1].seq)
+				break
+			}
+			a, ok := ackOf[s.id]
+			if !ok {
+				failures.add("watcher %d saw %s, which no agent was acknowledged", i, s.id)
+				break
+			}
+			if got[s.id] {
+				failures.add("watcher %d saw %s twice", i, s.id)
+				break
+			}
+			got[s.id] = true
+			d := s.seen.Sub(a.at)
+			if d < 0 {
+				early++
+			}
+			ff.watch.add(max(d, 0))
+			ff.commit.add(s.seen.Sub(s.at))
+		}
+		if len(got) != len(acks) {
+			failures.add("watcher %d saw %d of the %d acknowledged stores", i, len(got), len(acks))
+		}
+	}
+	ff.early = early
+	if fol.tui != nil {
+		ff.tui, ff.tuiApplied, ff.tuiFrames, ff.tuiEarly = fol.tui.figures(ackOf, len(acks), failures)
+		ff.tuiShown, ff.tuiWant = fol.tui.shown, fol.tui.want
+	}
+	if fol.proc != nil {
+		ff.proc, ff.procEarly = fol.proc.figures(ackOf, len(acks), failures)
+	}
+	return ff
+}
+
+// followFigures is what the followers measured.
+type followFigures struct {
+	watchers int
+	// watch is ack-to-seen over every watcher and change (a change seen
+	// before its ack counts 0; early says how many); commit is from the
+	// change's own time stamp to seen.
+	watch, commit *latencies
+	early         int
+	// tui is ack-to-frame-written, tuiApplied ack-to-applied (before the
+	// frame), tuiFrames how many frames showed live changes.
+	tui, tuiApplied *latencies
+	tuiFrames       int
+	tuiEarly        int
+	// tuiShown of tuiWant stores were listed (the rest cut: over 1,000 in a window)
+	tuiShown, tuiWant int
+	// proc is ack-to-line of a real `mnemo watch` process.
+	proc      *latencies
+	procEarly int
+}
+
+func (f *followFigures) String() string {
+	var b strings.Builder
+	if f.watchers > 0 {
+		fmt.Fprintf(&b, "\nfeed, %d watchers (Changes, wait 30s), ack -> seen: %s (%d seen before their ack)", f.watchers, f.watch.summary(), f.early)
+		fmt.Fprintf(&b, "\nfeed, %d watchers, change time stamp -> seen: %s", f.watchers, f.commit.summary())
+	}
+	if f.proc != nil {
+		fmt.Fprintf(&b, "\nmnemo watch (a process, owner token), ack -> line read: %s (%d before their ack)", f.proc.summary(), f.procEarly)
+	}
+	if f.tui != nil {
+		fmt.Fprintf(&b, "\nlive TUI (Activity view, 80x24), ack -> applied: %s (%d of %d stores listed)", f.tuiApplied.summary(), f.tuiShown, f.tuiWant)
+		fmt.Fprintf(&b, "\nlive TUI, ack -> frame written: %s (%d frames with live changes, %d applied before their ack)", f.tui.summary(), f.tuiFrames, f.tuiEarly)
+	}
+	return b.String()
+}
+
+// tuiFollower is a live TUI session under a real Bubble Tea program:
+// Options.Applied notes the changes it shows, the model's View notes that the
+// frame holding them was drawn, and the output's next write stamps them.
+type tuiFollower struct {
+	mu sync.Mutex
+	// applied: id -> when the session applied it; viewed are applied and in a
+	// frame not written yet; written: id -> when that frame was written.
+	applied  map[string]time.Time
+	waiting  []string
+	viewed   []string
+	written  map[string]time.Time
+	frames   int
+	appliedN atomic.Int64
+	// shown of want acknowledged stores were in the Activity list.
+	shown, want int
+	last        time.Time
+}
+
+func (f *tuiFollower) count() int { return int(f.appliedN.Load()) }
+
+// idleSince tells whether the session applied nothing for d.
+func (f *tuiFollower) idleSince(d time.Duration) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return !f.last.IsZero() && time.Since(f.last) > d
+}
+
+func (f *tuiFollower) onApplied(changes []contract.Change) {
+	now := time.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.last = now
+	for _, c := range changes {
+		if _, ok := f.applied[c.ID]; !ok {
+			f.applied[c.ID] = now
+			f.waiting = append(f.waiting, c.ID)
+			f.appliedN.Add(1)
+		}
+	}
+}
+
+func (f *tuiFollower) onView() {
+	f.mu.Lock()
+	f.viewed = append(f.viewed, f.waiting...)
+	f.waiting = f.waiting[:0]
+	f.mu.Unlock()
+}
+
+// Write is the program's output: the first write after a frame holding live
+// changes stamps them.
+func (f *tuiFollower) Write(p []byte) (int, error) {
+	now := time.Now()
+	f.mu.Lock()
+	if len(f.viewed) > 0 {
+		f.frames++
+		for _, id := range f.viewed {
+			f.written[id] = now
+		}
+		f.viewed = f.viewed[:0]
+	}
+	f.mu.Unlock()
+	return len(p), nil
+}
+
+func (f *tuiFollower) figures(ackOf map[string]ack, want int, failures *failureLog) (written, applied *latencies, frames, early int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	written, applied = &latencies{}, &latencies{}
+	n := 0
+	for id, at := range f.applied {
+		a, ok := ackOf[id]
+		if !ok {
+			failures.add("the TUI applied %s, which no agent was acknowledged", id)
+			continue
+		}
+		n++
+		if at.Before(a.at) {
+			early++
+		}
+		applied.add(max(at.Sub(a.at), 0))
+		if w, ok := f.written[id]; ok {
+			written.add(max(w.Sub(a.at), 0))
+		}
+	}
+	// Fewer than want when more than 1,000 changes came in one coalescing
+	// window: the session shows (and reports) the newest 1,000 in its
+	// Activity list and reloads its views for all of them.
+	f.shown, f.want = n, want
+	return written, applied, f.frames, early
+}
+
+// tuiModel is the session's model with its View noted.
+type tuiModel struct {
+	inner tea.Model
+	f     *tuiFollower
+}
+
+func (m tuiModel) Init() tea.Cmd { return m.inner.Init() }
+
+func (m tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	inner, cmd := m.inner.Update(msg)
+	m.inner = inner
+	return m, cmd
+}
+
+func (m tuiModel) View() tea.View {
+	v := m.inner.View()
+	m.f.onView()
+	return v
+}
+
+// startTUI runs a live session on c (a reader of team:load) showing its
+// Activity view, until ctx ends.
+func startTUI(t *testing.T, ctx context.Context, wg *sync.WaitGroup, c *remote.Client, failures *failureLog) *tuiFollower {
+	t.Helper()
+	f := &tuiFollower{applied: map[string]time.Time{}, written: map[string]time.Time{}}
+	// The first waiting poll is made once the head read answered: from then
+	// on no change is missed.
+	following := make(chan struct{})
+	var once sync.Once
+	opts := ui.Options{Engine: c, StoreLabel: "load", Keys: ui.DefaultKeyMap(), Live: true, Context: ctx, Applied: f.onApplied,
+		Follow: func(poll tea.Cmd) tea.Cmd {
+			once.Do(func() { close(following) })
+			return poll
+		}}
+	p := tea.NewProgram(tuiModel{inner: ui.New(opts), f: f}, tea.WithContext(ctx), tea.WithInput(nil), tea.WithOutput(f),
+		tea.WithWindowSize(80, 24), tea.WithoutSignalHandler())
+	wg.Go(func() {
+		if _, err := p.Run(); err != nil && ctx.Err() == nil {
+			failures.add("the TUI: %v", err)
+		}
+	})
+	p.Send(ui.KeyPress("5"))
+	select {
+	case <-following:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the TUI did not start following the feed in 20 s")
+	}
+	return f
+}
+
+// procFollower is a `mnemo watch --from-now` process.
+type procFollower struct {
+	mu   sync.Mutex
+	seen map[string]time.Time
+}
+
+func (p *procFollower) count(acks []ack) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, a := range acks {
+		if _, ok := p.seen[a.id]; ok {
+			n++
+		}
+	}
+	return n
+}
+
+func (p *procFollower) figures(ackOf map[string]ack, want int, failures *failureLog) (*latencies, int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	l, n, early := &latencies{}, 0, 0
+	for id, at := range p.seen {
+		a, ok := ackOf[id]
+		if !ok {
+			continue // the warm-up records, outside team:load
+		}
+		n++
+		if at.Before(a.at) {
+			early++
+		}
+		l.add(max(at.Sub(a.at), 0))
+	}
+	if n != want {
+		failures.add("mnemo watch printed %d of the %d acknowledged stores", n, want)
+	}
+	return l, early
+}
+
+// startWatchProcess starts `bin --remote URL watch --from-now` with the owner
+// token and returns once it prints: warm-up records outside team:load (no
+// reader of the run sees them) are stored until one is printed.
+func startWatchProcess(t *testing.T, ctx context.Context, wg *sync.WaitGroup, bin, url string, owner *remote.Client, failures *failureLog) *procFollower {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, "--remote", url, "watch", "--from-now")
+	cmd.Env = append(os.Environ(), "MNEMO_TOKEN="+loadOwnerToken)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &procFollower{seen: map[string]time.Time{}}
+	printed := make(chan struct{}, 1)
+	wg.Go(func() {
+		defer func() { _ = cmd.Wait() }()
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			now := time.Now()
+			var c struct {
+				ID string `json:"id"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+				failures.add("mnemo watch printed %q: %v", sc.Text(), err)
+				return
+			}
+			p.mu.Lock()
+			p.seen[c.ID] = now
+			p.mu.Unlock()
+			select {
+			case printed <- struct{}{}:
+			default:
+			}
+		}
+		_, _ = io.Copy(io.Discard, out)
+	})
+	meta := contract.MetaFromSource(contract.SourceAgent, nil)
+	meta.Namespace = contract.MustNamespace("team:other")
+	for i := 0; ; i++ {
+		if _, err := owner.Store(ctx, contract.Document(fmt.Sprintf("warm-up %d for mnemo watch", i), meta)); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-printed:
+			return p
+		case <-time.After(200 * time.Millisecond):
+		}
+		if i == 100 {
+			t.Fatal("mnemo watch printed nothing in 20 s")
+		}
+	}
+}
+
+// loadAverage is /proc/loadavg's three averages ("" where there is none).
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	fields := strings.Fields(string(b))
+	return strings.Join(fields[:min(3, len(fields))], " ")
+}
