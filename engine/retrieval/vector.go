@@ -238,8 +238,9 @@ func (v *VectorIndex) Search(ctx context.Context, q []float32, k int, admit func
 	tops := make([]topK, workers)
 	chunk := (n + workers - 1) / workers
 	if v.cfg.int8 {
-		// Workers take whole blocks.
-		chunk = (n/blockRows/workers + 1) * blockRows
+		// Workers take whole blocks, as evenly as they divide.
+		blocks := (n + blockRows - 1) / blockRows
+		chunk = (blocks + workers - 1) / workers * blockRows
 	}
 	var wg sync.WaitGroup
 	for w := range workers {
