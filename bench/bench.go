@@ -84,7 +84,7 @@ func Run(ctx context.Context, e contract.Engine, opts Options) (Table, error) {
 	t.Import.Budget = importBudget
 	t.Import.Pass = t.Import.PerSecond >= importBudget
 
-	return measure(ctx, e, opts, exp, t, func(shape) bool { return true })
+	return measure(ctx, e, opts, exp, t, true)
 }
 
 // RunExisting times the rows on a store an earlier Run loaded with the same
@@ -110,23 +110,16 @@ func RunExisting(ctx context.Context, e contract.Engine, opts Options, browseOnl
 			return t, err
 		}
 	}
-	return measure(ctx, e, opts, exp, t, func(s shape) bool {
-		return !browseOnly || strings.HasPrefix(s.name, "browse") || strings.HasPrefix(s.name, "explore")
-	})
+	return measure(ctx, e, opts, exp, t, !browseOnly)
 }
 
-// measure warms and times the shapes keep admits, round-robin.
-func measure(ctx context.Context, e contract.Engine, opts Options, exp expected, t Table, keep func(shape) bool) (Table, error) {
+// measure warms and times the shapes round-robin: browse and explore, and
+// with withRetrieval the fetch and recall rows.
+func measure(ctx context.Context, e contract.Engine, opts Options, exp expected, t Table, withRetrieval bool) (Table, error) {
 	scale := scaleOf(opts.Records)
-	all, err := buildShapes(ctx, e, opts, exp, keep(shape{name: "fetch"}))
+	shapes, err := buildShapes(ctx, e, opts, exp, withRetrieval)
 	if err != nil {
 		return t, err
-	}
-	var shapes []shape
-	for _, s := range all {
-		if keep(s) {
-			shapes = append(shapes, s)
-		}
 	}
 	samples := make([][]time.Duration, len(shapes))
 	notes := make([]string, len(shapes))
