@@ -198,6 +198,8 @@ type Engine struct {
 	// derivedReady is closed once the open's background work (table,
 	// content index) has ended.
 	derivedReady chan struct{}
+	// contentRewriting: a rewrite of the content index file is running.
+	contentRewriting atomic.Bool
 	// pendingVec holds vectors embedded but not yet written (guarded by mu).
 	pendingVec map[string][]float32
 
@@ -401,6 +403,7 @@ func (e *Engine) load() error {
 		return contract.EngineErr("load store %s: %w", e.dir, err)
 	}
 	e.tri = newTrigramIndex()
+	e.tri.onCorrupt = e.contentCorrupt
 	if err := e.openIndex(rebuildMarked); err != nil {
 		return err
 	}
@@ -547,6 +550,7 @@ func (e *Engine) Close() error {
 	close(e.closing)
 	e.calls.shutAndWait()
 	e.bg.Wait()
+	e.tri.close()
 	e.idxMu.Lock()
 	e.ixMu.Lock()
 	ierr := e.ix.Close()

@@ -72,7 +72,7 @@ func (e *Engine) indexWorker() {
 // does nothing (the rebuild catches up when it ends).
 func (e *Engine) flushIndex(ctx context.Context) error {
 	// Queued texts join the content index here, off the write path.
-	defer e.tri.drain()
+	defer e.drainContent()
 	if e.rebuilding.Load() || e.applied.Load() >= e.committed.Load() {
 		return nil
 	}

@@ -1,8 +1,12 @@
 package bolt
 
 import (
+	"errors"
+	"maps"
+	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	bbolt "go.etcd.io/bbolt"
@@ -13,18 +17,26 @@ import (
 // trigramIndex maps every byte trigram of a record's case-folded rendered
 // text to the ordinals holding it. It is a prefilter for content filters: the
 // candidates it returns are a superset (ordinals of forgotten records stay
-// until the next open, which costs nothing since ordinals are never reused and
-// browse verifies every candidate against the snapshot's text).
+// until the postings are next written, which costs nothing since ordinals are
+// never reused and browse verifies every candidate against the snapshot's
+// text).
 //
-// Writers only queue their texts (pending); the index worker folds them into
-// the postings off the write path (drain). Until then a queued record is a
-// candidate of every needle, so the superset rule holds at every moment.
+// On a large store the postings live in a file (base, contentfile.go), read
+// in place, and post holds only the records added since the file was
+// written; on a small one everything is in post. Writers only queue their
+// texts (pending); the index worker folds them into post off the write path
+// (drain). Until then a queued record is a candidate of every needle, so the
+// superset rule holds at every moment.
 type trigramIndex struct {
+	// fileMu keeps base mapped while a rewrite reads it outside mu; suspend
+	// and close take it before unmapping.
+	fileMu sync.Mutex
 	// drainMu lets one drain run at a time (it takes the queue's prefix).
 	drainMu  sync.Mutex
 	mu       sync.RWMutex
 	ready    bool
 	building bool
+	base     *contentFile
 	post     map[uint32]*roaring.Bitmap
 	pending  []pendingText
 	// gen counts suspensions, so a build that began before one is dropped.
@@ -34,6 +46,13 @@ type trigramIndex struct {
 	// of the index's memory), and a needle made only of them is not narrowed.
 	common map[uint32]bool
 	maxOrd uint32
+	// added counts the ordinals post holds beside base, dead the forgotten
+	// records base still names: together they say when base is rewritten.
+	added, dead int
+	// corrupt is set when a posting of base failed its checksum; the
+	// engine's onCorrupt rebuilds the index from the records.
+	corrupt   atomic.Bool
+	onCorrupt func()
 }
 
 // commonShare: a trigram in more than 1/commonShare of the records (and in
@@ -48,7 +67,7 @@ const (
 func (x *trigramIndex) pruneCommon(touched []uint32) {
 	limit := uint64(max(commonFloor, int(x.maxOrd)/commonShare))
 	for _, g := range touched {
-		if b := x.post[g]; b != nil && b.GetCardinality() > limit {
+		if b := x.post[g]; b != nil && b.GetCardinality()+x.base.card(g) > limit {
 			delete(x.post, g)
 			x.common[g] = true
 		}
@@ -115,6 +134,8 @@ func (x *trigramIndex) isReady() bool {
 // suspend drops the postings: content filters scan until buildTrigrams
 // runs again.
 func (x *trigramIndex) suspend() {
+	x.fileMu.Lock()
+	defer x.fileMu.Unlock()
 	x.drainMu.Lock()
 	defer x.drainMu.Unlock()
 	x.mu.Lock()
@@ -122,6 +143,9 @@ func (x *trigramIndex) suspend() {
 	x.ready, x.building = false, false
 	x.gen++
 	x.post, x.pending, x.common, x.maxOrd = map[uint32]*roaring.Bitmap{}, nil, map[uint32]bool{}, 0
+	_ = x.base.close()
+	x.base, x.added, x.dead = nil, 0, 0
+	x.corrupt.Store(false)
 }
 
 // drain folds the queued texts into the postings. The grouping runs outside
@@ -151,6 +175,9 @@ func (x *trigramIndex) drain() {
 	}
 	addGroups(x.post, kept, keptGroups)
 	x.pruneCommon(kept)
+	if x.base != nil {
+		x.added += len(batch)
+	}
 	// Writers may have queued more meanwhile; only the drained prefix goes.
 	x.pending = append(x.pending[:0:0], x.pending[len(batch):]...)
 }
@@ -196,8 +223,9 @@ func addGroups(post map[uint32]*roaring.Bitmap, grams []uint32, groups [][]uint3
 }
 
 // candidates returns the ordinals whose text may contain the folded needle,
-// and false when the index cannot narrow it (not built, or a needle shorter
-// than a trigram).
+// and false when the index cannot narrow it (not built, a needle shorter
+// than a trigram, or a posting of the file that failed its checksum). The
+// result is the caller's own: nothing in it refers to the file.
 func (x *trigramIndex) candidates(foldedNeedle string) (*roaring.Bitmap, bool) {
 	grams := trigramsOf(foldedNeedle)
 	if len(grams) == 0 {
@@ -205,7 +233,7 @@ func (x *trigramIndex) candidates(foldedNeedle string) (*roaring.Bitmap, bool) {
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	if !x.ready {
+	if !x.ready || x.corrupt.Load() {
 		return nil, false
 	}
 	out := roaring.New()
@@ -216,7 +244,20 @@ func (x *trigramIndex) candidates(foldedNeedle string) (*roaring.Bitmap, bool) {
 			continue
 		}
 		narrowing = true
-		b := x.post[g]
+		b, err := x.base.posting(g)
+		if err != nil {
+			if !x.corrupt.Swap(true) && x.onCorrupt != nil {
+				x.onCorrupt()
+			}
+			return nil, false
+		}
+		if o := x.post[g]; o != nil {
+			if b == nil {
+				b = o.Clone()
+			} else {
+				b.Or(o)
+			}
+		}
 		if b == nil {
 			bms = nil
 			break
@@ -228,7 +269,7 @@ func (x *trigramIndex) candidates(foldedNeedle string) (*roaring.Bitmap, bool) {
 	}
 	if len(bms) > 0 {
 		slices.SortFunc(bms, func(a, b *roaring.Bitmap) int { return int(a.GetCardinality()) - int(b.GetCardinality()) })
-		out = bms[0].Clone()
+		out = bms[0]
 		for _, b := range bms[1:] {
 			out.And(b)
 			if out.IsEmpty() {
@@ -239,12 +280,24 @@ func (x *trigramIndex) candidates(foldedNeedle string) (*roaring.Bitmap, bool) {
 	for _, p := range x.pending {
 		out.Add(p.ord)
 	}
+	if x.base != nil && x.base.touched.Load() >= releaseMappedEvery {
+		// Postings read leave their pages mapped; let them go, as the
+		// store's own pages go (releasePages).
+		x.base.touched.Store(0)
+		releaseMapped(x.base.data)
+	}
 	return out, true
 }
 
-// buildTrigrams fills the index from the record in chunks (never one long
-// read transaction, which would hold back bbolt's remapping); records written
-// meanwhile are queued by add and merged at the end.
+// releaseMappedEvery is how many posting bytes are read between two
+// releases of the file's pages.
+const releaseMappedEvery = 16 << 20
+
+// buildTrigrams fills the index: on a large store from its file when that
+// describes a recent enough state of the store (openTrigrams), else from the
+// records in chunks (never one long read transaction, which would hold back
+// bbolt's remapping), writing the file for the next process. Records written
+// meanwhile are queued by addBatch and merged at the end.
 func (e *Engine) buildTrigrams() error {
 	x := e.tri
 	x.mu.Lock()
@@ -252,6 +305,16 @@ func (e *Engine) buildTrigrams() error {
 	x.pending = nil
 	gen := x.gen
 	x.mu.Unlock()
+	if e.largeStore {
+		if done, err := e.openTrigrams(gen); done || err != nil {
+			return err
+		}
+	}
+	// Every record whose change is at or before feedSeq is read below or
+	// queued, so the file written from this build describes feedSeq.
+	e.mu.RLock()
+	feedSeq, nextOrd := e.feed.seq, e.nextOrd
+	e.mu.RUnlock()
 	post := map[uint32]*roaring.Bitmap{}
 	var after []byte
 	var maxOrd uint32
@@ -291,10 +354,31 @@ func (e *Engine) buildTrigrams() error {
 			break
 		}
 	}
+	var base *contentFile
+	common := map[uint32]bool{}
+	if e.largeStore {
+		limit := uint64(max(commonFloor, int(maxOrd)/commonShare))
+		for g, b := range post {
+			if b.GetCardinality() > limit {
+				common[g] = true
+				delete(post, g)
+			}
+		}
+		snap := contentSnapshot{feedSeq: feedSeq, nextOrd: nextOrd, maxOrd: maxOrd,
+			commons: slices.Sorted(maps.Keys(common)), grams: slices.Sorted(maps.Keys(post)),
+			posting: func(g uint32) (*roaring.Bitmap, error) { return post[g], nil }, stop: e.closed.Load}
+		var err error
+		if base, err = e.persistContent(snap); err != nil {
+			e.log.Error("writing the content index file failed; the next open rebuilds it", "err", err)
+		} else {
+			post = map[uint32]*roaring.Bitmap{}
+		}
+	}
 	x.mu.Lock()
 	if x.gen != gen {
 		// Suspended meanwhile (a bulk load began): a later build takes over.
 		x.mu.Unlock()
+		_ = base.close()
 		return nil
 	}
 	for g, b := range post {
@@ -303,11 +387,314 @@ func (e *Engine) buildTrigrams() error {
 		}
 		x.post[g] = b
 	}
+	maps.Copy(x.common, common)
+	x.base = base
 	x.maxOrd = max(x.maxOrd, maxOrd)
 	x.pruneCommon(x.grams())
 	x.building = false
 	x.ready = true
 	x.mu.Unlock()
-	x.drain()
+	e.drainContent()
 	return nil
+}
+
+// persistContent writes the content index file and maps it back.
+func (e *Engine) persistContent(s contentSnapshot) (*contentFile, error) {
+	path := contentPath(e.dir)
+	if err := writeContentFile(path, s); err != nil {
+		return nil, err
+	}
+	f, err := openContentFile(path)
+	if err == nil && f == nil {
+		err = errors.New("the file vanished")
+	}
+	return f, err
+}
+
+// replayLimit is how many changes after its file's position an open replays
+// before it rebuilds the content index from the records instead.
+func replayLimit(f *contentFile) uint64 { return max(100_000, uint64(f.nextOrd)/4) }
+
+// openTrigrams takes the content index from its file and replays the changes
+// after the file's position into the overlay: every record a change names
+// that still exists joins it (a superset, whatever the op), and forgets are
+// counted so the file is rewritten without them. It reports false when the
+// file is missing, unreadable or too far behind; a file that fails its checks
+// is removed.
+func (e *Engine) openTrigrams(gen int) (bool, error) {
+	x := e.tri
+	path := contentPath(e.dir)
+	f, err := openContentFile(path)
+	if err != nil {
+		e.log.Warn("the content index file is unusable; rebuilding it from the records", "err", err)
+		_ = os.Remove(path)
+		return false, nil
+	}
+	if f == nil {
+		return false, nil
+	}
+	e.mu.RLock()
+	head, nextOrd := e.feed.seq, e.nextOrd
+	e.mu.RUnlock()
+	if f.feedSeq > head || f.feedSeq < e.feed.pruned.Load() || f.nextOrd > nextOrd || head-f.feedSeq > replayLimit(f) {
+		_ = f.close()
+		return false, nil
+	}
+	overlay := map[uint32]*roaring.Bitmap{}
+	added, dead, maxOrd := 0, 0, f.maxOrd
+	commons := map[uint32]bool{}
+	for _, g := range f.commons {
+		commons[g] = true
+	}
+	after := f.feedSeq
+	for {
+		select {
+		case <-e.closing:
+			_ = f.close()
+			return true, nil
+		default:
+		}
+		n := 0
+		err := e.db.View(func(tx *bbolt.Tx) error {
+			recs := tx.Bucket(bucketRecords)
+			cur := tx.Bucket(bucketChanges).Cursor()
+			for k, v := cur.Seek(seqKey(after + 1)); k != nil && n < 2000; k, v = cur.Next() {
+				after = getU64(k)
+				n++
+				c, err := decodeChange(v, parseNS)
+				if err != nil {
+					return err
+				}
+				if c.op == contract.OpForget {
+					dead++
+					continue
+				}
+				rv := recs.Get([]byte(c.id))
+				if rv == nil {
+					continue
+				}
+				s, err := decodeRecord(rv, partHit, parseNS)
+				if err != nil {
+					return err
+				}
+				added++
+				maxOrd = max(maxOrd, s.ord)
+				for _, g := range trigramsOf(contract.FoldCase(s.text)) {
+					if commons[g] {
+						continue
+					}
+					b := overlay[g]
+					if b == nil {
+						b = roaring.New()
+						overlay[g] = b
+					}
+					b.Add(s.ord)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			_ = f.close()
+			return true, contract.EngineErr("replay the content index: %w", err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	x.mu.Lock()
+	if x.gen != gen {
+		x.mu.Unlock()
+		_ = f.close()
+		return true, nil
+	}
+	x.base, x.post, x.common = f, overlay, commons
+	x.maxOrd, x.added, x.dead = max(x.maxOrd, maxOrd), added, dead
+	x.pruneCommon(x.grams())
+	x.building = false
+	x.ready = true
+	x.mu.Unlock()
+	e.drainContent()
+	return true, nil
+}
+
+// drainContent folds queued texts into the content index and starts a
+// rewrite of its file when one is due.
+func (e *Engine) drainContent() {
+	e.tri.drain()
+	e.kickContentRewrite()
+}
+
+// contentRewriteDue: the file names forgotten records (a forget must not
+// leave their trigrams on disk longer than a rewrite takes), or the overlay
+// has grown past a thirty-second of the file.
+func (x *trigramIndex) contentRewriteDue() bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.ready && !x.building && x.base != nil && !x.corrupt.Load() &&
+		(x.dead > 0 || x.added >= max(4096, int(x.base.nextOrd)/32))
+}
+
+// forgot notes that n records left the store.
+func (x *trigramIndex) forgot(n int) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.base != nil {
+		x.dead += n
+	}
+}
+
+// kickContentRewrite starts rewriting the content index file in the
+// background when one is due and none is running.
+func (e *Engine) kickContentRewrite() {
+	if !e.largeStore || !e.tri.contentRewriteDue() || e.contentRewriting.Swap(true) {
+		return
+	}
+	// A call (a fetch flushing the index) may get here while Close holds
+	// closeMu waiting for it: never wait for closeMu here. A rewrite left
+	// out is started by the next drain.
+	if !e.closeMu.TryLock() {
+		e.contentRewriting.Store(false)
+		return
+	}
+	defer e.closeMu.Unlock()
+	if e.closed.Load() {
+		e.contentRewriting.Store(false)
+		return
+	}
+	e.goBackground(func() {
+		err := e.rewriteContent()
+		e.contentRewriting.Store(false)
+		if err != nil && !errors.Is(err, errStopped) {
+			e.log.Error("rewriting the content index file failed", "err", err)
+			return
+		}
+		if err == nil {
+			e.kickContentRewrite()
+		}
+	})
+}
+
+// rewriteContent writes the file anew from the old one and the overlay,
+// leaving out the records no longer in the table, then swaps it in. Only the
+// snapshot is taken under the locks; the write runs beside writers and
+// readers.
+func (e *Engine) rewriteContent() error {
+	x := e.tri
+	x.fileMu.Lock()
+	defer x.fileMu.Unlock()
+	e.mu.RLock()
+	if !e.tableLoaded.Load() {
+		e.mu.RUnlock()
+		return nil
+	}
+	// Writers wait on mu, so after this drain nothing committed is queued.
+	x.drain()
+	x.mu.RLock()
+	old, gen := x.base, x.gen
+	if old == nil || !x.ready {
+		x.mu.RUnlock()
+		e.mu.RUnlock()
+		return nil
+	}
+	overlay := make(map[uint32]*roaring.Bitmap, len(x.post))
+	for g, b := range x.post {
+		overlay[g] = b.Clone()
+	}
+	commons := slices.Sorted(maps.Keys(x.common))
+	added, dead, maxOrd := x.added, x.dead, x.maxOrd
+	x.mu.RUnlock()
+	feedSeq, nextOrd := e.feed.seq, e.nextOrd
+	gone := roaring.New()
+	for ord := range min(int(nextOrd), len(e.t.alive)) {
+		if !e.t.alive[ord] {
+			gone.Add(uint32(ord))
+		}
+	}
+	e.mu.RUnlock()
+	grams := make([]uint32, 0, old.grams+len(overlay))
+	old.eachGram(func(g uint32) bool { grams = append(grams, g); return true })
+	for g := range overlay {
+		grams = append(grams, g)
+	}
+	slices.Sort(grams)
+	grams = slices.Compact(grams)
+	isCommon := map[uint32]bool{}
+	for _, g := range commons {
+		isCommon[g] = true
+	}
+	grams = slices.DeleteFunc(grams, func(g uint32) bool { return isCommon[g] })
+	snap := contentSnapshot{feedSeq: feedSeq, nextOrd: nextOrd, maxOrd: maxOrd, commons: commons, grams: grams,
+		stop: e.closed.Load,
+		posting: func(g uint32) (*roaring.Bitmap, error) {
+			b, err := old.posting(g)
+			if err != nil {
+				return nil, err
+			}
+			if o := overlay[g]; o != nil {
+				if b == nil {
+					b = o
+				} else {
+					b.Or(o)
+				}
+			}
+			if b != nil {
+				b.AndNot(gone)
+			}
+			return b, nil
+		}}
+	f, err := e.persistContent(snap)
+	if err != nil {
+		return err
+	}
+	x.mu.Lock()
+	if x.gen != gen || x.base != old {
+		x.mu.Unlock()
+		return f.close()
+	}
+	x.base = f
+	for g, b := range overlay {
+		if cur := x.post[g]; cur != nil {
+			cur.AndNot(b)
+			if cur.IsEmpty() {
+				delete(x.post, g)
+			}
+		}
+	}
+	x.added -= added
+	x.dead -= dead
+	x.mu.Unlock()
+	return old.close()
+}
+
+// close unmaps the file; the engine calls it once no call or background
+// work can read the index.
+func (x *trigramIndex) close() {
+	x.fileMu.Lock()
+	defer x.fileMu.Unlock()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	_ = x.base.close()
+	x.base, x.ready = nil, false
+}
+
+// contentCorrupt rebuilds the content index from the records after a posting
+// of its file failed its checksum; content filters scan meanwhile. It runs
+// on its own goroutine: it is called under the index's read lock, inside a
+// call that Close may be waiting for.
+func (e *Engine) contentCorrupt() {
+	e.log.Error("the content index file failed a checksum; rebuilding it from the records")
+	go func() {
+		e.closeMu.Lock()
+		defer e.closeMu.Unlock()
+		if e.closed.Load() {
+			return
+		}
+		e.goBackground(func() {
+			e.tri.suspend()
+			_ = os.Remove(contentPath(e.dir))
+			if err := e.buildTrigrams(); err != nil {
+				e.log.Error("content index build failed", "err", err)
+			}
+		})
+	}()
 }

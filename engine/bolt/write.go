@@ -402,6 +402,7 @@ func (e *Engine) deleteLocked(ids []string, op contract.ChangeOp) (int, error) {
 				e.vec.Remove(w.id)
 			}
 		}
+		e.tri.forgot(len(removed))
 		e.kickIndex()
 	}
 	return len(removed), nil
