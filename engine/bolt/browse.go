@@ -42,7 +42,7 @@ func (t *table) rowVal(field string, r *row) bval {
 		}
 		return bval{ok: true, f: r.conf}
 	case contract.BrowseFieldNamespace:
-		return bval{ok: true, s: t.ns.vals[r.ns]}
+		return bval{ok: true, s: t.ns.val(r.ns)}
 	case contract.BrowseFieldKind:
 		return bval{ok: true, s: string(kindByCode[r.kind])}
 	case contract.BrowseFieldStatus:
@@ -86,7 +86,7 @@ func (t *table) compareRows(order []contract.SortKey, a, b *row) int {
 			return c
 		}
 	}
-	return strings.Compare(a.id, b.id)
+	return strings.Compare(t.ids.val(a.idv), t.ids.val(b.idv))
 }
 
 // cursorVals converts a decoded cursor key to comparable values.
@@ -121,7 +121,7 @@ func (t *table) afterCursor(order []contract.SortKey, key []bval, id string, r *
 			return c > 0
 		}
 	}
-	return r.id > id
+	return t.ids.val(r.idv) > id
 }
 
 // browsePlan is a browse query compiled against the table.
@@ -387,9 +387,9 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 					return nil
 				}
 				if p.content != nil {
-					text, ok := recordText(recs.Get([]byte(r.id)))
+					text, ok := recordText(recs.Get([]byte(t.ids.val(r.idv))))
 					if !ok {
-						return contract.EngineErr("record %s is corrupt", r.id)
+						return contract.EngineErr("record %s is corrupt", t.ids.val(r.idv))
 					}
 					if !p.content.admits(contract.FoldCase(text)) {
 						return nil
@@ -487,7 +487,7 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 						seek = []byte(pos.ID)
 					}
 					walkAfter(tx.Bucket(bucketRecords), seek, func(k, _ []byte) bool {
-						ord, ok := t.idOrd[string(k)]
+						ord, ok := t.ordOfID(string(k))
 						if !ok || kindByCode[t.rows[ord].kind] == contract.KindLearning {
 							return true
 						}
@@ -523,7 +523,7 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 				page.Records = append(page.Records, rec)
 				continue
 			}
-			id := t.rows[ord].id
+			id := t.idOf(ord)
 			s, err := decodeRecord(recs.Get([]byte(id)), partHit, t.namespaceOf)
 			if err != nil {
 				return contract.EngineErr("record %s: %w", id, err)

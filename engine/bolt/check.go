@@ -216,13 +216,13 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 		}
 		for id, r := range recs {
 			tbl.Checked++
-			ord, ok := e.t.idOrd[id]
+			ord, ok := e.t.ordOfID(id)
 			switch {
 			case !ok:
 				tbl.disagree("record %s is missing from the table", id)
 			case ord != r.ord || !e.t.alive[ord]:
 				tbl.disagree("record %s has ordinal %d in the table, %d in the store", id, ord, r.ord)
-			case statusByCode[e.t.rows[ord].status] != r.status || e.t.ns.vals[e.t.rows[ord].ns] != r.ns ||
+			case statusByCode[e.t.rows[ord].status] != r.status || e.t.ns.val(e.t.rows[ord].ns) != r.ns ||
 				e.t.rows[ord].updated != r.updated:
 				tbl.disagree("record %s: the table's status, namespace or updated_at differ", id)
 			}
@@ -351,7 +351,7 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 		}
 		if bad[checkTable] {
 			for ord, alive := range e.t.alive {
-				if alive && recs.Get([]byte(e.t.rows[ord].id)) == nil {
+				if alive && recs.Get([]byte(e.t.idOf(uint32(ord)))) == nil {
 					e.cache.drop(uint32(ord))
 					e.t.remove(uint32(ord))
 				}

@@ -29,10 +29,10 @@ func (p *rowFilter) match(r *row) bool {
 }
 
 // valueSet decides each interned value of a dictionary once.
-func valueSet(d *dict, admit func(v string) bool) []bool {
-	ok := make([]bool, len(d.vals))
-	for i := 1; i < len(d.vals); i++ {
-		ok[i] = admit(d.vals[i])
+func valueSet(d *strtab, admit func(v string) bool) []bool {
+	ok := make([]bool, d.len())
+	for i := 1; i < d.len(); i++ {
+		ok[i] = admit(d.val(uint32(i)))
 	}
 	return ok
 }
@@ -103,7 +103,7 @@ func (t *table) compileFilter(f contract.MetaFilter, ranked bool) rowFilter {
 	if len(f.TagsAny) > 0 {
 		ok := valueSet(t.tags, func(v string) bool { return slices.Contains(f.TagsAny, v) })
 		add(func(r *row) bool {
-			for _, tg := range r.tags {
+			for _, tg := range t.rowTags(r) {
 				if ok[tg] {
 					return true
 				}

@@ -325,7 +325,7 @@ func (e *Engine) loadVectors() error {
 		}
 		e.mu.RLock()
 		for _, l := range chunk {
-			if _, alive := e.t.idOrd[l.id]; alive {
+			if _, alive := e.t.ordOfID(l.id); alive {
 				e.vec.Upsert(l.id, l.vec)
 			}
 		}
@@ -338,8 +338,8 @@ func (e *Engine) loadVectors() error {
 func (e *Engine) embedMissing(ctx context.Context) error {
 	e.mu.RLock()
 	var missing []string
-	for id := range e.t.idOrd {
-		if !e.vec.Has(id) {
+	for ord, alive := range e.t.alive {
+		if id := e.t.idOf(uint32(ord)); alive && !e.vec.Has(id) {
 			missing = append(missing, id)
 		}
 	}
@@ -418,7 +418,7 @@ func (e *Engine) embedDocs(ctx context.Context, docs []index.Doc) error {
 		}
 	}
 	for i, id := range ids {
-		if _, alive := e.t.idOrd[id]; alive {
+		if _, alive := e.t.ordOfID(id); alive {
 			e.vec.Upsert(id, vecs[i])
 			e.pendingVec[id] = vecs[i]
 		}

@@ -137,7 +137,7 @@ func (e *Engine) scanCreated(ctx context.Context, f contract.MetaFilter, after [
 				if int(ord) >= len(e.t.rows) || !e.t.alive[ord] || !p.match(&e.t.rows[ord]) {
 					continue
 				}
-				id = e.t.rows[ord].id
+				id = e.t.idOf(ord)
 			}
 			if n == limit {
 				next = encodeListCursor(last)

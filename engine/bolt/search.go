@@ -148,7 +148,7 @@ func (e *Engine) rankVector(ctx context.Context, q string, f contract.MetaFilter
 	defer e.mu.RUnlock()
 	p := e.t.compileFilter(f, true)
 	admit := func(id string) bool {
-		ord, ok := e.t.idOrd[id]
+		ord, ok := e.t.ordOfID(id)
 		return ok && p.match(&e.t.rows[ord])
 	}
 	found := e.vec.Search(ctx, qv[0], want, admit)
@@ -171,7 +171,7 @@ func (e *Engine) hitsFor(ranked []rankedID, f contract.MetaFilter) ([]*contract.
 	hits := make([]*contract.Hit, len(ranked))
 	err := e.readView(func(tx *bbolt.Tx, recs *recordReader) error {
 		for i, r := range ranked {
-			ord, ok := e.t.idOrd[r.id]
+			ord, ok := e.t.ordOfID(r.id)
 			if !ok || !p.match(&e.t.rows[ord]) {
 				continue
 			}

@@ -43,39 +43,20 @@ func strColValues(m *contract.MemoryMeta) [numStrCols]*string {
 
 func turnsKey(t contract.TurnRange) string { return fmt.Sprintf("%d-%d", t.First, t.Last) }
 
-// dict interns the values of one column; id 0 means "no value".
-type dict struct {
-	ids  map[string]uint32
-	vals []string
-}
-
-func newDict() *dict { return &dict{ids: map[string]uint32{}, vals: []string{""}} }
-
-func (d *dict) intern(s string) uint32 {
-	if id, ok := d.ids[s]; ok {
-		return id
-	}
-	id := uint32(len(d.vals))
-	d.vals = append(d.vals, s)
-	d.ids[s] = id
-	return id
-}
-
-func (d *dict) lookup(s string) (uint32, bool) {
-	id, ok := d.ids[s]
-	return id, ok
-}
-
 // row is what the table holds for one record: everything a filter, a facet,
 // a sort or a browse predicate reads, without the text or the item.
+//
+// It holds no pointer (the id and the tags are references into the table's
+// own arrays), so a million rows are one block the collector never scans.
 type row struct {
-	id       string
 	kind     uint8
 	status   uint8
 	source   uint8
+	tagN     uint16
 	ns       uint32
+	idv      uint32 // the id's value in table.ids
+	tagOff   uint32 // the tags are tagArena[tagOff:tagOff+tagN]
 	str      [numStrCols]uint32
-	tags     []uint32
 	created  int64 // unix ms
 	updated  int64 // unix ms
 	observed int64 // unix ns, noTime when unset
@@ -96,11 +77,15 @@ type table struct {
 	// expiring counts live rows with an expires_at, so a browse `now` can be
 	// skipped when nothing expires.
 	expiring int
-	idOrd    map[string]uint32
-	ns       *dict
+	// ids interns the records' ids; ordOf[v] is 1 + the ordinal of the
+	// live record with id value v, 0 when none is.
+	ids      *strtab
+	ordOf    []uint32
+	ns       *strtab
 	nsVals   []contract.Namespace // parsed namespaces by ns id
-	str      [numStrCols]*dict
-	tags     *dict
+	str      [numStrCols]*strtab
+	tags     *strtab
+	tagArena []uint32
 
 	// counters[facet][ns][value] is the number of live records at namespace
 	// ns holding the value, global[facet][value] the same over every
@@ -124,12 +109,12 @@ const numFacets = 15
 func (t *table) facetIndex(f contract.Facet) int { return slices.Index(t.facets, f) }
 
 func newTable() *table {
-	t := &table{idOrd: map[string]uint32{}, ns: newDict(), tags: newDict(), nsTotal: map[uint32]uint64{}}
+	t := &table{ids: newStrtab(), ordOf: []uint32{0, 0}, ns: newStrtab(), tags: newStrtab(), nsTotal: map[uint32]uint64{}}
 	t.nsVals = []contract.Namespace{contract.Root()}
 	t.nsDefault = []bool{false}
 	t.facets = contract.Facets()
 	for i := range t.str {
-		t.str[i] = newDict()
+		t.str[i] = newStrtab()
 	}
 	for i := range t.counters {
 		t.counters[i] = map[uint32]map[uint32]uint64{}
@@ -162,8 +147,23 @@ func (t *table) namespaceOf(s string) contract.Namespace {
 	return ns
 }
 
+// ordOfID is the ordinal of the live record with this id.
+func (t *table) ordOfID(id string) (uint32, bool) {
+	v, ok := t.ids.lookup(id)
+	if !ok || t.ordOf[v] == 0 {
+		return 0, false
+	}
+	return t.ordOf[v] - 1, true
+}
+
+// idOf is the id of the record at ord (live or not yet overwritten).
+func (t *table) idOf(ord uint32) string { return t.ids.val(t.rows[ord].idv) }
+
+// rowTags are a row's tag ids.
+func (t *table) rowTags(r *row) []uint32 { return t.tagArena[r.tagOff : r.tagOff+uint32(r.tagN)] }
+
 func (t *table) rowOf(id string, s *storedRecord) row {
-	r := row{id: id, kind: kindCode(s.kind), status: statusCode(s.status), source: sourceCode(s.meta.SourceKindOf()),
+	r := row{idv: t.ids.intern(id), kind: kindCode(s.kind), status: statusCode(s.status), source: sourceCode(s.meta.SourceKindOf()),
 		ns: t.internNS(s.meta.Namespace), created: s.created, updated: s.updated, observed: noTime,
 		obsMs: noTime, conf: s.confidence, expires: noTime}
 	if s.expires != noTime {
@@ -175,9 +175,9 @@ func (t *table) rowOf(id string, s *storedRecord) row {
 		}
 	}
 	if len(s.meta.Tags) > 0 {
-		r.tags = make([]uint32, 0, len(s.meta.Tags))
+		r.tagOff, r.tagN = uint32(len(t.tagArena)), uint16(len(s.meta.Tags))
 		for _, tag := range s.meta.Tags {
-			r.tags = append(r.tags, t.tags.intern(tag))
+			t.tagArena = append(t.tagArena, t.tags.intern(tag))
 		}
 	}
 	if s.meta.ObservedAt != nil {
@@ -212,7 +212,10 @@ func (t *table) put(id string, s *storedRecord) {
 	if t.rows[ord].expires != noTime {
 		t.expiring++
 	}
-	t.idOrd[id] = ord
+	for int(t.rows[ord].idv) >= len(t.ordOf) {
+		t.ordOf = append(t.ordOf, 0)
+	}
+	t.ordOf[t.rows[ord].idv] = ord + 1
 	t.count(ord, +1)
 }
 
@@ -225,7 +228,9 @@ func (t *table) remove(ord uint32) {
 	if t.rows[ord].expires != noTime {
 		t.expiring--
 	}
-	delete(t.idOrd, t.rows[ord].id)
+	if v := t.rows[ord].idv; t.ordOf[v] == ord+1 {
+		t.ordOf[v] = 0
+	}
 	t.alive[ord] = false
 	t.rows[ord] = row{}
 	t.live--
@@ -396,10 +401,10 @@ func (t *table) valueSpace(f contract.Facet) int {
 	case contract.FacetNamespace:
 		return len(t.nsVals)
 	case contract.FacetTag:
-		return len(t.tags.vals)
+		return t.tags.len()
 	}
 	c, _ := facetColumn(f)
-	return len(t.str[c].vals)
+	return t.str[c].len()
 }
 
 // facetValueIDs returns the row's value ids for a facet (dictionary ids, or
@@ -421,7 +426,7 @@ func (t *table) facetValueIDs(r *row, f contract.Facet) []uint32 {
 	case contract.FacetNamespace:
 		return []uint32{r.ns}
 	case contract.FacetTag:
-		return r.tags
+		return t.rowTags(r)
 	}
 	if c, ok := facetColumn(f); ok {
 		return one(r.str[c])
@@ -465,12 +470,12 @@ func (t *table) facetValueName(f contract.Facet, v uint32) string {
 	case contract.FacetStatus:
 		return string(statusByCode[v])
 	case contract.FacetNamespace:
-		return t.ns.vals[v]
+		return t.ns.val(v)
 	case contract.FacetTag:
-		return t.tags.vals[v]
+		return t.tags.val(v)
 	}
 	c, _ := facetColumn(f)
-	return t.str[c].vals[v]
+	return t.str[c].val(v)
 }
 
 // nsAdmitted evaluates a reach once per interned namespace (id 0 is the

@@ -274,7 +274,7 @@ func (e *Engine) Forget(ctx context.Context, target contract.ForgetTarget) (cont
 		p := e.t.compileFilter(*target.Filter, false)
 		for ord, alive := range e.t.alive {
 			if alive && p.match(&e.t.rows[ord]) {
-				ids = append(ids, e.t.rows[ord].id)
+				ids = append(ids, e.t.idOf(uint32(ord)))
 			}
 		}
 	} else {
