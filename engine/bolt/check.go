@@ -378,6 +378,10 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 			}
 		}
 		if bad[checkTable] {
+			// The saved table was read with the disagreement: the next
+			// process must not read it back (Close saves the repaired one).
+			_ = os.Remove(tablePath(e.dir))
+			e.tableSavedOK = false
 			e.forgetMatched()
 			if err := e.writeExploreEntries(tx); err != nil {
 				return err

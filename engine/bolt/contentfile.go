@@ -208,22 +208,13 @@ type contentSnapshot struct {
 
 var errStopped = errors.New("stopped")
 
-// writeContentFile writes s to path atomically: a temporary file in the same
-// directory, synced, renamed over path, and the directory synced, so a crash
-// leaves either the old file or the new one, never a torn one.
-func writeContentFile(path string, s contentSnapshot) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), contentFileName+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
+// writeContentFile writes s to path atomically (writeFileAtomic).
+func writeContentFile(path string, s contentSnapshot) error {
+	return writeFileAtomic(path, func(w *bufio.Writer) error { return s.write(w) })
+}
+
+func (s contentSnapshot) write(w *bufio.Writer) error {
 	le := binary.LittleEndian
-	w := bufio.NewWriterSize(tmp, 1<<20)
 	dir := make([]byte, 0, contentDirEntry*len(s.grams))
 	var off uint64
 	var pad [8]byte
@@ -278,22 +269,8 @@ func writeContentFile(path string, s contentSnapshot) (err error) {
 	if _, err := w.Write(tail); err != nil {
 		return err
 	}
-	if _, err := w.Write(t); err != nil {
-		return err
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(path))
+	_, err := w.Write(t)
+	return err
 }
 
 func syncDir(dir string) error {

@@ -198,6 +198,12 @@ type Engine struct {
 	// derivedReady is closed once the open's background work (table,
 	// content index) has ended.
 	derivedReady chan struct{}
+	// tableSaved is the feed position the saved table describes, when
+	// tableSavedOK (guarded by mu).
+	tableSaved   uint64
+	tableSavedOK bool
+	// tableFromFile: the table was read from the saved file (and replayed).
+	tableFromFile bool
 	// contentRewriting: a rewrite of the content index file is running.
 	contentRewriting atomic.Bool
 	// pendingVec holds vectors embedded but not yet written (guarded by mu).
@@ -561,8 +567,12 @@ func (e *Engine) Close() error {
 	if len(e.pendingVec) > 0 {
 		verr = e.db.Update(e.savePendingVectors)
 	}
-	// The next process on this store answers the root explore at once.
+	// The next process on this store answers the root explore at once,
+	// and reads the table back instead of decoding every record.
 	xerr := e.saveExploreEntries()
+	if err := e.saveTableIfBehind(); err != nil {
+		e.log.Error("saving the table failed; the next open loads it from the records", "err", err)
+	}
 	e.mu.Unlock()
 	if verr != nil {
 		e.log.Error("saving vectors failed; they are recomputed at the next open", "err", verr)

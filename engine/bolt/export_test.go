@@ -49,3 +49,15 @@ const ContentFileName = contentFileName
 // RewriteContentFile writes the content index file now, as the background
 // rewrite does when one is due.
 func (e *Engine) RewriteContentFile() error { return e.rewriteContent() }
+
+// TableFromFile tells whether the engine's table was read from its saved
+// file (waiting for the table first).
+func (e *Engine) TableFromFile() bool {
+	<-e.tableReady
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.tableFromFile
+}
+
+// TableFileName is the saved table's name in a store directory.
+const TableFileName = tableFileName

@@ -49,6 +49,16 @@ func (e *Engine) loadTable() (err error) {
 	case <-e.closing:
 		return contract.Unavailable("the store is closed")
 	}
+	if e.largeStore {
+		if ok, err := e.loadSavedTable(); err != nil || ok {
+			if err == nil {
+				e.mu.Lock()
+				err = e.tableLoadedHere(false)
+				e.mu.Unlock()
+			}
+			return err
+		}
+	}
 	e.mu.Lock()
 	e.t.reserve(int(e.nextOrd))
 	e.mu.Unlock()
@@ -85,14 +95,8 @@ func (e *Engine) loadTable() (err error) {
 			}
 			return nil
 		})
-		if err == nil && n == 0 && !e.totalsOK {
-			err = e.db.Update(e.writeTotals)
-		}
 		if err == nil && n == 0 {
-			e.tableLoaded.Store(true)
-			if xerr := e.saveExploreEntries(); xerr != nil {
-				e.log.Error("saving the root explore failed; the next open waits for its table", "err", xerr)
-			}
+			err = e.tableLoadedHere(true)
 		}
 		e.mu.Unlock()
 		if err != nil {
@@ -103,6 +107,27 @@ func (e *Engine) loadTable() (err error) {
 			return nil
 		}
 	}
+}
+
+// tableLoadedHere finishes a load: the totals when the store lacked them,
+// the stored root explore, and (after a load from the records) the saved
+// table. The caller holds mu.
+func (e *Engine) tableLoadedHere(fromRecords bool) error {
+	if !e.totalsOK {
+		if err := e.db.Update(e.writeTotals); err != nil {
+			return err
+		}
+	}
+	e.tableLoaded.Store(true)
+	if err := e.saveExploreEntries(); err != nil {
+		e.log.Error("saving the root explore failed; the next open waits for its table", "err", err)
+	}
+	if fromRecords && e.largeStore {
+		if err := e.saveTable(e.feed.seq); err != nil {
+			e.log.Error("saving the table failed; the next open loads it from the records", "err", err)
+		}
+	}
+	return nil
 }
 
 // releaseEvery is how many records background scans read between two

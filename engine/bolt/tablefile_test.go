@@ -1,0 +1,172 @@
+package bolt_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"mnemo/contract"
+	"mnemo/engine/bolt"
+)
+
+// tableView is what the table answers: every facet's root explore and the
+// first browse page under a few orders and filters.
+func tableView(t *testing.T, e *bolt.Engine) string {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]any{}
+	for _, f := range contract.Facets() {
+		page, err := e.Explore(ctx, contract.ExploreRequest{Facet: f, Limit: contract.MaxBuckets})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out["explore "+string(f)] = page
+		narrowed, err := e.Explore(ctx, contract.ExploreRequest{Facet: f, Limit: 20,
+			Filter: contract.MetaFilter{Kinds: []contract.ItemKind{contract.KindLearning}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out["explore learning "+string(f)] = narrowed
+	}
+	for i, q := range []contract.BrowseQuery{
+		{Limit: 100},
+		{Limit: 100, OrderBy: []contract.SortKey{{Field: contract.BrowseFieldConfidence, Dir: contract.SortDesc}}},
+		{Limit: 100, Filters: []contract.BrowseFilter{{Field: "status", Op: "in", Values: []string{"candidate"}}}},
+	} {
+		page, err := e.Browse(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := []string{}
+		for _, r := range page.Records {
+			ids = append(ids, r.ID+" "+string(r.Status))
+		}
+		out[string(rune('a'+i))] = map[string]any{"total": page.Total, "ids": ids}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// A large store saves its table when a load from the records ends; the next
+// process reads it back and replays what processes that never loaded the
+// table did meanwhile (a store, a forget, a review, a record stored again
+// after its forget, which takes a new ordinal), and answers exactly what a
+// load from the records answers.
+func TestSavedTableIsReadBackAndReplayed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	opts := bolt.Options{SyncRebuildBelow: -1}
+	e := openStore(t, dir, opts)
+	storeCorpus(t, e, 400)
+	again := contract.Document("stored, forgotten and stored again", contract.MemoryMeta{Tags: []string{"again"}})
+	if _, err := e.Store(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.WaitIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if e.TableFromFile() {
+		t.Fatal("a new store's table came from a file")
+	}
+	page, err := e.Browse(ctx, contract.BrowseQuery{Limit: 2, Filters: []contract.BrowseFilter{{Field: "status", Op: "in", Values: []string{"candidate"}}}})
+	if err != nil || len(page.Records) < 2 {
+		t.Fatalf("candidates: %v %v", page, err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, bolt.TableFileName)); err != nil {
+		t.Fatalf("no saved table: %v", err)
+	}
+
+	e = openStore(t, dir, bolt.WithLoadGate(opts, make(chan struct{})))
+	storeText(t, e, "a record stored by a process that never loaded the table")
+	if _, err := e.Review(ctx, contract.ReviewRequest{ID: page.Records[0].ID, Action: contract.ReviewApprove}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Forget(ctx, contract.ForgetTarget{IDs: []string{page.Records[1].ID, again.Fingerprint()}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Store(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	e = openStore(t, dir, opts)
+	if !e.TableFromFile() {
+		t.Fatal("the saved table was not used")
+	}
+	fromFile := tableView(t, e)
+	rep, err := e.Check(ctx, false, nil)
+	if err != nil || !rep.Consistent {
+		t.Fatalf("check: %v %v", disagreements(rep), err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, bolt.TableFileName)); err != nil {
+		t.Fatal(err)
+	}
+	e = openStore(t, dir, opts)
+	if e.TableFromFile() {
+		t.Fatal("the table came from a file that was removed")
+	}
+	if got := tableView(t, e); got != fromFile {
+		t.Fatalf("the saved table answers otherwise than the records:\nfile    %s\nrecords %s", fromFile, got)
+	}
+}
+
+// A saved table damaged on disk is never misread: the load notices (a
+// checksum, a length, a reference out of range), loads from the records and
+// answers as they do.
+func TestSavedTableDamageFallsBackToTheRecords(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	opts := bolt.Options{SyncRebuildBelow: -1}
+	e := openStore(t, dir, opts)
+	storeCorpus(t, e, 300)
+	if err := e.WaitIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := tableView(t, e)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, bolt.TableFileName)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, damage := range map[string]func(b []byte) []byte{
+		"the header":      func(b []byte) []byte { b[9] ^= 1; return b },
+		"a row":           func(b []byte) []byte { b[60] ^= 0x40; return b },
+		"the last crc":    func(b []byte) []byte { b[len(b)-1] ^= 1; return b },
+		"truncated":       func(b []byte) []byte { return b[:len(b)*2/3] },
+		"a length":        func(b []byte) []byte { b[32] ^= 0x10; return b },
+		"an empty file":   func([]byte) []byte { return nil },
+		"trailing change": func(b []byte) []byte { b[len(b)/2] ^= 0xff; return b },
+	} {
+		if err := os.WriteFile(path, damage(append([]byte(nil), good...)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		e = openStore(t, dir, opts)
+		if e.TableFromFile() {
+			t.Fatalf("%s: a damaged table file was used", name)
+		}
+		if got := tableView(t, e); got != want {
+			t.Fatalf("%s: answers differ after the damage", name)
+		}
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
