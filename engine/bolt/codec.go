@@ -158,8 +158,13 @@ func kindCode(k contract.ItemKind) uint8 {
 
 var kindByCode = [3]contract.ItemKind{contract.KindDocument, contract.KindConversation, contract.KindLearning}
 
+// sourceKinds is contract.SourceKinds() read once, by code (the contract's
+// function returns a fresh copy, and decoding a record asked for it twice):
+// never written.
+var sourceKinds = contract.SourceKinds()
+
 func sourceCode(k contract.SourceKind) uint8 {
-	for i, s := range contract.SourceKinds() {
+	for i, s := range sourceKinds {
 		if s == k {
 			return uint8(i)
 		}
@@ -292,11 +297,11 @@ func decodeMeta(r *decoder, m *contract.MemoryMeta, nsOf func(string) contract.N
 		m.ToolCall = &contract.ToolCallRef{Name: r.str(), ID: r.optStr()}
 	}
 	sc := r.u8()
-	if int(sc) >= len(contract.SourceKinds()) {
+	if int(sc) >= len(sourceKinds) {
 		r.fail()
 		return
 	}
-	m.Source = contract.SourceRef{Kind: contract.SourceKinds()[sc], ID: r.optStr()}
+	m.Source = contract.SourceRef{Kind: sourceKinds[sc], ID: r.optStr()}
 	n, k := binary.Uvarint(r.buf)
 	if k <= 0 || n > uint64(len(r.buf)) {
 		r.fail()

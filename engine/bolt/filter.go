@@ -92,9 +92,9 @@ func (t *table) compileFilter(f contract.MetaFilter, ranked bool) rowFilter {
 		add(func(r *row) bool { return ok[r.kind] })
 	}
 	if len(f.Sources) > 0 {
-		ok := make([]bool, len(contract.SourceKinds()))
+		ok := make([]bool, len(sourceKinds))
 		for _, s := range f.Sources {
-			if i := slices.Index(contract.SourceKinds(), s); i >= 0 {
+			if i := slices.Index(sourceKinds, s); i >= 0 {
 				ok[i] = true
 			}
 		}

@@ -1,7 +1,7 @@
 package bolt
 
 import (
-	"hash/maphash"
+	"math/rand/v2"
 	"unsafe"
 )
 
@@ -16,13 +16,25 @@ type strtab struct {
 	data  []byte
 	offs  []uint32 // value i is data[offs[i]:offs[i+1]]
 	slots []uint32 // 0 empty, else a value id
-	seed  maphash.Seed
+	// key keys the hash (FNV-1a from a random basis): the slots are saved
+	// with the table (tablefile.go) and stay valid in the next process, and
+	// values a user chose still cannot be made to collide on purpose.
+	key uint64
 	// empty is the id of "" held as a value (a field set to ""), 0 until one is.
 	empty uint32
 }
 
 func newStrtab() *strtab {
-	return &strtab{offs: []uint32{0, 0}, slots: make([]uint32, 8), seed: maphash.MakeSeed()}
+	return &strtab{offs: []uint32{0, 0}, slots: make([]uint32, 8), key: rand.Uint64()}
+}
+
+func (d *strtab) hash(s string) uint64 {
+	h := d.key ^ 14695981039346656037
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h ^ h>>29
 }
 
 // len is the number of value ids, "" included.
@@ -40,7 +52,7 @@ func (d *strtab) val(id uint32) string {
 
 func (d *strtab) slot(s string) (int, uint32) {
 	mask := uint64(len(d.slots) - 1)
-	i := maphash.String(d.seed, s) & mask
+	i := d.hash(s) & mask
 	for {
 		id := d.slots[i]
 		if id == 0 || d.val(id) == s {
@@ -88,7 +100,7 @@ func (d *strtab) grow() {
 		if s == "" {
 			continue
 		}
-		i := maphash.String(d.seed, s) & mask
+		i := d.hash(s) & mask
 		for d.slots[i] != 0 {
 			i = (i + 1) & mask
 		}

@@ -397,7 +397,7 @@ func (t *table) valueSpace(f contract.Facet) int {
 	case contract.FacetKind, contract.FacetStatus:
 		return 3
 	case contract.FacetSource:
-		return len(contract.SourceKinds())
+		return len(sourceKinds)
 	case contract.FacetNamespace:
 		return len(t.nsVals)
 	case contract.FacetTag:
@@ -466,7 +466,7 @@ func (t *table) facetValueName(f contract.Facet, v uint32) string {
 	case contract.FacetKind:
 		return string(kindByCode[v])
 	case contract.FacetSource:
-		return string(contract.SourceKinds()[v])
+		return string(sourceKinds[v])
 	case contract.FacetStatus:
 		return string(statusByCode[v])
 	case contract.FacetNamespace:

@@ -96,7 +96,11 @@ func section[T any](s *sectionReader) []T {
 		s.err = fmt.Errorf("a section of %d bytes does not fit", n)
 		return nil
 	}
-	out := make([]T, n/size)
+	// Room to grow: the rows and dictionaries are appended to by the
+	// replay and the writes that follow, and a slice read at its exact
+	// length would be copied whole on the first append.
+	k := int(n / size)
+	out := make([]T, k, k+k/16+64)
 	b := bytesOf(out)
 	if _, s.err = io.ReadFull(s.r, b); s.err != nil {
 		return nil
@@ -128,6 +132,8 @@ func (t *table) writeStrtab(s *sectionWriter, d *strtab) {
 	s.put(d.data)
 	s.put(bytesOf(d.offs))
 	s.put(bytesOf([]uint32{d.empty}))
+	s.put(bytesOf([]uint64{d.key}))
+	s.put(bytesOf(d.slots))
 }
 
 func readStrtab(s *sectionReader) *strtab {
@@ -148,14 +154,40 @@ func readStrtab(s *sectionReader) *strtab {
 			return d
 		}
 	}
+	d.key = one[uint64](s)
+	d.slots = section[uint32](s)
+	if s.err != nil {
+		return d
+	}
 	if int(d.empty) >= d.len() {
 		s.err = errors.New("a dictionary's empty value is out of range")
 		return d
 	}
-	for len(d.slots) < 2*d.len() {
-		d.slots = make([]uint32, 2*len(d.slots))
+	// The slots must be a power of two, hold every value but "" once and
+	// nothing else; a lookup through them then cannot misread.
+	if n := len(d.slots); n == 0 || n&(n-1) != 0 || d.len() > n {
+		s.err = errors.New("a dictionary's hash does not fit its values")
+		return d
 	}
-	d.grow()
+	held := 0
+	for _, id := range d.slots {
+		if id != 0 {
+			if int(id) >= d.len() {
+				s.err = errors.New("a dictionary's hash refers out of range")
+				return d
+			}
+			held++
+		}
+	}
+	want := d.len() - 1
+	if d.empty != 0 {
+		want--
+	}
+	if held != want || held >= len(d.slots) {
+		s.err = errors.New("a dictionary's hash does not hold its values")
+		return d
+	}
+	d.slots = d.slots[:len(d.slots):len(d.slots)]
 	return d
 }
 
@@ -310,7 +342,7 @@ func (t *table) adopt(counts []int64, triples, missing [numFacets][]uint32, tota
 	for ord := range t.rows {
 		r := &t.rows[ord]
 		if int(r.ns) >= t.ns.len() || int(r.idv) >= t.ids.len() || uint64(r.tagOff)+uint64(r.tagN) > uint64(len(t.tagArena)) ||
-			int(r.kind) >= len(kindByCode) || int(r.status) >= len(statusByCode) || int(r.source) >= len(contract.SourceKinds()) {
+			int(r.kind) >= len(kindByCode) || int(r.status) >= len(statusByCode) || int(r.source) >= len(sourceKinds) {
 			return fmt.Errorf("row %d refers out of range", ord)
 		}
 		for c, v := range r.str {
@@ -333,14 +365,17 @@ func (t *table) adopt(counts []int64, triples, missing [numFacets][]uint32, tota
 		if len(triples[fi])%3 != 0 || len(missing[fi])%2 != 0 || len(t.dflt[fi]) != len(t.global[fi]) {
 			return errors.New("the counters disagree in length")
 		}
+		// Sized up front: a facet with a value per record has a million
+		// entries, and growing to them cost more than filling them.
+		sizes := map[uint32]int{}
 		for i := 0; i < len(triples[fi]); i += 3 {
-			ns, v, c := triples[fi][i], triples[fi][i+1], triples[fi][i+2]
-			m := t.counters[fi][ns]
-			if m == nil {
-				m = map[uint32]uint64{}
-				t.counters[fi][ns] = m
-			}
-			m[v] = uint64(c)
+			sizes[triples[fi][i]]++
+		}
+		for ns, n := range sizes {
+			t.counters[fi][ns] = make(map[uint32]uint64, n)
+		}
+		for i := 0; i < len(triples[fi]); i += 3 {
+			t.counters[fi][triples[fi][i]][triples[fi][i+1]] = uint64(triples[fi][i+2])
 		}
 		for i := 0; i < len(missing[fi]); i += 2 {
 			t.missing[fi][missing[fi][i]] = uint64(missing[fi][i+1])
