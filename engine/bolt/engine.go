@@ -202,6 +202,10 @@ type Engine struct {
 	// tableSavedOK (guarded by mu).
 	tableSaved   uint64
 	tableSavedOK bool
+	// tableSavedDropped is the table's dropped count when it was saved.
+	tableSavedDropped int
+	// tableSaving: a background save of the table is pending or running.
+	tableSaving atomic.Bool
 	// tableFromFile: the table was read from the saved file (and replayed).
 	tableFromFile bool
 	// contentRewriting: a rewrite of the content index file is running.

@@ -61,3 +61,11 @@ func (e *Engine) TableFromFile() bool {
 
 // TableFileName is the saved table's name in a store directory.
 const TableFileName = tableFileName
+
+// SaveTable saves the table now, as a load from the records does.
+func (e *Engine) SaveTable() error {
+	<-e.tableReady
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.saveTable(e.feed.seq)
+}

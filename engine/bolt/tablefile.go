@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 	"unsafe"
 
 	bbolt "go.etcd.io/bbolt"
@@ -210,10 +211,14 @@ func pairsOf(m map[uint32]uint64) []uint32 {
 	return out
 }
 
-// saveTable writes the table as of feedSeq. The caller holds mu (read
-// suffices) with the table loaded.
+// saveTable writes the table as of feedSeq, compacted first when records
+// have left it (compacted). The caller holds mu (read suffices) with the
+// table loaded.
 func (e *Engine) saveTable(feedSeq uint64) error {
 	t := e.t
+	if t.dropped > 0 {
+		t = t.compacted()
+	}
 	err := writeFileAtomic(tablePath(e.dir), func(w *bufio.Writer) error {
 		hdr := make([]byte, tableHeaderSize)
 		copy(hdr, tableMagic)
@@ -249,14 +254,20 @@ func (e *Engine) saveTable(feedSeq uint64) error {
 	})
 	if err == nil {
 		e.tableSaved, e.tableSavedOK = feedSeq, true
+		e.tableSavedDropped = e.t.dropped
 	}
 	return err
 }
 
 // saveTableIfBehind saves the table when the file lags the feed by
-// tableSaveLag changes or more (or there is none). The caller holds mu.
+// tableSaveLag changes or more, holds a record that has left the store since
+// (a forget must not leave its metadata on disk), or is missing. The caller
+// holds mu.
 func (e *Engine) saveTableIfBehind() error {
-	if !e.largeStore || !e.tableLoaded.Load() || (e.tableSavedOK && e.feed.seq-e.tableSaved < tableSaveLag) {
+	if !e.largeStore || !e.tableLoaded.Load() {
+		return nil
+	}
+	if e.tableSavedOK && e.feed.seq-e.tableSaved < tableSaveLag && e.t.dropped == e.tableSavedDropped {
 		return nil
 	}
 	return e.saveTable(e.feed.seq)
@@ -437,8 +448,46 @@ func (e *Engine) loadSavedTable() (bool, error) {
 	}
 	e.t = t
 	e.tableSaved, e.tableSavedOK, e.tableFromFile = feedSeq, true, true
+	// The replay's removals are records the file still holds.
+	e.tableSavedDropped = 0
 	return true, nil
 }
+
+// kickTableSave saves the table in the background a moment after a forget
+// (a burst of forgets is one save), so a long-running process does not keep
+// a forgotten record's metadata in the file until it closes. Called under
+// mu's write lock; never waits for closeMu (Close may hold it while waiting
+// for the call that got here).
+func (e *Engine) kickTableSave() {
+	if !e.largeStore || !e.tableLoaded.Load() || e.tableSaving.Swap(true) {
+		return
+	}
+	if !e.closeMu.TryLock() {
+		e.tableSaving.Store(false)
+		return
+	}
+	defer e.closeMu.Unlock()
+	if e.closed.Load() {
+		e.tableSaving.Store(false)
+		return
+	}
+	e.goBackground(func() {
+		defer e.tableSaving.Store(false)
+		select {
+		case <-e.closing:
+			return // Close saves it
+		case <-time.After(tableSaveQuiet):
+		}
+		e.mu.RLock()
+		defer e.mu.RUnlock()
+		if err := e.saveTableIfBehind(); err != nil {
+			e.log.Error("saving the table failed; the next open loads it from the records", "err", err)
+		}
+	})
+}
+
+// tableSaveQuiet is how long after a forget the table is saved.
+const tableSaveQuiet = time.Second
 
 // tableReplayLimit is how many changes a load replays on top of a saved
 // table of n rows before loading from the records is the cheaper way.

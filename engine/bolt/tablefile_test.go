@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"mnemo/contract"
@@ -168,5 +169,89 @@ func TestSavedTableDamageFallsBackToTheRecords(t *testing.T) {
 		if err := e.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A forgotten record's metadata (its id, a URL, a tag of its own) leaves the
+// saved table soon after the forget in a process that has the table loaded,
+// and, when another process forgot it, when the next process that loads
+// the table closes.
+func TestSavedTableForgetsForgottenMetadata(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	opts := bolt.Options{SyncRebuildBelow: -1}
+	secret := func(i int) contract.StoreItem {
+		u := "https://vault.example/token-" + string(rune('a'+i)) + "-7f3e9c"
+		return contract.Document("a note with a secret link", contract.MemoryMeta{URL: &u, Tags: []string{"tag-only-here-" + string(rune('a'+i))}})
+	}
+	e := openStore(t, dir, opts)
+	storeCorpus(t, e, 300)
+	for i := range 2 {
+		if _, err := e.Store(ctx, secret(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.WaitIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, bolt.TableFileName)
+	holds := func(needle string) bool {
+		b, err := os.ReadFile(path)
+		return err == nil && strings.Contains(string(b), needle)
+	}
+	if err := e.SaveTable(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"token-a-7f3e9c", "tag-only-here-a", secret(0).Fingerprint(), "token-b-7f3e9c"} {
+		if !holds(n) {
+			t.Fatalf("the saved table lacks %q before any forget", n)
+		}
+	}
+
+	// Forgotten here, with the table loaded: a background save.
+	e = openStore(t, dir, opts)
+	if err := e.WaitIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Forget(ctx, contract.ForgetTarget{IDs: []string{secret(0).Fingerprint()}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the saved table without the forgotten record", func() bool {
+		return !holds("token-a-7f3e9c") && !holds("tag-only-here-a") && !holds(secret(0).Fingerprint())
+	})
+	if !holds("token-b-7f3e9c") {
+		t.Fatal("the save dropped a live record's metadata")
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Forgotten by a process that never loaded the table: the next one
+	// that does replays it and saves at Close.
+	e = openStore(t, dir, bolt.WithLoadGate(opts, make(chan struct{})))
+	if _, err := e.Forget(ctx, contract.ForgetTarget{IDs: []string{secret(1).Fingerprint()}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = openStore(t, dir, opts)
+	if !e.TableFromFile() {
+		t.Fatal("the saved table was not used")
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if holds("token-b-7f3e9c") || holds("tag-only-here-b") {
+		t.Fatal("the saved table still holds a record forgotten by another process")
+	}
+	e = openStore(t, dir, opts)
+	rep, err := e.Check(ctx, false, nil)
+	if err != nil || !rep.Consistent {
+		t.Fatalf("check: %v %v", disagreements(rep), err)
 	}
 }

@@ -403,6 +403,7 @@ func (e *Engine) deleteLocked(ids []string, op contract.ChangeOp) (int, error) {
 			}
 		}
 		e.tri.forgot(len(removed))
+		e.kickTableSave()
 		e.kickIndex()
 	}
 	return len(removed), nil
