@@ -87,6 +87,7 @@ var commandConstructors = []func(*app) *cobra.Command{
 	newServeCommand,
 	newAuditCommand,
 	newCheckCommand,
+	newCompactCommand,
 	newWatchCommand,
 }
 

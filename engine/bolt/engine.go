@@ -129,6 +129,31 @@ func (e *LockedError) Error() string {
 		e.Path, pid, remote)
 }
 
+// openDB opens the bbolt file. `mnemo compact` renames a new file over the
+// old one while it holds the old one's lock: a process that was waiting for
+// that lock would get it on the old, unlinked file and write into nothing,
+// so an open whose path now names another file than the one it locked
+// opens again.
+func openDB(path string, lockWait time.Duration) (*bbolt.DB, error) {
+	for {
+		before, _ := os.Stat(path)
+		db, err := bbolt.Open(path, 0o600, &bbolt.Options{
+			// The freelist is synced: without it bbolt rebuilds the freelist at
+			// every open by walking every page, which made opening cost time
+			// (and resident memory) in proportion to the store's size.
+			Timeout: lockWait, FreelistType: bbolt.FreelistMapType,
+		})
+		if err != nil {
+			return nil, err
+		}
+		after, err := os.Stat(path)
+		if before == nil || err == nil && os.SameFile(before, after) {
+			return db, nil
+		}
+		_ = db.Close()
+	}
+}
+
 // IndexStatus reports the search index's state.
 type IndexStatus struct {
 	State      string // "ready" or "rebuilding"
@@ -273,12 +298,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 		// (a second) before attaching to the server.
 		lockWait = min(lockWait, servedLockWait)
 	}
-	db, err := bbolt.Open(filepath.Join(abs, DBFile), 0o600, &bbolt.Options{
-		// The freelist is synced: without it bbolt rebuilds the freelist at
-		// every open by walking every page, which made opening cost time
-		// (and resident memory) in proportion to the store's size.
-		Timeout: lockWait, FreelistType: bbolt.FreelistMapType,
-	})
+	db, err := openDB(filepath.Join(abs, DBFile), lockWait)
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, lockedError(abs)

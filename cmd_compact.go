@@ -1,0 +1,57 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"mnemo/contract"
+	"mnemo/engine/bolt"
+	"mnemo/engine/postgres"
+)
+
+func newCompactCommand(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "compact",
+		Short: "Rewrite the store's file with full pages, giving back the space its pages leave empty",
+		Long: `Rewrite mnemo.db with every page full and print its size before and after.
+Records arrive keyed by ids and times in no order, so bbolt's pages end up
+about half to two thirds full, and bbolt never returns freed space to the file
+system. The copy is written beside the store and renamed over it, so a crash
+leaves the old file or the new one; records, ids, sequence numbers and the
+change feed are unchanged, and so the search index and the other derived
+files stay valid. Needs the store to itself: stop a server that holds it first.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir := a.storeDir()
+			if postgres.IsURL(dir) {
+				return contract.Invalid("mnemo compact rewrites a directory store; PostgreSQL gives space back with VACUUM FULL")
+			}
+			rep, err := bolt.Compact(dir)
+			if err != nil {
+				return err
+			}
+			return a.answer(rep, func(s *screen) {
+				s.keyValues([][2]string{
+					{"store", rep.Dir},
+					{"before", humanBytes(rep.Before)},
+					{"after", humanBytes(rep.After)},
+				})
+			})
+		},
+	}
+}
+
+// humanBytes prints a size in binary units, one decimal.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

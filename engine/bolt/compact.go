@@ -1,0 +1,95 @@
+package bolt
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"mnemo/contract"
+)
+
+// CompactReport is what Compact did.
+type CompactReport struct {
+	Dir    string `json:"dir"`
+	Before int64  `json:"bytes_before"`
+	After  int64  `json:"bytes_after"`
+}
+
+// Compact rewrites mnemo.db with full pages. bbolt splits a page in two when
+// a key lands in the middle of it, and records, vectors and the ordered keys
+// are keyed by ids and times that arrive in no order, so a store's pages end
+// up about half to two thirds full; bbolt never gives the space back to the
+// file system. The copy (bbolt.Compact, every bucket at a fill of 100%) is
+// written beside the store, synced and renamed over it, so a crash leaves
+// the old file or the new one. The records, sequence numbers and the change
+// feed are copied as they are, so the index, the saved table and the content
+// index stay valid. It needs the store to itself.
+func Compact(dir string) (CompactReport, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return CompactReport{}, contract.ConfigErr("store %s: %v", dir, err)
+	}
+	path := filepath.Join(abs, DBFile)
+	st, err := os.Stat(path)
+	if err != nil {
+		return CompactReport{}, contract.ConfigErr("no store at %s: %v", abs, err)
+	}
+	rep := CompactReport{Dir: abs, Before: st.Size()}
+	src, err := openDB(path, time.Second)
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return rep, lockedError(abs)
+		}
+		return rep, contract.EngineErr("open store %s: %w", abs, err)
+	}
+	defer src.Close()
+	if err := src.View(func(tx *bbolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if meta == nil {
+			return contract.ConfigErr("%s is not a mnemo store", abs)
+		}
+		if v := meta.Get(keySchema); string(v) != schemaVer {
+			return contract.ConfigErr("store %s has schema version %s; open it with this mnemo first (it migrates), then compact", abs, v)
+		}
+		return nil
+	}); err != nil {
+		return rep, err
+	}
+	tmp := path + ".compact"
+	_ = os.Remove(tmp)
+	dst, err := bbolt.Open(tmp, 0o600, &bbolt.Options{FreelistType: bbolt.FreelistMapType, NoSync: true})
+	if err != nil {
+		return rep, contract.EngineErr("compact %s: %w", abs, err)
+	}
+	fail := func(err error) (CompactReport, error) {
+		_ = dst.Close()
+		_ = os.Remove(tmp)
+		return rep, contract.EngineErr("compact %s: %w", abs, err)
+	}
+	if err := bbolt.Compact(dst, src, 64<<20); err != nil {
+		return fail(err)
+	}
+	if err := dst.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := dst.Close(); err != nil {
+		_ = os.Remove(tmp)
+		return rep, contract.EngineErr("compact %s: %w", abs, err)
+	}
+	// The lock on the store is held until the new file is in place.
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return rep, contract.EngineErr("compact %s: %w", abs, err)
+	}
+	if err := syncDir(abs); err != nil {
+		return rep, contract.EngineErr("compact %s: %w", abs, err)
+	}
+	if st, err := os.Stat(path); err == nil {
+		rep.After = st.Size()
+	}
+	return rep, nil
+}
