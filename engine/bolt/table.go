@@ -240,45 +240,6 @@ func (t *table) remove(ord uint32) {
 	t.dropped++
 }
 
-// compacted copies the table with only what its live rows refer to: the
-// ids, dictionary values and tags of records that left it stay behind, so a
-// saved table never keeps a forgotten record's metadata.
-func (t *table) compacted() *table {
-	nt := newTable()
-	nt.rows = make([]row, len(t.rows), cap(t.rows))
-	nt.alive = make([]bool, len(t.alive), cap(t.alive))
-	for ord, alive := range t.alive {
-		if !alive {
-			continue
-		}
-		r := t.rows[ord]
-		nr := r
-		nr.idv = nt.ids.intern(t.ids.val(r.idv))
-		nr.ns = nt.internNS(t.nsVals[r.ns])
-		for c, v := range r.str {
-			if v != 0 {
-				nr.str[c] = nt.str[c].intern(t.str[c].val(v))
-			}
-		}
-		if r.tagN > 0 {
-			nr.tagOff = uint32(len(nt.tagArena))
-			for _, tg := range t.rowTags(&r) {
-				nt.tagArena = append(nt.tagArena, nt.tags.intern(t.tags.val(tg)))
-			}
-		}
-		nt.rows[ord], nt.alive[ord] = nr, true
-		nt.live++
-		if nr.expires != noTime {
-			nt.expiring++
-		}
-		for int(nr.idv) >= len(nt.ordOf) {
-			nt.ordOf = append(nt.ordOf, 0)
-		}
-		nt.ordOf[nr.idv] = uint32(ord) + 1
-		nt.count(uint32(ord), +1)
-	}
-	return nt
-}
 
 // setStatus changes a live row's status and updated_at.
 func (t *table) setStatus(ord uint32, status contract.Status, updated int64) {

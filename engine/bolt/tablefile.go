@@ -129,8 +129,74 @@ func one[T any](s *sectionReader) T {
 	return v[0]
 }
 
-func (t *table) writeStrtab(s *sectionWriter, d *strtab) {
-	s.put(d.data)
+// putMasked writes a dictionary's bytes with the values used does not
+// mark as zeros: the offsets, and so every other value, stay as they are.
+func (s *sectionWriter) putMasked(d *strtab, used []bool) {
+	if used == nil {
+		s.put(d.data)
+		return
+	}
+	if s.err != nil {
+		return
+	}
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(d.data)))
+	if _, s.err = s.w.Write(n[:]); s.err != nil {
+		return
+	}
+	crc := uint32(0)
+	zeros := make([]byte, 4096)
+	for id := 1; id < d.len(); id++ {
+		v := d.data[d.offs[id]:d.offs[id+1]]
+		if !used[id] {
+			for len(v) > 0 {
+				z := zeros[:min(len(v), len(zeros))]
+				crc = crc32.Update(crc, castagnoli, z)
+				if _, s.err = s.w.Write(z); s.err != nil {
+					return
+				}
+				v = v[len(z):]
+			}
+			continue
+		}
+		crc = crc32.Update(crc, castagnoli, v)
+		if _, s.err = s.w.Write(v); s.err != nil {
+			return
+		}
+	}
+	var c [4]byte
+	binary.LittleEndian.PutUint32(c[:], crc)
+	_, s.err = s.w.Write(c[:])
+}
+
+// usedValues marks, per dictionary, the values a live row refers to; nil
+// when no row has left the table (every value is then used).
+func (t *table) usedValues() (ids, tags []bool, str [numStrCols][]bool) {
+	if t.dropped == 0 {
+		return
+	}
+	ids, tags = make([]bool, t.ids.len()), make([]bool, t.tags.len())
+	for c := range str {
+		str[c] = make([]bool, t.str[c].len())
+	}
+	for ord, alive := range t.alive {
+		if !alive {
+			continue
+		}
+		r := &t.rows[ord]
+		ids[r.idv] = true
+		for c, v := range r.str {
+			str[c][v] = true
+		}
+		for _, tg := range t.rowTags(r) {
+			tags[tg] = true
+		}
+	}
+	return
+}
+
+func (t *table) writeStrtab(s *sectionWriter, d *strtab, used []bool) {
+	s.putMasked(d, used)
 	s.put(bytesOf(d.offs))
 	s.put(bytesOf([]uint32{d.empty}))
 	s.put(bytesOf([]uint64{d.key}))
@@ -211,14 +277,13 @@ func pairsOf(m map[uint32]uint64) []uint32 {
 	return out
 }
 
-// saveTable writes the table as of feedSeq, compacted first when records
-// have left it (compacted). The caller holds mu (read suffices) with the
-// table loaded.
+// saveTable writes the table as of feedSeq. The ids, dictionary values and
+// tags that only records no longer in the table referred to are written as
+// zeros (usedValues), so a saved table never keeps a forgotten record's
+// metadata. The caller holds mu (read suffices) with the table loaded.
 func (e *Engine) saveTable(feedSeq uint64) error {
 	t := e.t
-	if t.dropped > 0 {
-		t = t.compacted()
-	}
+	usedIDs, usedTags, usedStr := t.usedValues()
 	err := writeFileAtomic(tablePath(e.dir), func(w *bufio.Writer) error {
 		hdr := make([]byte, tableHeaderSize)
 		copy(hdr, tableMagic)
@@ -235,13 +300,15 @@ func (e *Engine) saveTable(feedSeq uint64) error {
 		s.put(bytesOf(t.rows))
 		s.put(bytesOf(t.alive))
 		s.put(bytesOf([]int64{int64(t.live), int64(t.expiring)}))
-		t.writeStrtab(s, t.ids)
+		t.writeStrtab(s, t.ids, usedIDs)
 		s.put(bytesOf(t.ordOf))
-		t.writeStrtab(s, t.ns)
-		for _, d := range t.str {
-			t.writeStrtab(s, d)
+		// Namespaces stay: they name places, not a record's content, and
+		// each must parse when read back.
+		t.writeStrtab(s, t.ns, nil)
+		for c, d := range t.str {
+			t.writeStrtab(s, d, usedStr[c])
 		}
-		t.writeStrtab(s, t.tags)
+		t.writeStrtab(s, t.tags, usedTags)
 		s.put(bytesOf(t.tagArena))
 		for fi := range numFacets {
 			s.put(bytesOf(counterTriples(t.counters[fi])))
