@@ -240,7 +240,6 @@ func (t *table) remove(ord uint32) {
 	t.dropped++
 }
 
-
 // setStatus changes a live row's status and updated_at.
 func (t *table) setStatus(ord uint32, status contract.Status, updated int64) {
 	if int(ord) >= len(t.alive) || !t.alive[ord] {
