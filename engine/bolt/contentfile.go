@@ -210,7 +210,13 @@ var errStopped = errors.New("stopped")
 
 // writeContentFile writes s to path atomically (writeFileAtomic).
 func writeContentFile(path string, s contentSnapshot) error {
-	return writeFileAtomic(path, func(w *bufio.Writer) error { return s.write(w) })
+	return writeFileAtomic(path, func(f *os.File) error {
+		w := bufio.NewWriterSize(f, 1<<20)
+		if err := s.write(w); err != nil {
+			return err
+		}
+		return w.Flush()
+	})
 }
 
 func (s contentSnapshot) write(w *bufio.Writer) error {

@@ -37,3 +37,23 @@ func releaseMapped(data []byte) {
 		_ = syscall.Madvise(data, syscall.MADV_DONTNEED)
 	}
 }
+
+// mapPrivate maps a file copy-on-write: writes go to this process's own
+// pages, never to the file.
+func mapPrivate(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() == 0 {
+		return nil, errors.New("empty file")
+	}
+	return syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE)
+}
+
+func unmapPrivate(data []byte) { _ = syscall.Munmap(data) }

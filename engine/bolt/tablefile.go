@@ -1,12 +1,10 @@
 package bolt
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -52,69 +50,107 @@ func bytesOf[T any](s []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
 }
 
+// Sections sit at page boundaries, each a 64-byte head (length, room,
+// crc32c) and then its bytes, then room to grow left as a hole in the file
+// (it takes no disk): the file is mapped copy-on-write and its arrays used
+// in place, so appending a record writes into the mapping instead of
+// copying a million rows into the heap.
+const (
+	sectionAlign = 4096
+	sectionHead  = 64
+)
+
+// sectionWriter writes sections at their offsets in f.
 type sectionWriter struct {
-	w   *bufio.Writer
+	f   *os.File
+	off int64
 	err error
 }
 
-func (s *sectionWriter) put(b []byte) {
+func alignUp(n int64) int64 { return (n + sectionAlign - 1) / sectionAlign * sectionAlign }
+
+// roomFor is the growth room a section of n bytes of elements of size
+// elem gets: an eighth, and at least a page.
+func roomFor(n, elem int64) int64 {
+	r := max(n/8, sectionAlign)
+	return r / elem * elem
+}
+
+// write puts one section whose bytes come from fill (called with a writer
+// at the section's start; it returns the crc of what it wrote).
+func (s *sectionWriter) write(n, elem int64, fill func(at int64) (uint32, error)) {
 	if s.err != nil {
 		return
 	}
-	var n [8]byte
-	binary.LittleEndian.PutUint64(n[:], uint64(len(b)))
-	if _, s.err = s.w.Write(n[:]); s.err != nil {
+	crc, err := fill(s.off + sectionHead)
+	if err != nil {
+		s.err = err
 		return
 	}
-	if _, s.err = s.w.Write(b); s.err != nil {
+	room := roomFor(n, elem)
+	head := make([]byte, sectionHead)
+	binary.LittleEndian.PutUint64(head, uint64(n))
+	binary.LittleEndian.PutUint64(head[8:], uint64(room))
+	binary.LittleEndian.PutUint32(head[16:], crc)
+	if _, s.err = s.f.WriteAt(head, s.off); s.err != nil {
 		return
 	}
-	var c [4]byte
-	binary.LittleEndian.PutUint32(c[:], crc32.Checksum(b, castagnoli))
-	_, s.err = s.w.Write(c[:])
+	s.off = alignUp(s.off + sectionHead + n + room)
 }
 
-// sectionReader reads sections straight into the arrays they fill: no
-// buffer the size of the file, so loading costs the table's memory once.
+func putSection[T any](s *sectionWriter, v []T) {
+	b := bytesOf(v)
+	s.write(int64(len(b)), int64(unsafe.Sizeof(*new(T))), func(at int64) (uint32, error) {
+		_, err := s.f.WriteAt(b, at)
+		return crc32.Checksum(b, castagnoli), err
+	})
+}
+
+// finish makes the last section's room part of the file.
+func (s *sectionWriter) finish() error {
+	if s.err != nil {
+		return s.err
+	}
+	return s.f.Truncate(s.off)
+}
+
+// sectionReader hands out the sections of a mapped file in place.
 type sectionReader struct {
-	r   *bufio.Reader
-	max uint64
-	err error
+	data []byte
+	off  int
+	err  error
 }
 
-// section reads the next section into a new slice of T.
+// section is the next section as a slice of T over the mapping, with its
+// room as capacity.
 func section[T any](s *sectionReader) []T {
 	if s.err != nil {
 		return nil
 	}
-	var hdr [8]byte
-	if _, s.err = io.ReadFull(s.r, hdr[:]); s.err != nil {
+	size := int(unsafe.Sizeof(*new(T)))
+	if s.off+sectionHead > len(s.data) {
+		s.err = errors.New("the file ends before its sections do")
 		return nil
 	}
-	n := binary.LittleEndian.Uint64(hdr[:])
-	size := uint64(unsafe.Sizeof(*new(T)))
-	if n > s.max || n%size != 0 {
+	head := s.data[s.off:]
+	n, room := binary.LittleEndian.Uint64(head), binary.LittleEndian.Uint64(head[8:])
+	start := s.off + sectionHead
+	if n > uint64(len(s.data)) || room > uint64(len(s.data)) || uint64(start)+n+room > uint64(len(s.data)) ||
+		n%uint64(size) != 0 || room%uint64(size) != 0 {
 		s.err = fmt.Errorf("a section of %d bytes does not fit", n)
 		return nil
 	}
-	// Room to grow: the rows and dictionaries are appended to by the
-	// replay and the writes that follow, and a slice read at its exact
-	// length would be copied whole on the first append.
-	k := int(n / size)
-	out := make([]T, k, k+k/16+64)
-	b := bytesOf(out)
-	if _, s.err = io.ReadFull(s.r, b); s.err != nil {
-		return nil
-	}
-	var c [4]byte
-	if _, s.err = io.ReadFull(s.r, c[:]); s.err != nil {
-		return nil
-	}
-	if binary.LittleEndian.Uint32(c[:]) != crc32.Checksum(b, castagnoli) {
+	b := s.data[start : start+int(n)]
+	if binary.LittleEndian.Uint32(head[16:]) != crc32.Checksum(b, castagnoli) {
 		s.err = errors.New("a section's checksum does not match")
 		return nil
 	}
-	return out
+	s.off = int(alignUp(int64(start) + int64(n) + int64(room)))
+	k, c := int(n)/size, int(n+room)/size
+	if c == 0 {
+		return make([]T, 0)
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(&s.data[start])), c)[:k]
 }
 
 func one[T any](s *sectionReader) T {
@@ -133,40 +169,38 @@ func one[T any](s *sectionReader) T {
 // mark as zeros: the offsets, and so every other value, stay as they are.
 func (s *sectionWriter) putMasked(d *strtab, used []bool) {
 	if used == nil {
-		s.put(d.data)
+		putSection(s, d.data)
 		return
 	}
-	if s.err != nil {
-		return
-	}
-	var n [8]byte
-	binary.LittleEndian.PutUint64(n[:], uint64(len(d.data)))
-	if _, s.err = s.w.Write(n[:]); s.err != nil {
-		return
-	}
-	crc := uint32(0)
-	zeros := make([]byte, 4096)
-	for id := 1; id < d.len(); id++ {
-		v := d.data[d.offs[id]:d.offs[id+1]]
-		if !used[id] {
+	s.write(int64(len(d.data)), 1, func(at int64) (uint32, error) {
+		crc := uint32(0)
+		buf := make([]byte, 0, 1<<20)
+		flush := func() error {
+			crc = crc32.Update(crc, castagnoli, buf)
+			_, err := s.f.WriteAt(buf, at)
+			at += int64(len(buf))
+			buf = buf[:0]
+			return err
+		}
+		for id := 1; id < d.len(); id++ {
+			v := d.data[d.offs[id]:d.offs[id+1]]
 			for len(v) > 0 {
-				z := zeros[:min(len(v), len(zeros))]
-				crc = crc32.Update(crc, castagnoli, z)
-				if _, s.err = s.w.Write(z); s.err != nil {
-					return
+				k := min(len(v), cap(buf)-len(buf))
+				if used[id] {
+					buf = append(buf, v[:k]...)
+				} else {
+					buf = append(buf, make([]byte, k)...)
 				}
-				v = v[len(z):]
+				v = v[k:]
+				if len(buf) == cap(buf) {
+					if err := flush(); err != nil {
+						return 0, err
+					}
+				}
 			}
-			continue
 		}
-		crc = crc32.Update(crc, castagnoli, v)
-		if _, s.err = s.w.Write(v); s.err != nil {
-			return
-		}
-	}
-	var c [4]byte
-	binary.LittleEndian.PutUint32(c[:], crc)
-	_, s.err = s.w.Write(c[:])
+		return crc, flush()
+	})
 }
 
 // usedValues marks, per dictionary, the values a live row refers to; nil
@@ -197,10 +231,10 @@ func (t *table) usedValues() (ids, tags []bool, str [numStrCols][]bool) {
 
 func (t *table) writeStrtab(s *sectionWriter, d *strtab, used []bool) {
 	s.putMasked(d, used)
-	s.put(bytesOf(d.offs))
-	s.put(bytesOf([]uint32{d.empty}))
-	s.put(bytesOf([]uint64{d.key}))
-	s.put(bytesOf(d.slots))
+	putSection(s, d.offs)
+	putSection(s, []uint32{d.empty})
+	putSection(s, []uint64{d.key})
+	putSection(s, d.slots)
 }
 
 func readStrtab(s *sectionReader) *strtab {
@@ -284,7 +318,7 @@ func pairsOf(m map[uint32]uint64) []uint32 {
 func (e *Engine) saveTable(feedSeq uint64) error {
 	t := e.t
 	usedIDs, usedTags, usedStr := t.usedValues()
-	err := writeFileAtomic(tablePath(e.dir), func(w *bufio.Writer) error {
+	err := writeFileAtomic(tablePath(e.dir), func(f *os.File) error {
 		hdr := make([]byte, tableHeaderSize)
 		copy(hdr, tableMagic)
 		le := binary.LittleEndian
@@ -293,15 +327,15 @@ func (e *Engine) saveTable(feedSeq uint64) error {
 		le.PutUint64(hdr[16:], feedSeq)
 		le.PutUint32(hdr[24:], e.nextOrd)
 		le.PutUint32(hdr[28:], crc32.Checksum(hdr[:28], castagnoli))
-		if _, err := w.Write(hdr); err != nil {
+		if _, err := f.WriteAt(hdr, 0); err != nil {
 			return err
 		}
-		s := &sectionWriter{w: w}
-		s.put(bytesOf(t.rows))
-		s.put(bytesOf(t.alive))
-		s.put(bytesOf([]int64{int64(t.live), int64(t.expiring)}))
+		s := &sectionWriter{f: f, off: sectionAlign}
+		putSection(s, t.rows)
+		putSection(s, t.alive)
+		putSection(s, []int64{int64(t.live), int64(t.expiring)})
 		t.writeStrtab(s, t.ids, usedIDs)
-		s.put(bytesOf(t.ordOf))
+		putSection(s, t.ordOf)
 		// Namespaces stay: they name places, not a record's content, and
 		// each must parse when read back.
 		t.writeStrtab(s, t.ns, nil)
@@ -309,15 +343,15 @@ func (e *Engine) saveTable(feedSeq uint64) error {
 			t.writeStrtab(s, d, usedStr[c])
 		}
 		t.writeStrtab(s, t.tags, usedTags)
-		s.put(bytesOf(t.tagArena))
+		putSection(s, t.tagArena)
 		for fi := range numFacets {
-			s.put(bytesOf(counterTriples(t.counters[fi])))
-			s.put(bytesOf(t.global[fi]))
-			s.put(bytesOf(t.dflt[fi]))
-			s.put(bytesOf(pairsOf(t.missing[fi])))
+			putSection(s, counterTriples(t.counters[fi]))
+			putSection(s, t.global[fi])
+			putSection(s, t.dflt[fi])
+			putSection(s, pairsOf(t.missing[fi]))
 		}
-		s.put(bytesOf(pairsOf(t.nsTotal)))
-		return s.err
+		putSection(s, pairsOf(t.nsTotal))
+		return s.finish()
 	})
 	if err == nil {
 		e.tableSaved, e.tableSavedOK = feedSeq, true
@@ -340,23 +374,31 @@ func (e *Engine) saveTableIfBehind() error {
 	return e.saveTable(e.feed.seq)
 }
 
-// readTableFile reads a saved table; it returns the table and the feed
-// position it describes.
+// readTableFile maps a saved table copy-on-write and uses its arrays in
+// place; it returns the table and the feed position it describes. The
+// mapping is never unmapped: strings handed out by the table (ids, facet
+// values) point into it and may outlive the engine, and once its pages are
+// released it costs address space, not memory.
 func readTableFile(path string, nextOrd uint32) (*table, uint64, error) {
-	f, err := os.Open(path)
+	data, err := mapPrivate(path)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
+	t, feedSeq, err := parseTableFile(data, nextOrd)
+	// Reading touched every page (the checksums); give them back before
+	// any write makes one private.
+	releaseMapped(data)
 	if err != nil {
-		return nil, 0, err
+		unmapPrivate(data)
 	}
-	r := bufio.NewReaderSize(f, 1<<20)
-	hdr := make([]byte, tableHeaderSize)
-	if _, err := io.ReadFull(r, hdr); err != nil || string(hdr[:8]) != tableMagic {
+	return t, feedSeq, err
+}
+
+func parseTableFile(data []byte, nextOrd uint32) (*table, uint64, error) {
+	if len(data) < sectionAlign || string(data[:8]) != tableMagic {
 		return nil, 0, errors.New("not a table file")
 	}
+	hdr := data[:tableHeaderSize]
 	le := binary.LittleEndian
 	if le.Uint32(hdr[28:]) != crc32.Checksum(hdr[:28], castagnoli) {
 		return nil, 0, errors.New("the table file's header checksum does not match")
@@ -371,7 +413,7 @@ func readTableFile(path string, nextOrd uint32) (*table, uint64, error) {
 	if fileNext > nextOrd {
 		return nil, 0, fmt.Errorf("table file names ordinal %d, the store's next is %d", fileNext, nextOrd)
 	}
-	s := &sectionReader{r: r, max: uint64(st.Size())}
+	s := &sectionReader{data: data, off: sectionAlign}
 	t := newTable()
 	t.rows = section[row](s)
 	t.alive = section[bool](s)
@@ -563,7 +605,7 @@ func tableReplayLimit(n int) uint64 { return max(100_000, uint64(n)/4) }
 // writeFileAtomic writes a file beside its final path, syncs it, renames it
 // over the path and syncs the directory: a crash leaves the old file or the
 // new one, never a torn one.
-func writeFileAtomic(path string, write func(w *bufio.Writer) error) (err error) {
+func writeFileAtomic(path string, write func(f *os.File) error) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
@@ -574,11 +616,7 @@ func writeFileAtomic(path string, write func(w *bufio.Writer) error) (err error)
 			_ = os.Remove(tmp.Name())
 		}
 	}()
-	w := bufio.NewWriterSize(tmp, 1<<20)
-	if err := write(w); err != nil {
-		return err
-	}
-	if err := w.Flush(); err != nil {
+	if err := write(tmp); err != nil {
 		return err
 	}
 	if err := tmp.Sync(); err != nil {

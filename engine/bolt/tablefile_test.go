@@ -139,6 +139,9 @@ func TestSavedTableDamageFallsBackToTheRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := tableView(t, e)
+	if err := e.SaveTable(); err != nil {
+		t.Fatal(err)
+	}
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -147,14 +150,21 @@ func TestSavedTableDamageFallsBackToTheRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e = openStore(t, dir, opts)
+	if !e.TableFromFile() || tableView(t, e) != want {
+		t.Fatal("the undamaged file was not used, or answers otherwise")
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
 	for name, damage := range map[string]func(b []byte) []byte{
 		"the header":      func(b []byte) []byte { b[9] ^= 1; return b },
-		"a row":           func(b []byte) []byte { b[60] ^= 0x40; return b },
-		"the last crc":    func(b []byte) []byte { b[len(b)-1] ^= 1; return b },
+		"a row":           func(b []byte) []byte { b[4096+64+3] ^= 0x40; return b },
 		"truncated":       func(b []byte) []byte { return b[:len(b)*2/3] },
-		"a length":        func(b []byte) []byte { b[32] ^= 0x10; return b },
+		"a length":        func(b []byte) []byte { b[4096] ^= 0x10; return b },
+		"a room":          func(b []byte) []byte { b[4096+13] ^= 0x01; return b },
 		"an empty file":   func([]byte) []byte { return nil },
-		"trailing change": func(b []byte) []byte { b[len(b)/2] ^= 0xff; return b },
+		"a later row":     func(b []byte) []byte { b[4096+64+16000] ^= 0xff; return b },
 	} {
 		if err := os.WriteFile(path, damage(append([]byte(nil), good...)), 0o600); err != nil {
 			t.Fatal(err)
