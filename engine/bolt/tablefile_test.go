@@ -158,13 +158,13 @@ func TestSavedTableDamageFallsBackToTheRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, damage := range map[string]func(b []byte) []byte{
-		"the header":      func(b []byte) []byte { b[9] ^= 1; return b },
-		"a row":           func(b []byte) []byte { b[4096+64+3] ^= 0x40; return b },
-		"truncated":       func(b []byte) []byte { return b[:len(b)*2/3] },
-		"a length":        func(b []byte) []byte { b[4096] ^= 0x10; return b },
-		"a room":          func(b []byte) []byte { b[4096+13] ^= 0x01; return b },
-		"an empty file":   func([]byte) []byte { return nil },
-		"a later row":     func(b []byte) []byte { b[4096+64+16000] ^= 0xff; return b },
+		"the header":    func(b []byte) []byte { b[9] ^= 1; return b },
+		"a row":         func(b []byte) []byte { b[4096+64+3] ^= 0x40; return b },
+		"truncated":     func(b []byte) []byte { return b[:len(b)*2/3] },
+		"a length":      func(b []byte) []byte { b[4096] ^= 0x10; return b },
+		"a room":        func(b []byte) []byte { b[4096+13] ^= 0x01; return b },
+		"an empty file": func([]byte) []byte { return nil },
+		"a later row":   func(b []byte) []byte { b[4096+64+16000] ^= 0xff; return b },
 	} {
 		if err := os.WriteFile(path, damage(append([]byte(nil), good...)), 0o600); err != nil {
 			t.Fatal(err)
