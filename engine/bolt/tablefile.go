@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -568,23 +569,13 @@ func (e *Engine) loadSavedTable() (bool, error) {
 // mu's write lock; never waits for closeMu (Close may hold it while waiting
 // for the call that got here).
 func (e *Engine) kickTableSave() {
-	if !e.largeStore || !e.tableLoaded.Load() || e.tableSaving.Swap(true) {
+	if !e.largeStore || !e.tableLoaded.Load() {
 		return
 	}
-	if !e.closeMu.TryLock() {
-		e.tableSaving.Store(false)
-		return
-	}
-	defer e.closeMu.Unlock()
-	if e.closed.Load() {
-		e.tableSaving.Store(false)
-		return
-	}
-	e.goBackground(func() {
-		defer e.tableSaving.Store(false)
+	e.startOnce(&e.tableSaving, func() bool {
 		select {
 		case <-e.closing:
-			return // Close saves it
+			return false // Close saves it
 		case <-time.After(tableSaveQuiet):
 		}
 		e.mu.RLock()
@@ -592,7 +583,34 @@ func (e *Engine) kickTableSave() {
 		if err := e.saveTableIfBehind(); err != nil {
 			e.log.Error("saving the table failed; the next open loads it from the records", "err", err)
 		}
+		return false
 	})
+}
+
+// startOnce runs f in the background, again while it reports more is due,
+// unless a run flagged by running is under way or the store is closing. It
+// never waits for closeMu: a call (a forget, a fetch flushing the index) may
+// get here while Close holds it waiting for that call; work left out is
+// started by the next kick.
+func (e *Engine) startOnce(running *atomic.Bool, f func() (again bool)) bool {
+	if running.Swap(true) {
+		return false
+	}
+	if !e.closeMu.TryLock() {
+		running.Store(false)
+		return false
+	}
+	defer e.closeMu.Unlock()
+	if e.closed.Load() {
+		running.Store(false)
+		return false
+	}
+	e.goBackground(func() {
+		defer running.Store(false)
+		for f() && !e.closed.Load() {
+		}
+	})
+	return true
 }
 
 // tableSaveQuiet is how long after a forget the table is saved.

@@ -546,31 +546,18 @@ func (x *trigramIndex) forgot(n int) {
 // kickContentRewrite starts rewriting the content index file in the
 // background when one is due and none is running.
 func (e *Engine) kickContentRewrite() {
-	if !e.largeStore || !e.tri.contentRewriteDue() || e.contentRewriting.Swap(true) {
+	if !e.largeStore || !e.tri.contentRewriteDue() {
 		return
 	}
-	// A call (a fetch flushing the index) may get here while Close holds
-	// closeMu waiting for it: never wait for closeMu here. A rewrite left
-	// out is started by the next drain.
-	if !e.closeMu.TryLock() {
-		e.contentRewriting.Store(false)
-		return
-	}
-	defer e.closeMu.Unlock()
-	if e.closed.Load() {
-		e.contentRewriting.Store(false)
-		return
-	}
-	e.goBackground(func() {
-		err := e.rewriteContent()
-		e.contentRewriting.Store(false)
-		if err != nil && !errors.Is(err, errStopped) {
-			e.log.Error("rewriting the content index file failed", "err", err)
-			return
+	e.startOnce(&e.contentRewriting, func() bool {
+		if err := e.rewriteContent(); err != nil {
+			if !errors.Is(err, errStopped) {
+				e.log.Error("rewriting the content index file failed", "err", err)
+			}
+			return false
 		}
-		if err == nil {
-			e.kickContentRewrite()
-		}
+		// Forgets or records that came during the rewrite.
+		return e.tri.contentRewriteDue()
 	})
 }
 
