@@ -206,6 +206,8 @@ type contentSnapshot struct {
 	stop func() bool
 }
 
+// errStopped: the work was not done now (closing, a suspension, or nothing to
+// work from yet); a later kick does it.
 var errStopped = errors.New("stopped")
 
 // writeContentFile writes s to path atomically (writeFileAtomic).

@@ -572,7 +572,7 @@ func (e *Engine) rewriteContent() error {
 	e.mu.RLock()
 	if !e.tableLoaded.Load() {
 		e.mu.RUnlock()
-		return nil
+		return errStopped // the next drain after the load starts it
 	}
 	// Writers wait on mu, so after this drain nothing committed is queued.
 	x.drain()
@@ -581,7 +581,7 @@ func (e *Engine) rewriteContent() error {
 	if old == nil || !x.ready {
 		x.mu.RUnlock()
 		e.mu.RUnlock()
-		return nil
+		return errStopped
 	}
 	overlay := make(map[uint32]*roaring.Bitmap, len(x.post))
 	for g, b := range x.post {
@@ -636,7 +636,8 @@ func (e *Engine) rewriteContent() error {
 	x.mu.Lock()
 	if x.gen != gen || x.base != old {
 		x.mu.Unlock()
-		return f.close()
+		_ = f.close()
+		return errStopped
 	}
 	x.base = f
 	for g, b := range overlay {
