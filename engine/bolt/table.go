@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sort"
 	"time"
 
 	"mnemo/contract"
@@ -94,6 +95,11 @@ type table struct {
 	// with nothing to subtract); missing[facet] and nsTotal count by
 	// namespace.
 	counters [numFacets]map[uint32]map[uint32]uint64
+	// counterBase[facet] holds the saved table's counters as (ns, value,
+	// count) triples sorted by ns, made into maps on first use (nsCounters);
+	// counterDone marks the namespaces already made.
+	counterBase [numFacets][]uint32
+	counterDone [numFacets]map[uint32]bool
 	global   [numFacets][]uint32
 	dflt     [numFacets][]uint32
 	// nsDefault[ns] tells whether the default reach admits namespace ns.
@@ -121,6 +127,7 @@ func newTable() *table {
 	}
 	for i := range t.counters {
 		t.counters[i] = map[uint32]map[uint32]uint64{}
+		t.counterDone[i] = map[uint32]bool{}
 		t.missing[i] = map[uint32]uint64{}
 	}
 	return t
@@ -270,11 +277,7 @@ func (t *table) count(ord uint32, delta int) {
 			bump(t.missing[fi], r.ns)
 			continue
 		}
-		m := t.counters[fi][r.ns]
-		if m == nil {
-			m = map[uint32]uint64{}
-			t.counters[fi][r.ns] = m
-		}
+		m := t.nsCounters(fi, r.ns)
 		for _, v := range vals {
 			bump(m, v)
 			for int(v) >= len(t.global[fi]) {
@@ -300,6 +303,58 @@ func (t *table) count(ord uint32, delta int) {
 	}
 }
 
+// nsCounters is the counters of facet fi at namespace ns, made from the
+// saved table's triples the first time they are needed: a table read back
+// from its file builds only the maps its writes and reaches touch (building
+// all of them took most of the load).
+func (t *table) nsCounters(fi int, ns uint32) map[uint32]uint64 {
+	if m := t.counters[fi][ns]; m != nil {
+		return m
+	}
+	lo, hi := t.counterGroup(fi, ns)
+	m := make(map[uint32]uint64, (hi-lo)/3)
+	for i := lo; i < hi; i += 3 {
+		m[t.counterBase[fi][i+1]] = uint64(t.counterBase[fi][i+2])
+	}
+	t.counters[fi][ns] = m
+	if lo < hi {
+		t.counterDone[fi][ns] = true
+	}
+	return m
+}
+
+// counterGroup is where namespace ns's triples lie in counterBase[fi]
+// (sorted by namespace, then value); empty once made into a map.
+func (t *table) counterGroup(fi int, ns uint32) (int, int) {
+	base := t.counterBase[fi]
+	if len(base) == 0 || t.counterDone[fi][ns] {
+		return 0, 0
+	}
+	n := len(base) / 3
+	lo := sort.Search(n, func(i int) bool { return base[3*i] >= ns })
+	hi := sort.Search(n, func(i int) bool { return base[3*i] > ns })
+	return 3 * lo, 3 * hi
+}
+
+// counterLen is how many values namespace ns counts for facet fi.
+func (t *table) counterLen(fi int, ns uint32) int {
+	if m := t.counters[fi][ns]; m != nil {
+		return len(m)
+	}
+	lo, hi := t.counterGroup(fi, ns)
+	return (hi - lo) / 3
+}
+
+// allCounters makes every namespace's counters of facet fi.
+func (t *table) allCounters(fi int) {
+	base := t.counterBase[fi]
+	for i := 0; i < len(base); i += 3 {
+		if ns := base[i]; t.counters[fi][ns] == nil && !t.counterDone[fi][ns] {
+			t.nsCounters(fi, ns)
+		}
+	}
+}
+
 // rootCounts gives a facet's counters summed over the namespaces a reach
 // admits, read in place: the global counts less those of the namespaces
 // left out (the service sandboxes, for the default reach), or the sum of the
@@ -314,9 +369,9 @@ func (t *table) rootCounts(fi int, reach *contract.Reach) (facetCounts, uint64, 
 		if nsOK[ns] {
 			total += c
 			missing += t.missing[fi][ns]
-			inCost += len(t.counters[fi][ns])
+			inCost += t.counterLen(fi, ns)
 		} else {
-			outCost += len(t.counters[fi][ns])
+			outCost += t.counterLen(fi, ns)
 		}
 	}
 	fc := facetCounts{adjust: map[uint32]uint64{}}
@@ -324,6 +379,7 @@ func (t *table) rootCounts(fi int, reach *contract.Reach) (facetCounts, uint64, 
 		fc.global = t.dflt[fi]
 		return fc, total, missing
 	}
+	t.allCounters(fi)
 	if outCost <= inCost {
 		fc.global = t.global[fi]
 		for ns, m := range t.counters[fi] {

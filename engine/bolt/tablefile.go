@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -293,12 +295,16 @@ func readStrtab(s *sectionReader) *strtab {
 	return d
 }
 
-// counterTriples flattens a facet's per-namespace counters.
-func counterTriples(m map[uint32]map[uint32]uint64) []uint32 {
+// counterTriples flattens a facet's per-namespace counters, sorted by
+// namespace then value (counterGroup searches them).
+func (t *table) counterTriples(fi int) []uint32 {
+	t.allCounters(fi)
+	nss := slices.Sorted(maps.Keys(t.counters[fi]))
 	var out []uint32
-	for ns, vs := range m {
-		for v, c := range vs {
-			out = append(out, ns, v, uint32(c))
+	for _, ns := range nss {
+		m := t.counters[fi][ns]
+		for _, v := range slices.Sorted(maps.Keys(m)) {
+			out = append(out, ns, v, uint32(m[v]))
 		}
 	}
 	return out
@@ -346,7 +352,7 @@ func (e *Engine) saveTable(feedSeq uint64) error {
 		t.writeStrtab(s, t.tags, usedTags)
 		putSection(s, t.tagArena)
 		for fi := range numFacets {
-			putSection(s, counterTriples(t.counters[fi]))
+			putSection(s, t.counterTriples(fi))
 			putSection(s, t.global[fi])
 			putSection(s, t.dflt[fi])
 			putSection(s, pairsOf(t.missing[fi]))
@@ -486,18 +492,17 @@ func (t *table) adopt(counts []int64, triples, missing [numFacets][]uint32, tota
 		if len(triples[fi])%3 != 0 || len(missing[fi])%2 != 0 || len(t.dflt[fi]) != len(t.global[fi]) {
 			return errors.New("the counters disagree in length")
 		}
-		// Sized up front: a facet with a value per record has a million
-		// entries, and growing to them cost more than filling them.
-		sizes := map[uint32]int{}
-		for i := 0; i < len(triples[fi]); i += 3 {
-			sizes[triples[fi][i]]++
-		}
-		for ns, n := range sizes {
-			t.counters[fi][ns] = make(map[uint32]uint64, n)
+		for i := 3; i < len(triples[fi]); i += 3 {
+			if p, q := triples[fi][i-3:i-1], triples[fi][i:i+2]; p[0] > q[0] || p[0] == q[0] && p[1] >= q[1] {
+				return errors.New("the counters are out of order")
+			}
 		}
 		for i := 0; i < len(triples[fi]); i += 3 {
-			t.counters[fi][triples[fi][i]][triples[fi][i+1]] = uint64(triples[fi][i+2])
+			if int(triples[fi][i]) >= t.ns.len() {
+				return errors.New("a counter refers to a namespace out of range")
+			}
 		}
+		t.counterBase[fi] = triples[fi]
 		for i := 0; i < len(missing[fi]); i += 2 {
 			t.missing[fi][missing[fi][i]] = uint64(missing[fi][i+1])
 		}

@@ -30,6 +30,14 @@ func tableView(t *testing.T, e *bolt.Engine) string {
 			t.Fatal(err)
 		}
 		out["explore learning "+string(f)] = narrowed
+		for _, at := range []string{"team:acme", "team:globex"} {
+			reach := contract.ReachSubtree(contract.MustNamespace(at))
+			within, err := e.Explore(ctx, contract.ExploreRequest{Facet: f, Limit: 50, Filter: contract.MetaFilter{Reach: &reach}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out["explore "+at+" "+string(f)] = within
+		}
 	}
 	for i, q := range []contract.BrowseQuery{
 		{Limit: 100},
