@@ -100,8 +100,8 @@ type table struct {
 	// counterDone marks the namespaces already made.
 	counterBase [numFacets][]uint32
 	counterDone [numFacets]map[uint32]bool
-	global   [numFacets][]uint32
-	dflt     [numFacets][]uint32
+	global      [numFacets][]uint32
+	dflt        [numFacets][]uint32
 	// nsDefault[ns] tells whether the default reach admits namespace ns.
 	nsDefault []bool
 	// facets is contract.Facets(), read once: count runs per row.
