@@ -35,6 +35,81 @@ func scanRows(rs pgx.Rows) ([]*row, error) {
 	return out, rs.Err()
 }
 
+// hitColumns are the columns scanRecords reads, in its order: the system
+// fields, the confidence and the hit column, and the item only for a row
+// written before the hit column existed.
+const hitColumns = "id, kind, status, created_ms, updated_ms, expires_ms, superseded_by, confidence, hit, " +
+	"CASE WHEN hit IS NULL THEN item END AS item_json"
+
+// recordScan reads hitColumns rows into records, parsing each namespace once.
+type recordScan struct {
+	nss nsCache
+	// the scan targets of one row
+	id, kind, status string
+	created, updated int64
+	expires          *int64
+	superBy          *string
+	conf             *float32
+	hit              []byte
+	itemJSON         *string
+}
+
+func newRecordScan() *recordScan { return &recordScan{nss: nsCache{}} }
+
+// dest are the scan targets of hitColumns, in order.
+func (s *recordScan) dest() []any {
+	return []any{&s.id, &s.kind, &s.status, &s.created, &s.updated, &s.expires, &s.superBy, &s.conf, &s.hit, &s.itemJSON}
+}
+
+// record is the scanned row as a contract record (no stored item).
+func (s *recordScan) record() (contract.Record, error) {
+	rec := contract.Record{ID: s.id, Kind: contract.ItemKind(s.kind), Status: contract.Status(s.status),
+		CreatedAt: millis(s.created), UpdatedAt: millis(s.updated), SupersededBy: s.superBy}
+	if s.expires != nil {
+		t := millis(*s.expires)
+		rec.ExpiresAt = &t
+	}
+	if s.hit == nil {
+		if s.itemJSON == nil {
+			return rec, contract.EngineErr("record %s has neither a hit nor an item", s.id)
+		}
+		var it contract.StoreItem
+		if err := json.Unmarshal([]byte(*s.itemJSON), &it); err != nil {
+			return rec, contract.EngineErr("record %s: %w", s.id, err)
+		}
+		r := contract.RecordOf(s.id, &it, rec.Status, rec.CreatedAt, rec.UpdatedAt, rec.ExpiresAt, rec.SupersededBy)
+		return r, nil
+	}
+	text, meta, err := decodeHit(s.hit, s.nss)
+	if err != nil {
+		return rec, contract.EngineErr("record %s: %w", s.id, err)
+	}
+	rec.Text, rec.Meta = text, meta
+	if rec.Kind == contract.KindLearning && s.conf != nil {
+		c := contract.F32(*s.conf)
+		rec.Confidence = &c
+	}
+	return rec, nil
+}
+
+// scanRecords reads every row of rs (hitColumns) as records and closes it.
+func scanRecords(rs pgx.Rows) ([]contract.Record, error) {
+	defer rs.Close()
+	s := newRecordScan()
+	var out []contract.Record
+	for rs.Next() {
+		if err := rs.Scan(s.dest()...); err != nil {
+			return nil, err
+		}
+		rec, err := s.record()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	return out, rs.Err()
+}
+
 func millis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
 // record is the row as a contract record, with the stored item when withItem.

@@ -29,9 +29,9 @@ type row struct {
 const insertSQL = `INSERT INTO records (id, kind, status, created_ms, updated_ms, expires_ms, superseded_by,
 	ns, last_svc, workspace, folder, file_path, language, repo, commit_id, url, thread_id, agent_id, source_id,
 	source_kind, tool_call, turn_first, turn_last, tags, observed_at, observed_ns, observed_ms, confidence,
-	item, folded, tsv)
+	item, folded, tsv, hit)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-	$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31::tsvector)
+	$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31::tsvector, $32)
 ON CONFLICT (id) DO NOTHING RETURNING id`
 
 // insertArgs are insertSQL's arguments for r.
@@ -67,7 +67,7 @@ func insertArgs(r *row) []any {
 	return []any{r.id, string(r.item.Type), string(r.status), r.created, r.updated, r.expires, r.superBy,
 		m.Namespace.String(), lastService(m.Namespace), m.Workspace, m.Folder, m.FilePath, m.Language, m.Repo, m.Commit, m.URL,
 		m.ThreadID, m.AgentID, m.Source.ID, string(m.SourceKindOf()), tool, tf, tl, tags, obs, obsNS, obsMS, conf,
-		r.itemJSON, contract.FoldCase(text), tsvectorLiteral(text)}
+		r.itemJSON, contract.FoldCase(text), tsvectorLiteral(text), encodeHit(text, m)}
 }
 
 // lastService is the index of ns's last service segment, -1 without one.
