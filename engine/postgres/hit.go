@@ -155,9 +155,9 @@ func decodeHit(b []byte, nss nsCache) (string, contract.MemoryMeta, error) {
 
 type hitWriter struct{ buf []byte }
 
-func (w *hitWriter) u8(v uint8)          { w.buf = append(w.buf, v) }
-func (w *hitWriter) uvarint(v uint64)    { w.buf = binary.AppendUvarint(w.buf, v) }
-func (w *hitWriter) str(s string)        { w.uvarint(uint64(len(s))); w.buf = append(w.buf, s...) }
+func (w *hitWriter) u8(v uint8)       { w.buf = append(w.buf, v) }
+func (w *hitWriter) uvarint(v uint64) { w.buf = binary.AppendUvarint(w.buf, v) }
+func (w *hitWriter) str(s string)     { w.uvarint(uint64(len(s))); w.buf = append(w.buf, s...) }
 func (w *hitWriter) optStr(p *string) {
 	if p == nil {
 		w.u8(0)
