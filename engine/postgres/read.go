@@ -302,11 +302,55 @@ func facetColumn(f contract.Facet) (string, bool) {
 	return "", false
 }
 
-// Explore counts a facet's values exactly with one grouped statement (one
-// snapshot) over every record the filter selects. Never truncated.
+// facetCode is a facet's code in facet_values (migration 6), 0 for the
+// facets record_counts serves.
+func facetCode(f contract.Facet) int16 {
+	switch f {
+	case contract.FacetSource:
+		return 1
+	case contract.FacetSourceID:
+		return 2
+	case contract.FacetWorkspace:
+		return 3
+	case contract.FacetFolder:
+		return 4
+	case contract.FacetFilePath:
+		return 5
+	case contract.FacetLanguage:
+		return 6
+	case contract.FacetRepo:
+		return 7
+	case contract.FacetURL:
+		return 8
+	case contract.FacetThread:
+		return 9
+	case contract.FacetAgent:
+		return 10
+	case contract.FacetToolCall:
+		return 11
+	case contract.FacetTag:
+		return 12
+	}
+	return 0
+}
+
+// atRoot tells whether a filter selects what facet_values counts: every
+// record outside the service sandboxes, of every status and kind.
+func atRoot(f *contract.MetaFilter) bool {
+	g := *f
+	g.Reach = nil
+	return g.IsEmpty() && (f.Reach == nil || f.Reach.Descendants && f.Reach.At.IsRoot())
+}
+
+// Explore counts a facet's values exactly, in one statement (one snapshot):
+// at the root from the kept counts (facet_values, record_counts), otherwise
+// grouping every record the filter selects. Never truncated.
 func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (contract.ExplorePage, error) {
 	if err := req.Validate(); err != nil {
 		return contract.ExplorePage{}, err
+	}
+	if code := facetCode(req.Facet); code != 0 && atRoot(&req.Filter) {
+		return e.exploreCounted(ctx, req, code)
 	}
 	var q query
 	q.filter(&req.Filter, false)
@@ -358,4 +402,47 @@ func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (cont
 		return contract.ExplorePage{}, e.dbErr(ctx, err)
 	}
 	return contract.ExplorePageOf(req.Facet, counts, req.Limit, total, missing, false), nil
+}
+
+// exploreCounted reads a facet's top buckets at the root from the
+// facet_values index, with its head (missing, how many values) and the total
+// from record_counts.
+func (e *Engine) exploreCounted(ctx context.Context, req contract.ExploreRequest, code int16) (contract.ExplorePage, error) {
+	const sql = `SELECT 0, t.value, t.n FROM (SELECT value, n FROM facet_values WHERE facet = $1 AND n > 0
+		ORDER BY n DESC, value LIMIT $2) t
+	UNION ALL SELECT 1, value, n FROM facet_values WHERE facet = -$1::smallint
+	UNION ALL SELECT 2, NULL, coalesce(sum(n), 0)::bigint FROM record_counts WHERE last_svc < 0`
+	rs, err := e.pool.Query(ctx, sql, code, req.Limit)
+	if err != nil {
+		return contract.ExplorePage{}, e.dbErr(ctx, err)
+	}
+	defer rs.Close()
+	page := contract.ExplorePage{Facet: req.Facet, Buckets: make([]contract.FacetBucket, 0, req.Limit)}
+	var values uint64
+	for rs.Next() {
+		var part int32
+		var v *string
+		var n int64
+		if err := rs.Scan(&part, &v, &n); err != nil {
+			return contract.ExplorePage{}, e.dbErr(ctx, err)
+		}
+		switch {
+		case part == 0 && v != nil:
+			page.Buckets = append(page.Buckets, contract.FacetBucket{Value: *v, Count: uint64(n)})
+		case part == 1 && v != nil && *v == "missing":
+			page.Missing = uint64(max(n, 0))
+		case part == 1 && v != nil && *v == "values":
+			values = uint64(max(n, 0))
+		case part == 2:
+			page.Total = uint64(max(n, 0))
+		}
+	}
+	if err := rs.Err(); err != nil {
+		return contract.ExplorePage{}, e.dbErr(ctx, err)
+	}
+	contract.SortBuckets(page.Buckets)
+	if values > uint64(len(page.Buckets)) {
+		page.MoreBuckets = values - uint64(len(page.Buckets))
+	}
+	return page, nil
 }
