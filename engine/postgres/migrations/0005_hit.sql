@@ -6,3 +6,6 @@
 ALTER TABLE records ADD COLUMN hit bytea;
 ALTER TABLE records ALTER COLUMN hit SET STORAGE MAIN;
 ALTER TABLE records ALTER COLUMN tsv SET STORAGE MAIN;
+-- The rows still to fill in (none once every row has its hit): the engine
+-- fills them in the background after open, a batch at a time.
+CREATE INDEX records_no_hit ON records (id) WHERE hit IS NULL;
