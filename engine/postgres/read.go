@@ -145,34 +145,38 @@ func (e *Engine) selectRows(ctx context.Context, sql string, args ...any) ([]*ro
 const listCursorPrefix = "p1."
 
 // listPage reads one page of the listing order (newest created first, then
-// id), keyset-paged by the last row's (created, id).
-func (e *Engine) listPage(ctx context.Context, req contract.ListRequest) ([]*row, *string, error) {
+// id), keyset-paged by the last row's (created, id), selecting cols; scan
+// reads the rows (one more than the limit, to tell whether more follow) and
+// returns the page's last row's key and how many rows it read.
+func (e *Engine) listPage(ctx context.Context, req contract.ListRequest, cols string,
+	scan func(pgx.Rows) (created int64, id string, n int, err error)) (*string, error) {
 	if err := req.Validate(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var q query
 	q.filter(&req.Filter, false)
 	if req.Cursor != nil {
 		ms, id, err := decodeListCursor(*req.Cursor)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		c, i := q.arg(ms), q.arg(id)
 		q.add("created_ms < " + c + " OR (created_ms = " + c + " AND id > " + i + ")")
 	}
 	lim := q.arg(req.Limit + 1)
-	rows, err := e.selectRows(ctx, "SELECT "+rowColumns+" FROM records WHERE "+q.clause()+
+	rs, err := e.pool.Query(ctx, "SELECT "+cols+" FROM records WHERE "+q.clause()+
 		" ORDER BY created_ms DESC, id LIMIT "+lim, q.args...)
 	if err != nil {
-		return nil, nil, err
+		return nil, e.dbErr(ctx, err)
 	}
-	var next *string
-	if len(rows) > req.Limit {
-		rows = rows[:req.Limit]
-		last := rows[len(rows)-1]
-		next = contract.Ptr(listCursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(last.created, 10)+"."+last.id)))
+	created, id, n, err := scan(rs)
+	if err != nil {
+		return nil, e.dbErr(ctx, err)
 	}
-	return rows, next, nil
+	if n > req.Limit {
+		return contract.Ptr(listCursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(created, 10)+"."+id))), nil
+	}
+	return nil, nil
 }
 
 func decodeListCursor(c string) (int64, string, error) {
@@ -187,27 +191,44 @@ func decodeListCursor(c string) (int64, string, error) {
 	return 0, "", contract.Invalid("unknown cursor `%s`", c)
 }
 
-// List pages through the records matching the filter, newest created first.
+// List pages through the records matching the filter, newest created first,
+// reading the hit column.
 func (e *Engine) List(ctx context.Context, req contract.ListRequest) (contract.ListPage, error) {
-	rows, next, err := e.listPage(ctx, req)
+	var recs []contract.Record
+	next, err := e.listPage(ctx, req, hitColumns, func(rs pgx.Rows) (created int64, id string, n int, err error) {
+		recs, err = scanRecords(rs)
+		if len(recs) > 0 {
+			last := &recs[min(len(recs), req.Limit)-1]
+			created, id = last.CreatedAt.UnixMilli(), last.ID
+		}
+		return created, id, len(recs), err
+	})
 	if err != nil {
 		return contract.ListPage{}, err
 	}
-	page := contract.ListPage{Items: make([]contract.Hit, 0, len(rows)), NextCursor: next}
-	for _, r := range rows {
-		page.Items = append(page.Items, r.hit())
+	page := contract.ListPage{Items: make([]contract.Hit, 0, len(recs)), NextCursor: next}
+	for _, r := range recs[:min(len(recs), req.Limit)] {
+		page.Items = append(page.Items, r.Hit())
 	}
 	return page, nil
 }
 
 // Export pages like List and hands back each item exactly as stored.
 func (e *Engine) Export(ctx context.Context, req contract.ListRequest) (contract.ExportPage, error) {
-	rows, next, err := e.listPage(ctx, req)
+	var rows []*row
+	next, err := e.listPage(ctx, req, rowColumns, func(rs pgx.Rows) (created int64, id string, n int, err error) {
+		rows, err = scanRows(rs)
+		if len(rows) > 0 {
+			last := rows[min(len(rows), req.Limit)-1]
+			created, id = last.created, last.id
+		}
+		return created, id, len(rows), err
+	})
 	if err != nil {
 		return contract.ExportPage{}, err
 	}
 	page := contract.ExportPage{Items: make([]contract.Exported, 0, len(rows)), NextCursor: next}
-	for _, r := range rows {
+	for _, r := range rows[:min(len(rows), req.Limit)] {
 		page.Items = append(page.Items, contract.Exported{ID: r.id, Item: r.item})
 	}
 	return page, nil
