@@ -2,20 +2,20 @@ package postgres
 
 import (
 	"context"
+	"slices"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"mnemo/contract"
 )
 
-// Browse answers the browse query of contract.md section 4 in SQL: the
-// total (count) and the page (ordered, keyset after the cursor, offset,
-// limit) come from two statements of one REPEATABLE READ transaction, so
-// they see one snapshot. Every rule is the contract's (browse_eval.go):
-// missing values sort last in either direction, ties by id in byte order,
-// times at millisecond precision, confidence as an f32, content filters on
-// the Unicode case-folded text (the trigram index serves them).
+// Browse answers the browse query of contract.md section 4 in SQL, in one
+// statement (one round trip, one snapshot): the total, from record_counts
+// when the reach, status and kind decide the set and by count otherwise, and
+// the page (ordered, keyset after the cursor, offset, limit) read from the
+// hit column. Every rule is the contract's (browse_eval.go): missing values
+// sort last in either direction, ties by id in byte order, times at
+// millisecond precision, confidence as an f32, content filters on the
+// Unicode case-folded text (the trigram index serves them).
 func (e *Engine) Browse(ctx context.Context, bq contract.BrowseQuery) (contract.BrowsePage, error) {
 	if err := bq.Validate(); err != nil {
 		return contract.BrowsePage{}, err
@@ -25,48 +25,76 @@ func (e *Engine) Browse(ctx context.Context, bq contract.BrowseQuery) (contract.
 		return contract.BrowsePage{}, err
 	}
 	var q query
+	total := totalExpr(&q, &bq)
+	q.where = nil
 	browseWhere(&q, &bq)
-	where := q.clause()
-	countArgs := len(q.args)
 	order := bq.Order()
 	if pos != nil {
+		if bound := firstKeyBound(&q, order, pos); bound != "" {
+			q.add(bound)
+		}
 		q.add(afterClause(&q, order, pos))
 	}
 	limit := bq.EffectiveLimit()
-	sql := "SELECT " + rowColumns + " FROM records WHERE " + q.clause() + " ORDER BY " + orderClause(order) +
+	page := "SELECT " + hitColumns + " FROM records WHERE " + q.clause() + " ORDER BY " + orderClause(order) +
 		" LIMIT " + q.arg(limit) + " OFFSET " + q.arg(bq.Offset)
-	page := contract.BrowsePage{Records: []contract.Record{}}
-	err = e.inTx(ctx, pgx.RepeatableRead, func(tx pgx.Tx) error {
-		total, counted, err := countedTotal(ctx, tx, &bq)
-		if err != nil {
-			return err
-		}
-		page.Total = total
-		if !counted {
-			if err := tx.QueryRow(ctx, "SELECT count(*) FROM records WHERE "+where, q.args[:countArgs]...).Scan(&page.Total); err != nil {
+	sql := "SELECT t.total, p.id, p.kind, p.status, p.created_ms, p.updated_ms, p.expires_ms, p.superseded_by, p.confidence, p.hit, p.item_json" +
+		" FROM (SELECT " + total + " AS total) t LEFT JOIN LATERAL (" + page + ") p ON true"
+	rs, err := e.pool.Query(ctx, sql, q.args...)
+	if err != nil {
+		return contract.BrowsePage{}, e.dbErr(ctx, err)
+	}
+	out := contract.BrowsePage{Records: make([]contract.Record, 0, limit)}
+	err = func() error {
+		defer rs.Close()
+		s := newRecordScan()
+		dest := append([]any{&out.Total}, s.dest()...)
+		for rs.Next() {
+			if rs.RawValues()[1] == nil {
+				// The empty page's one row: the total alone.
+				if err := rs.Scan(append([]any{&out.Total}, make([]any, len(dest)-1)...)...); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := rs.Scan(dest...); err != nil {
 				return err
 			}
+			rec, err := s.record()
+			if err != nil {
+				return err
+			}
+			out.Records = append(out.Records, rec)
 		}
-		rs, err := tx.Query(ctx, sql, q.args...)
-		if err != nil {
-			return err
-		}
-		rows, err := scanRows(rs)
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			page.Records = append(page.Records, r.record(false))
-		}
-		return nil
-	})
+		return rs.Err()
+	}()
 	if err != nil {
-		return contract.BrowsePage{}, err
+		return contract.BrowsePage{}, e.dbErr(ctx, err)
 	}
-	if len(page.Records) == limit {
-		page.Continuation = contract.Ptr(contract.EncodeCursor(bq, &page.Records[len(page.Records)-1]))
+	// The join hands the page on in its order (a second sort of the page
+	// would cost a millisecond for 1000 rows); should a plan ever not,
+	// the contract's order is restored here.
+	cmp := func(a, b contract.Record) int { return contract.CompareRecords(order, &a, &b) }
+	if !slices.IsSortedFunc(out.Records, cmp) {
+		slices.SortStableFunc(out.Records, cmp)
 	}
-	return page, nil
+	if len(out.Records) == limit {
+		out.Continuation = contract.Ptr(contract.EncodeCursor(bq, &out.Records[len(out.Records)-1]))
+	}
+	return out, nil
+}
+
+// totalExpr is the SQL expression of the query's exact total: from
+// record_counts when the reach, status and kind decide the set (expired
+// records, with now, counted from their own index and taken off), else a
+// count of the matching records.
+func totalExpr(q *query, bq *contract.BrowseQuery) string {
+	if sum, ok := countedTotal(q, bq); ok {
+		return sum
+	}
+	q.where = nil
+	browseWhere(q, bq)
+	return "(SELECT count(*) FROM records WHERE " + q.clause() + ")"
 }
 
 // browseWhere adds the query's set: the meta filter with the listing status
@@ -235,6 +263,25 @@ func keyArg(field string, v any) any {
 		return float32(x)
 	}
 	return nil
+}
+
+// firstKeyBound is a bound on the first sort key implied by the cursor, so
+// that the key's index starts the scan at the cursor: rows after it hold the
+// cursor's value or one further along. It is "" when the key can be missing
+// (confidence, observed_at), whose missing values sort after every value.
+func firstKeyBound(q *query, order []contract.SortKey, pos *contract.CursorPos) string {
+	k := order[0]
+	if k.Field == contract.BrowseFieldConfidence || k.Field == contract.BrowseFieldObservedAt || len(pos.Key) == 0 {
+		return ""
+	}
+	v := keyArg(k.Field, pos.Key[0])
+	if v == nil {
+		return ""
+	}
+	if k.Dir == contract.SortDesc {
+		return column(k.Field) + " <= " + q.arg(v)
+	}
+	return column(k.Field) + " >= " + q.arg(v)
 }
 
 // afterClause is "sorts strictly after the cursor position": the first key

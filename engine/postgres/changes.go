@@ -257,21 +257,21 @@ func (e *Engine) attachRecords(ctx context.Context, tx pgx.Tx, cs []contract.Cha
 	}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
-	rs, err := tx.Query(ctx, "SELECT "+rowColumns+" FROM records WHERE id = ANY($1)", ids)
+	rs, err := tx.Query(ctx, "SELECT "+hitColumns+" FROM records WHERE id = ANY($1)", ids)
 	if err != nil {
 		return err
 	}
-	rows, err := scanRows(rs)
+	recs, err := scanRecords(rs)
 	if err != nil {
 		return err
 	}
-	byID := make(map[string]*row, len(rows))
-	for _, r := range rows {
-		byID[r.id] = r
+	byID := make(map[string]*contract.Record, len(recs))
+	for i := range recs {
+		byID[recs[i].ID] = &recs[i]
 	}
 	for i := range cs {
 		if r, ok := byID[cs[i].ID]; ok && !cs[i].Op.Removes() {
-			rec := r.record(false)
+			rec := *r
 			cs[i].Record = &rec
 		}
 	}

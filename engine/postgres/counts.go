@@ -64,19 +64,20 @@ func countable(f *contract.MetaFilter) bool {
 	return g.IsEmpty()
 }
 
-// countedTotal is a browse query's total from record_counts, when its set is
-// decided by the reach, status and kind alone (expired records, with now,
-// are counted from their own index and taken off); ok is false otherwise.
-func countedTotal(ctx context.Context, tx pgx.Tx, bq *contract.BrowseQuery) (int, bool, error) {
+// countedTotal is the SQL expression of a browse query's total from
+// record_counts, when its set is decided by the reach, status and kind alone
+// (expired records, with now, are counted from their own index and taken
+// off); ok is false otherwise.
+func countedTotal(q *query, bq *contract.BrowseQuery) (string, bool) {
 	if !countable(&bq.Filter) {
-		return 0, false, nil
+		return "", false
 	}
 	for _, f := range bq.Filters {
 		if f.Field != contract.BrowseFieldStatus && f.Field != contract.BrowseFieldKind {
-			return 0, false, nil
+			return "", false
 		}
 	}
-	var q query
+	q.where = nil
 	q.filter(&bq.Filter, false)
 	if bq.Status != nil {
 		q.add("status = ANY(" + q.arg(strs(bq.Status)) + ")")
@@ -85,19 +86,12 @@ func countedTotal(ctx context.Context, tx pgx.Tx, bq *contract.BrowseQuery) (int
 		q.add("kind = ANY(" + q.arg(strs(bq.Kind)) + ")")
 	}
 	for _, f := range bq.Filters {
-		q.add(filterClause(&q, f))
+		q.add(filterClause(q, f))
 	}
-	var total int64
-	if err := tx.QueryRow(ctx, "SELECT coalesce(sum(n), 0) FROM record_counts WHERE "+q.clause(), q.args...).Scan(&total); err != nil {
-		return 0, false, err
-	}
+	sum := "(SELECT coalesce(sum(n), 0)::bigint FROM record_counts WHERE " + q.clause() + ")"
 	if bq.Now != nil {
-		var expired int64
 		q.add("expires_ms IS NOT NULL AND expires_ms <= " + q.arg(bq.Now.UnixMilli()))
-		if err := tx.QueryRow(ctx, "SELECT count(*) FROM records WHERE "+q.clause(), q.args...).Scan(&expired); err != nil {
-			return 0, false, err
-		}
-		total -= expired
+		sum += " - (SELECT count(*) FROM records WHERE " + q.clause() + ")"
 	}
-	return int(total), true, nil
+	return sum, true
 }

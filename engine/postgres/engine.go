@@ -49,6 +49,7 @@ type Engine struct {
 	clock    func() time.Time
 	answerer retrieval.Answerer
 	feed     feed
+	fill     backfill
 }
 
 var _ contract.Engine = (*Engine)(nil)
@@ -112,11 +113,13 @@ func Open(ctx context.Context, url string, opts Options) (*Engine, error) {
 		pool.Close()
 		return nil, e.dbErr(ctx, err)
 	}
+	e.startBackfill()
 	return e, nil
 }
 
 // Close releases the pool's connections.
 func (e *Engine) Close() error {
+	e.stopBackfill()
 	e.closeFeed()
 	e.pool.Close()
 	return nil

@@ -35,6 +35,81 @@ func scanRows(rs pgx.Rows) ([]*row, error) {
 	return out, rs.Err()
 }
 
+// hitColumns are the columns scanRecords reads, in its order: the system
+// fields, the confidence and the hit column, and the item only for a row
+// written before the hit column existed.
+const hitColumns = "id, kind, status, created_ms, updated_ms, expires_ms, superseded_by, confidence, hit, " +
+	"CASE WHEN hit IS NULL THEN item END AS item_json"
+
+// recordScan reads hitColumns rows into records, parsing each namespace once.
+type recordScan struct {
+	nss nsCache
+	// the scan targets of one row
+	id, kind, status string
+	created, updated int64
+	expires          *int64
+	superBy          *string
+	conf             *float32
+	hit              []byte
+	itemJSON         *string
+}
+
+func newRecordScan() *recordScan { return &recordScan{nss: nsCache{}} }
+
+// dest are the scan targets of hitColumns, in order.
+func (s *recordScan) dest() []any {
+	return []any{&s.id, &s.kind, &s.status, &s.created, &s.updated, &s.expires, &s.superBy, &s.conf, &s.hit, &s.itemJSON}
+}
+
+// record is the scanned row as a contract record (no stored item).
+func (s *recordScan) record() (contract.Record, error) {
+	rec := contract.Record{ID: s.id, Kind: contract.ItemKind(s.kind), Status: contract.Status(s.status),
+		CreatedAt: millis(s.created), UpdatedAt: millis(s.updated), SupersededBy: s.superBy}
+	if s.expires != nil {
+		t := millis(*s.expires)
+		rec.ExpiresAt = &t
+	}
+	if s.hit == nil {
+		if s.itemJSON == nil {
+			return rec, contract.EngineErr("record %s has neither a hit nor an item", s.id)
+		}
+		var it contract.StoreItem
+		if err := json.Unmarshal([]byte(*s.itemJSON), &it); err != nil {
+			return rec, contract.EngineErr("record %s: %w", s.id, err)
+		}
+		r := contract.RecordOf(s.id, &it, rec.Status, rec.CreatedAt, rec.UpdatedAt, rec.ExpiresAt, rec.SupersededBy)
+		return r, nil
+	}
+	text, meta, err := decodeHit(s.hit, s.nss)
+	if err != nil {
+		return rec, contract.EngineErr("record %s: %w", s.id, err)
+	}
+	rec.Text, rec.Meta = text, meta
+	if rec.Kind == contract.KindLearning && s.conf != nil {
+		c := contract.F32(*s.conf)
+		rec.Confidence = &c
+	}
+	return rec, nil
+}
+
+// scanRecords reads every row of rs (hitColumns) as records and closes it.
+func scanRecords(rs pgx.Rows) ([]contract.Record, error) {
+	defer rs.Close()
+	s := newRecordScan()
+	var out []contract.Record
+	for rs.Next() {
+		if err := rs.Scan(s.dest()...); err != nil {
+			return nil, err
+		}
+		rec, err := s.record()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	return out, rs.Err()
+}
+
 func millis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
 // record is the row as a contract record, with the stored item when withItem.
@@ -70,34 +145,38 @@ func (e *Engine) selectRows(ctx context.Context, sql string, args ...any) ([]*ro
 const listCursorPrefix = "p1."
 
 // listPage reads one page of the listing order (newest created first, then
-// id), keyset-paged by the last row's (created, id).
-func (e *Engine) listPage(ctx context.Context, req contract.ListRequest) ([]*row, *string, error) {
+// id), keyset-paged by the last row's (created, id), selecting cols; scan
+// reads the rows (one more than the limit, to tell whether more follow) and
+// returns the page's last row's key and how many rows it read.
+func (e *Engine) listPage(ctx context.Context, req contract.ListRequest, cols string,
+	scan func(pgx.Rows) (created int64, id string, n int, err error)) (*string, error) {
 	if err := req.Validate(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var q query
 	q.filter(&req.Filter, false)
 	if req.Cursor != nil {
 		ms, id, err := decodeListCursor(*req.Cursor)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		c, i := q.arg(ms), q.arg(id)
 		q.add("created_ms < " + c + " OR (created_ms = " + c + " AND id > " + i + ")")
 	}
 	lim := q.arg(req.Limit + 1)
-	rows, err := e.selectRows(ctx, "SELECT "+rowColumns+" FROM records WHERE "+q.clause()+
+	rs, err := e.pool.Query(ctx, "SELECT "+cols+" FROM records WHERE "+q.clause()+
 		" ORDER BY created_ms DESC, id LIMIT "+lim, q.args...)
 	if err != nil {
-		return nil, nil, err
+		return nil, e.dbErr(ctx, err)
 	}
-	var next *string
-	if len(rows) > req.Limit {
-		rows = rows[:req.Limit]
-		last := rows[len(rows)-1]
-		next = contract.Ptr(listCursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(last.created, 10)+"."+last.id)))
+	created, id, n, err := scan(rs)
+	if err != nil {
+		return nil, e.dbErr(ctx, err)
 	}
-	return rows, next, nil
+	if n > req.Limit {
+		return contract.Ptr(listCursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(created, 10)+"."+id))), nil
+	}
+	return nil, nil
 }
 
 func decodeListCursor(c string) (int64, string, error) {
@@ -112,27 +191,44 @@ func decodeListCursor(c string) (int64, string, error) {
 	return 0, "", contract.Invalid("unknown cursor `%s`", c)
 }
 
-// List pages through the records matching the filter, newest created first.
+// List pages through the records matching the filter, newest created first,
+// reading the hit column.
 func (e *Engine) List(ctx context.Context, req contract.ListRequest) (contract.ListPage, error) {
-	rows, next, err := e.listPage(ctx, req)
+	var recs []contract.Record
+	next, err := e.listPage(ctx, req, hitColumns, func(rs pgx.Rows) (created int64, id string, n int, err error) {
+		recs, err = scanRecords(rs)
+		if len(recs) > 0 {
+			last := &recs[min(len(recs), req.Limit)-1]
+			created, id = last.CreatedAt.UnixMilli(), last.ID
+		}
+		return created, id, len(recs), err
+	})
 	if err != nil {
 		return contract.ListPage{}, err
 	}
-	page := contract.ListPage{Items: make([]contract.Hit, 0, len(rows)), NextCursor: next}
-	for _, r := range rows {
-		page.Items = append(page.Items, r.hit())
+	page := contract.ListPage{Items: make([]contract.Hit, 0, len(recs)), NextCursor: next}
+	for _, r := range recs[:min(len(recs), req.Limit)] {
+		page.Items = append(page.Items, r.Hit())
 	}
 	return page, nil
 }
 
 // Export pages like List and hands back each item exactly as stored.
 func (e *Engine) Export(ctx context.Context, req contract.ListRequest) (contract.ExportPage, error) {
-	rows, next, err := e.listPage(ctx, req)
+	var rows []*row
+	next, err := e.listPage(ctx, req, rowColumns, func(rs pgx.Rows) (created int64, id string, n int, err error) {
+		rows, err = scanRows(rs)
+		if len(rows) > 0 {
+			last := rows[min(len(rows), req.Limit)-1]
+			created, id = last.created, last.id
+		}
+		return created, id, len(rows), err
+	})
 	if err != nil {
 		return contract.ExportPage{}, err
 	}
 	page := contract.ExportPage{Items: make([]contract.Exported, 0, len(rows)), NextCursor: next}
-	for _, r := range rows {
+	for _, r := range rows[:min(len(rows), req.Limit)] {
 		page.Items = append(page.Items, contract.Exported{ID: r.id, Item: r.item})
 	}
 	return page, nil
@@ -227,11 +323,55 @@ func facetColumn(f contract.Facet) (string, bool) {
 	return "", false
 }
 
-// Explore counts a facet's values exactly with one grouped statement (one
-// snapshot) over every record the filter selects. Never truncated.
+// facetCode is a facet's code in facet_values (migration 6), 0 for the
+// facets record_counts serves.
+func facetCode(f contract.Facet) int16 {
+	switch f {
+	case contract.FacetSource:
+		return 1
+	case contract.FacetSourceID:
+		return 2
+	case contract.FacetWorkspace:
+		return 3
+	case contract.FacetFolder:
+		return 4
+	case contract.FacetFilePath:
+		return 5
+	case contract.FacetLanguage:
+		return 6
+	case contract.FacetRepo:
+		return 7
+	case contract.FacetURL:
+		return 8
+	case contract.FacetThread:
+		return 9
+	case contract.FacetAgent:
+		return 10
+	case contract.FacetToolCall:
+		return 11
+	case contract.FacetTag:
+		return 12
+	}
+	return 0
+}
+
+// atRoot tells whether a filter selects what facet_values counts: every
+// record outside the service sandboxes, of every status and kind.
+func atRoot(f *contract.MetaFilter) bool {
+	g := *f
+	g.Reach = nil
+	return g.IsEmpty() && (f.Reach == nil || f.Reach.Descendants && f.Reach.At.IsRoot())
+}
+
+// Explore counts a facet's values exactly, in one statement (one snapshot):
+// at the root from the kept counts (facet_values, record_counts), otherwise
+// grouping every record the filter selects. Never truncated.
 func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (contract.ExplorePage, error) {
 	if err := req.Validate(); err != nil {
 		return contract.ExplorePage{}, err
+	}
+	if code := facetCode(req.Facet); code != 0 && atRoot(&req.Filter) {
+		return e.exploreCounted(ctx, req, code)
 	}
 	var q query
 	q.filter(&req.Filter, false)
@@ -283,4 +423,47 @@ func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (cont
 		return contract.ExplorePage{}, e.dbErr(ctx, err)
 	}
 	return contract.ExplorePageOf(req.Facet, counts, req.Limit, total, missing, false), nil
+}
+
+// exploreCounted reads a facet's top buckets at the root from the
+// facet_values index, with its head (missing, how many values) and the total
+// from record_counts.
+func (e *Engine) exploreCounted(ctx context.Context, req contract.ExploreRequest, code int16) (contract.ExplorePage, error) {
+	const sql = `SELECT 0, t.value, t.n FROM (SELECT value, n FROM facet_values WHERE facet = $1 AND n > 0
+		ORDER BY n DESC, value LIMIT $2) t
+	UNION ALL SELECT 1, value, n FROM facet_values WHERE facet = -$1::smallint
+	UNION ALL SELECT 2, NULL, coalesce(sum(n), 0)::bigint FROM record_counts WHERE last_svc < 0`
+	rs, err := e.pool.Query(ctx, sql, code, req.Limit)
+	if err != nil {
+		return contract.ExplorePage{}, e.dbErr(ctx, err)
+	}
+	defer rs.Close()
+	page := contract.ExplorePage{Facet: req.Facet, Buckets: make([]contract.FacetBucket, 0, req.Limit)}
+	var values uint64
+	for rs.Next() {
+		var part int32
+		var v *string
+		var n int64
+		if err := rs.Scan(&part, &v, &n); err != nil {
+			return contract.ExplorePage{}, e.dbErr(ctx, err)
+		}
+		switch {
+		case part == 0 && v != nil:
+			page.Buckets = append(page.Buckets, contract.FacetBucket{Value: *v, Count: uint64(n)})
+		case part == 1 && v != nil && *v == "missing":
+			page.Missing = uint64(max(n, 0))
+		case part == 1 && v != nil && *v == "values":
+			values = uint64(max(n, 0))
+		case part == 2:
+			page.Total = uint64(max(n, 0))
+		}
+	}
+	if err := rs.Err(); err != nil {
+		return contract.ExplorePage{}, e.dbErr(ctx, err)
+	}
+	contract.SortBuckets(page.Buckets)
+	if values > uint64(len(page.Buckets)) {
+		page.MoreBuckets = values - uint64(len(page.Buckets))
+	}
+	return page, nil
 }

@@ -35,6 +35,7 @@ func OpenScratch(ctx context.Context, url string, opts Options) (e *Engine, drop
 		return nil, nil, err
 	}
 	drop = func() error {
+		e.stopBackfill()
 		_, err := e.pool.Exec(context.WithoutCancel(ctx), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
 		e.pool.Close()
 		if err != nil {

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 
 	"mnemo/contract"
 	"mnemo/engine/retrieval"
@@ -20,7 +19,7 @@ func (e *Engine) rankKeyword(ctx context.Context, text string, f *contract.MetaF
 	qa := q.arg(tsq)
 	q.add("tsv @@ " + qa + "::tsquery")
 	q.filter(f, true)
-	sql := "SELECT " + rowColumns + ", ts_rank(tsv, " + qa + "::tsquery) AS score FROM records WHERE " + q.clause() +
+	sql := "SELECT " + hitColumns + ", ts_rank(tsv, " + qa + "::tsquery) AS score FROM records WHERE " + q.clause() +
 		" ORDER BY score DESC, id LIMIT " + q.arg(want) + " OFFSET " + q.arg(offset)
 	rs, err := e.pool.Query(ctx, sql, q.args...)
 	if err != nil {
@@ -28,17 +27,18 @@ func (e *Engine) rankKeyword(ctx context.Context, text string, f *contract.MetaF
 	}
 	defer rs.Close()
 	var hits []contract.Hit
+	s := newRecordScan()
+	var score float32
+	dest := append(s.dest(), &score)
 	for rs.Next() {
-		r := &row{}
-		var status string
-		var score float32
-		if err := rs.Scan(&r.id, &r.itemJSON, &status, &r.created, &r.updated, &r.expires, &r.superBy, &score); err != nil {
+		if err := rs.Scan(dest...); err != nil {
 			return nil, e.dbErr(ctx, err)
 		}
-		if err := json.Unmarshal([]byte(r.itemJSON), &r.item); err != nil {
-			return nil, contract.EngineErr("record %s: %w", r.id, err)
+		rec, err := s.record()
+		if err != nil {
+			return nil, e.dbErr(ctx, err)
 		}
-		h := r.hit()
+		h := rec.Hit()
 		h.Score = contract.F32(score)
 		hits = append(hits, h)
 	}

@@ -24,18 +24,52 @@ type row struct {
 	superBy  *string
 }
 
-// insertSQL writes one record unless its id is held; RETURNING tells a new
-// record from a replay.
+// insertSQL writes a batch of records (one array per column, in id order),
+// each unless its id is held, in one statement: the facet trigger then runs
+// once for the batch. RETURNING tells new records from replays.
 const insertSQL = `INSERT INTO records (id, kind, status, created_ms, updated_ms, expires_ms, superseded_by,
 	ns, last_svc, workspace, folder, file_path, language, repo, commit_id, url, thread_id, agent_id, source_id,
 	source_kind, tool_call, turn_first, turn_last, tags, observed_at, observed_ns, observed_ms, confidence,
-	item, folded, tsv)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-	$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31::tsvector)
+	item, folded, tsv, hit)
+SELECT u.id, u.kind, u.status, u.created_ms, u.updated_ms, u.expires_ms, u.superseded_by,
+	u.ns, u.last_svc, u.workspace, u.folder, u.file_path, u.language, u.repo, u.commit_id, u.url, u.thread_id, u.agent_id, u.source_id,
+	u.source_kind, u.tool_call, u.turn_first, u.turn_last, u.tags::text[], u.observed_at, u.observed_ns, u.observed_ms, u.confidence,
+	u.item, u.folded, u.tsv::tsvector, u.hit
+FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::text[],
+	$8::text[], $9::smallint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[],
+	$20::text[], $21::text[], $22::bigint[], $23::bigint[], $24::text[], $25::timestamptz[], $26::integer[], $27::bigint[], $28::real[],
+	$29::text[], $30::text[], $31::text[], $32::bytea[])
+	WITH ORDINALITY AS u(id, kind, status, created_ms, updated_ms, expires_ms, superseded_by,
+	ns, last_svc, workspace, folder, file_path, language, repo, commit_id, url, thread_id, agent_id, source_id,
+	source_kind, tool_call, turn_first, turn_last, tags, observed_at, observed_ns, observed_ms, confidence,
+	item, folded, tsv, hit, o)
+ORDER BY u.o
 ON CONFLICT (id) DO NOTHING RETURNING id`
 
-// insertArgs are insertSQL's arguments for r.
-func insertArgs(r *row) []any {
+// insertColumns are insertSQL's arguments: one slice per column.
+type insertColumns struct {
+	id, kind, status                                                 []string
+	created, updated                                                 []int64
+	expires                                                          []*int64
+	superBy                                                          []*string
+	ns                                                               []string
+	lastSvc                                                          []int16
+	workspace, folder, filePath, language, repo, commit, url, thread []*string
+	agent, sourceID                                                  []*string
+	sourceKind                                                       []string
+	tool                                                             []*string
+	turnFirst, turnLast                                              []*int64
+	tags                                                             []string
+	observed                                                         []*time.Time
+	observedNS                                                       []*int32
+	observedMS                                                       []*int64
+	conf                                                             []*float32
+	item, folded, tsv                                                []string
+	hit                                                              [][]byte
+}
+
+// add appends r's columns.
+func (c *insertColumns) add(r *row) {
 	m := &r.item.Meta
 	var tool *string
 	if m.ToolCall != nil {
@@ -59,15 +93,69 @@ func insertArgs(r *row) []any {
 		c := r.item.Confidence
 		conf = &c
 	}
-	tags := m.Tags
-	if tags == nil {
-		tags = []string{}
-	}
 	text := r.item.RenderText()
-	return []any{r.id, string(r.item.Type), string(r.status), r.created, r.updated, r.expires, r.superBy,
-		m.Namespace.String(), lastService(m.Namespace), m.Workspace, m.Folder, m.FilePath, m.Language, m.Repo, m.Commit, m.URL,
-		m.ThreadID, m.AgentID, m.Source.ID, string(m.SourceKindOf()), tool, tf, tl, tags, obs, obsNS, obsMS, conf,
-		r.itemJSON, contract.FoldCase(text), tsvectorLiteral(text)}
+	c.id = append(c.id, r.id)
+	c.kind = append(c.kind, string(r.item.Type))
+	c.status = append(c.status, string(r.status))
+	c.created = append(c.created, r.created)
+	c.updated = append(c.updated, r.updated)
+	c.expires = append(c.expires, r.expires)
+	c.superBy = append(c.superBy, r.superBy)
+	c.ns = append(c.ns, m.Namespace.String())
+	c.lastSvc = append(c.lastSvc, lastService(m.Namespace))
+	c.workspace = append(c.workspace, m.Workspace)
+	c.folder = append(c.folder, m.Folder)
+	c.filePath = append(c.filePath, m.FilePath)
+	c.language = append(c.language, m.Language)
+	c.repo = append(c.repo, m.Repo)
+	c.commit = append(c.commit, m.Commit)
+	c.url = append(c.url, m.URL)
+	c.thread = append(c.thread, m.ThreadID)
+	c.agent = append(c.agent, m.AgentID)
+	c.sourceID = append(c.sourceID, m.Source.ID)
+	c.sourceKind = append(c.sourceKind, string(m.SourceKindOf()))
+	c.tool = append(c.tool, tool)
+	c.turnFirst = append(c.turnFirst, tf)
+	c.turnLast = append(c.turnLast, tl)
+	c.tags = append(c.tags, textArrayLiteral(m.Tags))
+	c.observed = append(c.observed, obs)
+	c.observedNS = append(c.observedNS, obsNS)
+	c.observedMS = append(c.observedMS, obsMS)
+	c.conf = append(c.conf, conf)
+	c.item = append(c.item, r.itemJSON)
+	c.folded = append(c.folded, contract.FoldCase(text))
+	c.tsv = append(c.tsv, tsvectorLiteral(text))
+	c.hit = append(c.hit, encodeHit(text, m))
+}
+
+// args are insertSQL's arguments.
+func (c *insertColumns) args() []any {
+	return []any{c.id, c.kind, c.status, c.created, c.updated, c.expires, c.superBy,
+		c.ns, c.lastSvc, c.workspace, c.folder, c.filePath, c.language, c.repo, c.commit, c.url, c.thread, c.agent, c.sourceID,
+		c.sourceKind, c.tool, c.turnFirst, c.turnLast, c.tags, c.observed, c.observedNS, c.observedMS, c.conf,
+		c.item, c.folded, c.tsv, c.hit}
+}
+
+// textArrayLiteral is a text[] input literal of the strings, every element
+// quoted.
+func textArrayLiteral(vs []string) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, v := range vs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		for _, r := range v {
+			if r == '"' || r == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+		}
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String()
 }
 
 // lastService is the index of ns's last service segment, -1 without one.
@@ -171,27 +259,29 @@ func (e *Engine) insertRows(ctx context.Context, rows []*row) (map[string]bool, 
 	slices.SortFunc(rows, func(a, b *row) int { return strings.Compare(a.id, b.id) })
 	inserted := make(map[string]bool, len(rows))
 	err := e.inTx(ctx, pgx.ReadCommitted, func(tx pgx.Tx) error {
-		b := &pgx.Batch{}
+		var cols insertColumns
+		byID := make(map[string]*row, len(rows))
 		for _, r := range rows {
-			b.Queue(insertSQL, insertArgs(r)...)
+			cols.add(r)
+			byID[r.id] = r
 		}
-		br := tx.SendBatch(ctx, b)
+		rs, err := tx.Query(ctx, insertSQL, cols.args()...)
+		if err != nil {
+			return err
+		}
 		deltas := countDeltas{}
-		for _, r := range rows {
+		for rs.Next() {
 			var id string
-			err := br.QueryRow().Scan(&id)
-			switch err {
-			case nil:
-				inserted[id] = true
-				ns := r.item.Meta.Namespace
-				deltas.add(ns.String(), lastService(ns), string(r.status), string(r.item.Type), 1)
-			case pgx.ErrNoRows:
-			default:
-				_ = br.Close()
+			if err := rs.Scan(&id); err != nil {
+				rs.Close()
 				return err
 			}
+			inserted[id] = true
+			ns := byID[id].item.Meta.Namespace
+			deltas.add(ns.String(), lastService(ns), string(byID[id].status), string(byID[id].item.Type), 1)
 		}
-		if err := br.Close(); err != nil {
+		rs.Close()
+		if err := rs.Err(); err != nil {
 			return err
 		}
 		if err := deltas.apply(ctx, tx); err != nil {
