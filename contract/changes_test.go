@@ -135,3 +135,42 @@ func TestServeChangesWaitsOnTheSignal(t *testing.T) {
 		t.Fatalf("a cancelled wait: %v", err)
 	}
 }
+
+// TestChangesPageJSON: the hand-assembled page is the bytes encoding/json
+// writes for it (the record's text with characters it escapes included), and
+// a Shared change marshals to the same bytes as the change itself.
+func TestChangesPageJSON(t *testing.T) {
+	at := time.Date(2026, 12, 1, 14, 4, 12, 254_000_000, time.UTC)
+	conf := contract.F32(0.75)
+	rec := contract.Record{ID: "r1", Kind: contract.KindLearning, Text: "a <b> & \u2028 \"quoted\" note", Confidence: &conf,
+		Meta: contract.MemoryMeta{Namespace: contract.MustNamespace("team:acme"), Tags: []string{"x"}}, Status: contract.StatusCandidate,
+		CreatedAt: at, UpdatedAt: at}
+	page := contract.ChangesPage{Next: 9, Head: 12, Floor: 3, Changes: []contract.Change{
+		{Seq: 8, At: at, Op: contract.OpStore, ID: "r1", Namespace: rec.Meta.Namespace, Status: contract.StatusCandidate, Record: &rec},
+		{Seq: 9, At: at, Op: contract.OpForget, ID: "r2", Namespace: contract.Root(), Status: contract.StatusActive},
+	}}
+	want, err := json.Marshal(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := page.AppendJSON(nil)
+	if err != nil || string(got) != string(want) {
+		t.Fatalf("AppendJSON:\n%s\nencoding/json:\n%s (%v)", got, want, err)
+	}
+	shared := page
+	shared.Changes = []contract.Change{page.Changes[0].Shared(), page.Changes[1].Shared()}
+	for range 2 {
+		got, err = shared.AppendJSON(nil)
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("shared:\n%s\nwant:\n%s (%v)", got, want, err)
+		}
+	}
+	empty, _ := contract.ChangesPage{Next: 4, Head: 4}.AppendJSON(nil)
+	if string(empty) != `{"changes":[],"next":4,"head":4,"floor":0}` {
+		t.Fatalf("an empty page: %s", empty)
+	}
+	var back contract.ChangesPage
+	if err := json.Unmarshal(got, &back); err != nil || len(back.Changes) != 2 || back.Changes[0].Record.Text != rec.Text {
+		t.Fatalf("read back: %+v %v", back, err)
+	}
+}
