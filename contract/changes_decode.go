@@ -49,17 +49,37 @@ type metaIn struct {
 }
 
 // UnmarshalJSON reads a page of changes (see above): the same changes as
-// decoding each with Change.UnmarshalJSON, at a fraction of the cost.
+// decoding each with Change.UnmarshalJSON, at a fraction of the cost. A page
+// as servers write it is scanned by hand (changes_scan.go); anything else
+// (escapes aside: odd spellings, repeated keys, invalid input) goes through
+// encoding/json, which also words the errors.
 func (p *ChangesPage) UnmarshalJSON(data []byte) error {
-	var w struct {
-		Changes []changeIn `json:"changes"`
-		Next    uint64     `json:"next"`
-		Head    uint64     `json:"head"`
-		Floor   uint64     `json:"floor"`
+	if w, ok := scanChangesPage(data); ok {
+		return w.page(p)
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	w, err := decodeChangesPage(data)
+	if err != nil {
 		return err
 	}
+	return w.page(p)
+}
+
+// pageIn is a page read into plain structs.
+type pageIn struct {
+	Changes []changeIn `json:"changes"`
+	Next    uint64     `json:"next"`
+	Head    uint64     `json:"head"`
+	Floor   uint64     `json:"floor"`
+}
+
+func decodeChangesPage(data []byte) (pageIn, error) {
+	var w pageIn
+	err := json.Unmarshal(data, &w)
+	return w, err
+}
+
+// page converts w with the checks of the nested methods.
+func (w *pageIn) page(p *ChangesPage) error {
 	names := map[string]Namespace{}
 	parseNS := func(s string) (Namespace, error) {
 		if ns, ok := names[s]; ok {
