@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -134,4 +136,151 @@ func TestServeChangesWaitsOnTheSignal(t *testing.T) {
 	if _, err := contract.ServeChanges(ctx, contract.ChangesRequest{Since: 1, Limit: 5, Wait: 10 * time.Second}, sig.C, 0, read); !errors.Is(err, contract.ErrUnavailable) {
 		t.Fatalf("a cancelled wait: %v", err)
 	}
+}
+
+// TestChangesPageJSON: the hand-assembled page is the bytes encoding/json
+// writes for it (the record's text with characters it escapes included), and
+// a Shared change marshals to the same bytes as the change itself.
+func TestChangesPageJSON(t *testing.T) {
+	at := time.Date(2026, 12, 1, 14, 4, 12, 254_000_000, time.UTC)
+	conf := contract.F32(0.75)
+	rec := contract.Record{ID: "r1", Kind: contract.KindLearning, Text: "a <b> & \u2028 \"quoted\" note", Confidence: &conf,
+		Meta: contract.MemoryMeta{Namespace: contract.MustNamespace("team:acme"), Tags: []string{"x"}}, Status: contract.StatusCandidate,
+		CreatedAt: at, UpdatedAt: at}
+	page := contract.ChangesPage{Next: 9, Head: 12, Floor: 3, Changes: []contract.Change{
+		{Seq: 8, At: at, Op: contract.OpStore, ID: "r1", Namespace: rec.Meta.Namespace, Status: contract.StatusCandidate, Record: &rec},
+		{Seq: 9, At: at, Op: contract.OpForget, ID: "r2", Namespace: contract.Root(), Status: contract.StatusActive},
+	}}
+	want, err := json.Marshal(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := page.AppendJSON(nil)
+	if err != nil || string(got) != string(want) {
+		t.Fatalf("AppendJSON:\n%s\nencoding/json:\n%s (%v)", got, want, err)
+	}
+	shared := page
+	shared.Changes = []contract.Change{page.Changes[0].Shared(), page.Changes[1].Shared()}
+	for range 2 {
+		got, err = shared.AppendJSON(nil)
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("shared:\n%s\nwant:\n%s (%v)", got, want, err)
+		}
+	}
+	empty, _ := contract.ChangesPage{Next: 4, Head: 4}.AppendJSON(nil)
+	if string(empty) != `{"changes":[],"next":4,"head":4,"floor":0}` {
+		t.Fatalf("an empty page: %s", empty)
+	}
+	var back contract.ChangesPage
+	if err := json.Unmarshal(got, &back); err != nil || len(back.Changes) != 2 || back.Changes[0].Record.Text != rec.Text {
+		t.Fatalf("read back: %+v %v", back, err)
+	}
+}
+
+// a page of changes with records of every shape the contract has.
+func changesPageFixture(n int) contract.ChangesPage {
+	at := time.Date(2026, 12, 1, 14, 4, 12, 254_000_000, time.UTC)
+	conf := contract.F32(0.625)
+	agent, repo, by, srcID, name := "agent-7", "mnemo", "r0", "conv-1", "Kim"
+	exp := at.Add(time.Hour)
+	page := contract.ChangesPage{Next: uint64(n), Head: uint64(n + 5), Floor: 1, Changes: []contract.Change{}}
+	for i := range n {
+		ns := contract.MustNamespace(fmt.Sprintf("team:acme/agent:a%d", i%3))
+		c := contract.Change{Seq: uint64(i + 1), At: at, Op: contract.OpStore, ID: fmt.Sprintf("id%d", i), Namespace: ns, Status: contract.StatusActive}
+		switch i % 4 {
+		case 0:
+			c.Record = &contract.Record{ID: c.ID, Kind: contract.KindDocument, Text: "a <note> & more", Meta: contract.MemoryMeta{Namespace: ns, Tags: []string{"t1", "t2"}},
+				Status: contract.StatusActive, CreatedAt: at, UpdatedAt: at}
+			c.Record.Meta.Source.Kind = contract.SourceAgent
+		case 1:
+			c.Op, c.Status = contract.OpApprove, contract.StatusCandidate
+			meta := contract.MemoryMeta{Namespace: ns, AgentID: &agent, Repo: &repo, Turns: &contract.TurnRange{First: 1, Last: 3},
+				ObservedAt: &at, ObservedActor: &contract.ObservedActor{ID: "u1", Name: &name}}
+			meta.Source = contract.SourceRef{Kind: contract.SourceConversation, ID: &srcID}
+			c.Record = &contract.Record{ID: c.ID, Kind: contract.KindLearning, Text: "learned", Meta: meta, Confidence: &conf,
+				Status: contract.StatusCandidate, CreatedAt: at, UpdatedAt: at.Add(time.Second), ExpiresAt: &exp}
+		case 2:
+			c.Op, c.Status = contract.OpForget, contract.StatusActive
+		case 3:
+			c.Op, c.Status = contract.OpSupersede, contract.StatusSuperseded
+			c.Namespace = contract.Root()
+			c.Record = &contract.Record{ID: c.ID, Kind: contract.KindDocument, Text: "old", Meta: contract.MemoryMeta{},
+				Status: contract.StatusSuperseded, SupersededBy: &by, CreatedAt: at, UpdatedAt: at}
+			c.Record.Meta.Source.Kind = contract.SourceAgent
+		}
+		page.Changes = append(page.Changes, c)
+	}
+	return page
+}
+
+// TestChangesPageDecode: a page read in one pass holds the same changes as
+// its changes read one by one (Change.UnmarshalJSON), and refuses what they
+// refuse.
+func TestChangesPageDecode(t *testing.T) {
+	body, err := changesPageFixture(12).AppendJSON(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fast contract.ChangesPage
+	if err := json.Unmarshal(body, &fast); err != nil {
+		t.Fatal(err)
+	}
+	var slow struct {
+		Changes []contract.Change `json:"changes"`
+		Next    uint64            `json:"next"`
+		Head    uint64            `json:"head"`
+		Floor   uint64            `json:"floor"`
+	}
+	if err := json.Unmarshal(body, &slow); err != nil {
+		t.Fatal(err)
+	}
+	want := contract.ChangesPage{Changes: slow.Changes, Next: slow.Next, Head: slow.Head, Floor: slow.Floor}
+	if !reflect.DeepEqual(fast, want) {
+		t.Fatalf("one pass:\n%+v\none by one:\n%+v", fast, want)
+	}
+	again, _ := fast.AppendJSON(nil)
+	if string(again) != string(body) {
+		t.Fatalf("read and written again:\n%s\nwas\n%s", again, body)
+	}
+	for _, bad := range []string{
+		`{"changes":[{"seq":1,"at":"2026-12-01T14:04:12.254Z","op":"store","id":"a","namespace":"root","status":"gone"}]}`,
+		`{"changes":[{"seq":1,"at":"yesterday","op":"store","id":"a","namespace":"root","status":"active"}]}`,
+		`{"changes":[{"seq":1,"at":"2026-12-01T14:04:12.254Z","op":"store","id":"a","namespace":"Not A Namespace!","status":"active"}]}`,
+		`{"changes":[{"seq":1,"at":"2026-12-01T14:04:12.254Z","op":"store","id":"a","namespace":"root","status":"active","record":{"id":"a","kind":"poem","status":"active","created_at":"2026-12-01T14:04:12.254Z","updated_at":"2026-12-01T14:04:12.254Z"}}]}`,
+		`{"changes":[{"seq":1,"at":"2026-12-01T14:04:12.254Z","op":"store","id":"a","namespace":"root","status":"active","record":{"id":"a","kind":"document","meta":{"source":{"id":"x"}},"status":"active","created_at":"2026-12-01T14:04:12.254Z","updated_at":"2026-12-01T14:04:12.254Z"}}]}`,
+	} {
+		var one contract.ChangesPage
+		errFast := json.Unmarshal([]byte(bad), &one)
+		errSlow := json.Unmarshal([]byte(bad), &slow)
+		if errFast == nil || errSlow == nil || errFast.Error() != errSlow.Error() {
+			t.Errorf("%s:\none pass: %v\none by one: %v", bad, errFast, errSlow)
+		}
+	}
+}
+
+func BenchmarkChangesPageDecode(b *testing.B) {
+	body, err := changesPageFixture(1000).AppendJSON(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("page", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			var p contract.ChangesPage
+			if err := p.UnmarshalJSON(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("change-by-change", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			var p struct {
+				Changes []contract.Change `json:"changes"`
+			}
+			if err := json.Unmarshal(body, &p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

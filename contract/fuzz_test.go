@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"reflect"
 	"testing"
 )
 
@@ -191,5 +192,33 @@ func FuzzDecodeCursor(f *testing.F) {
 			t.Fatalf("accepted cursor decoded to %+v", pos)
 		}
 		_ = pos.After(q.Order(), &r)
+	})
+}
+
+// FuzzChangesPageScan: the hand scan of a page of changes accepts only what
+// encoding/json accepts, and reads it the same.
+func FuzzChangesPageScan(f *testing.F) {
+	for _, s := range []string{
+		`{"changes":[],"next":4,"head":4,"floor":0}`,
+		`{"changes":null,"next":1}`,
+		`{"changes":[{"seq":1,"at":"2026-12-01T14:04:12.254Z","op":"forget","id":"a","namespace":"team:acme","status":"active"}],"next":1,"head":2,"floor":0}`,
+		`{"changes":[{"seq":2,"at":"2026-12-01T14:04:12.254Z","op":"store","id":"x","namespace":"team:acme","status":"active","record":{"id":"x","kind":"document","text":"plain \u003cb\u003e é","meta":{"namespace":"team:acme","source":{"kind":"agent","id":"c1"},"tags":["a","b"],"agent_id":"w","turns":{"first":1,"last":2},"derive":true,"observed_actor":{"id":"u"}},"status":"active","created_at":"2026-12-01T14:04:12.254Z","updated_at":"2026-12-01T14:04:12.254Z"}}],"next":2,"head":2,"floor":0}`,
+		`{"changes":[{"seq":3,"at":"x","op":"approve","id":"y","namespace":"root","status":"candidate","record":{"id":"y","kind":"learning","text":"t","meta":{},"confidence":0.5,"status":"candidate","created_at":"a","updated_at":"b","expires_at":"c","superseded_by":null,"extra":[1,{"a":"}"}]}}],"Next":3}`,
+		` {"changes" : [ ] , "next" : 10 } `,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast, ok := scanChangesPage(data)
+		if !ok {
+			return
+		}
+		slow, err := decodeChangesPage(data)
+		if err != nil {
+			t.Fatalf("the scan read %q, encoding/json refuses it: %v", data, err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%q:\nscanned %+v\nencoding/json %+v", data, fast, slow)
+		}
 	})
 }

@@ -159,6 +159,16 @@ func (m *MemoryMeta) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return err
 	}
+	out, err := r.meta(ParseNamespace)
+	if err != nil {
+		return err
+	}
+	*m = out
+	return nil
+}
+
+// meta is the metadata r reads, its namespace parsed by parseNS.
+func (r *rawMeta) meta(parseNS func(string) (Namespace, error)) (MemoryMeta, error) {
 	out := MemoryMeta{
 		Workspace: r.Workspace, Folder: r.Folder, FilePath: r.FilePath, Language: r.Language,
 		Repo: r.Repo, Commit: r.Commit, URL: r.URL, ThreadID: r.ThreadID, Turns: r.Turns,
@@ -166,9 +176,9 @@ func (m *MemoryMeta) UnmarshalJSON(data []byte) error {
 		ObservedActor: r.ObservedActor,
 	}
 	if r.Namespace != nil {
-		ns, err := ParseNamespace(*r.Namespace)
+		ns, err := parseNS(*r.Namespace)
 		if err != nil {
-			return fmt.Errorf("namespace: %s", AsError(err).Message)
+			return MemoryMeta{}, fmt.Errorf("namespace: %s", AsError(err).Message)
 		}
 		out.Namespace = ns
 	}
@@ -181,15 +191,14 @@ func (m *MemoryMeta) UnmarshalJSON(data []byte) error {
 	if r.ObservedAt != nil {
 		t, err := ParseTime(*r.ObservedAt)
 		if err != nil {
-			return fmt.Errorf("observed_at: %w", err)
+			return MemoryMeta{}, fmt.Errorf("observed_at: %w", err)
 		}
 		out.ObservedAt = &t
 	}
 	if len(out.Tags) == 0 {
 		out.Tags = nil
 	}
-	*m = out
-	return nil
+	return out, nil
 }
 
 // UnmarshalJSON defaults the source kind to agent.

@@ -323,44 +323,56 @@ func TestLiveBurstsAreCoalesced(t *testing.T) {
 	}
 }
 
-// A session behind the feed (its page came back full) reads the rest at
-// once instead of waiting for the window to end, and shows it when the
-// window ends: a feed faster than a page per window never leaves it behind.
-func TestLiveBehindReadsOn(t *testing.T) {
+// Under a continuous stream the session always has a poll out, so what
+// arrives during a window is in hand when it ends: the first change after a
+// quiet spell refreshes at once, then one refresh per window however many
+// pages came meanwhile, and a window that ends with nothing held closes
+// (no timer runs until the next change).
+func TestLiveStreamRefreshesOncePerWindow(t *testing.T) {
 	t.Parallel()
 	w := newWriter(t, 12)
 	h := newLiveHarness(t, w, 80, 24)
-	for i := range 1200 {
-		w.store(fmt.Sprintf("fast %04d", i), "team:acme", contract.StatusActive)
-	}
 	before := h.refreshes()
-	h.follow() // a full page of 1,000: shown at once, and a window opens
+	w.store("first after a quiet spell", "team:acme", contract.StatusActive)
+	h.follow()
 	if got := h.refreshes() - before; got != 1 {
-		t.Fatalf("the first page cost %d refreshes, want 1", got)
+		t.Fatalf("the first change cost %d refreshes, want 1 at once", got)
 	}
-	if len(h.polls) != 1 || len(h.windows) != 1 {
-		t.Fatalf("behind the feed the session holds %d polls and %d windows, want a poll already and one window", len(h.polls), len(h.windows))
+	const windows, pagesPerWindow, perPage = 20, 3, 40
+	for win := range windows {
+		for p := range pagesPerWindow {
+			if len(h.polls) != 1 || len(h.windows) != 1 {
+				t.Fatalf("window %d, page %d: the session holds %d polls and %d windows, want one of each", win, p, len(h.polls), len(h.windows))
+			}
+			for i := range perPage {
+				w.store(fmt.Sprintf("stream %d.%d.%d", win, p, i), "team:acme", contract.StatusActive)
+			}
+			h.follow() // held for the window's end
+		}
+		if got := h.refreshes() - before; got != 1+win {
+			t.Fatalf("pages read during window %d were shown before it ended (%d refreshes)", win, got)
+		}
+		h.endWindow()
+		if n := len(h.m.live.pending); n != 0 {
+			t.Fatalf("window %d's end left %d changes unshown", win, n)
+		}
 	}
-	h.follow() // the other 200, read during the window: held
-	if got := h.refreshes() - before; got != 1 {
-		t.Fatalf("a page read during the window was shown before it ended (%d refreshes)", got)
+	if got := h.refreshes() - before; got != 1+windows {
+		t.Fatalf("%d stores over %d windows cost %d refreshes, want %d", 1+windows*pagesPerWindow*perPage, windows, got, 1+windows)
 	}
-	if n := len(h.m.live.pending); n != 200 {
-		t.Fatalf("the session holds %d changes for the window's end, want 200", n)
-	}
-	if len(h.polls) != 0 {
-		t.Fatalf("caught up, the session still polls %d times during the window", len(h.polls))
-	}
+	h.contains("2,413 records")
+	// The stream stops: the window ends with nothing held and closes.
 	h.endWindow()
-	if got := h.refreshes() - before; got != 2 {
-		t.Fatalf("the window's end cost %d refreshes in all, want 2", got)
+	if len(h.windows) != 0 || len(h.polls) != 1 {
+		t.Fatalf("after the stream the session holds %d windows and %d polls, want none and one", len(h.windows), len(h.polls))
 	}
-	if n := len(h.m.live.pending); n != 0 {
-		t.Fatalf("the window's end left %d changes unshown", n)
+	if got := h.refreshes() - before; got != 1+windows {
+		t.Fatalf("a window with nothing held refreshed (%d refreshes)", got)
 	}
-	h.contains("1,212 records")
-	if len(h.polls) != 1 {
-		t.Fatalf("after the window the session holds %d polls, want one", len(h.polls))
+	w.store("first after the stream", "team:acme", contract.StatusActive)
+	h.follow()
+	if got := h.refreshes() - before; got != 2+windows {
+		t.Fatalf("the first change after the stream cost %d refreshes, want one at once", got-1-windows)
 	}
 }
 

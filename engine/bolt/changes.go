@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,7 +25,11 @@ import (
 // seq pruned (meta feed_pruned), so a since older than that is refused.
 // Readers wait on an in-process signal broadcast after every commit; they
 // never hold a lock while waiting, so a slow or idle reader never blocks a
-// writer.
+// writer. A read holds no engine lock at all (only its bbolt read
+// transaction), and the changes it attaches records to are kept in a small
+// cache shared by every reader (feedCache), so twenty watchers waiting at
+// the head cost one record decode and one JSON encoding per change, not
+// twenty.
 
 var (
 	// bucketChanges is the change feed: seq (u64 big-endian) -> entry.
@@ -44,6 +49,11 @@ type feedState struct {
 	head      atomic.Uint64
 	pruned    atomic.Uint64
 	signal    contract.ChangeSignal
+	// pending are the ids the transaction being written changes (logChanges);
+	// feedCommitted retires their cached changes. Guarded by mu.
+	pending []string
+	cache   feedCache
+	names   nsNames
 }
 
 // change is one entry about to be logged.
@@ -105,6 +115,9 @@ func (e *Engine) logChanges(tx *bbolt.Tx, at int64, cs []change) (uint64, error)
 			return 0, err
 		}
 	}
+	for i := range cs {
+		e.feed.pending = append(e.feed.pending, cs[i].id)
+	}
 	meta := tx.Bucket(bucketMeta)
 	if err := meta.Put(keyFeedSeq, putU64(seq)); err != nil {
 		return 0, err
@@ -132,10 +145,15 @@ func (e *Engine) logChanges(tx *bbolt.Tx, at int64, cs []change) (uint64, error)
 }
 
 // feedCommitted publishes a committed head and wakes the waiting readers.
+// The caller holds mu; the changed records' cached changes are retired
+// before a reader can see the new head (ids of a transaction that failed are
+// retired with the next one: a needless miss, never a stale hit).
 func (e *Engine) feedCommitted(seq uint64) {
 	if seq == e.feed.seq {
 		return
 	}
+	e.feed.cache.publish(seq, e.feed.pending)
+	e.feed.pending = e.feed.pending[:0]
 	e.feed.seq = seq
 	e.feed.head.Store(seq)
 	e.feed.signal.Notify()
@@ -170,8 +188,6 @@ func (e *Engine) readChanges(_ context.Context, since uint64, limit int, reach *
 	if e.closed.Load() {
 		return contract.ChangesPage{}, errClosed()
 	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	var page contract.ChangesPage
 	err := e.readView(func(tx *bbolt.Tx, recs *recordReader) error {
 		meta := tx.Bucket(bucketMeta)
@@ -190,35 +206,180 @@ func (e *Engine) readChanges(_ context.Context, since uint64, limit int, reach *
 			scanned++
 			seq := getU64(k)
 			page.Next = seq
-			f, err := decodeChange(v, e.t.namespaceOf)
+			f, err := decodeChange(v, e.feed.names.of)
 			if err != nil {
 				return contract.EngineErr("change %d: %v", seq, err)
 			}
 			if !contract.AdmittedBy(reach, f.ns) {
 				continue
 			}
-			c := contract.Change{Seq: seq, At: time.UnixMilli(f.at).UTC(), Op: f.op, ID: f.id, Namespace: f.ns, Status: f.status}
-			if !f.op.Removes() {
-				if rv := recs.Get([]byte(f.id)); rv != nil {
-					s, err := decodeRecord(rv, partHit, e.t.namespaceOf)
+			page.Changes = append(page.Changes, contract.Change{Seq: seq, At: time.UnixMilli(f.at).UTC(), Op: f.op, ID: f.id, Namespace: f.ns, Status: f.status})
+		}
+		// The changes the cache holds as of this snapshot; the others get
+		// their records here and are offered to the cache.
+		missing := e.feed.cache.fill(page.Changes, head)
+		if len(missing) == 0 {
+			return nil
+		}
+		for _, i := range missing {
+			c := &page.Changes[i]
+			if !c.Op.Removes() {
+				if rv := recs.Get([]byte(c.ID)); rv != nil {
+					s, err := decodeRecord(rv, partHit, e.feed.names.of)
 					if err != nil {
-						return contract.EngineErr("record %s: %v", f.id, err)
+						return contract.EngineErr("record %s: %v", c.ID, err)
 					}
-					r, err := s.record(f.id, false)
+					r, err := s.record(c.ID, false)
 					if err != nil {
 						return err
 					}
 					c.Record = &r
 				}
 			}
-			page.Changes = append(page.Changes, c)
+			*c = c.Shared()
 		}
+		e.feed.cache.offer(page.Changes, missing, head)
 		return nil
 	})
 	if err != nil {
 		return contract.ChangesPage{}, contract.AsError(err)
 	}
 	return page, nil
+}
+
+// feedCache keeps the changes near the feed's head as readers built them
+// (each with its record as of a snapshot, Shared so its JSON is encoded
+// once), in a ring indexed by seq. An entry built at a snapshot whose head
+// was asOf is exact for a reader whose snapshot head h is at least asOf and
+// at most the published head: every commit published after the entry was
+// offered retired the entries of the ids it changed, and a commit not yet
+// published is not in h. A reader whose snapshot is newer than the published
+// head (it began between a commit and its publication) or older than an
+// entry reads the records itself.
+type feedCache struct {
+	mu        sync.Mutex
+	published uint64
+	ring      []cachedChange
+	// byID lists, per id, the seqs the ring holds for it.
+	byID map[string][]uint64
+}
+
+// feedCacheSize is how many changes the cache holds: a few pages behind the
+// head, where waiting watchers read.
+const feedCacheSize = 4 * contract.MaxChangesLimit
+
+type cachedChange struct {
+	seq  uint64 // 0: empty
+	asOf uint64
+	c    contract.Change
+}
+
+// publish retires the cached changes of ids and makes head the published head.
+func (fc *feedCache) publish(head uint64, ids []string) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	fc.published = head
+	for _, id := range ids {
+		for _, seq := range fc.byID[id] {
+			if slot := &fc.ring[seq%feedCacheSize]; slot.seq == seq {
+				*slot = cachedChange{}
+			}
+		}
+		delete(fc.byID, id)
+	}
+}
+
+// fill sets the changes in cs the cache holds exactly for a snapshot whose
+// head is h and returns the indexes of the others.
+func (fc *feedCache) fill(cs []contract.Change, h uint64) []int {
+	var missing []int
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	usable := fc.ring != nil && h <= fc.published
+	for i := range cs {
+		if usable {
+			if slot := &fc.ring[cs[i].Seq%feedCacheSize]; slot.seq == cs[i].Seq && slot.asOf <= h {
+				cs[i] = slot.c
+				continue
+			}
+		}
+		missing = append(missing, i)
+	}
+	return missing
+}
+
+// offer keeps cs[i] for each i in which, built at a snapshot whose head is
+// h, when h is still the published head (otherwise a commit published since
+// may have changed their records) and they lie near it.
+func (fc *feedCache) offer(cs []contract.Change, which []int, h uint64) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if h != fc.published {
+		return
+	}
+	if fc.ring == nil {
+		fc.ring = make([]cachedChange, feedCacheSize)
+		fc.byID = map[string][]uint64{}
+	}
+	for _, i := range which {
+		c := cs[i]
+		if c.Seq+feedCacheSize <= h {
+			continue
+		}
+		slot := &fc.ring[c.Seq%feedCacheSize]
+		if slot.seq != 0 {
+			fc.forget(slot.c.ID, slot.seq)
+		}
+		*slot = cachedChange{seq: c.Seq, asOf: h, c: c}
+		fc.byID[c.ID] = append(fc.byID[c.ID], c.Seq)
+	}
+}
+
+// forget drops seq from id's list.
+func (fc *feedCache) forget(id string, seq uint64) {
+	seqs := fc.byID[id]
+	for j, s := range seqs {
+		if s == seq {
+			seqs = append(seqs[:j], seqs[j+1:]...)
+			break
+		}
+	}
+	if len(seqs) == 0 {
+		delete(fc.byID, id)
+	} else {
+		fc.byID[id] = seqs
+	}
+}
+
+// nsNames parses the namespaces the feed reads, each once, without the
+// table (and so without the writers' lock). It keeps at most nsNamesMax.
+type nsNames struct {
+	mu sync.Mutex
+	m  map[string]contract.Namespace
+}
+
+const nsNamesMax = 4096
+
+func (n *nsNames) of(s string) contract.Namespace {
+	n.mu.Lock()
+	ns, ok := n.m[s]
+	n.mu.Unlock()
+	if ok {
+		return ns
+	}
+	ns, err := contract.ParseNamespace(s)
+	if err != nil {
+		return contract.Root()
+	}
+	n.mu.Lock()
+	if n.m == nil {
+		n.m = map[string]contract.Namespace{}
+	}
+	if len(n.m) < nsNamesMax {
+		n.m[s] = ns
+	}
+	n.mu.Unlock()
+	return ns
 }
 
 // FeedHead is the feed's newest seq (tests, info).

@@ -343,3 +343,164 @@ func TestChangesUnderConcurrentWriters(t *testing.T) {
 		}
 	}
 }
+
+// TestChangesSharedFollowTheRecord: readers share the changes near the head
+// (changes.go's cache), yet a change's record is always the record as it is
+// when the feed is read: approving, superseding or forgetting a record shows
+// on the changes already read by others.
+func TestChangesSharedFollowTheRecord(t *testing.T) {
+	ctx := context.Background()
+	e := openStore(t, t.TempDir(), bolt.Options{})
+	x := contract.Document("a candidate to approve", contract.MemoryMeta{})
+	y := contract.Document("a record superseded later", contract.MemoryMeta{})
+	if _, err := e.StoreManyWith(ctx, []contract.StoreItem{x}, contract.WriteOptions{Status: contract.StatusCandidate, Wait: contract.WaitAccepted}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.StoreWith(ctx, y, contract.WriteOptions{Wait: contract.WaitAccepted}); err != nil {
+		t.Fatal(err)
+	}
+	read := func() map[string]*contract.Record {
+		t.Helper()
+		var first map[string]*contract.Record
+		for range 3 { // three readers of the same page agree
+			p, err := e.Changes(ctx, contract.ChangesRequest{Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]*contract.Record{}
+			for _, c := range p.Changes {
+				if c.Op == contract.OpStore {
+					got[c.ID] = c.Record
+				}
+			}
+			if first == nil {
+				first = got
+			}
+		}
+		return first
+	}
+	if got := read(); got[x.Fingerprint()] == nil || got[x.Fingerprint()].Status != contract.StatusCandidate {
+		t.Fatalf("x before the review: %+v", got[x.Fingerprint()])
+	}
+	if _, err := e.Review(ctx, contract.ReviewRequest{ID: x.Fingerprint(), Action: contract.ReviewApprove}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); got[x.Fingerprint()].Status != contract.StatusActive {
+		t.Fatalf("x's store change after the approve shows %s", got[x.Fingerprint()].Status)
+	}
+	if _, err := e.Supersede(ctx, contract.SupersedeRequest{ID: y.Fingerprint(), By: x.Fingerprint()}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); got[y.Fingerprint()].Status != contract.StatusSuperseded || got[y.Fingerprint()].SupersededBy == nil || *got[y.Fingerprint()].SupersededBy != x.Fingerprint() {
+		t.Fatalf("y's store change after the supersede shows %+v", got[y.Fingerprint()])
+	}
+	if _, err := e.Forget(ctx, contract.ForgetIDs(x.Fingerprint())); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); got[x.Fingerprint()] != nil {
+		t.Fatalf("x's store change carries the record after its forget: %+v", got[x.Fingerprint()])
+	}
+	// Stored again after its forget: its first store change has it again.
+	if _, err := e.StoreWith(ctx, x, contract.WriteOptions{Wait: contract.WaitAccepted}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); got[x.Fingerprint()] == nil || got[x.Fingerprint()].Status != contract.StatusActive {
+		t.Fatalf("x stored again: %+v", got[x.Fingerprint()])
+	}
+}
+
+// TestChangesSharedUnderConcurrentReviews: while writers store candidates
+// and approve or forget them, followers read the feed; within one page every
+// change of a record carries the same record (one snapshot's), and none
+// after its removal in that page.
+func TestChangesSharedUnderConcurrentReviews(t *testing.T) {
+	ctx := context.Background()
+	e := openStore(t, t.TempDir(), bolt.Options{})
+	const writers, each = 3, 40
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			var since uint64
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				p, err := e.Changes(ctx, contract.ChangesRequest{Since: since, Limit: 50, Wait: 20 * time.Millisecond})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if err := samePageSameRecord(p); err != nil {
+					errs <- err
+					return
+				}
+				// Read the same page again from where it began, now and then.
+				if len(p.Changes) > 0 && p.Next%3 != 0 {
+					since = p.Next
+				}
+			}
+		}()
+	}
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				it := contract.Document(fmt.Sprintf("writer %d candidate %d", w, i), contract.MemoryMeta{})
+				if _, err := e.StoreManyWith(ctx, []contract.StoreItem{it}, contract.WriteOptions{Status: contract.StatusCandidate, Wait: contract.WaitAccepted}); err != nil {
+					t.Error(err)
+					return
+				}
+				var err error
+				if i%2 == 0 {
+					_, err = e.Review(ctx, contract.ReviewRequest{ID: it.Fingerprint(), Action: contract.ReviewApprove})
+				}
+				if err == nil && i%3 == 0 {
+					_, err = e.Forget(ctx, contract.ForgetIDs(it.Fingerprint()))
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(done)
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// samePageSameRecord: every change but a removal attaches the record as the
+// read's snapshot has it, so within one page all of a record's changes that
+// are not removals carry the same record (or none), and removals none.
+func samePageSameRecord(p contract.ChangesPage) error {
+	type state struct {
+		has    bool
+		status contract.Status
+	}
+	first := map[string]state{}
+	for _, c := range p.Changes {
+		if c.Op.Removes() {
+			if c.Record != nil {
+				return fmt.Errorf("seq %d, a %s, carries its record", c.Seq, c.Op)
+			}
+			continue
+		}
+		now := state{has: c.Record != nil}
+		if c.Record != nil {
+			now.status = c.Record.Status
+		}
+		if s, ok := first[c.ID]; ok && s != now {
+			return fmt.Errorf("seq %d of %s shows the record %+v, an earlier change of it in the same page %+v", c.Seq, c.ID, now, s)
+		}
+		first[c.ID] = now
+	}
+	return nil
+}

@@ -78,3 +78,68 @@ func BenchmarkOverHTTP(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLiveRefresh is what one live refresh of the TUI costs over
+// loopback on a store of 30,000 records (the size the serve-mode load test
+// reaches): the header's counts (records, candidates to review), plus, on
+// Explore, every facet's count and the first page of records, or, on
+// Browse, the first page of the list. The live session runs at most one per
+// coalescing window (ui/live.go).
+func BenchmarkLiveRefresh(b *testing.B) {
+	store, err := bolt.Open(b.TempDir(), bolt.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	for start := 0; start < 30_000; start += 100 {
+		items := make([]contract.StoreItem, 100)
+		for i := range items {
+			item, _ := loadItem((start+i)%8, start+i)
+			items[i] = item
+		}
+		if _, err := store.StoreManyWith(ctx, items, contract.WriteOptions{Wait: contract.WaitAccepted}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	srv := httptest.NewServer(httpapi.New(store, httpapi.Options{OwnerToken: "tok", ListingRate: httpapi.Rate{PerSecond: -1}}))
+	defer srv.Close()
+	cl, err := remote.New(srv.URL, "tok")
+	if err != nil {
+		b.Fatal(err)
+	}
+	header := func() {
+		if _, err := cl.Browse(ctx, contract.BrowseQuery{Limit: 1}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := cl.Browse(ctx, contract.BrowseQuery{Status: []contract.Status{contract.StatusCandidate}, Limit: 1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("header", func(b *testing.B) {
+		for b.Loop() {
+			header()
+		}
+	})
+	b.Run("explore", func(b *testing.B) {
+		for b.Loop() {
+			header()
+			for _, f := range contract.Facets() {
+				if _, err := cl.Explore(ctx, contract.ExploreRequest{Facet: f, Limit: 1}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if _, err := cl.Browse(ctx, contract.BrowseQuery{Limit: 100}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("browse", func(b *testing.B) {
+		for b.Loop() {
+			header()
+			if _, err := cl.Browse(ctx, contract.BrowseQuery{Limit: 200}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -79,8 +79,10 @@ func (c *Client) changesOnce(ctx context.Context, path string, wait time.Duratio
 		return contract.ChangesPage{}, 0, c.transportError(ctx, err)
 	}
 	if resp.StatusCode == http.StatusOK {
+		// The page's own decoder, not json.Unmarshal: that would first scan
+		// the whole page to validate it, then again to hand it over.
 		var page contract.ChangesPage
-		if err := json.Unmarshal(data, &page); err != nil {
+		if err := page.UnmarshalJSON(data); err != nil {
 			return contract.ChangesPage{}, 0, contract.EngineErr("the server at %s answered changes with JSON this client cannot read: %v", c.label, err)
 		}
 		if page.Changes == nil {

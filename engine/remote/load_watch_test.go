@@ -64,8 +64,21 @@ func TestLoadWithWatchers(t *testing.T) {
 	watched.watchers = 20
 	raw := base
 	raw.watchers, raw.rawWatchers = 20, true
+	runs := []loadConfig{base, watched, light, raw, raw, watched, base}
+	if s := os.Getenv("MNEMO_LOADTEST_RUNS"); s != "" {
+		// a chosen sequence of runs, e.g. "base,watched" (profiling one kind)
+		named := map[string]loadConfig{"base": base, "watched": watched, "light": light, "raw": raw}
+		runs = nil
+		for _, name := range strings.Split(s, ",") {
+			cfg, ok := named[name]
+			if !ok {
+				t.Fatalf("MNEMO_LOADTEST_RUNS names %q; the runs are base, watched, light and raw", name)
+			}
+			runs = append(runs, cfg)
+		}
+	}
 	var without, with, withRaw []loadFigures
-	for _, cfg := range []loadConfig{base, watched, light, raw, raw, watched, base} {
+	for _, cfg := range runs {
 		f := runLoad(t, cfg)
 		t.Log(f)
 		switch {
@@ -86,6 +99,9 @@ func TestLoadWithWatchers(t *testing.T) {
 			secs += f.writing.Seconds()
 		}
 		return float64(n) / secs, float64(calls) / secs
+	}
+	if len(without) == 0 || len(with)+len(withRaw) == 0 {
+		return
 	}
 	r0, q0 := rate(without)
 	r1, q1 := rate(with)

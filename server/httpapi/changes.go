@@ -53,7 +53,16 @@ func (h *Handler) serveChanges(w http.ResponseWriter, r *http.Request, e *auth.C
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, page)
+	// The page is assembled by hand from each change's JSON (shared by the
+	// readers of the same change on engines that share them), not through
+	// encoding/json, which would validate and compact every change again.
+	body, err := page.AppendJSON(make([]byte, 0, 512))
+	if err != nil {
+		h.logEngineError("changes", err)
+		writeError(w, contract.EngineErr("the changes could not be encoded: %v", err))
+		return
+	}
+	writeBody(w, http.StatusOK, append(body, '\n'))
 }
 
 // drainer ends the long polls when the server stops.

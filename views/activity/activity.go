@@ -38,6 +38,20 @@ type Model struct {
 	seen     int
 	list     components.List
 	scopeGen int
+	// rendered are the rows drawn for the columns in renderedFor, by seq,
+	// so a flush draws only the changes that are new to the list (a live
+	// session under a stream flushes many times a second, each time with
+	// up to Keep rows listed).
+	rendered    map[uint64]renderedRow
+	renderedFor cols
+}
+
+// renderedRow is a change's row, with its id (a store reloaded after an
+// expired feed may reuse seqs) and whether it was drawn as gone.
+type renderedRow struct {
+	row  components.Row
+	id   string
+	gone bool
 }
 
 // New returns the activity view.
@@ -231,9 +245,21 @@ func (m *Model) rebuild() {
 	}
 	st := &m.c.Styles
 	cl := m.columns()
+	old := m.rendered
+	if cl != m.renderedFor {
+		old = nil
+	}
+	m.rendered, m.renderedFor = make(map[uint64]renderedRow, len(m.shown)), cl
 	rows := make([]components.Row, len(m.shown))
 	for i, j := range m.shown {
-		rows[i] = m.row(st, &m.changes[j], cl)
+		c := &m.changes[j]
+		gone := m.gone[c.ID]
+		r, ok := old[c.Seq]
+		if !ok || r.gone != gone || r.id != c.ID {
+			r = renderedRow{row: m.row(st, c, cl), id: c.ID, gone: gone}
+		}
+		m.rendered[c.Seq] = r
+		rows[i] = r.row
 	}
 	m.list.SetRows(rows)
 }

@@ -1,0 +1,193 @@
+package contract
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Reading a page of changes in one pass. Decoded through the nested
+// UnmarshalJSON methods (Change, Record, MemoryMeta, SourceRef, and the
+// status, kind and namespace strings), encoding/json scans each record's
+// bytes once per level, validating them again each time; a watcher of a busy
+// feed reads thousands of records a second. ChangesPage.UnmarshalJSON decodes
+// the whole page into plain structs in one pass and then applies the same
+// checks and conversions the nested methods do, parsing each namespace once
+// per page.
+
+type changeIn struct {
+	Seq       uint64    `json:"seq"`
+	At        string    `json:"at"`
+	Op        ChangeOp  `json:"op"`
+	ID        string    `json:"id"`
+	Namespace *string   `json:"namespace"`
+	Status    *string   `json:"status"`
+	Record    *recordIn `json:"record"`
+}
+
+type recordIn struct {
+	ID           string     `json:"id"`
+	Kind         *string    `json:"kind"`
+	Text         string     `json:"text"`
+	Meta         metaIn     `json:"meta"`
+	Confidence   *float32   `json:"confidence"`
+	Status       *string    `json:"status"`
+	CreatedAt    string     `json:"created_at"`
+	UpdatedAt    string     `json:"updated_at"`
+	ExpiresAt    *string    `json:"expires_at"`
+	SupersededBy *string    `json:"superseded_by"`
+	Item         *StoreItem `json:"item"`
+}
+
+// metaIn is rawMeta with a source read as plain strings (the outer field
+// hides rawMeta's for encoding/json).
+type metaIn struct {
+	rawMeta
+	Source *struct {
+		Kind *string `json:"kind"`
+		ID   *string `json:"id"`
+	} `json:"source"`
+}
+
+// UnmarshalJSON reads a page of changes (see above): the same changes as
+// decoding each with Change.UnmarshalJSON, at a fraction of the cost. A page
+// as servers write it is scanned by hand (changes_scan.go); anything else
+// (escapes aside: odd spellings, repeated keys, invalid input) goes through
+// encoding/json, which also words the errors.
+func (p *ChangesPage) UnmarshalJSON(data []byte) error {
+	if w, ok := scanChangesPage(data); ok {
+		return w.page(p)
+	}
+	w, err := decodeChangesPage(data)
+	if err != nil {
+		return err
+	}
+	return w.page(p)
+}
+
+// pageIn is a page read into plain structs.
+type pageIn struct {
+	Changes []changeIn `json:"changes"`
+	Next    uint64     `json:"next"`
+	Head    uint64     `json:"head"`
+	Floor   uint64     `json:"floor"`
+}
+
+func decodeChangesPage(data []byte) (pageIn, error) {
+	var w pageIn
+	err := json.Unmarshal(data, &w)
+	return w, err
+}
+
+// page converts w with the checks of the nested methods.
+func (w *pageIn) page(p *ChangesPage) error {
+	names := map[string]Namespace{}
+	parseNS := func(s string) (Namespace, error) {
+		if ns, ok := names[s]; ok {
+			return ns, nil
+		}
+		ns, err := ParseNamespace(s)
+		if err == nil {
+			names[s] = ns
+		}
+		return ns, err
+	}
+	out := ChangesPage{Next: w.Next, Head: w.Head, Floor: w.Floor}
+	if w.Changes != nil {
+		out.Changes = make([]Change, len(w.Changes))
+	}
+	for i := range w.Changes {
+		c, err := w.Changes[i].change(parseNS)
+		if err != nil {
+			return err
+		}
+		out.Changes[i] = c
+	}
+	*p = out
+	return nil
+}
+
+func (w *changeIn) change(parseNS func(string) (Namespace, error)) (Change, error) {
+	c := Change{Seq: w.Seq, Op: w.Op, ID: w.ID}
+	var err error
+	if c.At, err = ParseTime(w.At); err != nil {
+		return Change{}, fmt.Errorf("change at: %w", err)
+	}
+	if w.Namespace != nil {
+		if c.Namespace, err = parseNS(*w.Namespace); err != nil {
+			return Change{}, fmt.Errorf("%s", AsError(err).Message)
+		}
+	}
+	if c.Status, err = statusIn(w.Status); err != nil {
+		return Change{}, err
+	}
+	if w.Record != nil {
+		r, err := w.Record.record(parseNS)
+		if err != nil {
+			return Change{}, err
+		}
+		c.Record = &r
+	}
+	return c, nil
+}
+
+func (w *recordIn) record(parseNS func(string) (Namespace, error)) (Record, error) {
+	var kind ItemKind
+	if w.Kind != nil {
+		k, ok := ParseItemKind(*w.Kind)
+		if !ok {
+			return Record{}, fmt.Errorf("`%s` is not an item kind", *w.Kind)
+		}
+		kind = k
+	}
+	st, err := statusIn(w.Status)
+	if err != nil {
+		return Record{}, err
+	}
+	raw := w.Meta.rawMeta
+	if s := w.Meta.Source; s != nil {
+		if s.Kind == nil {
+			return Record{}, fmt.Errorf("missing field `kind`")
+		}
+		sk, ok := ParseSourceKind(*s.Kind)
+		if !ok {
+			return Record{}, fmt.Errorf("`%s` is not a source kind", *s.Kind)
+		}
+		raw.Source = &SourceRef{Kind: sk, ID: s.ID}
+	}
+	meta, err := raw.meta(parseNS)
+
+	if err != nil {
+		return Record{}, err
+	}
+	out := Record{ID: w.ID, Kind: kind, Text: w.Text, Meta: meta, Status: st, SupersededBy: w.SupersededBy, Item: w.Item}
+	if w.Confidence != nil {
+		c := F32(*w.Confidence)
+		out.Confidence = &c
+	}
+	if out.CreatedAt, err = ParseTime(w.CreatedAt); err != nil {
+		return Record{}, fmt.Errorf("created_at: %w", err)
+	}
+	if out.UpdatedAt, err = ParseTime(w.UpdatedAt); err != nil {
+		return Record{}, fmt.Errorf("updated_at: %w", err)
+	}
+	if w.ExpiresAt != nil {
+		t, err := ParseTime(*w.ExpiresAt)
+		if err != nil {
+			return Record{}, fmt.Errorf("expires_at: %w", err)
+		}
+		out.ExpiresAt = &t
+	}
+	return out, nil
+}
+
+// statusIn is a status read as Status.UnmarshalJSON does (absent: none).
+func statusIn(s *string) (Status, error) {
+	if s == nil {
+		return "", nil
+	}
+	st, ok := ParseStatus(*s)
+	if !ok {
+		return "", fmt.Errorf("`%s` is not a status", *s)
+	}
+	return st, nil
+}

@@ -1,0 +1,441 @@
+package contract
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// scanChangesPage reads a page of changes by hand into the structs
+// encoding/json would fill (changes_decode.go), for the JSON servers write:
+// keys spelled as the wire spells them, each once per object, values of
+// their types. Whatever else it meets (a key in another case, a repeated
+// key, a null where a value is wanted, invalid JSON, invalid UTF-8) it
+// leaves to encoding/json: ok false. It never accepts what encoding/json
+// refuses, nor reads anything differently (FuzzChangesPageScan).
+func scanChangesPage(data []byte) (pageIn, bool) {
+	s := scanner{b: data}
+	var w pageIn
+	var seen uint8
+	ok := s.object(func(k string) bool {
+		switch k {
+		case "changes":
+			if !s.once(&seen, 0) {
+				return false
+			}
+			if s.null() {
+				w.Changes = nil
+				return true
+			}
+			w.Changes = []changeIn{}
+			return s.array(func() bool {
+				var c changeIn
+				if !s.change(&c) {
+					return false
+				}
+				w.Changes = append(w.Changes, c)
+				return true
+			})
+		case "next":
+			return s.once(&seen, 1) && s.uint(&w.Next)
+		case "head":
+			return s.once(&seen, 2) && s.uint(&w.Head)
+		case "floor":
+			return s.once(&seen, 3) && s.uint(&w.Floor)
+		}
+		return s.unknown(k, "changes", "next", "head", "floor")
+	})
+	if !ok {
+		return pageIn{}, false
+	}
+	s.ws()
+	return w, s.i == len(s.b)
+}
+
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *scanner) eat(c byte) bool {
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// null reads a null.
+func (s *scanner) null() bool {
+	s.ws()
+	if bytes.HasPrefix(s.b[s.i:], []byte("null")) {
+		s.i += 4
+		return true
+	}
+	return false
+}
+
+// once marks bit in seen: a key repeated is left to encoding/json.
+func (s *scanner) once(seen *uint8, bit uint) bool {
+	if *seen&(1<<bit) != 0 {
+		return false
+	}
+	*seen |= 1 << bit
+	return true
+}
+
+// object reads {"key": value, ...}, field reading each value.
+func (s *scanner) object(field func(k string) bool) bool {
+	if !s.eat('{') {
+		return false
+	}
+	if s.eat('}') {
+		return true
+	}
+	for {
+		k, ok := s.str()
+		if !ok || !s.eat(':') || !field(k) {
+			return false
+		}
+		if s.eat(',') {
+			continue
+		}
+		return s.eat('}')
+	}
+}
+
+// array reads [value, ...], elem reading each value.
+func (s *scanner) array(elem func() bool) bool {
+	if !s.eat('[') {
+		return false
+	}
+	if s.eat(']') {
+		return true
+	}
+	for {
+		if !elem() {
+			return false
+		}
+		if s.eat(',') {
+			continue
+		}
+		return s.eat(']')
+	}
+}
+
+// unknown skips the value of a key the object does not name, unless it is
+// one of known in another case (encoding/json matches keys without case).
+func (s *scanner) unknown(k string, known ...string) bool {
+	for _, n := range known {
+		if strings.EqualFold(k, n) {
+			return false
+		}
+	}
+	_, ok := s.raw()
+	return ok
+}
+
+// raw reads any one value and returns its bytes, checked by json.Valid.
+func (s *scanner) raw() ([]byte, bool) {
+	s.ws()
+	start := s.i
+	depth := 0
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		switch {
+		case c == '"':
+			if !s.strEnd() {
+				return nil, false
+			}
+			if depth == 0 {
+				return s.valid(start)
+			}
+			continue
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			if depth == 0 {
+				return s.valid(start)
+			}
+			depth--
+			if depth == 0 {
+				s.i++
+				return s.valid(start)
+			}
+		case depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return s.valid(start)
+		}
+		s.i++
+	}
+	return s.valid(start)
+}
+
+func (s *scanner) valid(start int) ([]byte, bool) {
+	v := s.b[start:s.i]
+	return v, len(v) > 0 && json.Valid(v)
+}
+
+// strEnd moves past the string starting at s.i.
+func (s *scanner) strEnd() bool {
+	for j := s.i + 1; j < len(s.b); j++ {
+		switch s.b[j] {
+		case '\\':
+			j++
+		case '"':
+			s.i = j + 1
+			return true
+		}
+	}
+	return false
+}
+
+// str reads a string: as it stands when it holds no escape and is valid
+// UTF-8, through encoding/json when it has escapes.
+func (s *scanner) str() (string, bool) {
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return "", false
+	}
+	start, ascii := s.i+1, true
+	for j := start; j < len(s.b); j++ {
+		c := s.b[j]
+		switch {
+		case c == '"':
+			v := s.b[start:j]
+			if !ascii && !utf8.Valid(v) {
+				return "", false
+			}
+			s.i = j + 1
+			return string(v), true
+		case c == '\\':
+			from := s.i
+			if !s.strEnd() {
+				return "", false
+			}
+			var out string
+			if err := json.Unmarshal(s.b[from:s.i], &out); err != nil {
+				return "", false
+			}
+			return out, true
+		case c < 0x20:
+			return "", false
+		case c >= 0x80:
+			ascii = false
+		}
+	}
+	return "", false
+}
+
+// strField reads a string into a string field (a null is left to encoding/json).
+func (s *scanner) strField(v *string) bool {
+	out, ok := s.str()
+	*v = out
+	return ok
+}
+
+// strPtr reads a string or null into a *string field.
+func (s *scanner) strPtr(v **string) bool {
+	if s.null() {
+		*v = nil
+		return true
+	}
+	out, ok := s.str()
+	if ok {
+		*v = &out
+	}
+	return ok
+}
+
+// uint reads a whole number without sign, fraction or exponent.
+func (s *scanner) uint(v *uint64) bool {
+	s.ws()
+	start := s.i
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		s.i++
+	}
+	d := s.b[start:s.i]
+	if len(d) == 0 || (len(d) > 1 && d[0] == '0') || (s.i < len(s.b) && strings.IndexByte(".eE-+", s.b[s.i]) >= 0) {
+		return false
+	}
+	n, err := strconv.ParseUint(string(d), 10, 64)
+	*v = n
+	return err == nil
+}
+
+// decodeInto reads one value (or null) into a pointer field through
+// encoding/json, for the fields servers seldom write.
+func decodeInto[T any](s *scanner, v **T) bool {
+	if s.null() {
+		*v = nil
+		return true
+	}
+	raw, ok := s.raw()
+	if !ok {
+		return false
+	}
+	out := new(T)
+	if err := json.Unmarshal(raw, out); err != nil {
+		return false
+	}
+	*v = out
+	return true
+}
+
+func (s *scanner) change(c *changeIn) bool {
+	var seen uint8
+	return s.object(func(k string) bool {
+		switch k {
+		case "seq":
+			return s.once(&seen, 0) && s.uint(&c.Seq)
+		case "at":
+			return s.once(&seen, 1) && s.strField(&c.At)
+		case "op":
+			var op string
+			ok := s.once(&seen, 2) && s.strField(&op)
+			c.Op = ChangeOp(op)
+			return ok
+		case "id":
+			return s.once(&seen, 3) && s.strField(&c.ID)
+		case "namespace":
+			return s.once(&seen, 4) && s.strPtr(&c.Namespace)
+		case "status":
+			return s.once(&seen, 5) && s.strPtr(&c.Status)
+		case "record":
+			if !s.once(&seen, 6) {
+				return false
+			}
+			if s.null() {
+				c.Record = nil
+				return true
+			}
+			c.Record = &recordIn{}
+			return s.record(c.Record)
+		}
+		return s.unknown(k, "seq", "at", "op", "id", "namespace", "status", "record")
+	})
+}
+
+func (s *scanner) record(r *recordIn) bool {
+	var seen uint16
+	once := func(bit uint) bool {
+		if seen&(1<<bit) != 0 {
+			return false
+		}
+		seen |= 1 << bit
+		return true
+	}
+	return s.object(func(k string) bool {
+		switch k {
+		case "id":
+			return once(0) && s.strField(&r.ID)
+		case "kind":
+			return once(1) && s.strPtr(&r.Kind)
+		case "text":
+			return once(2) && s.strField(&r.Text)
+		case "meta":
+			return once(3) && s.meta(&r.Meta)
+		case "confidence":
+			return once(4) && decodeInto(s, &r.Confidence)
+		case "status":
+			return once(5) && s.strPtr(&r.Status)
+		case "created_at":
+			return once(6) && s.strField(&r.CreatedAt)
+		case "updated_at":
+			return once(7) && s.strField(&r.UpdatedAt)
+		case "expires_at":
+			return once(8) && s.strPtr(&r.ExpiresAt)
+		case "superseded_by":
+			return once(9) && s.strPtr(&r.SupersededBy)
+		case "item":
+			return once(10) && decodeInto(s, &r.Item)
+		}
+		return s.unknown(k, "id", "kind", "text", "meta", "confidence", "status", "created_at", "updated_at",
+			"expires_at", "superseded_by", "item")
+	})
+}
+
+func (s *scanner) meta(m *metaIn) bool {
+	var seen uint32
+	once := func(bit uint) bool {
+		if seen&(1<<bit) != 0 {
+			return false
+		}
+		seen |= 1 << bit
+		return true
+	}
+	strs := [...]struct {
+		k string
+		v **string
+	}{{"namespace", &m.Namespace}, {"workspace", &m.Workspace}, {"folder", &m.Folder}, {"file_path", &m.FilePath},
+		{"language", &m.Language}, {"repo", &m.Repo}, {"commit", &m.Commit}, {"url", &m.URL},
+		{"thread_id", &m.ThreadID}, {"agent_id", &m.AgentID}, {"observed_at", &m.ObservedAt}}
+	return s.object(func(k string) bool {
+		for i, f := range strs {
+			if k == f.k {
+				return once(uint(i)) && s.strPtr(f.v)
+			}
+		}
+		switch k {
+		case "turns":
+			return once(20) && decodeInto(s, &m.Turns)
+		case "tool_call":
+			return once(21) && decodeInto(s, &m.ToolCall)
+		case "observed_actor":
+			return once(22) && decodeInto(s, &m.ObservedActor)
+		case "derive":
+			return once(23) && decodeInto(s, &m.Derive)
+		case "tags":
+			if !once(24) {
+				return false
+			}
+			if s.null() {
+				m.Tags = nil
+				return true
+			}
+			m.Tags = []string{}
+			return s.array(func() bool {
+				t, ok := s.str()
+				m.Tags = append(m.Tags, t)
+				return ok
+			})
+		case "source":
+			if !once(25) {
+				return false
+			}
+			if s.null() {
+				m.Source = nil
+				return true
+			}
+			m.Source = &struct {
+				Kind *string `json:"kind"`
+				ID   *string `json:"id"`
+			}{}
+			var src uint8
+			return s.object(func(k string) bool {
+				switch k {
+				case "kind":
+					return s.once(&src, 0) && s.strPtr(&m.Source.Kind)
+				case "id":
+					return s.once(&src, 1) && s.strPtr(&m.Source.ID)
+				}
+				return s.unknown(k, "kind", "id")
+			})
+		}
+		return s.unknown(k, "namespace", "workspace", "folder", "file_path", "language", "repo", "commit", "url",
+			"thread_id", "agent_id", "observed_at", "turns", "tool_call", "observed_actor", "derive", "tags", "source")
+	})
+}
