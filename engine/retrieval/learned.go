@@ -248,8 +248,13 @@ func Learn(ctx context.Context, texts []string, gen uint64, cfg LearnConfig) (*L
 	return m, nil
 }
 
+// digestID is the model id: the generation, then a digest of everything
+// but the generation (the same text learns the same digest in any
+// generation).
 func (m *LearnedModel) digestID() string {
-	b, _ := m.MarshalBinary()
+	c := *m
+	c.generation = 0
+	b, _ := c.MarshalBinary()
 	sum := sha256.Sum256(b)
 	return LearnedModelPrefix + "-g" + strconv.FormatUint(m.generation, 10) + "-" + hex.EncodeToString(sum[:4])
 }
@@ -485,4 +490,77 @@ func l2f(v []float32) float64 {
 		s += float64(x) * float64(x)
 	}
 	return math.Sqrt(s)
+}
+
+// LearnSample keeps the texts Learn would sample from a stream too large to
+// hold: the max texts with the lowest hashes (all of them up to max), so
+// feeding it every text of a store and learning from Texts gives the model
+// Learn gives from all the texts at once.
+type LearnSample struct {
+	max  int
+	heap []sampled // a max-heap on (hash, text)
+}
+
+type sampled struct {
+	h    uint64
+	text string
+}
+
+func (a sampled) less(b sampled) bool {
+	return a.h < b.h || a.h == b.h && a.text < b.text
+}
+
+// NewLearnSample keeps at most max texts (all of them when max <= 0).
+func NewLearnSample(max int) *LearnSample { return &LearnSample{max: max} }
+
+// Add offers a text; it is copied only when kept.
+func (s *LearnSample) Add(text string) {
+	x := sampled{featureHash('d', text, ""), text}
+	if s.max > 0 && len(s.heap) >= s.max {
+		if !x.less(s.heap[0]) {
+			return
+		}
+		x.text = strings.Clone(text)
+		s.heap[0] = x
+		s.down(0)
+		return
+	}
+	x.text = strings.Clone(text)
+	s.heap = append(s.heap, x)
+	for i := len(s.heap) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !s.heap[p].less(s.heap[i]) {
+			break
+		}
+		s.heap[p], s.heap[i] = s.heap[i], s.heap[p]
+		i = p
+	}
+}
+
+func (s *LearnSample) down(i int) {
+	for {
+		big := i
+		for _, c := range []int{2*i + 1, 2*i + 2} {
+			if c < len(s.heap) && s.heap[big].less(s.heap[c]) {
+				big = c
+			}
+		}
+		if big == i {
+			return
+		}
+		s.heap[big], s.heap[i] = s.heap[i], s.heap[big]
+		i = big
+	}
+}
+
+// Len is how many texts are kept.
+func (s *LearnSample) Len() int { return len(s.heap) }
+
+// Texts returns the kept texts.
+func (s *LearnSample) Texts() []string {
+	out := make([]string, len(s.heap))
+	for i, x := range s.heap {
+		out[i] = x.text
+	}
+	return out
 }

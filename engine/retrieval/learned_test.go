@@ -121,3 +121,30 @@ func TestLearnHonoursContext(t *testing.T) {
 		t.Error("Learn with a cancelled context returned no error")
 	}
 }
+
+func TestLearnSampleLearnsWhatLearnSamples(t *testing.T) {
+	cfg := DefaultLearnConfig()
+	cfg.MaxDocs = 5
+	var texts []string
+	for i := 0; i < 40; i++ {
+		texts = append(texts, learnedCorpus[i%len(learnedCorpus)]+" number "+strings.Repeat("x", i%7))
+	}
+	s := NewLearnSample(cfg.MaxDocs)
+	for _, x := range texts {
+		s.Add(x)
+	}
+	if s.Len() != 5 {
+		t.Fatalf("kept %d texts, want 5", s.Len())
+	}
+	a, err := Learn(context.Background(), texts, 1, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Learn(context.Background(), s.Texts(), 1, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ID() != b.ID() || a.Docs() != 5 {
+		t.Errorf("learned from the sample %s (%d texts), from all %s (%d)", b.ID(), b.Docs(), a.ID(), a.Docs())
+	}
+}

@@ -61,7 +61,7 @@ func TestEvalBolt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped with -short")
 	}
-	rep := evalBolt(t, retrieval.NewHashEmbedder())
+	rep := evalBolt(t, nil)
 	t.Logf("corpus stored in %s\n%s", rep.LoadTime, rep.Table())
 	t.Logf("hybrid against keyword, per query:\n%s", rep.Misses(contract.ModeKeyword, contract.ModeHybrid))
 	queries, err := Queries()

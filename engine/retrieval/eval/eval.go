@@ -195,6 +195,13 @@ func Load(ctx context.Context, e contract.Engine, notes []Note) (map[string]stri
 			ids[batch[i].Key] = r.ID
 		}
 	}
+	// An engine that derives its vectors from the stored text (engine/bolt's
+	// learned embedder) is measured once it has settled.
+	if w, ok := e.(interface{ WaitEmbedder(context.Context) error }); ok {
+		if err := w.WaitEmbedder(ctx); err != nil {
+			return nil, fmt.Errorf("waiting for the embedder: %w", err)
+		}
+	}
 	return ids, nil
 }
 

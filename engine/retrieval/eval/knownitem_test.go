@@ -9,7 +9,6 @@ import (
 
 	"mnemo/contract"
 	"mnemo/engine/bolt"
-	"mnemo/engine/retrieval"
 )
 
 // Sizes of the known-item sets the tests run: small enough for a couple of
@@ -123,7 +122,7 @@ func TestKnownItemBolt(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("loads thousands of documents (skipped with -short and -race)")
 	}
-	results := evalKnownItems(t, knownItemSets(t), bolt.Options{Embedder: retrieval.NewHashEmbedder()})
+	results := evalKnownItems(t, knownItemSets(t), bolt.Options{})
 	t.Logf("\n%s", KnownItemTable(results...))
 	for _, r := range results {
 		for _, mode := range []string{string(contract.ModeKeyword), string(contract.ModeHybrid)} {
