@@ -285,6 +285,7 @@ func decodeVector(b []byte, model string, dim int) ([]float32, bool) {
 // check that each chunk's records still exist); records without one are
 // embedded by embedMissing.
 func (e *Engine) loadVectors() error {
+	e.useStoredGeneration()
 	model, dim := e.embedder.Model(), e.embedder.Dim()
 	var after []byte
 	for {
@@ -383,6 +384,7 @@ func (e *Engine) embedDocs(ctx context.Context, docs []index.Doc) error {
 	if e.vec == nil || len(docs) == 0 {
 		return nil
 	}
+	e.useStoredGeneration()
 	var ids, texts []string
 	for i := range docs {
 		if !e.vec.Has(docs[i].ID) {

@@ -40,12 +40,17 @@ type LearnConfig struct {
 	MaxDocs, MaxVocab, MinDF, MaxTokens int
 	// Stem applies the hashed embedder's light stemming to words.
 	Stem bool
+	// QueryDims keeps only that many of a query's learned dimensions (the
+	// largest; 0 keeps all): an exact int8 scan costs one pass per non-zero
+	// query dimension, and a learned part is dense. Stored vectors keep all,
+	// so it is not part of the model.
+	QueryDims int
 }
 
 // DefaultLearnConfig is what engine/bolt learns with, chosen on the
 // evaluation sets in engine/retrieval/eval.
 func DefaultLearnConfig() LearnConfig {
-	return LearnConfig{Dim: 256, Weight: 1, IndexWeight: 1, MaxDocs: 50000, MaxVocab: 50000, MinDF: 1, MaxTokens: 1000, Stem: true}
+	return LearnConfig{Dim: 256, Weight: 0.75, IndexWeight: 1, MaxDocs: 50000, MaxVocab: 50000, MinDF: 1, MaxTokens: 1000, Stem: true, QueryDims: 96}
 }
 
 // riNonZero is how many signed positions a word's random index vector has.
@@ -445,6 +450,28 @@ func (e *LearnedEmbedder) Model() string {
 func (e *LearnedEmbedder) Dim() int { return e.base.Dim() + e.cfg.Dim }
 
 func (e *LearnedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return e.embed(ctx, texts, 0)
+}
+
+// EmbedQuery embeds a search query: Embed, keeping only the configured
+// QueryDims largest learned dimensions. Its cosine with a stored vector
+// approximates the full query's, and an exact scan over int8 vectors costs
+// in proportion to the query's non-zero dimensions.
+func (e *LearnedEmbedder) EmbedQuery(ctx context.Context, query string) ([]float32, error) {
+	vs, err := e.embed(ctx, []string{query}, e.cfg.QueryDims)
+	if err != nil {
+		return nil, err
+	}
+	return vs[0], nil
+}
+
+// QueryEmbedder is an Embedder with its own embedding for search queries.
+type QueryEmbedder interface {
+	Embedder
+	EmbedQuery(ctx context.Context, query string) ([]float32, error)
+}
+
+func (e *LearnedEmbedder) embed(ctx context.Context, texts []string, keep int) ([][]float32, error) {
 	m := e.cur.Load()
 	hashed, err := e.base.Embed(ctx, texts)
 	if err != nil {
@@ -462,6 +489,9 @@ func (e *LearnedEmbedder) Embed(ctx context.Context, texts []string) ([][]float3
 				}
 			}
 			m.embedLearned(t, learned)
+			if keep > 0 && keep < len(learned) {
+				sparsify(learned, keep)
+			}
 			var norm float64 = 1
 			for _, x := range learned {
 				norm += float64(x*m.cfg.Weight) * float64(x*m.cfg.Weight)
@@ -563,4 +593,27 @@ func (s *LearnSample) Texts() []string {
 		out[i] = x.text
 	}
 	return out
+}
+
+// sparsify zeroes all but the keep largest magnitudes of v (ties to the
+// lower index) and makes it unit length again.
+func sparsify(v []float64, keep int) {
+	order := make([]int, len(v))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if c := cmp.Compare(math.Abs(v[b]), math.Abs(v[a])); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	for _, i := range order[keep:] {
+		v[i] = 0
+	}
+	if n := l2(v); n > 0 {
+		for i := range v {
+			v[i] /= n
+		}
+	}
 }

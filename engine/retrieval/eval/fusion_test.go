@@ -14,6 +14,8 @@ import (
 
 var sweepHashed = flag.Bool("hashed", false, "TestFusionSweep: with the hashed embedder instead of the default")
 
+var sweepLearnWeight = flag.Float64("learnweight", 0, "TestFusionSweep: the learned embedder with this Weight")
+
 // sweepQuery is a query and the keys that answer it.
 type sweepQuery struct {
 	text     string
@@ -81,6 +83,11 @@ func TestFusionSweep(t *testing.T) {
 	var emb retrieval.Embedder // the engine's default
 	if *sweepHashed {
 		emb = retrieval.NewHashEmbedder()
+	}
+	if *sweepLearnWeight > 0 {
+		cfg := retrieval.DefaultLearnConfig()
+		cfg.Weight = *sweepLearnWeight
+		emb = retrieval.NewLearnedEmbedder(cfg)
 	}
 	type set struct {
 		name    string
@@ -167,6 +174,46 @@ func TestFusionSweep(t *testing.T) {
 				return keys(retrieval.Blend(kw, minMax(vec[:min(vw, len(vec))]), w))
 			}})
 		}
+	}
+	for _, k := range []float64{5, 20} {
+		for _, w := range []float64{0.5, 0.6, 0.7} {
+			fusions = append(fusions, fusion{fmt.Sprintf("weighted RRF k %.0f, keyword %.2f", k, w), func(kw, vec []retrieval.ScoredID) []string {
+				sc := map[string]float64{}
+				for r, x := range kw {
+					sc[x.ID] += w / (k + float64(r+1))
+				}
+				for r, x := range vec[:min(20, len(vec))] {
+					sc[x.ID] += (1 - w) / (k + float64(r+1))
+				}
+				var l []retrieval.ScoredID
+				for id, v := range sc {
+					l = append(l, retrieval.ScoredID{ID: id, Score: v})
+				}
+				return keys(retrieval.Blend(l, nil, 1))
+			}})
+		}
+	}
+	for _, w := range []float64{0.3, 0.35, 0.4, 0.5, 0.6} {
+		fusions = append(fusions, fusion{fmt.Sprintf("score / best %.2f, vector top 20, both lists x1.1", w), func(kw, vec []retrieval.ScoredID) []string {
+			v := vec[:min(20, len(vec))]
+			in := map[string]bool{}
+			for _, x := range v {
+				in[x.ID] = true
+			}
+			fs := retrieval.Blend(kw, v, w)
+			for i := range fs {
+				for _, x := range kw {
+					if x.ID == fs[i].ID && in[x.ID] {
+						fs[i].Score *= 1.1
+					}
+				}
+			}
+			l := make([]retrieval.ScoredID, len(fs))
+			for i, f := range fs {
+				l[i] = retrieval.ScoredID{ID: f.ID, Score: f.Score}
+			}
+			return keys(retrieval.Blend(l, nil, 1))
+		}})
 	}
 	for _, w := range []float64{0.3, 0.4, 0.6} {
 		fusions = append(fusions, fusion{fmt.Sprintf("min-max blend %.2f", w), func(kw, vec []retrieval.ScoredID) []string {
