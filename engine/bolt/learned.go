@@ -48,10 +48,11 @@ const (
 	// its largest learned dimensions (retrieval.LearnedEmbedder.EmbedQuery).
 	// The exact int8 scan costs one pass over the vectors per non-zero query
 	// dimension; a full learned query has about 300 of them (the hashed
-	// part about 40), 13 ms a query at 100k on this machine's cores, which
-	// at 1M would exceed the vector budget. Kept to 96, it ranks within
-	// 0.01 MRR of the full query on the evaluation sets.
-	sparseQueriesAbove = 200000
+	// part about 40): hybrid p50 16 ms at 100k on this machine's two cores
+	// (budget 25), and a scan of 216 ms of CPU at 1M against 92 ms with 64
+	// kept (BenchmarkLearnedQueryScan). Kept to 64 (LearnConfig.QueryDims),
+	// it ranks within 0.013 MRR of the full query on the evaluation sets.
+	sparseQueriesAbove = 50000
 )
 
 // learnState is the learner's state (Engine.learn, nil without a learned
@@ -67,6 +68,8 @@ type learnState struct {
 	learned atomic.Int64
 	// load reads the stored generation (useStoredGeneration).
 	load sync.Once
+	// failed is the last generation's failure, nil after a success.
+	failed atomic.Pointer[string]
 }
 
 // openLearned starts the learner; it runs in init. The stored generation is
@@ -167,6 +170,10 @@ func (e *Engine) learnWorker() {
 			if e.waitQuiet() {
 				if err := e.learnGeneration(ctx); err != nil && ctx.Err() == nil {
 					e.log.Error("learning the embedder failed", "err", err)
+					msg := err.Error()
+					e.learn.failed.Store(&msg)
+				} else {
+					e.learn.failed.Store(nil)
 				}
 			}
 			e.learn.busy.Store(false)
@@ -203,6 +210,8 @@ func (e *Engine) learnGeneration(ctx context.Context) error {
 	l := e.learn
 	cfg := l.emb.Config()
 	sample := retrieval.NewLearnSample(cfg.MaxDocs)
+	// The count the next generation is judged against is learnDue's.
+	count := e.Len()
 	records := 0
 	var after []byte
 	for {
@@ -264,7 +273,7 @@ func (e *Engine) learnGeneration(ctx context.Context) error {
 		if err := b.Put(keyLearnedModel, raw); err != nil {
 			return err
 		}
-		return b.Put(keyLearnedFrom, []byte(strconv.Itoa(records)))
+		return b.Put(keyLearnedFrom, []byte(strconv.Itoa(count)))
 	})
 	if err != nil {
 		return contract.AsError(err)
@@ -272,7 +281,7 @@ func (e *Engine) learnGeneration(ctx context.Context) error {
 	if err := l.emb.Use(m); err != nil {
 		return err
 	}
-	l.from.Store(int64(records))
+	l.from.Store(int64(max(count, 1)))
 	l.learned.Add(1)
 	e.log.Info("embedder learned", "model", m.ID(), "records", records, "sampled", m.Docs(),
 		"vocabulary", m.Vocabulary(), "took", time.Since(t0))
@@ -363,6 +372,9 @@ func (e *Engine) WaitEmbedder(ctx context.Context) error {
 		return nil
 	}
 	for e.learn.busy.Load() || e.learnDue() {
+		if msg := e.learn.failed.Load(); msg != nil && !e.learn.busy.Load() {
+			return contract.EngineErr("learning the embedder: %s", *msg)
+		}
 		e.kickLearn()
 		select {
 		case <-ctx.Done():

@@ -50,7 +50,7 @@ type LearnConfig struct {
 // DefaultLearnConfig is what engine/bolt learns with, chosen on the
 // evaluation sets in engine/retrieval/eval.
 func DefaultLearnConfig() LearnConfig {
-	return LearnConfig{Dim: 256, Weight: 0.75, IndexWeight: 1, MaxDocs: 50000, MaxVocab: 50000, MinDF: 1, MaxTokens: 1000, Stem: true, QueryDims: 96}
+	return LearnConfig{Dim: 256, Weight: 0.75, IndexWeight: 1, MaxDocs: 50000, MaxVocab: 50000, MinDF: 1, MaxTokens: 1000, Stem: true, QueryDims: 64}
 }
 
 // riNonZero is how many signed positions a word's random index vector has.
