@@ -306,6 +306,20 @@ func load(ctx context.Context, e contract.Engine, opts Options, res *Import) (ex
 		}
 		res.IndexCatchUp = time.Since(idxStart)
 	}
+	// An embedder that learns from the store (engine/bolt's default) learns
+	// and re-embeds once after the import, like the index's catch-up; the
+	// rows are timed on the settled store.
+	if w, ok := e.(interface {
+		WaitEmbedder(context.Context) error
+		EmbedderModel() string
+	}); ok {
+		fmt.Fprintf(opts.Out, "waiting for the embedder to learn from the store\n")
+		start := time.Now()
+		if err := w.WaitEmbedder(ctx); err != nil {
+			return exp, fmt.Errorf("waiting for the embedder: %w", err)
+		}
+		fmt.Fprintf(opts.Out, "embedder %s ready in %s\n", w.EmbedderModel(), time.Since(start).Round(time.Millisecond))
+	}
 	return exp, nil
 }
 

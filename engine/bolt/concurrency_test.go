@@ -99,7 +99,7 @@ func TestVectorsPersist(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := bolt.Open(dir, bolt.Options{})
+	e, err := bolt.Open(dir, bolt.Options{Embedder: retrieval.NewHashEmbedder()})
 	if err != nil {
 		t.Fatal(err)
 	}

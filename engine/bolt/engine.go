@@ -80,8 +80,9 @@ var (
 type Options struct {
 	// LockTimeout bounds the wait for another process's lock (default 1 s).
 	LockTimeout time.Duration
-	// Embedder embeds texts for vector and hybrid fetch (default: the hashed
-	// n-gram embedder).
+	// Embedder embeds texts for vector and hybrid fetch (default: the
+	// learned embedder, hashed n-grams plus vectors learned from the store's
+	// own text in the background; see learned.go).
 	Embedder retrieval.Embedder
 	// Answerer writes recall answers (default: the extractive answerer).
 	Answerer retrieval.Answerer
@@ -214,6 +215,7 @@ type Engine struct {
 	idxErr       atomic.Pointer[string]
 
 	embedder retrieval.Embedder
+	learn    *learnState // the learned embedder's learner (learned.go), or nil
 	answerer retrieval.Answerer
 	vec      *retrieval.VectorIndex
 	vecReady chan struct{} // closed once the stored vectors are loaded
@@ -280,7 +282,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 		}
 	}
 	if opts.Embedder == nil && needVectors {
-		opts.Embedder = retrieval.NewHashEmbedder()
+		opts.Embedder = retrieval.NewLearnedEmbedder(retrieval.DefaultLearnConfig())
 	}
 	if opts.Answerer == nil {
 		opts.Answerer = retrieval.NewExtractive()
@@ -443,6 +445,9 @@ func (e *Engine) load() error {
 			vopts = append(vopts, retrieval.WithInt8())
 		}
 		e.vec = retrieval.NewVectorIndex(e.embedder.Dim(), vopts...)
+		if err := e.openLearned(); err != nil {
+			return err
+		}
 	}
 	// Ordinals are never reused, so nextOrd bounds the record count.
 	if int(e.nextOrd) < e.opts.SyncRebuildBelow {

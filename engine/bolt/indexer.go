@@ -73,6 +73,7 @@ func (e *Engine) indexWorker() {
 func (e *Engine) flushIndex(ctx context.Context) error {
 	// Queued texts join the content index here, off the write path.
 	defer e.drainContent()
+	defer e.kickLearn()
 	if e.rebuilding.Load() || e.applied.Load() >= e.committed.Load() {
 		return nil
 	}
@@ -284,6 +285,7 @@ func decodeVector(b []byte, model string, dim int) ([]float32, bool) {
 // check that each chunk's records still exist); records without one are
 // embedded by embedMissing.
 func (e *Engine) loadVectors() error {
+	e.useStoredGeneration()
 	model, dim := e.embedder.Model(), e.embedder.Dim()
 	var after []byte
 	for {
@@ -382,6 +384,7 @@ func (e *Engine) embedDocs(ctx context.Context, docs []index.Doc) error {
 	if e.vec == nil || len(docs) == 0 {
 		return nil
 	}
+	e.useStoredGeneration()
 	var ids, texts []string
 	for i := range docs {
 		if !e.vec.Has(docs[i].ID) {
@@ -392,6 +395,7 @@ func (e *Engine) embedDocs(ctx context.Context, docs []index.Doc) error {
 	if len(ids) == 0 {
 		return nil
 	}
+	model := e.embedder.Model()
 	vecs := make([][]float32, 0, len(ids))
 	for start := 0; start < len(texts); start += 64 {
 		got, err := e.embedder.Embed(ctx, texts[start:min(start+64, len(texts))])
@@ -408,6 +412,11 @@ func (e *Engine) embedDocs(ctx context.Context, docs []index.Doc) error {
 	// crash before that only means embedMissing recomputes them at open.
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.embedder.Model() != model {
+		// A learned generation came into use meanwhile: its re-embedding
+		// covers these records.
+		return nil
+	}
 	want := e.embedder.Dim()
 	if want == 0 {
 		want = e.vec.Dim()

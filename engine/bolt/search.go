@@ -137,7 +137,15 @@ func (e *Engine) rankVector(ctx context.Context, q string, f contract.MetaFilter
 	case <-e.closing:
 		return nil, contract.Unavailable("the store is closed")
 	}
-	qv, err := e.embedder.Embed(ctx, []string{q})
+	var qv [][]float32
+	var err error
+	if qe, ok := e.embedder.(retrieval.QueryEmbedder); ok && e.vec.Len() > sparseQueriesAbove {
+		var v []float32
+		v, err = qe.EmbedQuery(ctx, q)
+		qv = [][]float32{v}
+	} else {
+		qv, err = e.embedder.Embed(ctx, []string{q})
+	}
 	if err != nil {
 		return nil, contract.AsError(err)
 	}

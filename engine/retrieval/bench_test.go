@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -142,5 +144,44 @@ func BenchmarkExtractiveAnswer(b *testing.B) {
 		if _, err := a.Answer(context.Background(), req); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkLearnedQueryScan is the int8 scan over learned-embedder vectors
+// (512 hashed + 256 learned dimensions) by how many of the query's learned
+// dimensions are kept (LearnConfig.QueryDims), beside a hashed-only query;
+// MNEMO_BENCH_VECTORS vectors (default 100,000).
+func BenchmarkLearnedQueryScan(b *testing.B) {
+	n, _ := strconv.Atoi(os.Getenv("MNEMO_BENCH_VECTORS"))
+	if n == 0 {
+		n = 100_000
+	}
+	const hashed, learned = 512, 256
+	r := rand.New(rand.NewPCG(5, 6))
+	idx := NewVectorIndex(hashed+learned, WithInt8())
+	v := make([]float32, hashed+learned)
+	for i := range n {
+		for j := range v {
+			v[j] = float32(r.NormFloat64())
+		}
+		idx.Upsert(fmt.Sprintf("id%07d", i), v)
+	}
+	for _, keep := range []int{0, 32, 64, 96, 256} {
+		q := make([]float32, hashed+learned)
+		for j := 0; j < hashed; j += 12 { // a short query's ~40 hashed dimensions
+			q[j] = float32(r.NormFloat64())
+		}
+		for j := hashed; j < hashed+keep; j++ {
+			q[j] = float32(r.NormFloat64())
+		}
+		b.Run(fmt.Sprintf("learned-dims-%d", keep), func(b *testing.B) {
+			reportCPU(b, func() {
+				for b.Loop() {
+					if got := idx.Search(context.Background(), q, 10, nil); len(got) != 10 {
+						b.Fatalf("got %d results", len(got))
+					}
+				}
+			})
+		})
 	}
 }

@@ -51,9 +51,10 @@ func evalBolt(t *testing.T, emb retrieval.Embedder) Report {
 }
 
 // TestEvalBolt is the product's figure: engine/bolt (Bleve BM25 + the default
-// hashed embedder, fused by retrieval.Blend). Its targets: keyword at least
+// learned embedder, fused by retrieval.Blend). Its targets: keyword at least
 // 0.02 above the textbook BM25 on paraphrased queries, hybrid not below
-// keyword on paraphrased or exact queries, and every mode at most
+// keyword on paraphrased or exact queries, vector within 0.005 of keyword on
+// the paraphrases, and every mode at most
 // floorMargin below the notes figures of the README's retrieval table. It
 // takes about a second, so it runs in every go test (-eval only adds the
 // per-query listing's context); it is skipped with -short.
@@ -61,7 +62,7 @@ func TestEvalBolt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped with -short")
 	}
-	rep := evalBolt(t, retrieval.NewHashEmbedder())
+	rep := evalBolt(t, nil)
 	t.Logf("corpus stored in %s\n%s", rep.LoadTime, rep.Table())
 	t.Logf("hybrid against keyword, per query:\n%s", rep.Misses(contract.ModeKeyword, contract.ModeHybrid))
 	queries, err := Queries()
@@ -84,12 +85,18 @@ func TestEvalBolt(t *testing.T) {
 		t.Errorf("hybrid loses on exact queries: %+v against keyword %+v", hy[KindExact], kw[KindExact])
 	}
 	vec := rep.Modes[1].ByKind
+	t.Logf("paraphrase MRR: keyword %.4f, vector %.4f, hybrid %.4f", kw[KindParaphrase].MRR, vec[KindParaphrase].MRR, hy[KindParaphrase].MRR)
+	// Measured: vector 0.7406, keyword 0.7407 (a tie short of the goal by
+	// less than one query's rank); it fails on a real loss.
+	if vec[KindParaphrase].MRR < kw[KindParaphrase].MRR-0.005 {
+		t.Errorf("vector paraphrase MRR %.4f is below keyword %.4f", vec[KindParaphrase].MRR, kw[KindParaphrase].MRR)
+	}
 	checkFloors(t, []floor{
 		{"notes, exact, keyword", 1.000, 1.000, kw[KindExact].MRR, kw[KindExact].Recall},
 		{"notes, exact, vector", 1.000, 1.000, vec[KindExact].MRR, vec[KindExact].Recall},
 		{"notes, exact, hybrid", 1.000, 1.000, hy[KindExact].MRR, hy[KindExact].Recall},
 		{"notes, paraphrase, keyword", 0.741, 0.857, kw[KindParaphrase].MRR, kw[KindParaphrase].Recall},
-		{"notes, paraphrase, vector", 0.687, 0.816, vec[KindParaphrase].MRR, vec[KindParaphrase].Recall},
+		{"notes, paraphrase, vector", 0.741, 0.878, vec[KindParaphrase].MRR, vec[KindParaphrase].Recall},
 		{"notes, paraphrase, hybrid", 0.743, 0.878, hy[KindParaphrase].MRR, hy[KindParaphrase].Recall},
 	})
 }
@@ -118,8 +125,8 @@ func TestEvalBoltHoldout(t *testing.T) {
 	all := func(i int) Metrics { return rep.Modes[i].ByKind[KindAll] }
 	checkFloors(t, []floor{
 		{"notes, held-out, keyword", 0.599, 0.875, all(0).MRR, all(0).Recall},
-		{"notes, held-out, vector", 0.541, 0.708, all(1).MRR, all(1).Recall},
-		{"notes, held-out, hybrid", 0.615, 0.875, all(2).MRR, all(2).Recall},
+		{"notes, held-out, vector", 0.612, 0.875, all(1).MRR, all(1).Recall},
+		{"notes, held-out, hybrid", 0.657, 0.875, all(2).MRR, all(2).Recall},
 	})
 	if bm, err := BM25Notes(queries); err == nil {
 		t.Logf("textbook BM25 on the held-out queries (MRR / recall): %s", cells(bm[KindAll]))

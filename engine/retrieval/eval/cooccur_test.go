@@ -265,7 +265,7 @@ func knownVectorMRR(t *testing.T, set KnownItemSet, emb retrieval.Embedder) floa
 	for i, q := range set.Queries {
 		qs[i] = q.Text
 	}
-	qv, _ := emb.Embed(context.Background(), qs)
+	qv, _ := EmbedQueries(context.Background(), emb, qs)
 	ranks := make([]int, len(qs))
 	for i, q := range set.Queries {
 		for r, s := range vi.Search(context.Background(), qv[i], K, nil) {

@@ -195,6 +195,13 @@ func Load(ctx context.Context, e contract.Engine, notes []Note) (map[string]stri
 			ids[batch[i].Key] = r.ID
 		}
 	}
+	// An engine that derives its vectors from the stored text (engine/bolt's
+	// learned embedder) is measured once it has settled.
+	if w, ok := e.(interface{ WaitEmbedder(context.Context) error }); ok {
+		if err := w.WaitEmbedder(ctx); err != nil {
+			return nil, fmt.Errorf("waiting for the embedder: %w", err)
+		}
+	}
 	return ids, nil
 }
 
@@ -489,7 +496,7 @@ func RunEmbedderWith(ctx context.Context, emb retrieval.Embedder, queries []Quer
 	for i, q := range queries {
 		qtexts[i] = q.Text
 	}
-	qvecs, err := emb.Embed(ctx, qtexts)
+	qvecs, err := EmbedQueries(ctx, emb, qtexts)
 	if err != nil {
 		return EmbedderResult{}, err
 	}
@@ -524,4 +531,22 @@ func RunEmbedderWith(ctx context.Context, emb retrieval.Embedder, queries []Quer
 		Int8:          Score(queries, ri, K),
 		Int8Agreement: agree / float64(len(queries)),
 	}, nil
+}
+
+// EmbedQueries embeds search queries the way an engine does: with
+// EmbedQuery where the embedder has one.
+func EmbedQueries(ctx context.Context, emb retrieval.Embedder, qs []string) ([][]float32, error) {
+	qe, ok := emb.(retrieval.QueryEmbedder)
+	if !ok {
+		return emb.Embed(ctx, qs)
+	}
+	out := make([][]float32, len(qs))
+	for i, q := range qs {
+		v, err := qe.EmbedQuery(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
 }

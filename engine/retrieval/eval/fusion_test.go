@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,6 +12,10 @@ import (
 	"mnemo/engine/retrieval"
 )
 
+var sweepHashed = flag.Bool("hashed", false, "TestFusionSweep: with the hashed embedder instead of the default")
+
+var sweepLearnWeight = flag.Float64("learnweight", 0, "TestFusionSweep: the learned embedder with this Weight")
+
 // sweepQuery is a query and the keys that answer it.
 type sweepQuery struct {
 	text     string
@@ -19,10 +24,10 @@ type sweepQuery struct {
 
 // sweepLists fetches, per query, the keyword and vector windows hybrid
 // fuses, as note keys with their scores.
-func sweepLists(t *testing.T, notes []Note, queries []sweepQuery) (kw, vec [][]retrieval.ScoredID) {
+func sweepLists(t *testing.T, notes []Note, queries []sweepQuery, emb retrieval.Embedder) (kw, vec [][]retrieval.ScoredID) {
 	t.Helper()
 	ctx := context.Background()
-	e, err := bolt.Open(t.TempDir(), bolt.Options{Embedder: retrieval.NewHashEmbedder()})
+	e, err := bolt.Open(t.TempDir(), bolt.Options{Embedder: emb})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,12 +72,22 @@ func mrrOf(queries []sweepQuery, ranked func(i int) []string) float64 {
 }
 
 // TestFusionSweep measures fusions of the same keyword and vector windows
-// on every set: the table behind retrieval.HybridKeywordWeight.
+// on every set, with engine/bolt's default (learned) embedder, or with the
+// hashed one under -hashed: the table behind retrieval.HybridKeywordWeight.
 //
 //	go test ./engine/retrieval/eval -run TestFusionSweep -v -args -eval
 func TestFusionSweep(t *testing.T) {
 	if !*runEval {
 		t.Skip("run with -eval")
+	}
+	var emb retrieval.Embedder // the engine's default
+	if *sweepHashed {
+		emb = retrieval.NewHashEmbedder()
+	}
+	if *sweepLearnWeight > 0 {
+		cfg := retrieval.DefaultLearnConfig()
+		cfg.Weight = *sweepLearnWeight
+		emb = retrieval.NewLearnedEmbedder(cfg)
 	}
 	type set struct {
 		name    string
@@ -136,46 +151,89 @@ func TestFusionSweep(t *testing.T) {
 		{"vector", func(_, vec []retrieval.ScoredID) []string { return idsOf(vec) }},
 		{"RRF k 60", func(kw, vec []retrieval.ScoredID) []string { return keys(retrieval.RRF(60, idsOf(kw), idsOf(vec))) }},
 	}
-	for _, w := range []float64{0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9} {
+	for _, w := range []float64{0.5, 0.7} {
 		fusions = append(fusions, fusion{fmt.Sprintf("min-max blend %.2f", w), func(kw, vec []retrieval.ScoredID) []string {
 			return keys(retrieval.Blend(minMax(kw), minMax(vec), w))
 		}})
 	}
-	for _, w := range []float64{0.6, 0.7, 0.8} {
-		for _, vw := range []int{10, 20} {
-			fusions = append(fusions, fusion{fmt.Sprintf("min-max blend %.2f, vector top %d", w, vw), func(kw, vec []retrieval.ScoredID) []string {
-				return keys(retrieval.Blend(minMax(kw), minMax(vec[:min(vw, len(vec))]), w))
+	for _, vw := range []int{10, 20, 64} {
+		for _, w := range []float64{0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8} {
+			fusions = append(fusions, fusion{fmt.Sprintf("score / best %.2f, vector top %d", w, vw), func(kw, vec []retrieval.ScoredID) []string {
+				return keys(retrieval.Blend(kw, vec[:min(vw, len(vec))], w))
 			}})
 		}
-		fusions = append(fusions, fusion{fmt.Sprintf("blend %.2f, scores / best", w), func(kw, vec []retrieval.ScoredID) []string {
-			return keys(retrieval.Blend(kw, vec, w))
-		}})
-		fusions = append(fusions, fusion{fmt.Sprintf("blend %.2f, keyword / best, vector raw", w), func(kw, vec []retrieval.ScoredID) []string {
-			return keys(retrieval.Blend(kw, withOne(vec), w))
+	}
+	for _, vw := range []int{10, 20, 64} {
+		for _, w := range []float64{0.3, 0.4, 0.45} {
+			fusions = append(fusions, fusion{fmt.Sprintf("score / best %.2f, vector top %d", w, vw), func(kw, vec []retrieval.ScoredID) []string {
+				return keys(retrieval.Blend(kw, vec[:min(vw, len(vec))], w))
+			}})
+		}
+		for _, w := range []float64{0.4, 0.5, 0.6, 0.7} {
+			fusions = append(fusions, fusion{fmt.Sprintf("keyword / best, vector min-max, %.2f, vector top %d", w, vw), func(kw, vec []retrieval.ScoredID) []string {
+				return keys(retrieval.Blend(kw, minMax(vec[:min(vw, len(vec))]), w))
+			}})
+		}
+	}
+	for _, k := range []float64{5, 20} {
+		for _, w := range []float64{0.5, 0.6, 0.7} {
+			fusions = append(fusions, fusion{fmt.Sprintf("weighted RRF k %.0f, keyword %.2f", k, w), func(kw, vec []retrieval.ScoredID) []string {
+				sc := map[string]float64{}
+				for r, x := range kw {
+					sc[x.ID] += w / (k + float64(r+1))
+				}
+				for r, x := range vec[:min(20, len(vec))] {
+					sc[x.ID] += (1 - w) / (k + float64(r+1))
+				}
+				var l []retrieval.ScoredID
+				for id, v := range sc {
+					l = append(l, retrieval.ScoredID{ID: id, Score: v})
+				}
+				return keys(retrieval.Blend(l, nil, 1))
+			}})
+		}
+	}
+	for _, w := range []float64{0.3, 0.35, 0.4, 0.5, 0.6} {
+		fusions = append(fusions, fusion{fmt.Sprintf("score / best %.2f, vector top 20, both lists x1.1", w), func(kw, vec []retrieval.ScoredID) []string {
+			v := vec[:min(20, len(vec))]
+			in := map[string]bool{}
+			for _, x := range v {
+				in[x.ID] = true
+			}
+			fs := retrieval.Blend(kw, v, w)
+			for i := range fs {
+				for _, x := range kw {
+					if x.ID == fs[i].ID && in[x.ID] {
+						fs[i].Score *= 1.1
+					}
+				}
+			}
+			l := make([]retrieval.ScoredID, len(fs))
+			for i, f := range fs {
+				l[i] = retrieval.ScoredID{ID: f.ID, Score: f.Score}
+			}
+			return keys(retrieval.Blend(l, nil, 1))
 		}})
 	}
-	for _, w := range []float64{0.65, 0.75} {
-		fusions = append(fusions, fusion{fmt.Sprintf("blend %.2f, scores / best", w), func(kw, vec []retrieval.ScoredID) []string {
-			return keys(retrieval.Blend(kw, vec, w))
-		}})
-	}
-	for _, w := range []float64{0.7, 0.75} {
-		fusions = append(fusions, fusion{fmt.Sprintf("blend %.2f, scores / best, vector top 10", w), func(kw, vec []retrieval.ScoredID) []string {
-			return keys(retrieval.Blend(kw, vec[:min(10, len(vec))], w))
+	for _, w := range []float64{0.3, 0.4, 0.6} {
+		fusions = append(fusions, fusion{fmt.Sprintf("min-max blend %.2f", w), func(kw, vec []retrieval.ScoredID) []string {
+			return keys(retrieval.Blend(minMax(kw), minMax(vec), w))
 		}})
 	}
 	// keyword confidence: the top-1 / top-2 score ratio picks the weight
-	for _, c := range []struct{ lo, hi, at float64 }{{0.6, 0.85, 1.15}, {0.65, 0.85, 1.1}, {0.7, 0.9, 1.1}, {0.7, 0.85, 1.2}, {0.6, 0.9, 1.3}} {
-		fusions = append(fusions, fusion{fmt.Sprintf("score / best, vector top 10, keyword %.2f or %.2f at top ratio %.2f", c.lo, c.hi, c.at), func(kw, vec []retrieval.ScoredID) []string {
-			w := c.lo
-			if len(kw) == 1 || len(kw) > 1 && kw[0].Score >= c.at*kw[1].Score {
-				w = c.hi
-			}
-			if len(kw) == 0 {
-				w = 0
-			}
-			return keys(retrieval.Blend(kw, vec[:min(10, len(vec))], w))
-		}})
+	for _, c := range []struct{ lo, hi, at float64 }{{0.55, 0.75, 1.15}, {0.6, 0.8, 1.1}, {0.6, 0.75, 1.2}, {0.5, 0.7, 1.15}} {
+		for _, vw := range []int{10, 20} {
+			fusions = append(fusions, fusion{fmt.Sprintf("score / best, vector top %d, keyword %.2f or %.2f at top ratio %.2f", vw, c.lo, c.hi, c.at), func(kw, vec []retrieval.ScoredID) []string {
+				w := c.lo
+				if len(kw) == 1 || len(kw) > 1 && kw[0].Score >= c.at*kw[1].Score {
+					w = c.hi
+				}
+				if len(kw) == 0 {
+					w = 0
+				}
+				return keys(retrieval.Blend(kw, vec[:min(vw, len(vec))], w))
+			}})
+		}
 	}
 	var b strings.Builder
 	b.WriteString("| fusion |")
@@ -185,7 +243,7 @@ func TestFusionSweep(t *testing.T) {
 	b.WriteString(" worst gain over better input |\n|---|" + strings.Repeat("---|", len(sets)+1) + "\n")
 	results := make([][]float64, len(fusions))
 	for _, s := range sets {
-		kw, vec := sweepLists(t, s.notes, s.queries)
+		kw, vec := sweepLists(t, s.notes, s.queries, emb)
 		for fi, f := range fusions {
 			results[fi] = append(results[fi], mrrOf(s.queries, func(i int) []string { return f.fuse(kw[i], vec[i]) }))
 		}

@@ -9,7 +9,6 @@ import (
 
 	"mnemo/contract"
 	"mnemo/engine/bolt"
-	"mnemo/engine/retrieval"
 )
 
 // Sizes of the known-item sets the tests run: small enough for a couple of
@@ -115,15 +114,15 @@ func evalKnownItems(t *testing.T, sets []KnownItemSet, opts bolt.Options) []Know
 // TestKnownItemBolt is the real-text evaluation of the product (engine/bolt
 // with its default embedder), beside the textbook BM25 the harness computes
 // itself. It fails below its minimums: keyword at least 0.02 above the
-// baseline, hybrid at least its better input, and floors a little under the
-// figures measured when they were set (go-doc keyword 0.605, hybrid 0.616;
-// man-pages keyword 0.639, hybrid 0.662; the go-doc set follows the Go
-// release the tests run with).
+// baseline, hybrid at least its better input and 0.02 above keyword, and
+// floors a little under the figures measured when they were set (go-doc
+// keyword 0.605, hybrid 0.632; man-pages keyword 0.639, hybrid 0.666; the
+// go-doc set follows the Go release the tests run with).
 func TestKnownItemBolt(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("loads thousands of documents (skipped with -short and -race)")
 	}
-	results := evalKnownItems(t, knownItemSets(t), bolt.Options{Embedder: retrieval.NewHashEmbedder()})
+	results := evalKnownItems(t, knownItemSets(t), bolt.Options{})
 	t.Logf("\n%s", KnownItemTable(results...))
 	for _, r := range results {
 		for _, mode := range []string{string(contract.ModeKeyword), string(contract.ModeHybrid)} {
@@ -133,11 +132,14 @@ func TestKnownItemBolt(t *testing.T) {
 		lost, won := r.Compare(string(contract.ModeKeyword), string(contract.ModeHybrid))
 		t.Logf("%s: hybrid against keyword: worse on %d queries, better on %d", r.Set, lost, won)
 	}
-	floors := map[string][2]float64{"go-doc": {0.58, 0.59}, "man-pages": {0.62, 0.64}}
+	floors := map[string][2]float64{"go-doc": {0.58, 0.61}, "man-pages": {0.62, 0.64}}
 	for _, r := range results {
 		kw, vec, hy := r.Mode(contract.ModeKeyword), r.Mode(contract.ModeVector), r.Mode(contract.ModeHybrid)
 		if kw.MRR < r.BM25.MRR+0.02 {
 			t.Errorf("%s: keyword MRR@10 %.3f, want >= BM25 %.3f + 0.02", r.Set, kw.MRR, r.BM25.MRR)
+		}
+		if hy.MRR < kw.MRR+0.02 {
+			t.Errorf("%s: hybrid MRR@10 %.3f, want >= keyword %.3f + 0.02", r.Set, hy.MRR, kw.MRR)
 		}
 		if hy.MRR < max(kw.MRR, vec.MRR) {
 			t.Errorf("%s: hybrid MRR@10 %.3f is below its better input (keyword %.3f, vector %.3f)", r.Set, hy.MRR, kw.MRR, vec.MRR)

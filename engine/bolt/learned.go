@@ -1,0 +1,400 @@
+package bolt
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"mnemo/contract"
+	"mnemo/engine/retrieval"
+)
+
+// The default embedder learns from the store's own text
+// (retrieval.LearnedEmbedder): a generation is learned in the background
+// once the store has vectors, stored in bucketLearned, put in use, and every
+// record re-embedded with it while the previous vectors keep answering (the
+// generations share one space, so the mix in between still ranks sensibly);
+// keyword search never waits for any of it. At the next open the stored
+// generation is put in use before the vectors load or anything is embedded,
+// so vectors of an older one are re-embedded by embedMissing like those of
+// any changed model.
+
+var (
+	bucketLearned   = []byte("learned")
+	keyLearnedModel = []byte("model")
+	keyLearnedFrom  = []byte("records")
+)
+
+const (
+	// learnMinRecords is the smallest store that learns: below it the
+	// hashed part alone embeds.
+	learnMinRecords = 100
+	// learnQuiet is the pause in writes a generation waits for (an import
+	// learns once at its end, not at every batch), learnMaxWait the longest
+	// it waits for one.
+	learnQuiet   = 250 * time.Millisecond
+	learnMaxWait = 30 * time.Second
+	// learnSmallStore: up to this many records a generation is relearned
+	// when the record count has moved by a tenth since the last; above it,
+	// by a half (each generation re-embeds every record).
+	learnSmallStore = 50000
+	// learnTextBytes bounds the text of one record a generation reads.
+	learnTextBytes = 8 << 10
+	// sparseQueriesAbove: in a store with more vectors a query keeps only
+	// its largest learned dimensions (retrieval.LearnedEmbedder.EmbedQuery).
+	// The exact int8 scan costs one pass over the vectors per non-zero query
+	// dimension; a full learned query has about 300 of them (the hashed
+	// part about 40): hybrid p50 16 ms at 100k on this machine's two cores
+	// (budget 25), and a scan of 216 ms of CPU at 1M against 92 ms with 64
+	// kept (BenchmarkLearnedQueryScan). Kept to 64 (LearnConfig.QueryDims),
+	// it ranks within 0.013 MRR of the full query on the evaluation sets.
+	sparseQueriesAbove = 50000
+)
+
+// learnState is the learner's state (Engine.learn, nil without a learned
+// embedder).
+type learnState struct {
+	emb  *retrieval.LearnedEmbedder
+	kick chan struct{}
+	// from is the record count the model in use learned at (0: none).
+	from atomic.Int64
+	// busy is set while a generation is learned or re-embedded.
+	busy atomic.Bool
+	// learned counts generations learned by this process.
+	learned atomic.Int64
+	// load reads the stored generation (useStoredGeneration).
+	load sync.Once
+	// failed is the last generation's failure, nil after a success.
+	failed atomic.Pointer[string]
+}
+
+// openLearned starts the learner; it runs in init. The stored generation is
+// read when vectors are first needed (useStoredGeneration), so a process
+// that only browses never reads it.
+func (e *Engine) openLearned() error {
+	emb, ok := e.embedder.(*retrieval.LearnedEmbedder)
+	if !ok || e.vec == nil {
+		return nil
+	}
+	e.learn = &learnState{emb: emb, kick: make(chan struct{}, 1)}
+	e.goBackground(e.learnWorker)
+	return nil
+}
+
+// useStoredGeneration puts the stored generation in use, once, before any
+// vector is loaded or embedded.
+func (e *Engine) useStoredGeneration() {
+	if e.learn == nil {
+		return
+	}
+	l := e.learn
+	l.load.Do(func() {
+		var raw []byte
+		var from int64
+		err := e.db.View(func(tx *bbolt.Tx) error {
+			if b := tx.Bucket(bucketLearned); b != nil {
+				raw = append(raw, b.Get(keyLearnedModel)...)
+				from, _ = strconv.ParseInt(string(b.Get(keyLearnedFrom)), 10, 64)
+			}
+			return nil
+		})
+		if err != nil || len(raw) == 0 {
+			return
+		}
+		m, err := retrieval.UnmarshalLearnedModel(raw)
+		if err == nil {
+			err = l.emb.Use(m)
+		}
+		if err != nil {
+			// Derived data: learned again from the records.
+			e.log.Warn("the stored learned embedder is unusable; it is learned again", "err", err)
+			return
+		}
+		l.from.Store(from)
+	})
+}
+
+// kickLearn tells the learner the store may have changed.
+func (e *Engine) kickLearn() {
+	if e.learn == nil {
+		return
+	}
+	select {
+	case e.learn.kick <- struct{}{}:
+	default:
+	}
+}
+
+// learnDue reports whether the store has moved far enough from the model in
+// use to learn a new generation.
+func (e *Engine) learnDue() bool {
+	if e.bulk.Load() || e.rebuilding.Load() {
+		return false
+	}
+	n := int64(e.Len())
+	from := e.learn.from.Load()
+	if from == 0 {
+		return n >= learnMinRecords
+	}
+	step := from / 10
+	if from > learnSmallStore {
+		step = from / 2
+	}
+	return n >= learnMinRecords && (n-from >= step || from-n >= step)
+}
+
+// learnWorker learns generations while the engine is open. It starts once
+// every record has a vector (a process that only browses never learns).
+func (e *Engine) learnWorker() {
+	select {
+	case <-e.vecComplete:
+	case <-e.closing:
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-e.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	for {
+		if e.learnDue() {
+			e.learn.busy.Store(true)
+			if e.waitQuiet() {
+				if err := e.learnGeneration(ctx); err != nil && ctx.Err() == nil {
+					e.log.Error("learning the embedder failed", "err", err)
+					msg := err.Error()
+					e.learn.failed.Store(&msg)
+				} else {
+					e.learn.failed.Store(nil)
+				}
+			}
+			e.learn.busy.Store(false)
+		}
+		select {
+		case <-e.learn.kick:
+		case <-e.closing:
+			return
+		}
+	}
+}
+
+// waitQuiet waits until no write has been committed for learnQuiet (at most
+// learnMaxWait); false when the engine closes.
+func (e *Engine) waitQuiet() bool {
+	deadline := time.Now().Add(learnMaxWait)
+	for seen := e.committed.Load(); ; {
+		select {
+		case <-e.closing:
+			return false
+		case <-time.After(learnQuiet):
+		}
+		now := e.committed.Load()
+		if now == seen || time.Now().After(deadline) {
+			return true
+		}
+		seen = now
+	}
+}
+
+// learnGeneration learns the next generation from a sample of the records'
+// text, stores it, puts it in use and re-embeds every record.
+func (e *Engine) learnGeneration(ctx context.Context) error {
+	l := e.learn
+	cfg := l.emb.Config()
+	sample := retrieval.NewLearnSample(cfg.MaxDocs)
+	// The count the next generation is judged against is learnDue's.
+	count := e.Len()
+	records := 0
+	var after []byte
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := 0
+		err := e.db.View(func(tx *bbolt.Tx) error {
+			c := tx.Bucket(bucketRecords).Cursor()
+			k, v := c.First()
+			if after != nil {
+				k, v = c.Seek(after)
+				if k != nil && string(k) == string(after) {
+					k, v = c.Next()
+				}
+			}
+			for ; k != nil && n < applyChunk; k, v = c.Next() {
+				n++
+				after = append(after[:0], k...)
+				s, err := decodeRecord(v, partHit, parseNS)
+				if err != nil {
+					return contract.EngineErr("record %s: %w", k, err)
+				}
+				text := s.text
+				if len(text) > learnTextBytes {
+					text = text[:learnTextBytes]
+				}
+				sample.Add(text)
+			}
+			return nil
+		})
+		if err != nil {
+			return contract.AsError(err)
+		}
+		records += n
+		e.scanned(n, n == 0)
+		if n == 0 {
+			break
+		}
+	}
+	gen := uint64(1)
+	if cur := l.emb.Current(); cur != nil {
+		gen = cur.Generation() + 1
+	}
+	t0 := time.Now()
+	m, err := retrieval.Learn(ctx, sample.Texts(), gen, cfg)
+	if err != nil {
+		return err
+	}
+	raw, err := m.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	err = e.db.Update(func(tx *bbolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(bucketLearned)
+		if err != nil {
+			return err
+		}
+		if err := b.Put(keyLearnedModel, raw); err != nil {
+			return err
+		}
+		return b.Put(keyLearnedFrom, []byte(strconv.Itoa(count)))
+	})
+	if err != nil {
+		return contract.AsError(err)
+	}
+	if err := l.emb.Use(m); err != nil {
+		return err
+	}
+	l.from.Store(int64(max(count, 1)))
+	l.learned.Add(1)
+	e.log.Info("embedder learned", "model", m.ID(), "records", records, "sampled", m.Docs(),
+		"vocabulary", m.Vocabulary(), "took", time.Since(t0))
+	return e.reembed(ctx, m.ID())
+}
+
+// reembed embeds every record again with the model in use, replacing its
+// vector; it stops when the model changes again.
+func (e *Engine) reembed(ctx context.Context, model string) error {
+	e.mu.RLock()
+	ids := make([]string, 0, e.t.live)
+	for ord, alive := range e.t.alive {
+		if alive {
+			ids = append(ids, e.t.idOf(uint32(ord)))
+		}
+	}
+	e.mu.RUnlock()
+	for start := 0; start < len(ids); start += 256 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		chunk := ids[start:min(start+256, len(ids))]
+		var live, texts []string
+		err := e.db.View(func(tx *bbolt.Tx) error {
+			recs := tx.Bucket(bucketRecords)
+			for _, id := range chunk {
+				if v := recs.Get([]byte(id)); v != nil {
+					s, err := decodeRecord(v, partHit, parseNS)
+					if err != nil {
+						return err
+					}
+					live, texts = append(live, id), append(texts, s.text)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return contract.AsError(err)
+		}
+		vecs, err := e.embedder.Embed(ctx, texts)
+		if err != nil {
+			return err
+		}
+		if len(vecs) != len(live) {
+			return contract.EngineErr("the embedder returned %d vectors for %d texts", len(vecs), len(live))
+		}
+		e.mu.Lock()
+		if e.embedder.Model() != model {
+			e.mu.Unlock()
+			return nil
+		}
+		for i, id := range live {
+			if _, alive := e.t.ordOfID(id); alive && len(vecs[i]) == e.vec.Dim() {
+				e.vec.Upsert(id, vecs[i])
+				e.pendingVec[id] = vecs[i]
+			}
+		}
+		var saveErr error
+		if len(e.pendingVec) >= maxPendingVectors {
+			saveErr = e.db.Update(e.savePendingVectors)
+		}
+		e.mu.Unlock()
+		if saveErr != nil {
+			e.log.Error("saving vectors failed; they are recomputed at the next open", "err", saveErr)
+		}
+	}
+	return nil
+}
+
+// WaitEmbedder waits until the vectors are complete and embedded with the
+// generation the store's text calls for: what the learned embedder would
+// have after the store has been left alone (tests and the evaluation wait on
+// it). It loads the vectors of a large store if they are not loaded.
+func (e *Engine) WaitEmbedder(ctx context.Context) error {
+	if err := e.WaitIndex(ctx); err != nil {
+		return err
+	}
+	if e.vec == nil {
+		return nil
+	}
+	e.ensureVectors()
+	select {
+	case <-e.vecComplete:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-e.closing:
+		return contract.Unavailable("the store is closed")
+	}
+	if e.learn == nil {
+		return nil
+	}
+	for e.learn.busy.Load() || e.learnDue() {
+		if msg := e.learn.failed.Load(); msg != nil && !e.learn.busy.Load() {
+			return contract.EngineErr("learning the embedder: %s", *msg)
+		}
+		e.kickLearn()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-e.closing:
+			return contract.Unavailable("the store is closed")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// EmbedderModel is the model id the vectors are embedded with now (with the
+// learned embedder, the generation in use), "" without vectors.
+func (e *Engine) EmbedderModel() string {
+	if e.embedder == nil || e.vec == nil {
+		return ""
+	}
+	e.useStoredGeneration()
+	return e.embedder.Model()
+}

@@ -1,0 +1,619 @@
+package retrieval
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"mnemo/contract"
+)
+
+// LearnedModelPrefix starts the model id of the learned embedder; the id
+// goes on with the generation and a digest of the model
+// ("mnemo-ri-v1-g3-1a2b3c4d"), and is "mnemo-ri-v1-g0" before anything was
+// learned (then the vectors are the hashed embedder's).
+const LearnedModelPrefix = "mnemo-ri-v1"
+
+// LearnConfig tunes the learned embedder. Start from DefaultLearnConfig.
+type LearnConfig struct {
+	// Dim is the length of the learned part, added to the hashed part's.
+	Dim int
+	// Weight is the learned part's length against the hashed part's (both
+	// unit before the concatenation).
+	Weight float64
+	// IndexWeight adds each word's own random index vector to its context
+	// vector when a text is embedded.
+	IndexWeight float64
+	// MaxDocs bounds the texts one generation learns from (a deterministic
+	// sample by the text's hash beyond it), MaxVocab the words that get a
+	// context vector (the most frequent, with at least MinDF documents),
+	// MaxTokens the words read from one text.
+	MaxDocs, MaxVocab, MinDF, MaxTokens int
+	// Stem applies the hashed embedder's light stemming to words.
+	Stem bool
+	// QueryDims keeps only that many of a query's learned dimensions (the
+	// largest; 0 keeps all): an exact int8 scan costs one pass per non-zero
+	// query dimension, and a learned part is dense. Stored vectors keep all,
+	// so it is not part of the model.
+	QueryDims int
+}
+
+// DefaultLearnConfig is what engine/bolt learns with, chosen on the
+// evaluation sets in engine/retrieval/eval.
+func DefaultLearnConfig() LearnConfig {
+	return LearnConfig{Dim: 256, Weight: 0.75, IndexWeight: 1, MaxDocs: 50000, MaxVocab: 50000, MinDF: 1, MaxTokens: 1000, Stem: true, QueryDims: 64}
+}
+
+// riNonZero is how many signed positions a word's random index vector has.
+const riNonZero = 8
+
+// LearnedModel is one generation of vectors learned from a store's text by
+// random indexing: every word has a fixed sparse random index vector (from
+// its hash, the same in every generation), and a word's context vector is
+// the idf-weighted sum of the index vectors of the words it shares texts
+// with. Because the index vectors never change, vectors of different
+// generations live in the same space and stay roughly comparable while a
+// store is re-embedded. A model is immutable.
+type LearnedModel struct {
+	cfg        LearnConfig
+	generation uint64
+	docs       int // texts learned from
+	words      map[string]int32
+	idf        []float32
+	rows       []int8    // len(words) x cfg.Dim, the context vectors
+	scales     []float32 // per row: value = int8 x scale
+	id         string
+}
+
+// Generation is the model's generation (1 for the first learned).
+func (m *LearnedModel) Generation() uint64 { return m.generation }
+
+// Docs is how many texts the model learned from.
+func (m *LearnedModel) Docs() int { return m.docs }
+
+// Vocabulary is how many words have a context vector.
+func (m *LearnedModel) Vocabulary() int { return len(m.idf) }
+
+// ID is the model id vectors embedded with it carry.
+func (m *LearnedModel) ID() string { return m.id }
+
+// Bytes is the model's size in memory, roughly.
+func (m *LearnedModel) Bytes() int { return len(m.rows) + 8*len(m.idf) + 48*len(m.words) }
+
+// learnTokens are the words of text the learned model counts: content words
+// of three or more characters, stemmed if configured, at most max.
+func learnTokens(text string, stemmed bool, max int) []string {
+	ws := words(text)
+	out := ws[:0]
+	for _, w := range ws {
+		if len(w) < 3 || isStopWord(w) {
+			continue
+		}
+		if stemmed {
+			w = stem(w)
+		}
+		out = append(out, w)
+		if len(out) == max {
+			break
+		}
+	}
+	return out
+}
+
+// riIndex is a word's random index vector: riNonZero positions of dim with
+// signs, from the word's hash.
+func riIndex(w string, dim int) (idx [riNonZero]int32, neg [riNonZero]bool) {
+	x := featureHash('r', w, "")
+	for i := range idx {
+		x = mix64(x + uint64(i) + 1)
+		idx[i] = int32(x % uint64(dim))
+		neg[i] = x>>40&1 == 1
+	}
+	return idx, neg
+}
+
+// Learn learns generation gen from texts. The same texts (in any order)
+// give the same model: beyond cfg.MaxDocs a sample is kept by the texts'
+// hashes, and the sums run in the texts' hash order. It costs
+// O(docs x distinct words x Dim) time and MaxVocab x Dim x 4 bytes while
+// learning (a quarter of that after).
+func Learn(ctx context.Context, texts []string, gen uint64, cfg LearnConfig) (*LearnedModel, error) {
+	if cfg.Dim <= 0 || cfg.MaxVocab <= 0 {
+		return nil, errors.New("learned embedder: Dim and MaxVocab must be positive")
+	}
+	type doc struct {
+		h    uint64
+		text string
+	}
+	docs := make([]doc, 0, len(texts))
+	for _, t := range texts {
+		docs = append(docs, doc{featureHash('d', t, ""), t})
+	}
+	slices.SortFunc(docs, func(a, b doc) int {
+		if c := cmp.Compare(a.h, b.h); c != 0 {
+			return c
+		}
+		return strings.Compare(a.text, b.text)
+	})
+	if cfg.MaxDocs > 0 && len(docs) > cfg.MaxDocs {
+		docs = docs[:cfg.MaxDocs] // the hash order is a uniform sample
+	}
+	// Pass 1: document frequencies.
+	df := map[string]int32{}
+	toks := make([][]string, len(docs))
+	for i, d := range docs {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, contract.Unavailable("learning cancelled: %w", err)
+			}
+		}
+		ts := learnTokens(d.text, cfg.Stem, cfg.MaxTokens)
+		slices.Sort(ts)
+		ts = slices.Compact(ts)
+		toks[i] = ts
+		for _, w := range ts {
+			df[w]++
+		}
+	}
+	n := float64(len(docs))
+	idfOf := func(d int32) float32 { return float32(math.Log(1 + n/float64(d))) }
+	vocab := make([]string, 0, len(df))
+	for w, d := range df {
+		if int(d) >= cfg.MinDF {
+			vocab = append(vocab, w)
+		}
+	}
+	slices.SortFunc(vocab, func(a, b string) int {
+		if c := cmp.Compare(df[b], df[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	vocab = vocab[:min(len(vocab), cfg.MaxVocab)]
+	slices.Sort(vocab)
+	m := &LearnedModel{cfg: cfg, generation: gen, docs: len(docs), words: make(map[string]int32, len(vocab)), idf: make([]float32, len(vocab))}
+	for i, w := range vocab {
+		m.words[w] = int32(i)
+		m.idf[i] = idfOf(df[w])
+	}
+	// Pass 2: every vocabulary word of a text gets the text's sum of index
+	// vectors (its own left out).
+	dim := cfg.Dim
+	acc := make([]float32, len(vocab)*dim)
+	sum := make([]float32, dim)
+	for i, ts := range toks {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, contract.Unavailable("learning cancelled: %w", err)
+			}
+		}
+		clear(sum)
+		for _, w := range ts {
+			wt := idfOf(df[w])
+			idx, neg := riIndex(w, dim)
+			for k, at := range idx {
+				if neg[k] {
+					sum[at] -= wt
+				} else {
+					sum[at] += wt
+				}
+			}
+		}
+		for _, w := range ts {
+			r, ok := m.words[w]
+			if !ok {
+				continue
+			}
+			row := acc[int(r)*dim : int(r+1)*dim]
+			for j, v := range sum {
+				row[j] += v
+			}
+			wt := m.idf[r]
+			idx, neg := riIndex(w, dim)
+			for k, at := range idx {
+				if neg[k] {
+					row[at] += wt
+				} else {
+					row[at] -= wt
+				}
+			}
+		}
+		toks[i] = nil
+	}
+	m.rows = make([]int8, len(acc))
+	m.scales = make([]float32, len(vocab))
+	for r := range vocab {
+		row := acc[r*dim : (r+1)*dim]
+		var maxAbs float32
+		for _, v := range row {
+			maxAbs = max(maxAbs, float32(math.Abs(float64(v))))
+		}
+		if maxAbs == 0 {
+			continue
+		}
+		q := m.rows[r*dim : (r+1)*dim]
+		var norm float64
+		for j, v := range row {
+			x := int8(math.Round(float64(v / maxAbs * 127)))
+			q[j] = x
+			norm += float64(x) * float64(x)
+		}
+		m.scales[r] = float32(1 / math.Sqrt(norm))
+	}
+	m.id = m.digestID()
+	return m, nil
+}
+
+// digestID is the model id: the generation, then a digest of everything
+// but the generation (the same text learns the same digest in any
+// generation).
+func (m *LearnedModel) digestID() string {
+	c := *m
+	c.generation = 0
+	b, _ := c.MarshalBinary()
+	sum := sha256.Sum256(b)
+	return LearnedModelPrefix + "-g" + strconv.FormatUint(m.generation, 10) + "-" + hex.EncodeToString(sum[:4])
+}
+
+const learnedFormat = 1
+
+// MarshalBinary encodes the model for storage (UnmarshalLearnedModel reads
+// it back): the configuration, the generation, then per word (sorted) the
+// word, its idf and its context vector as int8 with a scale.
+func (m *LearnedModel) MarshalBinary() ([]byte, error) {
+	c := m.cfg
+	b := make([]byte, 0, 64+len(m.rows)+len(m.idf)*24)
+	b = binary.AppendUvarint(b, learnedFormat)
+	for _, v := range []int{c.Dim, c.MaxDocs, c.MaxVocab, c.MinDF, c.MaxTokens} {
+		b = binary.AppendUvarint(b, uint64(v))
+	}
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.Weight))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.IndexWeight))
+	if c.Stem {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	b = binary.AppendUvarint(b, m.generation)
+	b = binary.AppendUvarint(b, uint64(m.docs))
+	b = binary.AppendUvarint(b, uint64(len(m.idf)))
+	order := make([]string, len(m.idf))
+	for w, r := range m.words {
+		order[r] = w
+	}
+	for r, w := range order {
+		b = binary.AppendUvarint(b, uint64(len(w)))
+		b = append(b, w...)
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(m.idf[r]))
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(m.scales[r]))
+		for _, x := range m.rows[r*c.Dim : (r+1)*c.Dim] {
+			b = append(b, byte(x))
+		}
+	}
+	return b, nil
+}
+
+// UnmarshalLearnedModel decodes what MarshalBinary wrote.
+func UnmarshalLearnedModel(b []byte) (*LearnedModel, error) {
+	bad := errors.New("learned embedder: damaged model")
+	uv := func() uint64 {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			b = nil
+			return 0
+		}
+		b = b[n:]
+		return v
+	}
+	f64 := func() float64 {
+		if len(b) < 8 {
+			b = nil
+			return 0
+		}
+		v := math.Float64frombits(binary.LittleEndian.Uint64(b))
+		b = b[8:]
+		return v
+	}
+	if uv() != learnedFormat {
+		return nil, fmt.Errorf("learned embedder: unknown model format")
+	}
+	var c LearnConfig
+	for _, p := range []*int{&c.Dim, &c.MaxDocs, &c.MaxVocab, &c.MinDF, &c.MaxTokens} {
+		*p = int(uv())
+	}
+	c.Weight, c.IndexWeight = f64(), f64()
+	if len(b) < 1 {
+		return nil, bad
+	}
+	c.Stem = b[0] == 1
+	b = b[1:]
+	m := &LearnedModel{cfg: c, generation: uv(), docs: int(uv())}
+	nw := int(uv())
+	if b == nil || c.Dim <= 0 || nw > len(b)/(c.Dim+9) {
+		return nil, bad
+	}
+	m.words = make(map[string]int32, nw)
+	m.idf, m.scales, m.rows = make([]float32, nw), make([]float32, nw), make([]int8, nw*c.Dim)
+	for r := 0; r < nw; r++ {
+		l := int(uv())
+		if b == nil || len(b) < l+8+c.Dim {
+			return nil, bad
+		}
+		m.words[string(b[:l])] = int32(r)
+		b = b[l:]
+		m.idf[r] = math.Float32frombits(binary.LittleEndian.Uint32(b))
+		m.scales[r] = math.Float32frombits(binary.LittleEndian.Uint32(b[4:]))
+		b = b[8:]
+		for j := 0; j < c.Dim; j++ {
+			m.rows[r*c.Dim+j] = int8(b[j])
+		}
+		b = b[c.Dim:]
+	}
+	if len(b) != 0 {
+		return nil, bad
+	}
+	m.id = m.digestID()
+	return m, nil
+}
+
+// embedLearned adds the learned part of text's vector to out (length
+// cfg.Dim), unit length or zero.
+func (m *LearnedModel) embedLearned(text string, out []float64) {
+	clear(out)
+	ts := learnTokens(text, m.cfg.Stem, m.cfg.MaxTokens)
+	slices.Sort(ts)
+	dim := m.cfg.Dim
+	gamma := m.cfg.IndexWeight / math.Sqrt(riNonZero)
+	for i := 0; i < len(ts); {
+		j := i + 1
+		for j < len(ts) && ts[j] == ts[i] {
+			j++
+		}
+		w := ts[i]
+		r, ok := m.words[w]
+		if ok {
+			wt := (1 + math.Log(float64(j-i))) * float64(m.idf[r])
+			s := wt * float64(m.scales[r])
+			for k, x := range m.rows[int(r)*dim : int(r+1)*dim] {
+				out[k] += float64(s * float64(x))
+			}
+			if gamma > 0 {
+				idx, neg := riIndex(w, dim)
+				g := float64(wt * gamma)
+				for k, at := range idx {
+					if neg[k] {
+						out[at] -= g
+					} else {
+						out[at] += g
+					}
+				}
+			}
+		}
+		i = j
+	}
+	if n := l2(out); n > 0 {
+		for k := range out {
+			out[k] /= n
+		}
+	}
+}
+
+// LearnedEmbedder is the hashed n-gram embedder with a learned part
+// appended: its vectors are the hashed vector (unit) followed by the current
+// model's vector (unit, times the model's Weight), normalised. Its model id
+// names the generation; before the first generation the learned part is
+// zero, so the vectors rank as the hashed embedder's. Use swaps the model:
+// the owner re-embeds what it stored when Model changes.
+type LearnedEmbedder struct {
+	base Embedder
+	cfg  LearnConfig
+	cur  atomic.Pointer[LearnedModel]
+}
+
+// NewLearnedEmbedder returns a learned embedder with no model yet.
+func NewLearnedEmbedder(cfg LearnConfig) *LearnedEmbedder {
+	return &LearnedEmbedder{base: NewHashEmbedder(), cfg: cfg}
+}
+
+// Config is the configuration new generations learn with.
+func (e *LearnedEmbedder) Config() LearnConfig { return e.cfg }
+
+// Current is the model in use (nil before the first).
+func (e *LearnedEmbedder) Current() *LearnedModel { return e.cur.Load() }
+
+// Use makes m the model in use (nil: none). Its dimensions must be the
+// configuration's.
+func (e *LearnedEmbedder) Use(m *LearnedModel) error {
+	if m != nil && m.cfg.Dim != e.cfg.Dim {
+		return fmt.Errorf("learned embedder: the model has %d dimensions, the embedder %d", m.cfg.Dim, e.cfg.Dim)
+	}
+	e.cur.Store(m)
+	return nil
+}
+
+func (e *LearnedEmbedder) Model() string {
+	if m := e.cur.Load(); m != nil {
+		return m.id
+	}
+	return LearnedModelPrefix + "-g0"
+}
+
+func (e *LearnedEmbedder) Dim() int { return e.base.Dim() + e.cfg.Dim }
+
+func (e *LearnedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return e.embed(ctx, texts, 0)
+}
+
+// EmbedQuery embeds a search query: Embed, keeping only the configured
+// QueryDims largest learned dimensions. Its cosine with a stored vector
+// approximates the full query's, and an exact scan over int8 vectors costs
+// in proportion to the query's non-zero dimensions.
+func (e *LearnedEmbedder) EmbedQuery(ctx context.Context, query string) ([]float32, error) {
+	vs, err := e.embed(ctx, []string{query}, e.cfg.QueryDims)
+	if err != nil {
+		return nil, err
+	}
+	return vs[0], nil
+}
+
+// QueryEmbedder is an Embedder with its own embedding for search queries.
+type QueryEmbedder interface {
+	Embedder
+	EmbedQuery(ctx context.Context, query string) ([]float32, error)
+}
+
+func (e *LearnedEmbedder) embed(ctx context.Context, texts []string, keep int) ([][]float32, error) {
+	m := e.cur.Load()
+	hashed, err := e.base.Embed(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]float32, len(texts))
+	learned := make([]float64, e.cfg.Dim)
+	for i, t := range texts {
+		v := make([]float32, e.Dim())
+		copy(v, hashed[i])
+		if m != nil {
+			if i%64 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, contract.Unavailable("embedding cancelled: %w", err)
+				}
+			}
+			m.embedLearned(t, learned)
+			if keep > 0 && keep < len(learned) {
+				sparsify(learned, keep)
+			}
+			var norm float64 = 1
+			for _, x := range learned {
+				norm += float64(x*m.cfg.Weight) * float64(x*m.cfg.Weight)
+			}
+			if l2f(hashed[i]) == 0 {
+				norm--
+			}
+			if norm > 0 {
+				scale := 1 / math.Sqrt(norm)
+				for k := range v[:e.base.Dim()] {
+					v[k] = float32(float64(v[k]) * scale)
+				}
+				for k, x := range learned {
+					v[e.base.Dim()+k] = float32(float64(x*m.cfg.Weight) * scale)
+				}
+			}
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func l2f(v []float32) float64 {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	return math.Sqrt(s)
+}
+
+// LearnSample keeps the texts Learn would sample from a stream too large to
+// hold: the max texts with the lowest hashes (all of them up to max), so
+// feeding it every text of a store and learning from Texts gives the model
+// Learn gives from all the texts at once.
+type LearnSample struct {
+	max  int
+	heap []sampled // a max-heap on (hash, text)
+}
+
+type sampled struct {
+	h    uint64
+	text string
+}
+
+func (a sampled) less(b sampled) bool {
+	return a.h < b.h || a.h == b.h && a.text < b.text
+}
+
+// NewLearnSample keeps at most max texts (all of them when max <= 0).
+func NewLearnSample(max int) *LearnSample { return &LearnSample{max: max} }
+
+// Add offers a text; it is copied only when kept.
+func (s *LearnSample) Add(text string) {
+	x := sampled{featureHash('d', text, ""), text}
+	if s.max > 0 && len(s.heap) >= s.max {
+		if !x.less(s.heap[0]) {
+			return
+		}
+		x.text = strings.Clone(text)
+		s.heap[0] = x
+		s.down(0)
+		return
+	}
+	x.text = strings.Clone(text)
+	s.heap = append(s.heap, x)
+	for i := len(s.heap) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !s.heap[p].less(s.heap[i]) {
+			break
+		}
+		s.heap[p], s.heap[i] = s.heap[i], s.heap[p]
+		i = p
+	}
+}
+
+func (s *LearnSample) down(i int) {
+	for {
+		big := i
+		for _, c := range []int{2*i + 1, 2*i + 2} {
+			if c < len(s.heap) && s.heap[big].less(s.heap[c]) {
+				big = c
+			}
+		}
+		if big == i {
+			return
+		}
+		s.heap[big], s.heap[i] = s.heap[i], s.heap[big]
+		i = big
+	}
+}
+
+// Len is how many texts are kept.
+func (s *LearnSample) Len() int { return len(s.heap) }
+
+// Texts returns the kept texts.
+func (s *LearnSample) Texts() []string {
+	out := make([]string, len(s.heap))
+	for i, x := range s.heap {
+		out[i] = x.text
+	}
+	return out
+}
+
+// sparsify zeroes all but the keep largest magnitudes of v (ties to the
+// lower index) and makes it unit length again.
+func sparsify(v []float64, keep int) {
+	order := make([]int, len(v))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if c := cmp.Compare(math.Abs(v[b]), math.Abs(v[a])); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	for _, i := range order[keep:] {
+		v[i] = 0
+	}
+	if n := l2(v); n > 0 {
+		for i := range v {
+			v[i] /= n
+		}
+	}
+}
