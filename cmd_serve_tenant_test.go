@@ -171,12 +171,7 @@ func TestHangupEndsTheSSHSessionOfARemovedKey(t *testing.T) {
 	line := strings.TrimSpace(string(gossh.MarshalAuthorizedKey(signer.PublicKey())))
 	keysPath := c.writeFile("keys.toml", fmt.Sprintf("[[principal]]\nname = \"rita\"\nrole = \"reader\"\nssh_keys = [%q]\ntoken_sha256 = [%q]\n", line, auth.HashToken("rita-token")))
 	s := startServe(t, c, "--http", "127.0.0.1:0", "--ssh", "127.0.0.1:0", "--keys", keysPath)
-	var sshAddr string
-	for _, l := range strings.Split(s.stderr.String(), "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "ssh "); ok {
-			sshAddr = strings.TrimSpace(rest)
-		}
-	}
+	sshAddr := s.sshAddr(t)
 	client, err := gossh.Dial("tcp", sshAddr, &gossh.ClientConfig{User: "rita", Auth: []gossh.AuthMethod{gossh.PublicKeys(signer)},
 		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 5 * time.Second})
 	if err != nil {

@@ -51,6 +51,24 @@ type runningServer struct {
 
 // startServe runs `mnemo --db DIR serve args...` in-process until stop, and
 // waits for it to publish its address.
+// sshAddr waits for the banner's SSH address: the address file that
+// startServe waits for can be written before the banner is.
+func (s *runningServer) sshAddr(t *testing.T) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for _, l := range strings.Split(s.stderr.String(), "\n") {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "ssh "); ok && strings.TrimSpace(rest) != "" {
+				return strings.TrimSpace(rest)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not print its SSH address: %s", s.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func startServe(t *testing.T, c *testCLI, args ...string) *runningServer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -226,15 +244,7 @@ func TestServeSSHSessionRunsTheTUIAsItsPrincipal(t *testing.T) {
 	line := strings.TrimSpace(string(gossh.MarshalAuthorizedKey(signer.PublicKey())))
 	keys := c.writeFile("keys.toml", fmt.Sprintf("[[principal]]\nname = \"rita\"\nrole = \"reader\"\nssh_keys = [%q]\n", line))
 	s := startServe(t, c, "--http", "127.0.0.1:0", "--ssh", "127.0.0.1:0", "--keys", keys)
-	var sshAddr string
-	for _, l := range strings.Split(s.stderr.String(), "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "ssh"); ok {
-			sshAddr = strings.TrimSpace(rest)
-		}
-	}
-	if sshAddr == "" {
-		t.Fatalf("serve did not print its SSH address: %s", s.stderr.String())
-	}
+	sshAddr := s.sshAddr(t)
 	client, err := gossh.Dial("tcp", sshAddr, &gossh.ClientConfig{User: "rita", Auth: []gossh.AuthMethod{gossh.PublicKeys(signer)},
 		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 5 * time.Second})
 	if err != nil {
