@@ -454,6 +454,8 @@ func (e *Engine) load() error {
 		return e.loadSmall()
 	}
 	e.largeStore = true
+	// Advises the mapping (no fault-around) before anything reads it.
+	e.releasePages()
 	e.goBackground(func() {
 		defer close(e.derivedReady)
 		if err := e.loadTable(); err != nil {
