@@ -56,7 +56,7 @@ type contentFile struct {
 	dir     []byte
 	blob    []byte
 	// touched counts posting bytes read since the mapping's pages were last
-	// released (see release).
+	// released (releaseMappedEvery).
 	touched atomic.Int64
 }
 
