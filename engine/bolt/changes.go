@@ -54,6 +54,9 @@ type feedState struct {
 	pending []string
 	cache   feedCache
 	names   nsNames
+	// wake says a head was published under mu that readers were not woken
+	// for yet (feedWake).
+	wake atomic.Bool
 }
 
 // change is one entry about to be logged.
@@ -144,10 +147,11 @@ func (e *Engine) logChanges(tx *bbolt.Tx, at int64, cs []change) (uint64, error)
 	return seq, nil
 }
 
-// feedCommitted publishes a committed head and wakes the waiting readers.
-// The caller holds mu; the changed records' cached changes are retired
-// before a reader can see the new head (ids of a transaction that failed are
-// retired with the next one: a needless miss, never a stale hit).
+// feedCommitted publishes a committed head; the caller holds mu, and the
+// write call that took it wakes the waiting readers when it lets it go
+// (feedWake). The changed records' cached changes are retired before a
+// reader can see the new head (ids of a transaction that failed are retired
+// with the next one: a needless miss, never a stale hit).
 func (e *Engine) feedCommitted(seq uint64) {
 	if seq == e.feed.seq {
 		return
@@ -156,7 +160,21 @@ func (e *Engine) feedCommitted(seq uint64) {
 	e.feed.pending = e.feed.pending[:0]
 	e.feed.seq = seq
 	e.feed.head.Store(seq)
-	e.feed.signal.Notify()
+	e.feed.wake.Store(true)
+}
+
+// feedWake wakes the feed's readers when a head was published since they
+// were last woken. Every write call that may publish one defers it before
+// taking mu, so it runs after the Unlock: twenty readers woken at a commit
+// then compete with the next writer's transaction, not with the rest of
+// this one's work under mu (the in-memory table, the content index) while
+// every other writer waits for mu. A wake that finds the flag set by
+// another writer's later commit wakes for it too: that head was published
+// before the flag was cleared.
+func (e *Engine) feedWake() {
+	if e.feed.wake.Swap(false) {
+		e.feed.signal.Notify()
+	}
 }
 
 // Changes reads the change feed (contract.ChangesRequest).

@@ -111,6 +111,7 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 		preps[i] = prepared{id: it.Fingerprint(), s: s}
 	}
 
+	defer e.feedWake() // after Unlock: readers wake once mu is free
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	// The write lock may have been long in coming: a call cancelled
@@ -263,6 +264,7 @@ func (e *Engine) Forget(ctx context.Context, target contract.ForgetTarget) (cont
 			return contract.ForgetReport{}, err
 		}
 	}
+	defer e.feedWake() // after Unlock: readers wake once mu is free
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	// A call cancelled while it waited for the write lock forgets nothing.
@@ -297,6 +299,7 @@ func (e *Engine) ForgetWithin(ctx context.Context, ids []string, reach contract.
 		return contract.ForgetReport{}, err
 	}
 	defer e.leave()
+	defer e.feedWake() // after Unlock: readers wake once mu is free
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := contract.ContextErr(ctx); err != nil {
@@ -419,6 +422,7 @@ func (e *Engine) Review(ctx context.Context, req contract.ReviewRequest) (contra
 		return contract.ReviewResult{}, err
 	}
 	defer e.leave()
+	defer e.feedWake() // after Unlock: readers wake once mu is free
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := contract.ContextErr(ctx); err != nil {
@@ -454,6 +458,7 @@ func (e *Engine) Supersede(ctx context.Context, req contract.SupersedeRequest) (
 		return contract.Record{}, err
 	}
 	defer e.leave()
+	defer e.feedWake() // after Unlock: readers wake once mu is free
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := contract.ContextErr(ctx); err != nil {
