@@ -17,21 +17,27 @@ import (
 	"mnemo/engine/postgres/pgtest"
 )
 
-// rootExploreMatches compares every facet's root explore with counts taken
-// from the records themselves.
+// rootExploreMatches compares every facet's explore, at the root (the kept
+// counts) and under narrower filters (record_facets), with counts taken from
+// the records themselves.
 func rootExploreMatches(t *testing.T, e contract.Engine, when string) {
 	t.Helper()
 	ctx := context.Background()
 	recs := snapshot(t, e)
-	for _, facet := range contract.Facets() {
-		for _, limit := range []int{3, 500} {
-			got, err := e.Explore(ctx, contract.ExploreRequest{Facet: facet, Limit: limit})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := exploreOracle(recs, facet, contract.MetaFilter{}, limit)
-			if fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Fatalf("%s: explore %s at the root, limit %d\n got %+v\nwant %+v", when, facet, limit, got, want)
+	acme := contract.ReachSubtree(contract.MustNamespace("team:acme"))
+	filters := []contract.MetaFilter{{}, {Kinds: []contract.ItemKind{contract.KindLearning}, TagsAny: []string{"infra", "style"}},
+		{Statuses: []contract.Status{contract.StatusActive}}, {Reach: &acme}}
+	for _, f := range filters {
+		for _, facet := range contract.Facets() {
+			for _, limit := range []int{3, 500} {
+				got, err := e.Explore(ctx, contract.ExploreRequest{Facet: facet, Filter: f, Limit: limit})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := exploreOracle(recs, facet, f, limit)
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("%s: explore %s under %+v, limit %d\n got %+v\nwant %+v", when, facet, f, limit, got, want)
+				}
 			}
 		}
 	}
@@ -139,7 +145,7 @@ func TestFacetCountsOfAnOlderStore(t *testing.T) {
 	defer func() { _ = conn.Close(ctx) }()
 	s := func(name string) string { return pgx.Identifier{schema, name}.Sanitize() }
 	for _, sql := range []string{
-		"DROP TABLE " + s("facet_values"),
+		"DROP TABLE " + s("facet_values") + ", " + s("record_facets"),
 		"DROP TRIGGER records_facets_insert ON " + s("records"),
 		"DROP TRIGGER records_facets_delete ON " + s("records"),
 		"DROP TRIGGER records_facets_update ON " + s("records"),
