@@ -206,3 +206,32 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestNarrowCopyOfAStepSixStore: a store at schema version 6 (kept counts,
+// no narrow copy) gets record_facets from the records it holds.
+func TestNarrowCopyOfAStepSixStore(t *testing.T) {
+	ctx := context.Background()
+	base := pgtest.BaseURL(t)
+	schema := pgtest.Schema(t)
+	url := pgtest.WithSchema(t, base, schema)
+	e := openStore(t, url, postgres.Options{})
+	fillStore(t, e, 200, 12)
+	_ = e.Close()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	for _, sql := range []string{
+		"DROP TABLE " + pgx.Identifier{schema, "record_facets"}.Sanitize(),
+		"UPDATE " + pgx.Identifier{schema, "mnemo_meta"}.Sanitize() + " SET value = '6' WHERE key = 'schema_version'",
+	} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	e = openStore(t, url, postgres.Options{})
+	rootExploreMatches(t, e, "after step 7")
+	fillStore(t, e, 60, 13)
+	rootExploreMatches(t, e, "after writes on the migrated store")
+}
