@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"mnemo/contract"
 )
@@ -50,7 +51,7 @@ type recordScan struct {
 	expires          *int64
 	superBy          *string
 	conf             *float32
-	hit              []byte
+	hit              pgtype.DriverBytes // the driver's buffer, valid until the next row
 	itemJSON         *string
 }
 
