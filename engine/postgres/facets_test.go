@@ -17,21 +17,27 @@ import (
 	"mnemo/engine/postgres/pgtest"
 )
 
-// rootExploreMatches compares every facet's root explore with counts taken
-// from the records themselves.
+// rootExploreMatches compares every facet's explore, at the root (the kept
+// counts) and under narrower filters (record_facets), with counts taken from
+// the records themselves.
 func rootExploreMatches(t *testing.T, e contract.Engine, when string) {
 	t.Helper()
 	ctx := context.Background()
 	recs := snapshot(t, e)
-	for _, facet := range contract.Facets() {
-		for _, limit := range []int{3, 500} {
-			got, err := e.Explore(ctx, contract.ExploreRequest{Facet: facet, Limit: limit})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := exploreOracle(recs, facet, contract.MetaFilter{}, limit)
-			if fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Fatalf("%s: explore %s at the root, limit %d\n got %+v\nwant %+v", when, facet, limit, got, want)
+	acme := contract.ReachSubtree(contract.MustNamespace("team:acme"))
+	filters := []contract.MetaFilter{{}, {Kinds: []contract.ItemKind{contract.KindLearning}, TagsAny: []string{"infra", "style"}},
+		{Statuses: []contract.Status{contract.StatusActive}}, {Reach: &acme}}
+	for _, f := range filters {
+		for _, facet := range contract.Facets() {
+			for _, limit := range []int{3, 500} {
+				got, err := e.Explore(ctx, contract.ExploreRequest{Facet: facet, Filter: f, Limit: limit})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := exploreOracle(recs, facet, f, limit)
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("%s: explore %s under %+v, limit %d\n got %+v\nwant %+v", when, facet, f, limit, got, want)
+				}
 			}
 		}
 	}
@@ -139,7 +145,7 @@ func TestFacetCountsOfAnOlderStore(t *testing.T) {
 	defer func() { _ = conn.Close(ctx) }()
 	s := func(name string) string { return pgx.Identifier{schema, name}.Sanitize() }
 	for _, sql := range []string{
-		"DROP TABLE " + s("facet_values"),
+		"DROP TABLE " + s("facet_values") + ", " + s("record_facets"),
 		"DROP TRIGGER records_facets_insert ON " + s("records"),
 		"DROP TRIGGER records_facets_delete ON " + s("records"),
 		"DROP TRIGGER records_facets_update ON " + s("records"),
@@ -199,4 +205,33 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestNarrowCopyOfAStepSixStore: a store at schema version 6 (kept counts,
+// no narrow copy) gets record_facets from the records it holds.
+func TestNarrowCopyOfAStepSixStore(t *testing.T) {
+	ctx := context.Background()
+	base := pgtest.BaseURL(t)
+	schema := pgtest.Schema(t)
+	url := pgtest.WithSchema(t, base, schema)
+	e := openStore(t, url, postgres.Options{})
+	fillStore(t, e, 200, 12)
+	_ = e.Close()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	for _, sql := range []string{
+		"DROP TABLE " + pgx.Identifier{schema, "record_facets"}.Sanitize(),
+		"UPDATE " + pgx.Identifier{schema, "mnemo_meta"}.Sanitize() + " SET value = '6' WHERE key = 'schema_version'",
+	} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	e = openStore(t, url, postgres.Options{})
+	rootExploreMatches(t, e, "after step 7")
+	fillStore(t, e, 60, 13)
+	rootExploreMatches(t, e, "after writes on the migrated store")
 }
