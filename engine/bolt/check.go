@@ -400,6 +400,8 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 	}
 	if bad[checkContent] {
 		e.tri.suspend()
+		// The file said what check found wrong: build from the records.
+		_ = os.Remove(contentPath(e.dir))
 		if err := e.buildTrigrams(); err != nil {
 			return err
 		}
