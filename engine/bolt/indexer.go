@@ -192,13 +192,7 @@ func (e *Engine) rebuildIndex() error {
 		var docs []index.Doc
 		err := e.db.View(func(tx *bbolt.Tx) error {
 			c := tx.Bucket(bucketRecords).Cursor()
-			k, v := c.First()
-			if after != nil {
-				k, v = c.Seek(after)
-				if k != nil && string(k) == string(after) {
-					k, v = c.Next()
-				}
-			}
+			k, v := seekAfter(c, after)
 			for ; k != nil && len(docs) < applyChunk; k, v = c.Next() {
 				s, err := decodeRecord(v, partHit, parseNS)
 				if err != nil {
@@ -302,13 +296,7 @@ func (e *Engine) loadVectors() error {
 		n := 0
 		err := e.db.View(func(tx *bbolt.Tx) error {
 			c := tx.Bucket(bucketVectors).Cursor()
-			k, v := c.First()
-			if after != nil {
-				k, v = c.Seek(after)
-				if k != nil && string(k) == string(after) {
-					k, v = c.Next()
-				}
-			}
+			k, v := seekAfter(c, after)
 			for ; k != nil && n < 4096; k, v = c.Next() {
 				n++
 				after = append(after[:0], k...)

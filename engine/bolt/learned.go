@@ -221,13 +221,7 @@ func (e *Engine) learnGeneration(ctx context.Context) error {
 		n := 0
 		err := e.db.View(func(tx *bbolt.Tx) error {
 			c := tx.Bucket(bucketRecords).Cursor()
-			k, v := c.First()
-			if after != nil {
-				k, v = c.Seek(after)
-				if k != nil && string(k) == string(after) {
-					k, v = c.Next()
-				}
-			}
+			k, v := seekAfter(c, after)
 			for ; k != nil && n < applyChunk; k, v = c.Next() {
 				n++
 				after = append(after[:0], k...)

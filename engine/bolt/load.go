@@ -73,13 +73,7 @@ func (e *Engine) loadTable() (err error) {
 		e.mu.Lock()
 		err := e.db.View(func(tx *bbolt.Tx) error {
 			c := tx.Bucket(bucketRecords).Cursor()
-			k, v := c.First()
-			if after != nil {
-				k, v = c.Seek(after)
-				if k != nil && string(k) == string(after) {
-					k, v = c.Next()
-				}
-			}
+			k, v := seekAfter(c, after)
 			for ; k != nil && n < loadChunk; k, v = c.Next() {
 				if n%256 == 255 && e.closed.Load() {
 					// A short command closing: leave at once, not after the chunk.
@@ -128,6 +122,20 @@ func (e *Engine) tableLoadedHere(fromRecords bool) error {
 		}
 	}
 	return nil
+}
+
+// seekAfter positions c at the first key after after (the first key when
+// after is nil): where a scan in chunks, each in its own transaction,
+// resumes.
+func seekAfter(c *bbolt.Cursor, after []byte) (k, v []byte) {
+	if after == nil {
+		return c.First()
+	}
+	k, v = c.Seek(after)
+	if k != nil && string(k) == string(after) {
+		k, v = c.Next()
+	}
+	return k, v
 }
 
 // releaseEvery is how many records background scans read between two

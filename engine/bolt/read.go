@@ -1,7 +1,6 @@
 package bolt
 
 import (
-	"bytes"
 	"container/heap"
 	"context"
 	"encoding/base64"
@@ -95,15 +94,7 @@ func (e *Engine) scanCreated(ctx context.Context, f contract.MetaFilter, after [
 	var next *string
 	err := e.readView(func(tx *bbolt.Tx, recs *recordReader) error {
 		c := tx.Bucket(bucketCreated).Cursor()
-		var k, v []byte
-		if after == nil {
-			k, v = c.First()
-		} else {
-			k, v = c.Seek(after)
-			if k != nil && bytes.Equal(k, after) {
-				k, v = c.Next()
-			}
-		}
+		k, v := seekAfter(c, after)
 		n := 0
 		var last []byte
 		for scanned := 0; k != nil; k, v = c.Next() {

@@ -327,13 +327,7 @@ func (e *Engine) buildTrigrams() error {
 		n := 0
 		err := e.db.View(func(tx *bbolt.Tx) error {
 			c := tx.Bucket(bucketRecords).Cursor()
-			k, v := c.First()
-			if after != nil {
-				k, v = c.Seek(after)
-				if k != nil && string(k) == string(after) {
-					k, v = c.Next()
-				}
-			}
+			k, v := seekAfter(c, after)
 			for ; k != nil && n < 2000; k, v = c.Next() {
 				s, err := decodeRecord(v, partHit, parseNS)
 				if err != nil {
