@@ -306,19 +306,6 @@ func (t *table) compileBrowse(q *contract.BrowseQuery) *browsePlan {
 	return p
 }
 
-// recordText reads only the rendered text of an encoded record.
-func recordText(v []byte) (string, bool) {
-	const fixed = 1 + 4 + 1 + 1 + 8 + 8 + 8
-	if len(v) < fixed {
-		return "", false
-	}
-	r := decoder{buf: v[fixed:]}
-	r.raw() // superseded_by
-	r.u32() // confidence
-	t := r.raw()
-	return string(t), r.err == nil
-}
-
 // Browse answers contract.md §4 from one snapshot: the table (under the read
 // lock) and one bbolt read transaction. The default order walks the
 // updated_at index from the cursor's position (a seek, O(page)); other orders

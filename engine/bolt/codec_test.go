@@ -2,6 +2,8 @@ package bolt
 
 import (
 	"encoding/json"
+	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,7 +81,8 @@ func FuzzDecodeRecord(f *testing.F) {
 		f.Add(encodeRecord(&r))
 	}
 	f.Add([]byte{})
-	f.Add([]byte{recordVersion, 0, 0, 0, 1, 9, 9})
+	f.Add([]byte{recordV1, 0, 0, 0, 1, 9, 9})
+	f.Add([]byte{recordV2, 0, 0, 0, 1, 9, 9})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := decodeRecord(data, partFull, parseNS)
 		if err != nil {
@@ -93,5 +96,96 @@ func FuzzDecodeRecord(f *testing.F) {
 			t.Fatalf("re-encoded record differs")
 		}
 		_, _ = recordText(data)
+	})
+}
+
+// encodeRecordV1 writes the layout of stores before schema 4 (records
+// uncompressed), as those binaries did, to prove they still read.
+func encodeRecordV1(r *storedRecord) []byte {
+	w := encoder{}
+	w.u8(recordV1)
+	w.u32(r.ord)
+	w.u8(statusCode(r.status))
+	w.u8(kindCode(r.kind))
+	w.i64(r.created)
+	w.i64(r.updated)
+	w.i64(r.expires)
+	w.str(r.supersededBy)
+	w.u32(math.Float32bits(r.confidence))
+	w.str(r.text)
+	encodeMeta(&w, &r.meta)
+	w.bytes(r.itemJSON)
+	return w.buf
+}
+
+// sameRecord says whether two decoded records hold the same fields.
+func sameRecord(a, b storedRecord) bool {
+	ja, _ := json.Marshal(a.meta)
+	jb, _ := json.Marshal(b.meta)
+	return string(ja) == string(jb) && string(a.itemJSON) == string(b.itemJSON) && a.ord == b.ord &&
+		a.status == b.status && a.kind == b.kind && a.created == b.created && a.updated == b.updated &&
+		a.expires == b.expires && a.supersededBy == b.supersededBy && a.text == b.text && a.confidence == b.confidence
+}
+
+// TestVersion1RecordsReadAndUpgrade: a record in the old layout decodes to
+// the record it was, and upgradeRecord turns it into the compressed layout
+// (smaller when the item repeats its text) without changing a field.
+func TestVersion1RecordsReadAndUpgrade(t *testing.T) {
+	long := sampleRecords()[0]
+	long.text = strings.Repeat("the deploy of the checkout service waits for the canary ", 20)
+	it := contract.Learning(long.text, contract.LearningPreference, 0.8, long.meta)
+	long.itemJSON, _ = it.MarshalJSON()
+	for _, want := range append(sampleRecords(), long) {
+		v1 := encodeRecordV1(&want)
+		got, err := decodeRecord(v1, partFull, parseNS)
+		if err != nil || !sameRecord(got, want) {
+			t.Fatalf("version 1 decoded to %+v, %v", got, err)
+		}
+		v2, err := upgradeRecord(v1)
+		if err != nil || v2[0] != recordV2 {
+			t.Fatalf("upgrade: %v", err)
+		}
+		if got, err = decodeRecord(v2, partFull, parseNS); err != nil || !sameRecord(got, want) {
+			t.Fatalf("upgraded record decoded to %+v, %v", got, err)
+		}
+		if again, _ := upgradeRecord(v2); string(again) != string(v2) {
+			t.Fatal("upgrading a version 2 record changed it")
+		}
+		if string(encodeRecord(&want)) != string(v2) {
+			t.Fatal("the upgraded record differs from the one a writer writes")
+		}
+		for _, b := range [][]byte{v1, v2} {
+			if text, ok := recordText(b); !ok || text != want.text {
+				t.Fatalf("recordText = %q, %v", text, ok)
+			}
+		}
+	}
+	v1, v2 := encodeRecordV1(&long), encodeRecord(&long)
+	if len(v2)*2 > len(v1) {
+		t.Fatalf("a record that repeats its text takes %d bytes compressed, %d before", len(v2), len(v1))
+	}
+	if _, err := upgradeRecord([]byte{9, 1, 2}); err == nil {
+		t.Fatal("a record of an unknown layout was upgraded")
+	}
+}
+
+// FuzzUpgradeRecord: arbitrary bytes are refused or upgraded to a record
+// that decodes as the original did.
+func FuzzUpgradeRecord(f *testing.F) {
+	for _, r := range sampleRecords() {
+		f.Add(encodeRecordV1(&r))
+		f.Add(encodeRecord(&r))
+	}
+	f.Add([]byte{recordV1, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		up, err := upgradeRecord(data)
+		if err != nil {
+			return
+		}
+		a, errA := decodeRecord(data, partFull, parseNS)
+		b, errB := decodeRecord(up, partFull, parseNS)
+		if (errA == nil) != (errB == nil) || (errA == nil && !sameRecord(a, b)) {
+			t.Fatalf("upgrade changed what the record says: %v / %v", errA, errB)
+		}
 	})
 }

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -23,11 +24,13 @@ type CompactReport struct {
 // a key lands in the middle of it, and records, vectors and the ordered keys
 // are keyed by ids and times that arrive in no order, so a store's pages end
 // up about half to two thirds full; bbolt never gives the space back to the
-// file system. The copy (bbolt.Compact, every bucket at a fill of 100%) is
-// written beside the store, synced and renamed over it, so a crash leaves
-// the old file or the new one. The records, sequence numbers and the change
-// feed are copied as they are, so the index, the saved table and the content
-// index stay valid. It needs the store to itself.
+// file system. The copy (every bucket at a fill of 100%) is written beside
+// the store, synced and renamed over it, so a crash leaves the old file or
+// the new one. Records written before schema 4 are rewritten compressed
+// (upgradeRecord: the same bytes, so the same record); everything else, the
+// sequence numbers and the change feed included, is copied as it is, so the
+// index, the saved table and the content index stay valid. It needs the
+// store to itself.
 func Compact(dir string) (CompactReport, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -70,7 +73,7 @@ func Compact(dir string) (CompactReport, error) {
 		_ = os.Remove(tmp)
 		return rep, contract.EngineErr("compact %s: %w", abs, err)
 	}
-	if err := bbolt.Compact(dst, src, 64<<20); err != nil {
+	if err := copyCompacted(dst, src, 64<<20); err != nil {
 		return fail(err)
 	}
 	if err := dst.Sync(); err != nil {
@@ -92,4 +95,55 @@ func Compact(dir string) (CompactReport, error) {
 		rep.After = st.Size()
 	}
 	return rep, nil
+}
+
+// copyCompacted copies every bucket of src into dst at a fill of 100%,
+// committing every txMaxSize bytes, with each record in the current layout.
+// The store's buckets hold no buckets.
+func copyCompacted(dst, src *bbolt.DB, txMaxSize int) error {
+	tx, err := dst.Begin(true)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	size := 0
+	return src.View(func(stx *bbolt.Tx) error {
+		err := stx.ForEach(func(name []byte, sb *bbolt.Bucket) error {
+			if _, err := tx.CreateBucket(name); err != nil {
+				return err
+			}
+			if err := tx.Bucket(name).SetSequence(sb.Sequence()); err != nil {
+				return err
+			}
+			records := string(name) == string(bucketRecords)
+			return sb.ForEach(func(k, v []byte) error {
+				if v == nil {
+					return fmt.Errorf("bucket %s holds a bucket at %q", name, k)
+				}
+				if records {
+					var err error
+					if v, err = upgradeRecord(v); err != nil {
+						return fmt.Errorf("record %s: %w", k, err)
+					}
+				}
+				if size += len(k) + len(v); size > txMaxSize {
+					if err := tx.Commit(); err != nil {
+						return err
+					}
+					var err error
+					if tx, err = dst.Begin(true); err != nil {
+						return err
+					}
+					size = 0
+				}
+				b := tx.Bucket(name)
+				b.FillPercent = 1.0
+				return b.Put(k, v)
+			})
+		})
+		if err != nil {
+			return err
+		}
+		return tx.Commit()
+	})
 }

@@ -4,7 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
 	"mnemo/engine/bolt"
@@ -91,3 +97,153 @@ func TestCompactShrinksTheFileAndKeepsEverything(t *testing.T) {
 		t.Fatalf("check: %v %v", disagreements(chk), err)
 	}
 }
+
+// TestStoreFromVersion3MigratesAndCompacts opens a store written by the
+// release before compressed records (schema 3: 300 bench records and one more, 2 of them
+// forgotten, one superseded, one candidate approved, one with C++ and
+// Unicode; its index removed). Every record reads as that release exported
+// it, before and after mnemo compact rewrites them compressed; the file
+// shrinks, check passes, and writers write the new layout meanwhile.
+func TestStoreFromVersion3MigratesAndCompacts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	untar(t, filepath.Join("testdata", "store-v3.tar.gz"), dir)
+	// The release's export (mnemo export): each record's item, status,
+	// expiry and successor.
+	type line struct {
+		ID           string             `json:"id"`
+		Item         contract.StoreItem `json:"item"`
+		Status       contract.Status    `json:"status,omitempty"`
+		ExpiresAt    string             `json:"expires_at,omitempty"`
+		SupersededBy string             `json:"superseded_by,omitempty"`
+	}
+	canonical := func(l line) string {
+		if l.Status == "" {
+			l.Status = contract.StatusActive
+		}
+		if l.ExpiresAt != "" {
+			at, err := time.Parse(time.RFC3339Nano, l.ExpiresAt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.ExpiresAt = at.UTC().Format(time.RFC3339Nano)
+		}
+		b, _ := json.Marshal(l)
+		return string(b)
+	}
+	golden := map[string]string{}
+	raw, err := os.ReadFile(filepath.Join("testdata", "store-v3-export.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	liveGolden := 0
+	for _, text := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var l line
+		if err := json.Unmarshal([]byte(text), &l); err != nil {
+			t.Fatal(err)
+		}
+		golden[l.ID] = canonical(l)
+		if at, err := time.Parse(time.RFC3339Nano, l.ExpiresAt); err != nil || at.After(time.Now().Add(time.Hour)) {
+			liveGolden++
+		}
+	}
+	// agrees reads every record as the export does and compares it with the
+	// release's line; a record may have expired since, none may be missing.
+	agrees := func(stage string, e *bolt.Engine, except string) {
+		t.Helper()
+		var items []contract.Exported
+		if err := json.Unmarshal([]byte(exportAll(t, e)), &items); err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]string, len(items))
+		for i, it := range items {
+			ids[i] = it.ID
+		}
+		recs, err := contract.GetRecordsInChunks(ctx, e, ids, nil)
+		if err != nil || len(recs) != len(items) {
+			t.Fatalf("%s: %d records for %d exported: %v", stage, len(recs), len(items), err)
+		}
+		seen := 0
+		for i, it := range items {
+			if it.ID == except {
+				continue
+			}
+			seen++
+			r := recs[i]
+			l := line{ID: it.ID, Item: it.Item, Status: r.Status}
+			if r.ExpiresAt != nil {
+				l.ExpiresAt = r.ExpiresAt.Format(time.RFC3339Nano)
+			}
+			if r.SupersededBy != nil {
+				l.SupersededBy = *r.SupersededBy
+			}
+			if got := canonical(l); golden[it.ID] != got {
+				t.Fatalf("%s: record %s reads\n%s\nwhere the release that wrote it exported\n%s", stage, it.ID, got, golden[it.ID])
+			}
+		}
+		if seen < liveGolden {
+			t.Fatalf("%s: %d records read, want at least the %d unexpired ones", stage, seen, liveGolden)
+		}
+	}
+
+	e := openStore(t, dir, bolt.Options{})
+	agrees("opened", e, "")
+	if err := e.WaitIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := e.Fetch(ctx, contract.FetchRequest{Query: "libfoo-dev", Mode: contract.ModeKeyword, Limit: 3}); err != nil || len(h.Hits) != 1 {
+		t.Fatalf("keyword fetch on the migrated store: %v %v", h, err)
+	}
+	if p, err := e.Browse(ctx, contract.BrowseQuery{Filters: []contract.BrowseFilter{{Field: "content", Op: "contains", Text: "ünïcödé"}}}); err != nil || p.Total != 1 {
+		t.Fatalf("contains on a version 1 record: %+v %v", p, err)
+	}
+	fresh, err := e.Store(ctx, contract.Document(strings.Repeat("written after the migration, compressed ", 30), contract.MemoryMeta{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	layouts := func() map[byte]int {
+		db, err := bbolt.Open(filepath.Join(dir, bolt.DBFile), 0o600, &bbolt.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		n := map[byte]int{}
+		_ = db.View(func(tx *bbolt.Tx) error {
+			if v := string(tx.Bucket([]byte("meta")).Get([]byte("schema"))); v != "4" {
+				t.Fatalf("schema %q after the migration, want 4", v)
+			}
+			return tx.Bucket([]byte("records")).ForEach(func(_, v []byte) error { n[v[0]]++; return nil })
+		})
+		return n
+	}
+	if n := layouts(); n[1] != 299 || n[2] != 1 {
+		t.Fatalf("record layouts before compacting: %v, want the 299 old ones and the new one", n)
+	}
+	rep, err := bolt.Compact(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := layouts(); n[1] != 0 || n[2] != 300 {
+		t.Fatalf("record layouts after compacting: %v, want 300 compressed", n)
+	}
+	if rep.After >= rep.Before {
+		t.Fatalf("compact took the file from %d to %d bytes", rep.Before, rep.After)
+	}
+	e = openStore(t, dir, bolt.Options{})
+	defer e.Close()
+	if !strings.Contains(exportAll(t, e), fresh.ID) {
+		t.Fatal("the record stored after the migration is gone")
+	}
+	agrees("compacted", e, fresh.ID)
+	if p, err := e.Browse(ctx, contract.BrowseQuery{Filters: []contract.BrowseFilter{{Field: "content", Op: "contains", Text: "ÜNÏCÖDÉ"}}}); err != nil || p.Total != 1 {
+		t.Fatalf("contains on a compressed record: %+v %v", p, err)
+	}
+	if rep, err := e.Check(ctx, false, nil); err != nil || !rep.Consistent {
+		t.Fatalf("check after compacting: %v %+v", err, rep.Checks)
+	}
+}
+

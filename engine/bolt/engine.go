@@ -48,7 +48,7 @@ const (
 	HostKeyFile = "ssh_host_ed25519"
 )
 
-const schemaVer = "3"
+const schemaVer = "4"
 
 var (
 	bucketMeta    = []byte("meta")
@@ -402,12 +402,14 @@ func (e *Engine) prepareLayout(tx *bbolt.Tx) error {
 		return err
 	}
 	switch v := meta.Get(keySchema); {
-	case v == nil, string(v) == "1", string(v) == "2":
+	case v == nil, string(v) == "1", string(v) == "2", string(v) == "3":
 		// Version 1 lacked the namespace totals (filled in the background
 		// once the table has loaded) and the synced freelist; version 2 the
 		// change feed (its bucket is created above, empty: the feed starts
-		// at the migration). Older binaries refuse version 3, since they
-		// would not keep the totals or the feed.
+		// at the migration); version 3 wrote records uncompressed (read as
+		// they are; mnemo compact rewrites them). Older binaries refuse
+		// version 4, since they would not keep the totals or the feed, or
+		// read a compressed record.
 		return meta.Put(keySchema, []byte(schemaVer))
 	case string(v) != schemaVer:
 		return contract.ConfigErr("store %s has schema version %s; this mnemo reads version %s", e.dir, v, schemaVer)
