@@ -246,4 +246,3 @@ func TestStoreFromVersion3MigratesAndCompacts(t *testing.T) {
 		t.Fatalf("check after compacting: %v %+v", err, rep.Checks)
 	}
 }
-
