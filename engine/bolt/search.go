@@ -7,6 +7,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/index"
 	"mnemo/engine/retrieval"
 )
 
@@ -113,8 +114,31 @@ func (e *Engine) rankKeyword(ctx context.Context, q string, f contract.MetaFilte
 	// The index is read under its lock: a repair may replace it and Close
 	// closes it.
 	e.ixMu.RLock()
-	scored, _, err := e.ix.Keyword(ctx, q, f, true, 0, want)
-	e.ixMu.RUnlock()
+	defer e.ixMu.RUnlock()
+	var res *index.Residual
+	if index.NeedsResidual(f) {
+		// The table answers the clauses the index does not hold; it is read
+		// under its lock for the whole search, as the vector scan does.
+		e.mu.RLock()
+		defer e.mu.RUnlock()
+		p := e.t.compileFilter(f, true)
+		res = &index.Residual{
+			Admit: func(id string) bool {
+				ord, ok := e.t.ordOfID(id)
+				return ok && p.match(&e.t.rows[ord])
+			},
+			Matching: func() []string {
+				var ids []string
+				for ord := range e.t.rows {
+					if e.t.alive[ord] && p.match(&e.t.rows[ord]) {
+						ids = append(ids, e.t.idOf(uint32(ord)))
+					}
+				}
+				return ids
+			},
+		}
+	}
+	scored, err := e.ix.Keyword(ctx, q, f, true, 0, want, res)
 	if err != nil {
 		return nil, contract.AsError(err)
 	}

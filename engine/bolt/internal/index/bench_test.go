@@ -192,7 +192,7 @@ func BenchmarkKeyword(b *testing.B) {
 			for b.Loop() {
 				q := qc.words(3)
 				start := time.Now()
-				hits, _, err := ix.Keyword(ctx, q, f, true, 0, 10)
+				hits, err := ix.Keyword(ctx, q, f, true, 0, 10, nil)
 				lat = append(lat, time.Since(start))
 				if err != nil {
 					b.Fatal(err)
@@ -213,12 +213,5 @@ func BenchmarkKeyword(b *testing.B) {
 			}
 		}
 	})
-	b.Run("facet-tag-reach", func(b *testing.B) {
-		f := contract.MetaFilter{Reach: &reach}
-		for b.Loop() {
-			if _, _, _, err := ix.Facet(ctx, f, contract.FacetTag); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+
 }

@@ -101,11 +101,11 @@ func TestConcurrentReadsDuringApply(t *testing.T) {
 					return
 				default:
 				}
-				if _, _, err := ix.Keyword(ctx, "shared", contract.MetaFilter{}, true, 0, 10); err != nil {
+				if _, err := ix.Keyword(ctx, "shared", contract.MetaFilter{}, true, 0, 10, nil); err != nil {
 					errs <- err
 					return
 				}
-				if _, _, _, err := ix.Facet(ctx, contract.MetaFilter{}, contract.FacetKind); err != nil {
+				if _, err := ix.Count(ctx, contract.MetaFilter{Kinds: []contract.ItemKind{contract.KindDocument}}); err != nil {
 					errs <- err
 					return
 				}

@@ -1,18 +1,41 @@
 package index
 
 import (
-	"time"
 
 	"github.com/blevesearch/bleve/v2/search/query"
 
 	"mnemo/contract"
 )
 
-// filterQuery translates a MetaFilter (and the statuses rule) into a Bleve
-// query that admits exactly the documents contract.MetaFilter.Matches and
-// contract.MetaFilter.AdmitsStatus admit. It never returns nil: the reach
-// clause is always present, because even the empty filter hides service
-// sandboxes.
+// NeedsResidual tells whether f constrains a field the index does not hold.
+// The index holds the metadata of few distinct values (reach, kind, source,
+// workspace, language, repo, agent, tool call, tags, status): their terms
+// are shared by many records and cost little. The values nearly every
+// record has its own of (folder and file path with their prefixes, commit,
+// url, thread, turns, source id, observed_at) took 60% of the index's size
+// and are answered from the engine's table instead (Residual).
+func NeedsResidual(f contract.MetaFilter) bool {
+	return f.Folder != nil || f.FilePath != nil || f.Commit != nil || f.URL != nil || f.ThreadID != nil ||
+		f.Turns != nil || f.SourceID != nil || f.ObservedAfter != nil || f.ObservedBefore != nil
+}
+
+// Residual is how a search learns which documents the whole filter admits
+// when the filter needs it (NeedsResidual), from the engine's table.
+type Residual struct {
+	// Admit tells whether the filter, with the statuses rule, admits the
+	// document: asked of the best-scoring hits first.
+	Admit func(id string) bool
+	// Matching lists every document the filter admits: asked for at most
+	// once, when the filter proves selective among the hits.
+	Matching func() []string
+}
+
+// filterQuery translates the clauses of a MetaFilter the index holds (and
+// the statuses rule) into a Bleve query that admits exactly the documents
+// contract.MetaFilter.Matches and contract.MetaFilter.AdmitsStatus admit on
+// those clauses; the others are the Residual's. It never returns nil: the
+// reach clause is always present, because even the empty filter hides
+// service sandboxes.
 func filterQuery(f contract.MetaFilter, ranked bool) query.Query {
 	var must []query.Query
 	add := func(q query.Query) { must = append(must, q) }
@@ -26,26 +49,13 @@ func filterQuery(f contract.MetaFilter, ranked bool) query.Query {
 	exact(fieldWorkspace, f.Workspace)
 	exact(fieldLanguage, f.Language)
 	exact(fieldRepo, f.Repo)
-	exact(fieldCommit, f.Commit)
-	exact(fieldURL, f.URL)
 	exact(fieldToolCall, f.ToolCall)
-	if f.Turns != nil {
-		add(term(fieldTurns, turnsTerm(*f.Turns)))
-	}
-	if f.Folder != nil {
-		add(pathQuery(fieldFolder, fieldFolderPrefix, *f.Folder))
-	}
-	if f.FilePath != nil {
-		add(pathQuery(fieldFilePath, fieldFilePathPrefix, *f.FilePath))
-	}
 	sameID := func(field string, want *string) {
 		if want != nil {
 			add(anyTerm(field, []string{*want, contract.RedactedID(*want)}))
 		}
 	}
-	sameID(fieldThreadID, f.ThreadID)
 	sameID(fieldAgentID, f.AgentID)
-	sameID(fieldSourceID, f.SourceID)
 	if len(f.Kinds) > 0 {
 		kinds := make([]string, len(f.Kinds))
 		for i, k := range f.Kinds {
@@ -62,9 +72,6 @@ func filterQuery(f contract.MetaFilter, ranked bool) query.Query {
 	}
 	if len(f.TagsAny) > 0 {
 		add(anyTerm(fieldTag, f.TagsAny))
-	}
-	if f.ObservedAfter != nil || f.ObservedBefore != nil {
-		add(observedQuery(f.ObservedAfter, f.ObservedBefore))
 	}
 	switch {
 	case len(f.Statuses) > 0:
@@ -130,72 +137,3 @@ func reachQuery(r *contract.Reach) query.Query {
 	return query.NewDisjunctionQuery(qs)
 }
 
-// pathQuery is contract.PathMatch as terms: the held value equals the wanted
-// path, or the wanted path without trailing slashes is a `/`-boundary prefix
-// of it.
-func pathQuery(field, prefixField, want string) query.Query {
-	base := want
-	for len(base) > 0 && base[len(base)-1] == '/' {
-		base = base[:len(base)-1]
-	}
-	return query.NewDisjunctionQuery([]query.Query{term(field, want), term(prefixField, prefixTerm(base))})
-}
-
-// observedQuery: after inclusive, before exclusive; a record without
-// observed_at has neither field and so never matches.
-func observedQuery(after, before *time.Time) query.Query {
-	var qs []query.Query
-	if q := observedDateQuery(after, before); q != nil {
-		qs = append(qs, q)
-	}
-	// Far terms share the prefix "observed_far=", so the open ends of the
-	// range are that prefix and the prefix's successor.
-	lo, hi := metaTerm(fieldObservedFar, ""), fieldObservedFar+string(rune('='+1))
-	if after != nil {
-		lo = metaTerm(fieldObservedFar, farTerm(*after))
-	}
-	if before != nil {
-		hi = metaTerm(fieldObservedFar, farTerm(*before))
-	}
-	inclusive, exclusive := true, false
-	far := query.NewTermRangeInclusiveQuery(lo, hi, &inclusive, &exclusive)
-	far.SetField(physicalField(fieldObservedFar))
-	qs = append(qs, far)
-	if len(qs) == 1 {
-		return qs[0]
-	}
-	return query.NewDisjunctionQuery(qs)
-}
-
-// observedDateQuery covers the documents whose observed_at is a Bleve date.
-// Bounds beyond what a date can hold are clamped (or found empty), which
-// changes nothing for those documents. It returns nil when no representable
-// instant lies in the range.
-func observedDateQuery(after, before *time.Time) query.Query {
-	start := dateMin
-	end := dateMax
-	startInclusive, endInclusive := true, true
-	if after != nil {
-		if after.After(dateMax) {
-			return nil
-		}
-		if after.After(start) {
-			start = *after
-		}
-	}
-	if before != nil {
-		if !before.After(dateMin) {
-			return nil
-		}
-		if before.Before(end) || before.Equal(end) {
-			end = *before
-			endInclusive = false
-		}
-	}
-	if !start.Before(end) && !(start.Equal(end) && endInclusive) {
-		return nil
-	}
-	q := query.NewDateRangeInclusiveQuery(start, end, &startInclusive, &endInclusive)
-	q.SetField(fieldObservedAt)
-	return q
-}

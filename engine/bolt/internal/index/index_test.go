@@ -70,7 +70,8 @@ func TestFreshIndexNeedsRebuildAndReopenKeepsAppliedSeq(t *testing.T) {
 	if n, err := again.DocCount(); err != nil || n != 2 {
 		t.Fatalf("DocCount after reopen = %d, %v; want 2", n, err)
 	}
-	hits, total, err := again.Keyword(ctx, "beta alpha", contract.MetaFilter{}, false, 0, 10)
+	hits, err := again.Keyword(ctx, "beta alpha", contract.MetaFilter{}, false, 0, 10, nil)
+	total := len(hits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,11 +88,11 @@ func TestDeleteAndUpsertOfSameIDInOneBatchKeepsTheUpsert(t *testing.T) {
 	if err := ix.Apply([]Doc{doc("a", "new words")}, []string{"a"}, 2); err != nil {
 		t.Fatal(err)
 	}
-	hits, _, err := ix.Keyword(context.Background(), "new", contract.MetaFilter{}, false, 0, 10)
+	hits, err := ix.Keyword(context.Background(), "new", contract.MetaFilter{}, false, 0, 10, nil)
 	if err != nil || !slices.Equal(ids(hits), []string{"a"}) {
 		t.Fatalf("hits %v, %v; want [a]", ids(hits), err)
 	}
-	hits, _, _ = ix.Keyword(context.Background(), "old", contract.MetaFilter{}, false, 0, 10)
+	hits, _ = ix.Keyword(context.Background(), "old", contract.MetaFilter{}, false, 0, 10, nil)
 	if len(hits) != 0 {
 		t.Fatalf("the replaced text is still indexed: %v", ids(hits))
 	}
@@ -179,7 +180,8 @@ func TestBM25RanksTheRareTermFirst(t *testing.T) {
 	if err := ix.Apply(docs, nil, 1); err != nil {
 		t.Fatal(err)
 	}
-	hits, total, err := ix.Keyword(context.Background(), "meeting zeppelin", contract.MetaFilter{}, false, 0, 3)
+	hits, err := ix.Keyword(context.Background(), "meeting zeppelin", contract.MetaFilter{}, false, 0, 3, nil)
+	total, _ := ix.Count(context.Background(), contract.MetaFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +195,7 @@ func TestBM25RanksTheRareTermFirst(t *testing.T) {
 	if hits[1].ID != "a-common" || hits[2].ID != "b-common" {
 		t.Fatalf("ties not broken by id: %v", ids(hits))
 	}
-	page2, _, err := ix.Keyword(context.Background(), "meeting zeppelin", contract.MetaFilter{}, false, 3, 3)
+	page2, err := ix.Keyword(context.Background(), "meeting zeppelin", contract.MetaFilter{}, false, 3, 3, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,11 +213,11 @@ func TestFilterTermsDoNotChangeScores(t *testing.T) {
 	if err := ix.Apply([]Doc{a, b}, nil, 1); err != nil {
 		t.Fatal(err)
 	}
-	plain, _, err := ix.Keyword(context.Background(), "river", contract.MetaFilter{}, false, 0, 10)
+	plain, err := ix.Keyword(context.Background(), "river", contract.MetaFilter{}, false, 0, 10, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	filtered, _, err := ix.Keyword(context.Background(), "river", contract.MetaFilter{TagsAny: []string{"x", "y"}}, false, 0, 10)
+	filtered, err := ix.Keyword(context.Background(), "river", contract.MetaFilter{TagsAny: []string{"x", "y"}}, false, 0, 10, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +248,7 @@ func TestUnicodeTextIsSearchable(t *testing.T) {
 		{"cafe", "fr"},
 		{"CRÈME", "fr"},
 	} {
-		hits, _, err := ix.Keyword(context.Background(), tc.query, contract.MetaFilter{}, false, 0, 10)
+		hits, err := ix.Keyword(context.Background(), tc.query, contract.MetaFilter{}, false, 0, 10, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -268,24 +270,20 @@ func TestRankedReadsSeeOnlyActiveRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	hits, _, _ := ix.Keyword(ctx, "shared", contract.MetaFilter{}, true, 0, 10)
+	hits, _ := ix.Keyword(ctx, "shared", contract.MetaFilter{}, true, 0, 10, nil)
 	if !slices.Equal(ids(hits), []string{"act", "unset"}) {
 		t.Fatalf("ranked hits %v; want [act unset]", ids(hits))
 	}
-	hits, _, _ = ix.Keyword(ctx, "shared", contract.MetaFilter{}, false, 0, 10)
+	hits, _ = ix.Keyword(ctx, "shared", contract.MetaFilter{}, false, 0, 10, nil)
 	if len(hits) != 4 {
 		t.Fatalf("unranked hits %v; want all four", ids(hits))
 	}
-	hits, _, _ = ix.Keyword(ctx, "shared", contract.MetaFilter{Statuses: []contract.Status{contract.StatusCandidate}}, true, 0, 10)
+	hits, _ = ix.Keyword(ctx, "shared", contract.MetaFilter{Statuses: []contract.Status{contract.StatusCandidate}}, true, 0, 10, nil)
 	if !slices.Equal(ids(hits), []string{"cand"}) {
 		t.Fatalf("statuses=[candidate] hits %v; want [cand]", ids(hits))
 	}
-	counts, total, missing, err := ix.Facet(ctx, contract.MetaFilter{}, contract.FacetStatus)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if total != 4 || missing != 0 || counts["active"] != 2 || counts["candidate"] != 1 || counts["superseded"] != 1 {
-		t.Fatalf("status facet %v total %d missing %d", counts, total, missing)
+	if n, err := ix.Count(ctx, contract.MetaFilter{Statuses: []contract.Status{contract.StatusActive}}); err != nil || n != 2 {
+		t.Fatalf("active count %d, %v; want 2", n, err)
 	}
 }
 
@@ -294,9 +292,9 @@ func TestQueryWithoutTermsMatchesNothing(t *testing.T) {
 	if err := ix.Apply([]Doc{doc("a", "alpha")}, nil, 1); err != nil {
 		t.Fatal(err)
 	}
-	hits, total, err := ix.Keyword(context.Background(), " ,.; ", contract.MetaFilter{}, false, 0, 10)
-	if err != nil || total != 0 || len(hits) != 0 {
-		t.Fatalf("punctuation query = %v, %d, %v; want nothing", ids(hits), total, err)
+	hits, err := ix.Keyword(context.Background(), " ,.; ", contract.MetaFilter{}, false, 0, 10, nil)
+	if err != nil || len(hits) != 0 {
+		t.Fatalf("punctuation query = %v, %v; want nothing", ids(hits), err)
 	}
 }
 
@@ -307,7 +305,7 @@ func TestCancelledContextStopsSearch(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, err := ix.Keyword(ctx, "alpha", contract.MetaFilter{}, false, 0, 10); err == nil {
+	if _, err := ix.Keyword(ctx, "alpha", contract.MetaFilter{}, false, 0, 10, nil); err == nil {
 		t.Fatal("a cancelled context must fail the search")
 	}
 }
@@ -352,7 +350,8 @@ func TestKeywordPagesFollowScoreThenID(t *testing.T) {
 	if err := ix.Apply(docs, nil, 1); err != nil {
 		t.Fatal(err)
 	}
-	all, total, err := ix.Keyword(ctx, "lantern", contract.MetaFilter{}, false, 0, 100)
+	all, err := ix.Keyword(ctx, "lantern", contract.MetaFilter{}, false, 0, 100, nil)
+	total := len(all)
 	if err != nil || total != 40 || len(all) != 40 {
 		t.Fatalf("full ranking: %d hits, total %d, %v", len(all), total, err)
 	}
@@ -371,7 +370,7 @@ func TestKeywordPagesFollowScoreThenID(t *testing.T) {
 	}
 	for size := 1; size <= 12; size++ {
 		for offset := 0; offset <= 41; offset++ {
-			page, _, err := ix.Keyword(ctx, "lantern", contract.MetaFilter{}, false, offset, size)
+			page, err := ix.Keyword(ctx, "lantern", contract.MetaFilter{}, false, offset, size, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -401,7 +400,7 @@ func TestAHugeTokenIsIndexedPromptly(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("indexing a 1 MB token did not finish in 30 s")
 	}
-	hits, _, err := ix.Keyword(context.Background(), "tail", contract.MetaFilter{}, false, 0, 5)
+	hits, err := ix.Keyword(context.Background(), "tail", contract.MetaFilter{}, false, 0, 5, nil)
 	if err != nil || len(hits) != 1 {
 		t.Fatalf("the record with the blob: %v %v", hits, err)
 	}

@@ -1,12 +1,9 @@
 package index
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
-	"time"
 
 	_ "github.com/blevesearch/bleve/v2/analysis/analyzer/custom"  // registers the custom analyzer type
 	_ "github.com/blevesearch/bleve/v2/analysis/analyzer/keyword" // the keyword field mapping's analyzer
@@ -24,55 +21,38 @@ import (
 // MappingVersion names the field layout below. Change it whenever a field, an
 // analyzer or a term encoding changes: an index carrying another version is
 // discarded and rebuilt from the record.
-const MappingVersion = "mnemo-index-8"
+const MappingVersion = "mnemo-index-9"
 
 // The index has few physical fields, because Bleve pays per field and per
 // document (a token map, a dictionary per segment): `text` (analysed, BM25),
-// `meta` (exact terms with doc values, for filters and facets), `lookup`
-// (exact derived terms, for filters only) and the observed_at date.
+// `meta` (exact terms, for filters; its doc values give back a record's
+// text length) and `lookup` (exact derived terms, for filters only).
 // A metadata value is the term "<name>=<value>" in meta or lookup, where
 // <name> is one of the logical names below (letters and `_` only, so a name
 // followed by `=` is never a prefix of another name's terms).
 const (
-	fieldText       = "text"
-	fieldMeta       = "meta"
-	fieldLookup     = "lookup"
-	fieldObservedAt = "observed_at"
+	fieldText   = "text"
+	fieldMeta   = "meta"
+	fieldLookup = "lookup"
 )
 
 // Logical metadata names (term prefixes).
 const (
 	fieldKind      = "kind"
 	fieldSource    = "source"
-	fieldSourceID  = "source_id"
 	fieldWorkspace = "workspace"
-	fieldFolder    = "folder"
-	fieldFilePath  = "file_path"
 	fieldLanguage  = "language"
 	fieldRepo      = "repo"
-	fieldCommit    = "commit"
-	fieldURL       = "url"
-	fieldThreadID  = "thread_id"
 	fieldAgentID   = "agent_id"
 	fieldToolCall  = "tool_call"
 	fieldTag       = "tag"
 	fieldNS        = "ns"
 	fieldStatus    = "status"
-	fieldTurns     = "turns"
 
 	// fieldNSSub holds, for a record at namespace N, N itself and every
 	// proper ancestor P of N such that no segment of N below P is a service
 	// sandbox: a `descendants` reach at P is then the single term P.
 	fieldNSSub = "ns_sub"
-	// fieldFolderPrefix and fieldFilePathPrefix hold every `/`-boundary
-	// prefix of the value (see pathPrefixes).
-	fieldFolderPrefix   = "folder_pfx"
-	fieldFilePathPrefix = "file_path_pfx"
-
-	// fieldObservedFar holds observed_at as an order-preserving hex term
-	// for instants a Bleve date (int64 nanoseconds) cannot represent.
-	fieldObservedFar = "observed_far"
-
 	// fieldTextLen holds the analysed length of the record's text, so that
 	// Apply can take a replaced or deleted record's length out of the BM25
 	// statistics (read back from the meta field's doc values).
@@ -96,7 +76,7 @@ const textAnalyzer = "mnemo_text"
 // physicalField tells where a logical name's terms live.
 func physicalField(name string) string {
 	switch name {
-	case fieldNSSub, fieldFolderPrefix, fieldFilePathPrefix, fieldObservedFar:
+	case fieldNSSub:
 		return fieldLookup
 	}
 	return fieldMeta
@@ -108,30 +88,10 @@ func metaTerm(name, value string) string { return name + "=" + value }
 // repeatedTagTerm marks the n-th occurrence (n >= 2) of a tag on one record.
 func repeatedTagTerm(n int, tag string) string { return fieldTag + strconv.Itoa(n) + "=" + tag }
 
-// facetValue reads a term of a facet's name back into its value: the
-// name's own terms, and for tags the repeated-tag terms too.
-func facetValue(name, term string) (string, bool) {
-	head, value, ok := strings.Cut(term, "=")
-	if !ok {
-		return "", false
-	}
-	if head == name {
-		return value, true
-	}
-	if name == fieldTag && strings.HasPrefix(head, fieldTag) {
-		digits := head[len(fieldTag):]
-		if _, err := strconv.Atoi(digits); err == nil {
-			return value, true
-		}
-	}
-	return "", false
-}
-
 const (
 	textOptions    = bleveindex.IndexField
 	keywordOptions = bleveindex.IndexField | bleveindex.DocValues | bleveindex.SkipFreqNorm
 	derivedOptions = bleveindex.IndexField | bleveindex.SkipFreqNorm
-	dateOptions    = bleveindex.IndexField | bleveindex.SkipFreqNorm
 )
 
 // newMapping builds the explicit mapping: dynamic mapping is off, so a field
@@ -171,11 +131,6 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 		fm.SkipFreqNorm = true
 		dm.AddFieldMappingsAt(name, fm)
 	}
-	observed := mapping.NewDateTimeFieldMapping()
-	observed.Store = false
-	observed.IncludeInAll = false
-	observed.DocValues = false
-	dm.AddFieldMappingsAt(fieldObservedAt, observed)
 
 	im.DefaultMapping = dm
 	im.TypeMapping = map[string]*mapping.DocumentMapping{}
@@ -221,39 +176,22 @@ func (b *builder) document(d Doc) (*document.Document, int, error) {
 			keyword(name, *value)
 		}
 	}
+	// Fields of values nearly every record has its own of are not indexed:
+	// the engine's table answers them (filter.go, NeedsResidual).
 	m := &d.Meta
 	keyword(fieldKind, string(d.Kind))
 	keyword(fieldSource, string(m.SourceKindOf()))
-	optional(fieldSourceID, m.Source.ID)
 	optional(fieldWorkspace, m.Workspace)
 	optional(fieldLanguage, m.Language)
 	optional(fieldRepo, m.Repo)
-	optional(fieldCommit, m.Commit)
-	optional(fieldURL, m.URL)
-	optional(fieldThreadID, m.ThreadID)
 	optional(fieldAgentID, m.AgentID)
-	if m.Folder != nil {
-		keyword(fieldFolder, *m.Folder)
-		for _, p := range pathPrefixes(*m.Folder) {
-			keyword(fieldFolderPrefix, p)
-		}
-	}
-	if m.FilePath != nil {
-		keyword(fieldFilePath, *m.FilePath)
-		for _, p := range pathPrefixes(*m.FilePath) {
-			keyword(fieldFilePathPrefix, p)
-		}
-	}
 	if m.ToolCall != nil {
 		keyword(fieldToolCall, m.ToolCall.Name)
-	}
-	if m.Turns != nil {
-		keyword(fieldTurns, turnsTerm(*m.Turns))
 	}
 	for i, tag := range m.Tags {
 		// The contract's explore counts a tag once per occurrence; Bleve
 		// keeps one term per document, so a repeat gets its own term
-		// ("tag2=x", "tag3=x", ...) which facets count and filters ignore.
+		// ("tag2=x", "tag3=x", ...) which filters ignore.
 		n := 1
 		for _, earlier := range m.Tags[:i] {
 			if earlier == tag {
@@ -272,18 +210,9 @@ func (b *builder) document(d Doc) (*document.Document, int, error) {
 	}
 	keyword(fieldStatus, string(statusOf(d.Status)))
 	keyword(fieldTextLen, strconv.Itoa(length))
-	if m.ObservedAt != nil && !representable(*m.ObservedAt) {
-		keyword(fieldObservedFar, farTerm(*m.ObservedAt))
-	}
 	doc.AddField(keywordField(fieldMeta, meta, keywordOptions))
 	if len(lookup) > 0 {
 		doc.AddField(keywordField(fieldLookup, lookup, derivedOptions))
-	}
-
-	if m.ObservedAt != nil && representable(*m.ObservedAt) {
-		if err := addDate(doc, fieldObservedAt, *m.ObservedAt); err != nil {
-			return nil, 0, err
-		}
 	}
 	return doc, length, nil
 }
@@ -308,25 +237,12 @@ func keywordField(name string, terms []string, options bleveindex.FieldIndexingO
 	return newMultiTermField(name, terms, options)
 }
 
-func addDate(doc *document.Document, name string, at time.Time) error {
-	f, err := document.NewDateTimeFieldWithIndexingOptions(name, nil, at, time.RFC3339Nano, dateOptions)
-	if err != nil {
-		return err
-	}
-	doc.AddField(f)
-	return nil
-}
-
 // statusOf reads an unset status as active, the record default.
 func statusOf(s contract.Status) contract.Status {
 	if s == "" {
 		return contract.StatusActive
 	}
 	return s
-}
-
-func turnsTerm(t contract.TurnRange) string {
-	return strconv.FormatUint(uint64(t.First), 10) + "-" + strconv.FormatUint(uint64(t.Last), 10)
 }
 
 func distinct(values []string) []string {
@@ -341,28 +257,6 @@ func distinct(values []string) []string {
 	}
 	return out
 }
-
-// pathPrefixes lists the terms a held folder or file path answers to as a
-// base: the value itself and every prefix that ends just before a `/`.
-// contract.PathMatch admits a held value for a wanted path when the held
-// value equals it, or when it starts with base (the wanted path without
-// trailing slashes) followed by `/` or its end, which is exactly "base is one
-// of these prefixes". Every term carries a leading marker so the empty
-// prefix of an absolute path is a real term.
-func pathPrefixes(held string) []string {
-	out := []string{prefixTerm(held)}
-	for i := 0; i < len(held); i++ {
-		if held[i] == '/' {
-			p := prefixTerm(held[:i])
-			if !slices.Contains(out, p) {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
-
-func prefixTerm(base string) string { return ">" + base }
 
 // subtreeAnchors lists the namespaces P from which a descendants reach
 // admits ns: ns itself, and every proper ancestor P such that no segment of
@@ -381,25 +275,4 @@ func subtreeAnchors(ns contract.Namespace) []string {
 		out = append(out, anchor.String())
 	}
 	return out
-}
-
-// Bleve dates are int64 nanoseconds since the epoch, and its date range
-// queries accept only instants in [dateMin, dateMax]; observed_at outside that
-// span goes to fieldObservedFar instead.
-var (
-	dateMin = time.Date(1677, 12, 1, 0, 0, 0, 0, time.UTC)
-	dateMax = time.Date(2262, 4, 11, 11, 59, 59, 0, time.UTC)
-)
-
-func representable(t time.Time) bool {
-	return !t.Before(dateMin) && !t.After(dateMax)
-}
-
-// farTerm encodes an instant so that byte order is time order: the seconds
-// since the epoch biased to unsigned, then the nanoseconds, both big-endian hex.
-func farTerm(t time.Time) string {
-	var buf [12]byte
-	binary.BigEndian.PutUint64(buf[:8], uint64(t.Unix())^(1<<63))
-	binary.BigEndian.PutUint32(buf[8:], uint32(t.Nanosecond()))
-	return fmt.Sprintf("%x", buf[:])
 }

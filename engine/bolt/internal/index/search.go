@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -17,84 +16,141 @@ import (
 
 // Keyword ranks the documents matching f by BM25 over their text for query
 // (analysed by textAnalysis.queryTerms; every query term optional; scored
-// with the index's own statistics, see stats.go), best first with ties by id ascending so pages
-// are stable, and returns the page [offset, offset+size) and the number of
-// matching documents. ranked applies the statuses rule of fetch and recall
-// (only active records unless f names statuses). A query without a single
-// searchable term matches nothing.
-func (ix *Index) Keyword(ctx context.Context, q string, f contract.MetaFilter, ranked bool, offset, size int) ([]Scored, uint64, error) {
+// with the index's own statistics, see stats.go), best first with ties by id
+// ascending so pages are stable, and returns the page [offset, offset+size).
+// ranked applies the statuses rule of fetch and recall (only active records
+// unless f names statuses). A query without a single searchable term
+// matches nothing. When f needs a residual (NeedsResidual), res says which
+// documents the whole filter admits; such a filter without one is refused.
+func (ix *Index) Keyword(ctx context.Context, q string, f contract.MetaFilter, ranked bool, offset, size int, res *Residual) ([]Scored, error) {
 	if offset < 0 || size < 0 {
-		return nil, 0, fmt.Errorf("keyword page [%d, +%d) is negative", offset, size)
+		return nil, fmt.Errorf("keyword page [%d, +%d) is negative", offset, size)
+	}
+	residual := NeedsResidual(f)
+	if residual && (res == nil || res.Admit == nil || res.Matching == nil) {
+		return nil, fmt.Errorf("keyword search: the filter names fields the index does not hold, and no residual was given")
 	}
 	terms := ix.build.text.queryTerms(q)
-	if len(terms) == 0 {
-		return nil, 0, nil
+	if len(terms) == 0 || offset+size == 0 {
+		return nil, nil
 	}
-	clauses := make([]query.Query, len(terms))
-	for i, t := range terms {
-		tq := query.NewTermQuery(t.term)
-		tq.SetField(fieldText)
-		tq.SetBoost(float64(t.count))
-		clauses[i] = tq
+	text := func(filter query.Query) query.Query {
+		clauses := make([]query.Query, len(terms))
+		for i, t := range terms {
+			tq := query.NewTermQuery(t.term)
+			tq.SetField(fieldText)
+			tq.SetBoost(float64(t.count))
+			clauses[i] = tq
+		}
+		bq := query.NewBooleanQuery(nil, clauses, nil)
+		bq.AddFilter(filter)
+		return bq
 	}
-	bq := query.NewBooleanQuery(nil, clauses, nil)
-	bq.AddFilter(filterQuery(f, ranked))
-	pre := ix.preSearch()
-
-	// Ordering by id needs every candidate's external id, a measured ~11% of
-	// a query. So first rank by score alone, one hit past the page: when
-	// the last hit fetched scores below the page's last, no tie crosses the
-	// page's end, the top offset+size set is exact, and sorting it by
-	// (score desc, id) gives the exact page. Scores are settled first
-	// (settle): Bleve sums a document's term scores in an order that
-	// depends on the segment layout, so two documents of equal text can
-	// differ in the last bit from one search to the next, and a tie between
-	// them would not be broken by id. While ties cross the page's end, the
-	// window doubles (up to four times); past that Bleve sorts by id.
+	held := filterQuery(f, ranked)
+	if !residual {
+		return ix.page(ctx, text(held), offset, size)
+	}
+	// The best hits of the held clauses, each asked of the residual: when
+	// the page's last admitted hit scores above the last hit fetched, every
+	// admitted document that could be on the page was fetched. A filter
+	// that admits too few of the hits for three widenings of the window is
+	// turned into the list of the documents it admits instead.
 	end := offset + size
-	var res *bleve.SearchResult
-	var hits []*search.DocumentMatch
-	for n := end + 1; ; n *= 2 {
-		req := bleve.NewSearchRequestOptions(bq, n, 0, false)
-		req.SortBy([]string{"-_score"})
-		req.PreSearchData = pre
-		var err error
-		if res, err = ix.idx.SearchInContext(ctx, req); err != nil {
-			return nil, 0, fmt.Errorf("keyword search: %w", err)
+	q1 := text(held)
+	for n, round := end+1, 0; round < 3; round++ {
+		hits, err := ix.top(ctx, q1, n)
+		if err != nil {
+			return nil, err
 		}
-		hits = res.Hits
-		for _, h := range hits {
-			h.Score = settle(h.Score)
+		exhausted := len(hits) < n
+		var last float64
+		if len(hits) > 0 {
+			last = hits[len(hits)-1].Score
 		}
-		if end == 0 || len(hits) < n || hits[len(hits)-1].Score < hits[end-1].Score {
-			slices.SortFunc(hits, func(a, b *search.DocumentMatch) int {
-				if c := cmp.Compare(b.Score, a.Score); c != 0 {
-					return c
-				}
-				return strings.Compare(a.ID, b.ID)
-			})
-			hits = hits[min(offset, len(hits)):min(end, len(hits))]
-			break
+		kept := slices.DeleteFunc(hits, func(h *search.DocumentMatch) bool { return !res.Admit(h.ID) })
+		if exhausted || (len(kept) >= end && kept[end-1].Score > last) {
+			return pageOf(kept, offset, end), nil
 		}
-		if n >= 4*(end+1) {
-			req = bleve.NewSearchRequestOptions(bq, size, offset, false)
-			req.SortBy([]string{"-_score", "_id"})
-			req.PreSearchData = pre
-			if res, err = ix.idx.SearchInContext(ctx, req); err != nil {
-				return nil, 0, fmt.Errorf("keyword search: %w", err)
-			}
-			hits = res.Hits
-			for _, h := range hits {
-				h.Score = settle(h.Score)
-			}
-			break
-		}
+		// Widen by what the admitted share of the hits suggests, at least
+		// twice and at most 64 times.
+		n = max(2*n, min(64*n, 2*(end+1)*n/max(1, len(kept))))
 	}
+	ids := res.Matching()
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return ix.page(ctx, text(query.NewConjunctionQuery([]query.Query{held, query.NewDocIDQuery(ids)})), offset, size)
+}
+
+// top fetches the n best-scoring documents of q, scores settled, in no
+// particular order among equal scores.
+func (ix *Index) top(ctx context.Context, q query.Query, n int) ([]*search.DocumentMatch, error) {
+	req := bleve.NewSearchRequestOptions(q, n, 0, false)
+	req.SortBy([]string{"-_score"})
+	req.PreSearchData = ix.preSearch()
+	res, err := ix.idx.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("keyword search: %w", err)
+	}
+	for _, h := range res.Hits {
+		h.Score = settle(h.Score)
+	}
+	return res.Hits, nil
+}
+
+// pageOf sorts hits by (score desc, id) and returns [offset, end) of them.
+func pageOf(hits []*search.DocumentMatch, offset, end int) []Scored {
+	slices.SortFunc(hits, func(a, b *search.DocumentMatch) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	hits = hits[min(offset, len(hits)):min(end, len(hits))]
 	out := make([]Scored, len(hits))
 	for i, h := range hits {
 		out[i] = Scored{ID: h.ID, Score: h.Score}
 	}
-	return out, res.Total, nil
+	return out
+}
+
+// page is the exact page [offset, offset+size) of q by (score desc, id).
+//
+// Ordering by id needs every candidate's external id, a measured ~11% of a
+// query. So first rank by score alone, one hit past the page: when the last
+// hit fetched scores below the page's last, no tie crosses the page's end,
+// the top offset+size set is exact, and sorting it by (score desc, id) gives
+// the exact page. Scores are settled first (settle): Bleve sums a document's
+// term scores in an order that depends on the segment layout, so two
+// documents of equal text can differ in the last bit from one search to the
+// next, and a tie between them would not be broken by id. While ties cross
+// the page's end, the window doubles (up to four times); past that Bleve
+// sorts by id.
+func (ix *Index) page(ctx context.Context, q query.Query, offset, size int) ([]Scored, error) {
+	end := offset + size
+	for n := end + 1; ; n *= 2 {
+		hits, err := ix.top(ctx, q, n)
+		if err != nil {
+			return nil, err
+		}
+		if len(hits) < n || hits[len(hits)-1].Score < hits[end-1].Score {
+			return pageOf(hits, offset, end), nil
+		}
+		if n >= 4*(end+1) {
+			req := bleve.NewSearchRequestOptions(q, size, offset, false)
+			req.SortBy([]string{"-_score", "_id"})
+			req.PreSearchData = ix.preSearch()
+			res, err := ix.idx.SearchInContext(ctx, req)
+			if err != nil {
+				return nil, fmt.Errorf("keyword search: %w", err)
+			}
+			out := make([]Scored, len(res.Hits))
+			for i, h := range res.Hits {
+				out[i] = Scored{ID: h.ID, Score: settle(h.Score)}
+			}
+			return out, nil
+		}
+	}
 }
 
 // settle rounds a score to float32 precision, far coarser than the order in
@@ -102,8 +158,12 @@ func (ix *Index) Keyword(ctx context.Context, q string, f contract.MetaFilter, r
 // equal in every search.
 func settle(score float64) float64 { return float64(float32(score)) }
 
-// Count is the number of documents matching f (every status unless f names some).
+// Count is the number of documents matching f (every status unless f names
+// some); f may not need a residual.
 func (ix *Index) Count(ctx context.Context, f contract.MetaFilter) (uint64, error) {
+	if NeedsResidual(f) {
+		return 0, fmt.Errorf("count: the filter names fields the index does not hold")
+	}
 	req := bleve.NewSearchRequestOptions(filterQuery(f, false), 0, 0, false)
 	req.Score = "none"
 	res, err := ix.idx.SearchInContext(ctx, req)
@@ -111,79 +171,4 @@ func (ix *Index) Count(ctx context.Context, f contract.MetaFilter) (uint64, erro
 		return 0, fmt.Errorf("count: %w", err)
 	}
 	return res.Total, nil
-}
-
-// facetField is the logical metadata name a facet counts.
-func facetField(facet contract.Facet) (string, bool) {
-	switch facet {
-	case contract.FacetKind:
-		return fieldKind, true
-	case contract.FacetSource:
-		return fieldSource, true
-	case contract.FacetSourceID:
-		return fieldSourceID, true
-	case contract.FacetWorkspace:
-		return fieldWorkspace, true
-	case contract.FacetFolder:
-		return fieldFolder, true
-	case contract.FacetFilePath:
-		return fieldFilePath, true
-	case contract.FacetLanguage:
-		return fieldLanguage, true
-	case contract.FacetRepo:
-		return fieldRepo, true
-	case contract.FacetURL:
-		return fieldURL, true
-	case contract.FacetThread:
-		return fieldThreadID, true
-	case contract.FacetAgent:
-		return fieldAgentID, true
-	case contract.FacetToolCall:
-		return fieldToolCall, true
-	case contract.FacetTag:
-		return fieldTag, true
-	case contract.FacetNamespace:
-		return fieldNS, true
-	case contract.FacetStatus:
-		return fieldStatus, true
-	}
-	return "", false
-}
-
-const facetName = "facet"
-
-// Facet counts, exactly, the documents matching f per value of facet, as
-// contract.Facet.Values lists them (a record counts once per tag occurrence,
-// like the reference's explore), and reports the number of matching
-// documents and of those with no value for the facet.
-func (ix *Index) Facet(ctx context.Context, f contract.MetaFilter, facet contract.Facet) (map[string]uint64, uint64, uint64, error) {
-	field, ok := facetField(facet)
-	if !ok {
-		return nil, 0, 0, contract.Invalid("`%s` is not a facet", facet)
-	}
-	req := bleve.NewSearchRequestOptions(filterQuery(f, false), 0, 0, false)
-	req.Score = "none"
-	// The builder keeps every term anyway; the size only trims the answer.
-	prefix := metaTerm(field, "")
-	if facet == contract.FacetTag {
-		prefix = fieldTag // repeated tags too; no other name starts with "tag"
-	}
-	fr := bleve.NewFacetRequest(fieldMeta, math.MaxInt32)
-	fr.SetPrefixFilter(prefix)
-	req.AddFacet(facetName, fr)
-	res, err := ix.idx.SearchInContext(ctx, req)
-	if err != nil {
-		return nil, 0, 0, fmt.Errorf("facet %s: %w", facet, err)
-	}
-	counts := map[string]uint64{}
-	result := res.Facets[facetName]
-	if result == nil {
-		return counts, res.Total, res.Total, nil
-	}
-	for _, t := range result.Terms.Terms() {
-		if value, ok := facetValue(field, t.Term); ok {
-			counts[value] += uint64(t.Count)
-		}
-	}
-	return counts, res.Total, uint64(result.Missing), nil
 }

@@ -106,11 +106,10 @@ func (ix *Index) preSearch() map[string]interface{} {
 	return map[string]interface{}{search.BM25PreSearchDataKey: &search.BM25Stats{
 		DocCount: float64(docs),
 		FieldCardinality: map[string]int{
-			fieldText:       int(max(s.Tokens, 1)),
-			fieldMeta:       int(docs),
-			fieldLookup:     int(docs),
-			fieldObservedAt: int(docs),
-			"*":             int(docs), // the optimised disjunctions of a filter
+			fieldText:   int(max(s.Tokens, 1)),
+			fieldMeta:   int(docs),
+			fieldLookup: int(docs),
+			"*":         int(docs), // the optimised disjunctions of a filter
 		},
 	}}
 }

@@ -131,7 +131,7 @@ func TestLongDocumentsAreNotPenalisedByAWrongAverage(t *testing.T) {
 	if err := ix.Apply(docs, nil, 1); err != nil {
 		t.Fatal(err)
 	}
-	hits, _, err := ix.Keyword(context.Background(), "bridge tolls", contract.MetaFilter{}, false, 0, 10)
+	hits, err := ix.Keyword(context.Background(), "bridge tolls", contract.MetaFilter{}, false, 0, 10, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestIdentifiersStillFindTheirRecords(t *testing.T) {
 		{"the who", "who", 1}, // stop words alone still search
 		{"rebuild index crash", "stem", 1},
 	} {
-		hits, _, err := ix.Keyword(context.Background(), c.query, contract.MetaFilter{}, false, 0, c.top)
+		hits, err := ix.Keyword(context.Background(), c.query, contract.MetaFilter{}, false, 0, c.top, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,11 +229,11 @@ func TestKeywordOrderDoesNotDependOnSegments(t *testing.T) {
 	ctx := context.Background()
 	for q := range 60 {
 		query := words(14)
-		a, _, err := one.Keyword(ctx, query, contract.MetaFilter{}, false, 0, 10)
+		a, err := one.Keyword(ctx, query, contract.MetaFilter{}, false, 0, 10, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _, err := many.Keyword(ctx, query, contract.MetaFilter{}, false, 0, 10)
+		b, err := many.Keyword(ctx, query, contract.MetaFilter{}, false, 0, 10, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
