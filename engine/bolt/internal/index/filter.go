@@ -1,7 +1,6 @@
 package index
 
 import (
-
 	"github.com/blevesearch/bleve/v2/search/query"
 
 	"mnemo/contract"
@@ -136,4 +135,3 @@ func reachQuery(r *contract.Reach) query.Query {
 	}
 	return query.NewDisjunctionQuery(qs)
 }
-
