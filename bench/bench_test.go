@@ -55,12 +55,14 @@ func TestRunOnReferenceEngine(t *testing.T) {
 		t.Fatalf("engine reports %d superseded (err %v), want %d", sup.Total, err, visibleSuperseded)
 	}
 
-	// browse shapes, root facets, two narrows, fetch in three modes, recall
-	wantRows := 6 + len(contract.Facets()) + 1 + 3 + 1
+	// browse shapes, root facets, two narrows, fetch in three modes and
+	// keyword under two filters, recall
+	wantRows := 6 + len(contract.Facets()) + 1 + 3 + 2 + 1
 	if len(tab.Rows) != wantRows {
 		t.Fatalf("%d rows, want %d", len(tab.Rows), wantRows)
 	}
-	unbudgeted := map[string]bool{"vector fetch top 10": true, "hybrid fetch top 10": true, "recall top 5 (reference)": true}
+	unbudgeted := map[string]bool{"vector fetch top 10": true, "hybrid fetch top 10": true, "recall top 5 (reference)": true,
+		"keyword fetch top 10 in a folder": true, "keyword fetch top 10 at a commit": true}
 	for _, r := range tab.Rows {
 		if r.Samples != 3 {
 			t.Errorf("%s: %d samples, want 3", r.Name, r.Samples)

@@ -39,6 +39,15 @@ func retrievalRows(ctx context.Context, e contract.Engine, opts Options) ([]shap
 		}
 		shapes = append(shapes, fetchShape(e, mode, budget, queryOf, live))
 	}
+	if desc.Supports(contract.ModeKeyword) {
+		// Filters on values the search index leaves to the table: a broad one
+		// (a top-level folder) and one that admits a record or two (a commit).
+		if folder, commit, ok := filterValues(opts.Seed); ok {
+			shapes = append(shapes,
+				filteredFetchShape(e, "keyword fetch top 10 in a folder", contract.MetaFilter{Folder: &folder}, queryOf),
+				filteredFetchShape(e, "keyword fetch top 10 at a commit", contract.MetaFilter{Commit: &commit}, queryOf))
+		}
+	}
 
 	// The row is named after the answerer, as the answer's cost depends on it:
 	// a probe before sampling reads the model id (like page one of the cursor row).
@@ -87,6 +96,57 @@ func fetchShape(e contract.Engine, mode contract.FetchMode, b budgets, queryOf f
 				}
 			}
 			return judgeRanked(ctx, e, "hits", lastQuery, ids, FetchTop, live)
+		},
+	}
+}
+
+// filterValues picks, from the corpus's first records, the top-level folder
+// of the first one with a folder and the commit of the first with a commit.
+func filterValues(seed int64) (folder, commit string, ok bool) {
+	for _, en := range corpus.Generate(64, seed) {
+		m := en.Item.Meta
+		if folder == "" && m.Folder != nil && *m.Folder != "" {
+			folder, _, _ = strings.Cut(strings.TrimPrefix(*m.Folder, "/"), "/")
+			if strings.HasPrefix(*m.Folder, "/") {
+				folder = "/" + folder
+			}
+		}
+		if commit == "" && m.Commit != nil && *m.Commit != "" {
+			commit = *m.Commit
+		}
+	}
+	return folder, commit, folder != "" && commit != ""
+}
+
+// filteredFetchShape is keyword fetch top 10 under a filter; its check is
+// that every hit passes the filter and holds a word of the query.
+func filteredFetchShape(e contract.Engine, name string, f contract.MetaFilter, queryOf func(int) string) shape {
+	var last contract.FetchPage
+	var lastQuery string
+	return shape{
+		name: name,
+		run: func(ctx context.Context, round int) (string, error) {
+			lastQuery = queryOf(round)
+			p, err := e.Fetch(ctx, contract.FetchRequest{Query: lastQuery, Mode: contract.ModeKeyword, Filter: f, Limit: FetchTop})
+			if err != nil {
+				return "", err
+			}
+			last = p
+			return fmt.Sprintf("%d hits for %q", len(p.Hits), lastQuery), nil
+		},
+		check: func(context.Context) (string, error) {
+			if len(last.Hits) > FetchTop {
+				return fmt.Sprintf("%d hits for limit %d", len(last.Hits), FetchTop), nil
+			}
+			for _, h := range last.Hits {
+				if !f.Matches(h.Kind, &h.Meta) {
+					return fmt.Sprintf("hit %s is outside the filter", h.ID), nil
+				}
+				if !holdsAWord(h.Text, lastQuery) {
+					return fmt.Sprintf("hit %s holds no word of %q", h.ID, lastQuery), nil
+				}
+			}
+			return "", nil
 		},
 	}
 }
