@@ -127,14 +127,22 @@ func (e *Engine) rankKeyword(ctx context.Context, q string, f contract.MetaFilte
 				ord, ok := e.t.ordOfID(id)
 				return ok && p.match(&e.t.rows[ord])
 			},
-			Matching: func() []string {
+			Sample: func(limit int) ([]string, bool, float64) {
 				var ids []string
+				scanned := 0
 				for ord := range e.t.rows {
-					if e.t.alive[ord] && p.match(&e.t.rows[ord]) {
+					if !e.t.alive[ord] {
+						continue
+					}
+					scanned++
+					if p.match(&e.t.rows[ord]) {
+						if len(ids) == limit {
+							return ids, false, float64(len(ids)) / float64(scanned)
+						}
 						ids = append(ids, e.t.idOf(uint32(ord)))
 					}
 				}
-				return ids
+				return ids, true, float64(len(ids)) / float64(max(scanned, 1))
 			},
 		}
 	}

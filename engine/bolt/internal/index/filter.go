@@ -22,12 +22,17 @@ func NeedsResidual(f contract.MetaFilter) bool {
 // when the filter needs it (NeedsResidual), from the engine's table.
 type Residual struct {
 	// Admit tells whether the filter, with the statuses rule, admits the
-	// document: asked of the best-scoring hits first.
+	// document.
 	Admit func(id string) bool
-	// Matching lists every document the filter admits: asked for at most
-	// once, when the filter proves selective among the hits.
-	Matching func() []string
+	// Sample scans for the documents the filter admits and stops at limit
+	// of them: it returns those it found, whether they are all there are,
+	// and the share of the documents it scanned that the filter admitted.
+	Sample func(limit int) (ids []string, complete bool, share float64)
 }
+
+// residualListMax is the most documents a search takes as a list of ids
+// (a filter that admits more is asked of the best hits instead).
+const residualListMax = 4096
 
 // filterQuery translates the clauses of a MetaFilter the index holds (and
 // the statuses rule) into a Bleve query that admits exactly the documents

@@ -212,7 +212,15 @@ func TestFilterTranslationAgreesWithContract(t *testing.T) {
 		for _, id := range wantRanked {
 			admitted[id] = true
 		}
-		res := &Residual{Admit: func(id string) bool { return admitted[id] }, Matching: func() []string { return wantRanked }}
+		listed := &Residual{Admit: func(id string) bool { return admitted[id] },
+			Sample: func(int) ([]string, bool, float64) { return wantRanked, true, float64(len(wantRanked)) / n }}
+		// The same residual as a filter too broad to list: the window path.
+		sampled := &Residual{Admit: listed.Admit,
+			Sample: func(int) ([]string, bool, float64) { return nil, false, float64(len(wantRanked)) / n }}
+		res := listed
+		if round%2 == 1 {
+			res = sampled
+		}
 		hits, err := ix.Keyword(ctx, "common", f, ranked, 0, n, res)
 		if err != nil {
 			t.Fatal(err)
@@ -229,12 +237,14 @@ func TestFilterTranslationAgreesWithContract(t *testing.T) {
 			t.Fatal(err)
 		}
 		for offset := 0; offset < min(len(full), 15); offset += 5 {
-			page, err := ix.Keyword(ctx, "common alpha", f, ranked, offset, 5, res)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := full[offset:min(len(full), offset+5)]; !slices.Equal(ids(page), ids(want)) {
-				t.Fatalf("round %d: page at %d of %s = %v; the full ranking has %v", round, offset, describe(f), ids(page), ids(want))
+			for _, r := range []*Residual{listed, sampled} {
+				page, err := ix.Keyword(ctx, "common alpha", f, ranked, offset, 5, r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := full[offset:min(len(full), offset+5)]; !slices.Equal(ids(page), ids(want)) {
+					t.Fatalf("round %d: page at %d of %s = %v; the full ranking has %v", round, offset, describe(f), ids(page), ids(want))
+				}
 			}
 		}
 	}

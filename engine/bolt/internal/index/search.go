@@ -27,7 +27,7 @@ func (ix *Index) Keyword(ctx context.Context, q string, f contract.MetaFilter, r
 		return nil, fmt.Errorf("keyword page [%d, +%d) is negative", offset, size)
 	}
 	residual := NeedsResidual(f)
-	if residual && (res == nil || res.Admit == nil || res.Matching == nil) {
+	if residual && (res == nil || res.Admit == nil || res.Sample == nil) {
 		return nil, fmt.Errorf("keyword search: the filter names fields the index does not hold, and no residual was given")
 	}
 	terms := ix.build.text.queryTerms(q)
@@ -50,14 +50,23 @@ func (ix *Index) Keyword(ctx context.Context, q string, f contract.MetaFilter, r
 	if !residual {
 		return ix.page(ctx, text(held), offset, size)
 	}
-	// The best hits of the held clauses, each asked of the residual: when
-	// the page's last admitted hit scores above the last hit fetched, every
-	// admitted document that could be on the page was fetched. A filter
-	// that admits too few of the hits for three widenings of the window is
-	// turned into the list of the documents it admits instead.
+	// A filter that admits few documents is given to Bleve as their ids.
+	ids, complete, share := res.Sample(residualListMax)
+	if complete {
+		if len(ids) == 0 {
+			return nil, nil
+		}
+		return ix.page(ctx, text(query.NewConjunctionQuery([]query.Query{held, query.NewDocIDQuery(ids)})), offset, size)
+	}
+	// One that admits many is asked of the best hits of the held clauses,
+	// in a window sized by the share it admits: when the page's last
+	// admitted hit scores above the last hit fetched, every admitted
+	// document that could be on the page was fetched; else the window
+	// doubles, until it holds every hit.
 	end := offset + size
 	q1 := text(held)
-	for n, round := end+1, 0; round < 3; round++ {
+	n := max(end+1, int(float64(end+1)/max(share, 1e-3)*1.5))
+	for {
 		hits, err := ix.top(ctx, q1, n)
 		if err != nil {
 			return nil, err
@@ -71,15 +80,8 @@ func (ix *Index) Keyword(ctx context.Context, q string, f contract.MetaFilter, r
 		if exhausted || (len(kept) >= end && kept[end-1].Score > last) {
 			return pageOf(kept, offset, end), nil
 		}
-		// Widen by what the admitted share of the hits suggests, at least
-		// twice and at most 64 times.
-		n = max(2*n, min(64*n, 2*(end+1)*n/max(1, len(kept))))
+		n *= 2
 	}
-	ids := res.Matching()
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	return ix.page(ctx, text(query.NewConjunctionQuery([]query.Query{held, query.NewDocIDQuery(ids)})), offset, size)
 }
 
 // top fetches the n best-scoring documents of q, scores settled, in no
