@@ -84,13 +84,13 @@ func (e *Engine) rank(ctx context.Context, mode contract.FetchMode, q string, f 
 	case contract.ModeKeyword:
 		return e.rankKeyword(ctx, q, f, want)
 	case contract.ModeVector:
-		return e.rankVector(ctx, q, f, want)
+		return e.rankVector(ctx, mode, q, f, want)
 	}
 	kw, err := e.rankKeyword(ctx, q, f, retrieval.HybridWindow)
 	if err != nil {
 		return nil, err
 	}
-	vec, err := e.rankVector(ctx, q, f, retrieval.HybridVectorWindow)
+	vec, err := e.rankVector(ctx, mode, q, f, retrieval.HybridVectorWindow)
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +100,28 @@ func (e *Engine) rank(ctx context.Context, mode contract.FetchMode, q string, f 
 		out = append(out, rankedID{x.ID, x.Score})
 	}
 	return out, nil
+}
+
+// vectorsCover answers unavailable while the records still being embedded
+// after open (a store written by another embedder, whose vectors are all
+// stale, or one whose vectors were lost) are more than a hundredth of the
+// store: a vector ranking of the few already embedded would look like an
+// answer. The last few after a crash do not hold a search up. Hybrid ranks
+// with the vectors there are (its keyword half covers every record).
+func (e *Engine) vectorsCover() error {
+	select {
+	case <-e.vecComplete:
+		return nil
+	default:
+	}
+	e.mu.RLock()
+	live := e.t.live
+	e.mu.RUnlock()
+	have := e.vec.Len()
+	if missing := live - have; missing > max(100, live/100) {
+		return contract.Unavailable("the records are being embedded for vector search (%d of %d done); keyword and hybrid fetch answer meanwhile", have, live)
+	}
+	return nil
 }
 
 func scoredOf(r []rankedID) []retrieval.ScoredID {
@@ -157,7 +179,7 @@ func (e *Engine) rankKeyword(ctx context.Context, q string, f contract.MetaFilte
 	return out, nil
 }
 
-func (e *Engine) rankVector(ctx context.Context, q string, f contract.MetaFilter, want int) ([]rankedID, error) {
+func (e *Engine) rankVector(ctx context.Context, mode contract.FetchMode, q string, f contract.MetaFilter, want int) ([]rankedID, error) {
 	if e.vec == nil {
 		return nil, nil
 	}
@@ -168,6 +190,11 @@ func (e *Engine) rankVector(ctx context.Context, q string, f contract.MetaFilter
 		return nil, contract.Unavailable("the stored vectors are still loading: %w", ctx.Err())
 	case <-e.closing:
 		return nil, contract.Unavailable("the store is closed")
+	}
+	if mode == contract.ModeVector {
+		if err := e.vectorsCover(); err != nil {
+			return nil, err
+		}
 	}
 	var qv [][]float32
 	var err error

@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"mnemo/contract"
 	"mnemo/engine/bolt"
+	"mnemo/engine/retrieval"
 )
 
 // TestKeywordFiltersTheIndexDoesNotHold: filters on fields the search index
@@ -91,5 +94,68 @@ func fetchAll(t *testing.T, e *bolt.Engine, f contract.MetaFilter) []contract.Hi
 			return out
 		}
 		req.Cursor = p.NextCursor
+	}
+}
+
+// gatedEmbedder embeds with inner; a batch (the records' re-embedding, never
+// a query's one text) waits until open is closed.
+type gatedEmbedder struct {
+	inner retrieval.Embedder
+	model string
+	open  chan struct{}
+}
+
+func (g *gatedEmbedder) Model() string { return g.model }
+func (g *gatedEmbedder) Dim() int      { return g.inner.Dim() }
+func (g *gatedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if len(texts) > 1 {
+		select {
+		case <-g.open:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return g.inner.Embed(ctx, texts)
+}
+
+// TestVectorFetchWaitsForTheEmbedding: a store whose vectors are another
+// model's answers vector fetch unavailable, with the progress, while its
+// records are embedded again (an empty ranking would look like an answer);
+// keyword and hybrid answer meanwhile, and vector fetch once it is done. (A
+// large store's open path: a small one embeds before Open returns.)
+func TestVectorFetchWaitsForTheEmbedding(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	e := openStore(t, dir, bolt.Options{Embedder: retrieval.NewHashEmbedder()})
+	storeCorpus(t, e, 300)
+	if err := e.WaitEmbedder(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	gate := &gatedEmbedder{inner: retrieval.NewHashEmbedder(), model: "another-model", open: make(chan struct{})}
+	e = openStore(t, dir, bolt.Options{Embedder: gate, SyncRebuildBelow: -1})
+	defer e.Close()
+	var release sync.Once
+	opened := func() { release.Do(func() { close(gate.open) }) }
+	defer opened() // before Close, which waits for the embedding
+	req := contract.FetchRequest{Query: "deploy", Mode: contract.ModeVector, Limit: 5}
+	_, err := e.Fetch(ctx, req)
+	if contract.KindOf(err) != contract.KindUnavailable || !strings.Contains(err.Error(), "0 of 300 done") {
+		t.Fatalf("vector fetch while every record is embedded again: %v", err)
+	}
+	for _, mode := range []contract.FetchMode{contract.ModeKeyword, contract.ModeHybrid} {
+		if p, err := e.Fetch(ctx, contract.FetchRequest{Query: "deploy", Mode: mode, Limit: 5}); err != nil || len(p.Hits) == 0 {
+			t.Fatalf("%s fetch meanwhile: %v %v", mode, p.Hits, err)
+		}
+	}
+	opened()
+	if err := e.WaitEmbedder(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := e.Fetch(ctx, req); err != nil || len(p.Hits) == 0 {
+		t.Fatalf("vector fetch once embedded: %v %v", p.Hits, err)
 	}
 }
