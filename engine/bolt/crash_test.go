@@ -66,7 +66,14 @@ func readAll(t *testing.T, e *bolt.Engine) readPaths {
 	}
 	rp.explore = int(ex.Total)
 	for _, m := range e.Descriptor().FetchModes {
-		fp, err := e.Fetch(ctx, contract.FetchRequest{Query: marker + " note", Mode: m, Limit: 1000})
+		req := contract.FetchRequest{Query: marker + " note", Mode: m, Limit: 1000}
+		fp, err := e.Fetch(ctx, req)
+		if m == contract.ModeVector && errors.Is(err, contract.ErrUnavailable) {
+			// Vector search waits while the records are embedded at open.
+			if err = e.WaitEmbedder(ctx); err == nil {
+				fp, err = e.Fetch(ctx, req)
+			}
+		}
 		if err != nil {
 			t.Fatalf("fetch %s: %v", m, err)
 		}
