@@ -133,14 +133,11 @@ func scoredOf(r []rankedID) []retrieval.ScoredID {
 }
 
 func (e *Engine) rankKeyword(ctx context.Context, q string, f contract.MetaFilter, want int) ([]rankedID, error) {
-	// The index is read under its lock: a repair may replace it and Close
-	// closes it.
-	e.ixMu.RLock()
-	defer e.ixMu.RUnlock()
 	var res *index.Residual
 	if index.NeedsResidual(f) {
 		// The table answers the clauses the index does not hold; it is read
-		// under its lock for the whole search, as the vector scan does.
+		// under its lock for the whole search, as the vector scan does. The
+		// table's lock is taken before the index's, as check takes them.
 		e.mu.RLock()
 		defer e.mu.RUnlock()
 		p := e.t.compileFilter(f, true)
@@ -168,6 +165,10 @@ func (e *Engine) rankKeyword(ctx context.Context, q string, f contract.MetaFilte
 			},
 		}
 	}
+	// The index is read under its lock: a repair may replace it and Close
+	// closes it.
+	e.ixMu.RLock()
+	defer e.ixMu.RUnlock()
 	scored, err := e.ix.Keyword(ctx, q, f, true, 0, want, res)
 	if err != nil {
 		return nil, contract.AsError(err)
