@@ -51,7 +51,10 @@ func (ix *Index) Keyword(ctx context.Context, q string, f contract.MetaFilter, r
 		return ix.page(ctx, text(held), offset, size)
 	}
 	// A filter that admits few documents is given to Bleve as their ids.
-	ids, complete, share := res.Sample(residualListMax)
+	ix.statsMu.RLock()
+	docs := ix.stats.Docs
+	ix.statsMu.RUnlock()
+	ids, complete, share := res.Sample(residualListLimit(offset+size, docs))
 	if complete {
 		if len(ids) == 0 {
 			return nil, nil
