@@ -91,6 +91,7 @@ func Compact(dir string) (CompactReport, error) {
 	if err := syncDir(abs); err != nil {
 		return rep, contract.EngineErr("compact %s: %w", abs, err)
 	}
+	dropCachedPages(path)
 	if st, err := os.Stat(path); err == nil {
 		rep.After = st.Size()
 	}

@@ -1,9 +1,11 @@
 package bolt
 
 import (
+	"os"
 	"syscall"
 
 	bbolt "go.etcd.io/bbolt"
+	"golang.org/x/sys/unix"
 )
 
 // releasePages tells the kernel this process no longer needs the pages of
@@ -26,4 +28,19 @@ func (e *Engine) releasePages() {
 		_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, info.Data, uintptr(tx.Size()), syscall.MADV_RANDOM)
 		return nil
 	})
+}
+
+// dropCachedPages asks the kernel to drop a file's pages from the page
+// cache. A file written in one pass (mnemo compact) sits there in large
+// folios, and a fault on a memory map of it maps the whole folio whatever
+// MADV_RANDOM says: a browsing process of a freshly compacted 100k store
+// held 62 MB of mnemo.db, against 7 MB once its pages came back one read at
+// a time. Dropping them costs the next reads a trip to the disk.
+func dropCachedPages(path string) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
 }
