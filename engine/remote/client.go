@@ -56,6 +56,8 @@ type Client struct {
 
 	mu   sync.Mutex
 	desc *contract.Descriptor
+	// streams are the open streams of the change feed (stream.go).
+	streams streams
 }
 
 var _ contract.Engine = (*Client)(nil)

@@ -37,8 +37,11 @@ type loadConfig struct {
 	// view) beside them; watchBin, when set, is a mnemo binary whose `watch
 	// --from-now` follows the feed as a separate process (load_watch_test.go).
 	watchers int
-	// rawWatchers read the feed over plain HTTP and skip the records.
-	rawWatchers bool
+	// rawWatchers read the feed's stream over plain HTTP and skip the
+	// records; pollWatchers long-poll through engine/remote instead
+	// (remote.WithoutChangeStream), as clients before the stream did.
+	rawWatchers  bool
+	pollWatchers bool
 	tui         bool
 	watchBin    string
 }
@@ -134,6 +137,9 @@ func (c loadConfig) followersNote() string {
 	var s string
 	if c.rawWatchers {
 		s += " (raw)"
+	}
+	if c.pollWatchers {
+		s += " (long poll)"
 	}
 	if c.tui {
 		s += " + a live TUI"
@@ -245,14 +251,15 @@ func serveLoad(t *testing.T, cfg loadConfig) string {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
+		api.EndLongPolls()
 		_ = srv.Shutdown(ctx)
 	})
 	return "http://" + l.Addr().String()
 }
 
-func loadClient(t *testing.T, url, token string) *remote.Client {
+func loadClient(t *testing.T, url, token string, opts ...remote.Option) *remote.Client {
 	t.Helper()
-	c, err := remote.New(url, token, remote.WithTimeout(30*time.Second), remote.WithRetries(0))
+	c, err := remote.New(url, token, append([]remote.Option{remote.WithTimeout(30 * time.Second), remote.WithRetries(0)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
