@@ -42,8 +42,8 @@ type loadConfig struct {
 	// (remote.WithoutChangeStream), as clients before the stream did.
 	rawWatchers  bool
 	pollWatchers bool
-	tui         bool
-	watchBin    string
+	tui          bool
+	watchBin     string
 }
 
 // TestLoadShort always runs: a few seconds of concurrent stores and reads
