@@ -164,6 +164,8 @@ type loadFigures struct {
 	follow *followFigures
 	// load is the machine's load average when the writers stopped.
 	load string
+	// cpu is the CPU used while the agents wrote (load_cpu_test.go).
+	cpu cpuSample
 }
 
 func (f loadFigures) String() string {
@@ -187,6 +189,9 @@ func (f loadFigures) String() string {
 	}
 	if f.load != "" {
 		fmt.Fprintf(&b, "\nload average at the end of writing: %s", f.load)
+	}
+	if c := f.cpu.summary(f.writing, f.records); c != "" {
+		b.WriteString("\n" + c)
 	}
 	return b.String()
 }
@@ -240,8 +245,21 @@ func serveLoad(t *testing.T, cfg loadConfig) string {
 			t.Errorf("closing the store: %v", err)
 		}
 	})
+	// MNEMO_LOADTEST_GATHER sets the change stream's gather (a duration;
+	// default the server's).
+	var gather time.Duration
+	if s := os.Getenv("MNEMO_LOADTEST_GATHER"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatalf("MNEMO_LOADTEST_GATHER=%q is not a duration", s)
+		}
+		gather = d
+		if d == 0 {
+			gather = -1
+		}
+	}
 	api := httpapi.New(store, httpapi.Options{OwnerToken: loadOwnerToken, Keys: loadKeys(t, cfg),
-		Audit: store, AuditReader: store, ListingRate: httpapi.Rate{PerSecond: -1}})
+		Audit: store, AuditReader: store, ListingRate: httpapi.Rate{PerSecond: -1}, StreamGather: gather})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -311,6 +329,11 @@ func runLoad(t *testing.T, cfg loadConfig) loadFigures {
 	var writers, readers sync.WaitGroup
 	deadline := time.Now().Add(cfg.duration)
 	start := time.Now()
+	childPID := 0
+	if fol != nil && fol.proc != nil {
+		childPID = fol.proc.pid
+	}
+	cpu0 := sampleCPU(childPID)
 	for a := range cfg.agents {
 		c := loadClient(t, url, agentToken(a))
 		writers.Go(func() {
@@ -365,6 +388,7 @@ func runLoad(t *testing.T, cfg loadConfig) loadFigures {
 	}
 	writers.Wait()
 	f.writing = time.Since(start)
+	f.cpu = sampleCPU(childPID).sub(cpu0)
 	close(writersDone)
 	readers.Wait()
 	acks := log.snapshot()

@@ -572,6 +572,7 @@ func startTUI(t *testing.T, ctx context.Context, wg *sync.WaitGroup, c *remote.C
 
 // procFollower is a `mnemo watch --from-now` process.
 type procFollower struct {
+	pid  int
 	mu   sync.Mutex
 	seen map[string]time.Time
 }
@@ -624,7 +625,7 @@ func startWatchProcess(t *testing.T, ctx context.Context, wg *sync.WaitGroup, bi
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &procFollower{seen: map[string]time.Time{}}
+	p := &procFollower{pid: cmd.Process.Pid, seen: map[string]time.Time{}}
 	printed := make(chan struct{}, 1)
 	wg.Go(func() {
 		defer func() { _ = cmd.Wait() }()

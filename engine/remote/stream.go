@@ -31,8 +31,9 @@ const (
 	// they are not taken the stream stops reading, and the server, whose
 	// writes then wait, drops it after its write timeout.
 	streamBuffer = 8
-	// streamIdle is how long an open stream waits for its next call.
-	streamIdle = 30 * time.Second
+	// streamIdle is how long an open stream waits for its next call (a
+	// follower calls again at once; one that does not opens a new stream).
+	streamIdle = 3 * time.Second
 	// maxIdleStreams bounds the open streams nobody is reading from.
 	maxIdleStreams = 4
 )
@@ -115,6 +116,22 @@ func (s *streams) put(st *stream) {
 	} else {
 		st.timer.Reset(streamIdle)
 	}
+}
+
+// CloseIdleStreams closes the change streams no call is reading from (the
+// client stays usable: a later call opens a new one), as
+// http.Client.CloseIdleConnections does for connections. A server that is
+// closing waits for its open streams, which end on their own streamIdle
+// after their last call.
+func (c *Client) CloseIdleStreams() {
+	s := &c.streams
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.idle {
+		st.timer.Stop()
+		st.close()
+	}
+	s.idle = nil
 }
 
 // expire closes st if it is still idle.

@@ -160,23 +160,25 @@ func (h *Handler) serveChangeStream(ctx context.Context, w http.ResponseWriter, 
 	hd.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	var buf []byte
-	send := func(ev wire.Event) bool {
-		buf = wire.AppendEvent(buf[:0], ev)
+	write := func() bool {
 		_ = rc.SetWriteDeadline(time.Now().Add(h.opts.StreamWriteTimeout))
 		if _, err := w.Write(buf); err != nil {
 			return false
 		}
 		return rc.Flush() == nil
 	}
-	var data []byte
+	send := func(ev wire.Event) bool {
+		buf = wire.AppendEvent(buf[:0], ev)
+		return write()
+	}
 	sendPage := func(p contract.ChangesPage) bool {
-		data, err = p.AppendJSON(data[:0])
+		buf, err = wire.AppendJSONEvent(buf[:0], wire.EventChanges, strconv.FormatUint(p.Next, 10), p.AppendJSON)
 		if err != nil {
 			h.logEngineError("changes", err)
 			h.streamFailed(send, contract.EngineErr("the changes could not be encoded: %v", err))
 			return false
 		}
-		return send(wire.Event{Event: wire.EventChanges, ID: strconv.FormatUint(p.Next, 10), Data: data})
+		return write()
 	}
 	if !sendPage(page) {
 		return

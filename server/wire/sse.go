@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"mnemo/contract"
 )
@@ -50,33 +51,67 @@ type Event struct {
 // breaks is written as several data lines, which a reader joins again with
 // '\n'; the event type and id must hold none (they are left out otherwise).
 func AppendEvent(dst []byte, ev Event) []byte {
-	if ev.ID != "" && !bytes.ContainsAny([]byte(ev.ID), "\r\n\x00") {
+	if ev.ID != "" && !strings.ContainsAny(ev.ID, "\r\n\x00") {
 		dst = append(dst, "id: "...)
 		dst = append(dst, ev.ID...)
 		dst = append(dst, '\n')
 	}
-	if ev.Event != "" && !bytes.ContainsAny([]byte(ev.Event), "\r\n") {
+	if ev.Event != "" && !strings.ContainsAny(ev.Event, "\r\n") {
 		dst = append(dst, "event: "...)
 		dst = append(dst, ev.Event...)
 		dst = append(dst, '\n')
 	}
-	data := ev.Data
+	dst = append(dst, "data: "...)
+	return appendData(dst, ev.Data)
+}
+
+// AppendJSONEvent appends the frame of an event whose data is the JSON
+// add appends to dst (JSON on one line, as encoding/json and the page
+// encoder write it, is sent as it is; one with line breaks as AppendEvent
+// sends it), with no copy of the data.
+func AppendJSONEvent(dst []byte, event, id string, add func([]byte) ([]byte, error)) ([]byte, error) {
+	// The frame of an empty event, less the ends of its data line and of
+	// the event: "...data: ".
+	dst = AppendEvent(dst, Event{Event: event, ID: id})
+	dst = dst[:len(dst)-2]
+	start := len(dst)
+	dst, err := add(dst)
+	if err != nil {
+		return dst, err
+	}
+	if data := dst[start:]; bytes.IndexByte(data, '\n') >= 0 || bytes.IndexByte(data, '\r') >= 0 {
+		data = bytes.Clone(data)
+		return appendData(dst[:start], data), nil
+	}
+	return append(dst, '\n', '\n'), nil
+}
+
+// appendData appends data after a "data: " and ends the event: each line
+// break starts another data line.
+func appendData(dst, data []byte) []byte {
 	for {
-		dst = append(dst, "data: "...)
-		i := bytes.IndexAny(data, "\r\n")
+		i := lineBreak(data)
 		if i < 0 {
 			dst = append(dst, data...)
-			dst = append(dst, '\n')
 			break
 		}
 		dst = append(dst, data[:i]...)
-		dst = append(dst, '\n')
+		dst = append(dst, "\ndata: "...)
 		if data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n' {
 			i++
 		}
 		data = data[i+1:]
 	}
-	return append(dst, '\n')
+	return append(dst, '\n', '\n')
+}
+
+// lineBreak is the index of the first CR or LF in b, or -1.
+func lineBreak(b []byte) int {
+	i := bytes.IndexByte(b, '\n')
+	if j := bytes.IndexByte(b, '\r'); j >= 0 && (i < 0 || j < i) {
+		return j
+	}
+	return i
 }
 
 // ErrEventTooLarge is the error of an event longer than the reader's bound.
@@ -156,6 +191,9 @@ func (er *EventReader) field(line []byte, ev *Event, data *[]byte, hasData *bool
 	case "event":
 		ev.Event = string(value)
 	case "data":
+		if *data == nil {
+			*data = make([]byte, 0, len(value)+1)
+		}
 		*data = append(*data, value...)
 		*data = append(*data, '\n')
 		*hasData = true
@@ -170,7 +208,7 @@ func (er *EventReader) field(line []byte, ev *Event, data *[]byte, hasData *bool
 func (er *EventReader) nextLine() ([]byte, error) {
 	for {
 		if rest := er.buf[er.off:]; len(rest) > 0 {
-			if i := bytes.IndexAny(rest, "\r\n"); i >= 0 {
+			if i := lineBreak(rest); i >= 0 {
 				adv := i + 1
 				if rest[i] == '\r' && i+1 < len(rest) && rest[i+1] == '\n' {
 					adv++

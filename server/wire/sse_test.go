@@ -157,3 +157,34 @@ func FuzzEventReader(f *testing.F) {
 		}
 	})
 }
+
+func TestAppendJSONEvent(t *testing.T) {
+	for _, data := range []string{`{"changes":[],"next":3}`, "{\n\"a\": 1\r\n}", ""} {
+		b, err := AppendJSONEvent([]byte("before\n\n"), EventChanges, "3", func(dst []byte) ([]byte, error) { return append(dst, data...), nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "before\n\n" + string(AppendEvent(nil, Event{Event: EventChanges, ID: "3", Data: []byte(data)}))
+		if string(b) != want {
+			t.Errorf("%q: %q, want %q", data, b, want)
+		}
+	}
+	if _, err := AppendJSONEvent(nil, EventChanges, "", func(dst []byte) ([]byte, error) { return dst, io.ErrShortWrite }); err != io.ErrShortWrite {
+		t.Fatalf("a failing encoder: %v", err)
+	}
+}
+
+func BenchmarkEventReader(b *testing.B) {
+	page := []byte(`{"changes":[` + strings.Repeat(`{"seq":1,"at":"2026-12-01T18:00:00.000Z","op":"store","id":"r1","namespace":"team:load","status":"active","record":{"text":"`+strings.Repeat("x", 800)+`"}},`, 40) + `{}],"next":1,"head":1,"floor":0}`)
+	frame := AppendEvent(nil, Event{Event: EventChanges, ID: "1", Data: page})
+	stream := bytes.Repeat(frame, 100)
+	b.SetBytes(int64(len(stream)))
+	for b.Loop() {
+		er := NewEventReader(bytes.NewReader(stream), 1<<20)
+		for {
+			if _, err := er.Next(); err != nil {
+				break
+			}
+		}
+	}
+}
