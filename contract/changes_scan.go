@@ -62,6 +62,19 @@ type scanner struct {
 	// s is b as a string, when set.
 	s string
 	i int
+	// strs holds the strings the page's *string fields point to, and recs
+	// the records read, a block at a time rather than an allocation each.
+	strs []string
+	recs []recordIn
+}
+
+// ptr is a pointer to a string of its own holding v.
+func (s *scanner) ptr(v string) *string {
+	if len(s.strs) == cap(s.strs) {
+		s.strs = make([]string, 0, 256)
+	}
+	s.strs = append(s.strs, v)
+	return &s.strs[len(s.strs)-1]
 }
 
 func (s *scanner) ws() {
@@ -267,7 +280,7 @@ func (s *scanner) strPtr(v **string) bool {
 	}
 	out, ok := s.str()
 	if ok {
-		*v = &out
+		*v = s.ptr(out)
 	}
 	return ok
 }
@@ -334,7 +347,11 @@ func (s *scanner) change(c *changeIn) bool {
 				c.Record = nil
 				return true
 			}
-			c.Record = &recordIn{}
+			if len(s.recs) == cap(s.recs) {
+				s.recs = make([]recordIn, 0, 64)
+			}
+			s.recs = append(s.recs, recordIn{})
+			c.Record = &s.recs[len(s.recs)-1]
 			return s.record(c.Record)
 		}
 		return s.unknown(k, "seq", "at", "op", "id", "namespace", "status", "record")
