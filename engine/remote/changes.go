@@ -29,19 +29,9 @@ func (c *Client) Changes(ctx context.Context, req contract.ChangesRequest) (cont
 		}
 	}
 	path := "/v1/changes?" + ChangesValues(req).Encode()
-	for attempt := 0; ; attempt++ {
-		page, wait, err := c.changesOnce(ctx, path, req.Wait)
-		if wait <= 0 || attempt >= c.retries {
-			return page, err
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return page, err
-		case <-t.C:
-		}
-	}
+	return retrying(ctx, c.retries, func() (contract.ChangesPage, time.Duration, error) {
+		return c.changesOnce(ctx, path, req.Wait)
+	})
 }
 
 // ChangesValues is the URL query of a changes request.

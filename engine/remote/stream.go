@@ -217,19 +217,15 @@ func (c *Client) changesStreamed(ctx context.Context, req contract.ChangesReques
 func (c *Client) openStream(ctx context.Context, key string, req contract.ChangesRequest, since uint64) (*stream, *contract.ChangesPage, error) {
 	q := ChangesValues(contract.ChangesRequest{Since: since, Limit: req.Limit, Reach: req.Reach, Wait: req.Wait})
 	path := "/v1/changes?" + q.Encode()
-	for attempt := 0; ; attempt++ {
-		st, polled, wait, err := c.openStreamOnce(ctx, key, path, since, req.Wait)
-		if wait <= 0 || attempt >= c.retries {
-			return st, polled, err
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, nil, err
-		case <-t.C:
-		}
+	type opened struct {
+		st     *stream
+		polled *contract.ChangesPage
 	}
+	o, err := retrying(ctx, c.retries, func() (opened, time.Duration, error) {
+		st, polled, wait, err := c.openStreamOnce(ctx, key, path, since, req.Wait)
+		return opened{st, polled}, wait, err
+	})
+	return o.st, o.polled, err
 }
 
 func (c *Client) openStreamOnce(ctx context.Context, key, path string, since uint64, wait time.Duration) (*stream, *contract.ChangesPage, time.Duration, error) {

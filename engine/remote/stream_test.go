@@ -239,3 +239,38 @@ func waitUntil(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestChangeStreamOpenWaitsOutARateLimit: a stream refused with 429 is
+// asked for again after Retry-After, like every call.
+func TestChangeStreamOpenWaitsOutARateLimit(t *testing.T) {
+	api := httpapi.New(memory.New(), httpapi.Options{Open: true})
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/changes" && calls.Add(1) == 1 {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = w.Write([]byte(`{"error":{"kind":"unavailable","message":"too many requests for ` + "`changes`" + `"}}`))
+			return
+		}
+		api.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := remote.New(srv.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleStreams)
+	if _, err := c.Store(context.Background(), contract.Document("one", contract.MemoryMeta{})); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if got := follow(t, c, 0, 1, nil); len(got) != 1 || time.Since(start) < time.Second || calls.Load() != 2 {
+		t.Fatalf("%v after %s and %d requests", got, time.Since(start), calls.Load())
+	}
+	c2, _ := remote.New(srv.URL, "", remote.WithRetries(0))
+	calls.Store(0)
+	_, err = c2.Changes(context.Background(), contract.ChangesRequest{Since: 0, Limit: 1, Wait: time.Second})
+	if contract.KindOf(err) != contract.KindUnavailable || !strings.Contains(err.Error(), "too many requests") {
+		t.Fatalf("429 without retries: %v", err)
+	}
+}
