@@ -110,6 +110,8 @@ const (
 	// DefaultStreamBeat is how long a stream waits with nothing to send
 	// before it sends an empty page, when the request names no wait.
 	DefaultStreamBeat = 30 * time.Second
+	// MinStreamBeat is the shortest heartbeat a request may ask for.
+	MinStreamBeat = time.Second
 	// DefaultStreamWriteTimeout is how long a stream waits for a client to
 	// take one event before it drops the client.
 	DefaultStreamWriteTimeout = 15 * time.Second
@@ -122,8 +124,9 @@ const (
 // Server-Sent Events (server/wire), one event "changes" per page, its id the
 // page's next, its data the page's JSON as the long poll answers it. The
 // request's since, limit and reach are the long poll's (since may come from
-// Last-Event-ID instead); its wait is the heartbeat: after that long with
-// nothing to send the stream sends an empty page saying where to resume.
+// Last-Event-ID instead); its wait is the heartbeat (at least MinStreamBeat):
+// after that long with nothing to send the stream sends an empty page saying
+// where to resume.
 //
 // The first page is read without waiting, so every error a long poll would
 // answer (a since past retention: 410, expired; a reach outside the
@@ -140,8 +143,12 @@ const (
 // never wait for a stream: each reads the feed on its own, holding no lock.
 func (h *Handler) serveChangeStream(ctx context.Context, w http.ResponseWriter, r *http.Request, e *auth.Confined, req contract.ChangesRequest) {
 	beat := req.Wait
-	if beat <= 0 {
+	switch {
+	case beat <= 0:
 		beat = DefaultStreamBeat
+	case beat < MinStreamBeat:
+		// One token must not buy a stream of empty pages.
+		beat = MinStreamBeat
 	}
 	first := req
 	first.Wait = 0

@@ -463,3 +463,15 @@ func TestStreamsOfManyFollowersNeverBlockWriters(t *testing.T) {
 		t.Fatalf("30 stores took %s with 20 streams open", el)
 	}
 }
+
+// TestChangeStreamHeartbeatIsBounded: a wait shorter than a second does
+// not turn a quiet stream into a stream of empty pages.
+func TestChangeStreamHeartbeatIsBounded(t *testing.T) {
+	f := newFixture(t, httpapi.Options{})
+	s, _, _ := openStream(t, f.srv.URL, aliceToken, "since=now&wait=1ms")
+	s.page(t)
+	start := time.Now()
+	if p := s.page(t); len(p.Changes) != 0 || time.Since(start) < 900*time.Millisecond {
+		t.Fatalf("the heartbeat of wait=1ms came after %s: %+v", time.Since(start), p)
+	}
+}
