@@ -15,7 +15,8 @@ import (
 	"mnemo/contract"
 )
 
-// watchWait is how long one long poll of the feed waits before asking again.
+// watchWait is how long one read of the feed waits for a change before asking
+// again (over --remote the reads are served from one stream of the feed).
 const watchWait = 30 * time.Second
 
 func newWatchCommand(a *app) *cobra.Command {

@@ -95,8 +95,16 @@ func (w *pageIn) page(p *ChangesPage) error {
 	if w.Changes != nil {
 		out.Changes = make([]Change, len(w.Changes))
 	}
+	// The records, in one block rather than an allocation each.
+	n := 0
 	for i := range w.Changes {
-		c, err := w.Changes[i].change(parseNS)
+		if w.Changes[i].Record != nil {
+			n++
+		}
+	}
+	records := make([]Record, n)
+	for i := range w.Changes {
+		c, err := w.Changes[i].change(parseNS, &records)
 		if err != nil {
 			return err
 		}
@@ -106,7 +114,8 @@ func (w *pageIn) page(p *ChangesPage) error {
 	return nil
 }
 
-func (w *changeIn) change(parseNS func(string) (Namespace, error)) (Change, error) {
+// change converts w; its record goes in the next of records.
+func (w *changeIn) change(parseNS func(string) (Namespace, error), records *[]Record) (Change, error) {
 	c := Change{Seq: w.Seq, Op: w.Op, ID: w.ID}
 	var err error
 	if c.At, err = ParseTime(w.At); err != nil {
@@ -125,7 +134,9 @@ func (w *changeIn) change(parseNS func(string) (Namespace, error)) (Change, erro
 		if err != nil {
 			return Change{}, err
 		}
-		c.Record = &r
+		(*records)[0] = r
+		c.Record = &(*records)[0]
+		*records = (*records)[1:]
 	}
 	return c, nil
 }

@@ -16,7 +16,10 @@ import (
 // leaves to encoding/json: ok false. It never accepts what encoding/json
 // refuses, nor reads anything differently (FuzzChangesPageScan).
 func scanChangesPage(data []byte) (pageIn, bool) {
-	s := scanner{b: data}
+	// The page as one string: every string without escapes read from it is
+	// a substring, not an allocation and a copy of its own (the strings of
+	// a page's changes then share the page's memory).
+	s := scanner{b: data, s: string(data)}
 	var w pageIn
 	var seen uint8
 	ok := s.object(func(k string) bool {
@@ -56,7 +59,22 @@ func scanChangesPage(data []byte) (pageIn, bool) {
 
 type scanner struct {
 	b []byte
+	// s is b as a string, when set.
+	s string
 	i int
+	// strs holds the strings the page's *string fields point to, and recs
+	// the records read, a block at a time rather than an allocation each.
+	strs []string
+	recs []recordIn
+}
+
+// ptr is a pointer to a string of its own holding v.
+func (s *scanner) ptr(v string) *string {
+	if len(s.strs) == cap(s.strs) {
+		s.strs = make([]string, 0, 256)
+	}
+	s.strs = append(s.strs, v)
+	return &s.strs[len(s.strs)-1]
 }
 
 func (s *scanner) ws() {
@@ -210,34 +228,41 @@ func (s *scanner) str() (string, bool) {
 	if s.i >= len(s.b) || s.b[s.i] != '"' {
 		return "", false
 	}
-	start, ascii := s.i+1, true
-	for j := start; j < len(s.b); j++ {
-		c := s.b[j]
-		switch {
-		case c == '"':
-			v := s.b[start:j]
-			if !ascii && !utf8.Valid(v) {
-				return "", false
-			}
-			s.i = j + 1
-			return string(v), true
-		case c == '\\':
-			from := s.i
-			if !s.strEnd() {
-				return "", false
-			}
-			var out string
-			if err := json.Unmarshal(s.b[from:s.i], &out); err != nil {
-				return "", false
-			}
-			return out, true
-		case c < 0x20:
+	start := s.i + 1
+	n := bytes.IndexByte(s.b[start:], '"')
+	if n < 0 {
+		return "", false
+	}
+	v := s.b[start : start+n]
+	if bytes.IndexByte(v, '\\') >= 0 {
+		// The quote found may be escaped: find the real end.
+		from := s.i
+		if !s.strEnd() {
 			return "", false
-		case c >= 0x80:
+		}
+		var out string
+		if err := json.Unmarshal(s.b[from:s.i], &out); err != nil {
+			return "", false
+		}
+		return out, true
+	}
+	ascii := true
+	for _, c := range v {
+		if c < 0x20 {
+			return "", false
+		}
+		if c >= 0x80 {
 			ascii = false
 		}
 	}
-	return "", false
+	if !ascii && !utf8.Valid(v) {
+		return "", false
+	}
+	s.i = start + n + 1
+	if len(s.s) == len(s.b) {
+		return s.s[start : start+n], true
+	}
+	return string(v), true
 }
 
 // strField reads a string into a string field (a null is left to encoding/json).
@@ -255,7 +280,7 @@ func (s *scanner) strPtr(v **string) bool {
 	}
 	out, ok := s.str()
 	if ok {
-		*v = &out
+		*v = s.ptr(out)
 	}
 	return ok
 }
@@ -322,7 +347,11 @@ func (s *scanner) change(c *changeIn) bool {
 				c.Record = nil
 				return true
 			}
-			c.Record = &recordIn{}
+			if len(s.recs) == cap(s.recs) {
+				s.recs = make([]recordIn, 0, 64)
+			}
+			s.recs = append(s.recs, recordIn{})
+			c.Record = &s.recs[len(s.recs)-1]
 			return s.record(c.Record)
 		}
 		return s.unknown(k, "seq", "at", "op", "id", "namespace", "status", "record")

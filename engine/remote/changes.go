@@ -13,27 +13,25 @@ import (
 	"mnemo/server/wire"
 )
 
-// Changes reads the server's change feed (GET /v1/changes, a long poll). The
-// call's timeout is the client's plus the wait, so a long poll is never cut
-// short by the client; ctx still ends it.
+// Changes reads the server's change feed (GET /v1/changes). A call that
+// waits (Wait, and a since rather than from_now) reads from a stream of the
+// feed that the calls before it opened (stream.go); the others, and every
+// call to a server without the stream form, are one request each (a long
+// poll when it waits). The call's timeout is the client's plus the wait, so
+// a long poll is never cut short by the client; ctx still ends it.
 func (c *Client) Changes(ctx context.Context, req contract.ChangesRequest) (contract.ChangesPage, error) {
 	if err := req.Validate(); err != nil {
 		return contract.ChangesPage{}, err
 	}
-	path := "/v1/changes?" + ChangesValues(req).Encode()
-	for attempt := 0; ; attempt++ {
-		page, wait, err := c.changesOnce(ctx, path, req.Wait)
-		if wait <= 0 || attempt >= c.retries {
+	if req.Wait > 0 && !req.FromNow && !c.streams.isOff() {
+		if page, ok, err := c.changesStreamed(ctx, req); ok {
 			return page, err
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return page, err
-		case <-t.C:
 		}
 	}
+	path := "/v1/changes?" + ChangesValues(req).Encode()
+	return retrying(ctx, c.retries, func() (contract.ChangesPage, time.Duration, error) {
+		return c.changesOnce(ctx, path, req.Wait)
+	})
 }
 
 // ChangesValues is the URL query of a changes request.
@@ -79,16 +77,8 @@ func (c *Client) changesOnce(ctx context.Context, path string, wait time.Duratio
 		return contract.ChangesPage{}, 0, c.transportError(ctx, err)
 	}
 	if resp.StatusCode == http.StatusOK {
-		// The page's own decoder, not json.Unmarshal: that would first scan
-		// the whole page to validate it, then again to hand it over.
-		var page contract.ChangesPage
-		if err := page.UnmarshalJSON(data); err != nil {
-			return contract.ChangesPage{}, 0, contract.EngineErr("the server at %s answered changes with JSON this client cannot read: %v", c.label, err)
-		}
-		if page.Changes == nil {
-			page.Changes = []contract.Change{}
-		}
-		return page, 0, nil
+		page, err := c.decodePage(data)
+		return page, 0, err
 	}
 	apiErr := wire.ErrorOf(resp.StatusCode, data)
 	if resp.StatusCode == http.StatusTooManyRequests {
@@ -96,4 +86,18 @@ func (c *Client) changesOnce(ctx context.Context, path string, wait time.Duratio
 		return contract.ChangesPage{}, time.Duration(max(secs, 1)) * time.Second, apiErr
 	}
 	return contract.ChangesPage{}, 0, apiErr
+}
+
+// decodePage reads a page of changes (a long poll's answer, a stream's event).
+func (c *Client) decodePage(data []byte) (contract.ChangesPage, error) {
+	// The page's own decoder, not json.Unmarshal: that would first scan the
+	// whole page to validate it, then again to hand it over.
+	var page contract.ChangesPage
+	if err := page.UnmarshalJSON(data); err != nil {
+		return contract.ChangesPage{}, contract.EngineErr("the server at %s answered changes with JSON this client cannot read: %v", c.label, err)
+	}
+	if page.Changes == nil {
+		page.Changes = []contract.Change{}
+	}
+	return page, nil
 }

@@ -56,6 +56,8 @@ type Client struct {
 
 	mu   sync.Mutex
 	desc *contract.Descriptor
+	// streams are the open streams of the change feed (stream.go).
+	streams streams
 }
 
 var _ contract.Engine = (*Client)(nil)
@@ -171,16 +173,27 @@ func (c *Client) do(ctx context.Context, method, op string, req, out any) error 
 		}
 		body = buf.Bytes()
 	}
-	for attempt := 0; ; attempt++ {
+	_, err := retrying(ctx, c.retries, func() (struct{}, time.Duration, error) {
 		wait, err := c.once(ctx, method, op, body, out)
-		if wait <= 0 || attempt >= c.retries {
-			return err
+		return struct{}{}, wait, err
+	})
+	return err
+}
+
+// retrying calls once until it asks for no wait (the Retry-After of a
+// rate-limited answer) or the retries are spent, waiting in between; when
+// ctx ends a wait, the last answer stands.
+func retrying[T any](ctx context.Context, retries int, once func() (T, time.Duration, error)) (T, error) {
+	for attempt := 0; ; attempt++ {
+		v, wait, err := once()
+		if wait <= 0 || attempt >= retries {
+			return v, err
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return err
+			return v, err
 		case <-t.C:
 		}
 	}

@@ -37,10 +37,13 @@ type loadConfig struct {
 	// view) beside them; watchBin, when set, is a mnemo binary whose `watch
 	// --from-now` follows the feed as a separate process (load_watch_test.go).
 	watchers int
-	// rawWatchers read the feed over plain HTTP and skip the records.
-	rawWatchers bool
-	tui         bool
-	watchBin    string
+	// rawWatchers read the feed's stream over plain HTTP and skip the
+	// records; pollWatchers long-poll through engine/remote instead
+	// (remote.WithoutChangeStream), as clients before the stream did.
+	rawWatchers  bool
+	pollWatchers bool
+	tui          bool
+	watchBin     string
 }
 
 // TestLoadShort always runs: a few seconds of concurrent stores and reads
@@ -135,6 +138,9 @@ func (c loadConfig) followersNote() string {
 	if c.rawWatchers {
 		s += " (raw)"
 	}
+	if c.pollWatchers {
+		s += " (long poll)"
+	}
 	if c.tui {
 		s += " + a live TUI"
 	}
@@ -158,6 +164,8 @@ type loadFigures struct {
 	follow *followFigures
 	// load is the machine's load average when the writers stopped.
 	load string
+	// cpu is the CPU used while the agents wrote (load_cpu_test.go).
+	cpu cpuSample
 }
 
 func (f loadFigures) String() string {
@@ -181,6 +189,9 @@ func (f loadFigures) String() string {
 	}
 	if f.load != "" {
 		fmt.Fprintf(&b, "\nload average at the end of writing: %s", f.load)
+	}
+	if c := f.cpu.summary(f.writing, f.records); c != "" {
+		b.WriteString("\n" + c)
 	}
 	return b.String()
 }
@@ -234,8 +245,21 @@ func serveLoad(t *testing.T, cfg loadConfig) string {
 			t.Errorf("closing the store: %v", err)
 		}
 	})
+	// MNEMO_LOADTEST_GATHER sets the change stream's gather (a duration;
+	// default the server's).
+	var gather time.Duration
+	if s := os.Getenv("MNEMO_LOADTEST_GATHER"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatalf("MNEMO_LOADTEST_GATHER=%q is not a duration", s)
+		}
+		gather = d
+		if d == 0 {
+			gather = -1
+		}
+	}
 	api := httpapi.New(store, httpapi.Options{OwnerToken: loadOwnerToken, Keys: loadKeys(t, cfg),
-		Audit: store, AuditReader: store, ListingRate: httpapi.Rate{PerSecond: -1}})
+		Audit: store, AuditReader: store, ListingRate: httpapi.Rate{PerSecond: -1}, StreamGather: gather})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -245,14 +269,15 @@ func serveLoad(t *testing.T, cfg loadConfig) string {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
+		api.EndLongPolls()
 		_ = srv.Shutdown(ctx)
 	})
 	return "http://" + l.Addr().String()
 }
 
-func loadClient(t *testing.T, url, token string) *remote.Client {
+func loadClient(t *testing.T, url, token string, opts ...remote.Option) *remote.Client {
 	t.Helper()
-	c, err := remote.New(url, token, remote.WithTimeout(30*time.Second), remote.WithRetries(0))
+	c, err := remote.New(url, token, append([]remote.Option{remote.WithTimeout(30 * time.Second), remote.WithRetries(0)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,6 +329,11 @@ func runLoad(t *testing.T, cfg loadConfig) loadFigures {
 	var writers, readers sync.WaitGroup
 	deadline := time.Now().Add(cfg.duration)
 	start := time.Now()
+	childPID := 0
+	if fol != nil && fol.proc != nil {
+		childPID = fol.proc.pid
+	}
+	cpu0 := sampleCPU(childPID)
 	for a := range cfg.agents {
 		c := loadClient(t, url, agentToken(a))
 		writers.Go(func() {
@@ -358,6 +388,7 @@ func runLoad(t *testing.T, cfg loadConfig) loadFigures {
 	}
 	writers.Wait()
 	f.writing = time.Since(start)
+	f.cpu = sampleCPU(childPID).sub(cpu0)
 	close(writersDone)
 	readers.Wait()
 	acks := log.snapshot()

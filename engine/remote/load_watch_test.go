@@ -20,17 +20,19 @@ import (
 
 	"mnemo/contract"
 	"mnemo/engine/remote"
+	"mnemo/server/wire"
 	"mnemo/ui"
 )
 
-// The change feed under the serve-mode load (issue 16): followers long-poll
+// The change feed under the serve-mode load (issue 16): followers read
 // GET /v1/changes through engine/remote while the agents write, and each
 // change's latency is measured from the writer's acknowledgement to the
 // moment a follower has it. Three kinds of follower:
 //
 //   - watchers: goroutines reading Changes in a loop, as `mnemo watch` does
 //     (Wait 30 s, limit 1000), each its own client and principal (a reader of
-//     team:load);
+//     team:load); engine/remote serves those calls from one stream of the
+//     feed per watcher (or, in the poll runs, long-polls: one request each);
 //   - a live TUI session: ui.New under a real tea.Program (no input, output
 //     to a writer that stamps each write) showing its Activity view, timed
 //     from the acknowledgement to the first write of the frame drawn after
@@ -64,26 +66,31 @@ func TestLoadWithWatchers(t *testing.T) {
 	watched.watchers = 20
 	raw := base
 	raw.watchers, raw.rawWatchers = 20, true
+	// poll: watched with the watchers long-polling (before the stream).
+	poll := watched
+	poll.pollWatchers = true
 	runs := []loadConfig{base, watched, light, raw, raw, watched, base}
 	if s := os.Getenv("MNEMO_LOADTEST_RUNS"); s != "" {
 		// a chosen sequence of runs, e.g. "base,watched" (profiling one kind)
-		named := map[string]loadConfig{"base": base, "watched": watched, "light": light, "raw": raw}
+		named := map[string]loadConfig{"base": base, "watched": watched, "light": light, "raw": raw, "poll": poll}
 		runs = nil
 		for _, name := range strings.Split(s, ",") {
 			cfg, ok := named[name]
 			if !ok {
-				t.Fatalf("MNEMO_LOADTEST_RUNS names %q; the runs are base, watched, light and raw", name)
+				t.Fatalf("MNEMO_LOADTEST_RUNS names %q; the runs are base, watched, light, raw and poll", name)
 			}
 			runs = append(runs, cfg)
 		}
 	}
-	var without, with, withRaw []loadFigures
+	var without, with, withRaw, withPoll []loadFigures
 	for _, cfg := range runs {
 		f := runLoad(t, cfg)
 		t.Log(f)
 		switch {
 		case cfg.rawWatchers:
 			withRaw = append(withRaw, f)
+		case cfg.pollWatchers:
+			withPoll = append(withPoll, f)
 		case cfg.watchers > 0:
 			with = append(with, f)
 		case !cfg.tui:
@@ -100,16 +107,25 @@ func TestLoadWithWatchers(t *testing.T) {
 		}
 		return float64(n) / secs, float64(calls) / secs
 	}
-	if len(without) == 0 || len(with)+len(withRaw) == 0 {
+	if len(without) == 0 {
 		return
 	}
 	r0, q0 := rate(without)
-	r1, q1 := rate(with)
-	r2, q2 := rate(withRaw)
-	t.Logf("\nwrite throughput without watchers: %.0f records/s (%.1f requests/s)"+
-		"\nwith 20 watchers (engine/remote), a TUI and mnemo watch: %.0f records/s (%.1f requests/s): %+.1f%%"+
-		"\nwith 20 raw watchers (records not decoded): %.0f records/s (%.1f requests/s): %+.1f%%",
-		r0, q0, r1, q1, 100*(r1-r0)/r0, r2, q2, 100*(r2-r0)/r0)
+	msg := fmt.Sprintf("\nwrite throughput without watchers: %.0f records/s (%.1f requests/s)", r0, q0)
+	for _, k := range []struct {
+		name string
+		runs []loadFigures
+	}{
+		{"with 20 watchers (engine/remote), a TUI and mnemo watch", with},
+		{"with 20 raw watchers (the stream, records not decoded)", withRaw},
+		{"with 20 long-polling watchers (engine/remote without the stream), a TUI and mnemo watch", withPoll},
+	} {
+		if len(k.runs) > 0 {
+			r, q := rate(k.runs)
+			msg += fmt.Sprintf("\n%s: %.0f records/s (%.1f requests/s): %+.1f%%", k.name, r, q, 100*(r-r0)/r0)
+		}
+	}
+	t.Log(msg)
 }
 
 // followers are the change feed's followers of one load run.
@@ -151,27 +167,75 @@ type changesReader interface {
 	Changes(ctx context.Context, req contract.ChangesRequest) (contract.ChangesPage, error)
 }
 
-// rawChanges reads GET /v1/changes itself and decodes only each change's
-// seq, id and time (encoding/json skips the records), so a run with raw
-// watchers shows what the server pays for them apart from what their
-// clients pay decoding the records on this same machine.
-type rawChanges struct{ url, token string }
+// rawChanges reads GET /v1/changes itself, the stream once it follows
+// (a call that waits), and decodes only each change's seq, id and time
+// (encoding/json skips the records), so a run with raw watchers shows what
+// the server pays for them apart from what their clients pay decoding the
+// records on this same machine. It serves one follower.
+type rawChanges struct {
+	url, token string
+	events     *wire.EventReader
+	body       io.Closer
+	pos        uint64
+}
 
-func (r rawChanges) Changes(ctx context.Context, req contract.ChangesRequest) (contract.ChangesPage, error) {
-	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, r.url+"/v1/changes?"+remote.ChangesValues(req).Encode(), nil)
-	if err != nil {
-		return contract.ChangesPage{}, err
+func (r *rawChanges) Changes(ctx context.Context, req contract.ChangesRequest) (contract.ChangesPage, error) {
+	if req.Wait > 0 && (r.events == nil || r.pos != req.Since) {
+		if r.body != nil {
+			r.body.Close()
+		}
+		resp, err := r.get(ctx, req, true)
+		if err != nil {
+			return contract.ChangesPage{}, err
+		}
+		r.body, r.events, r.pos = resp.Body, wire.NewEventReader(resp.Body, 256<<20), req.Since
 	}
-	hr.Header.Set("Authorization", "Bearer "+r.token)
-	resp, err := http.DefaultClient.Do(hr)
+	if req.Wait > 0 {
+		ev, err := r.events.Next()
+		if err != nil {
+			return contract.ChangesPage{}, err
+		}
+		if ev.Event != wire.EventChanges {
+			return contract.ChangesPage{}, fmt.Errorf("the stream: %s %s", ev.Event, ev.Data)
+		}
+		page, err := rawPage(ev.Data)
+		r.pos = page.Next
+		return page, err
+	}
+	resp, err := r.get(ctx, req, false)
 	if err != nil {
 		return contract.ChangesPage{}, err
 	}
 	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return contract.ChangesPage{}, err
+	}
+	return rawPage(b)
+}
+
+func (r *rawChanges) get(ctx context.Context, req contract.ChangesRequest, stream bool) (*http.Response, error) {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, r.url+"/v1/changes?"+remote.ChangesValues(req).Encode(), nil)
+	if err != nil {
+		return nil, err
+	}
+	hr.Header.Set("Authorization", "Bearer "+r.token)
+	if stream {
+		hr.Header.Set("Accept", wire.EventStreamType)
+	}
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		return nil, err
+	}
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
-		return contract.ChangesPage{}, fmt.Errorf("GET /v1/changes: %s: %s", resp.Status, b)
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET /v1/changes: %s: %s", resp.Status, b)
 	}
+	return resp, nil
+}
+
+func rawPage(b []byte) (contract.ChangesPage, error) {
 	var page struct {
 		Changes []struct {
 			Seq uint64 `json:"seq"`
@@ -181,7 +245,7 @@ func (r rawChanges) Changes(ctx context.Context, req contract.ChangesRequest) (c
 		Next uint64 `json:"next"`
 		Head uint64 `json:"head"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
+	if err := json.Unmarshal(b, &page); err != nil {
 		return contract.ChangesPage{}, err
 	}
 	out := contract.ChangesPage{Next: page.Next, Head: page.Head, Changes: make([]contract.Change, len(page.Changes))}
@@ -205,9 +269,14 @@ func startFollowers(t *testing.T, ctx context.Context, url string, cfg loadConfi
 	for i := range cfg.watchers {
 		w := &watchFollower{}
 		fol.watchers = append(fol.watchers, w)
-		var c changesReader = loadClient(t, url, watcherToken(i))
-		if cfg.rawWatchers {
-			c = rawChanges{url: url, token: watcherToken(i)}
+		var c changesReader
+		switch {
+		case cfg.rawWatchers:
+			c = &rawChanges{url: url, token: watcherToken(i)}
+		case cfg.pollWatchers:
+			c = loadClient(t, url, watcherToken(i), remote.WithoutChangeStream())
+		default:
+			c = loadClient(t, url, watcherToken(i))
 		}
 		ready.Add(1)
 		fol.wg.Go(func() {
@@ -233,7 +302,11 @@ func startFollowers(t *testing.T, ctx context.Context, url string, cfg loadConfi
 	}
 	ready.Wait()
 	if cfg.tui {
-		fol.tui = startTUI(t, ctx, &fol.wg, loadClient(t, url, watcherToken(cfg.watchers)), failures)
+		var opts []remote.Option
+		if cfg.pollWatchers {
+			opts = append(opts, remote.WithoutChangeStream())
+		}
+		fol.tui = startTUI(t, ctx, &fol.wg, loadClient(t, url, watcherToken(cfg.watchers), opts...), failures)
 	}
 	if cfg.watchBin != "" {
 		fol.proc = startWatchProcess(t, ctx, &fol.wg, cfg.watchBin, url, owner, failures)
@@ -499,6 +572,7 @@ func startTUI(t *testing.T, ctx context.Context, wg *sync.WaitGroup, c *remote.C
 
 // procFollower is a `mnemo watch --from-now` process.
 type procFollower struct {
+	pid  int
 	mu   sync.Mutex
 	seen map[string]time.Time
 }
@@ -551,7 +625,7 @@ func startWatchProcess(t *testing.T, ctx context.Context, wg *sync.WaitGroup, bi
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &procFollower{seen: map[string]time.Time{}}
+	p := &procFollower{pid: cmd.Process.Pid, seen: map[string]time.Time{}}
 	printed := make(chan struct{}, 1)
 	wg.Go(func() {
 		defer func() { _ = cmd.Wait() }()

@@ -92,6 +92,19 @@ func (p *Principal) Admits(ns contract.Namespace) bool {
 // ReadOnly tells whether p may only read.
 func (p *Principal) ReadOnly() bool { return !p.Role.CanWrite() }
 
+// Same tells whether o is p as it was (name, role and reach): a reloaded
+// keys file that left a principal alone leaves its sessions and streams
+// alone too.
+func (p *Principal) Same(o *Principal) bool {
+	if p.Name != o.Name || p.Role != o.Role || p.Unlimited != o.Unlimited || (p.Reach == nil) != (o.Reach == nil) {
+		return false
+	}
+	if p.Reach == nil {
+		return true
+	}
+	return p.Reach.Within(*o.Reach) && o.Reach.Within(*p.Reach)
+}
+
 // HasKey tells whether key is one of p's authorized SSH keys.
 func (p *Principal) HasKey(key gossh.PublicKey) bool {
 	if key == nil {

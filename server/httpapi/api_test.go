@@ -99,6 +99,7 @@ func client(t *testing.T, url, token string) *remote.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(c.CloseIdleStreams)
 	return c
 }
 

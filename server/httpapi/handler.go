@@ -71,6 +71,13 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock of the rate limiter and the audit log (tests).
 	Now func() time.Time
+	// StreamWriteTimeout is how long the change stream waits for a client to
+	// take one event before it drops it (default DefaultStreamWriteTimeout).
+	StreamWriteTimeout time.Duration
+	// StreamGather is how long the change stream lets commits gather after a
+	// page of changes before it reads the feed again (default
+	// DefaultStreamGather; negative: none).
+	StreamGather time.Duration
 }
 
 // Handler is the HTTP API over one engine.
@@ -110,6 +117,15 @@ func New(e contract.Engine, opts Options) *Handler {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.StreamWriteTimeout <= 0 {
+		opts.StreamWriteTimeout = DefaultStreamWriteTimeout
+	}
+	switch {
+	case opts.StreamGather == 0:
+		opts.StreamGather = DefaultStreamGather
+	case opts.StreamGather < 0:
+		opts.StreamGather = 0
 	}
 	h := &Handler{e: e, opts: opts, log: opts.Logger,
 		listing:   newLimiter(opts.ListingRate, opts.Now),
@@ -202,18 +218,10 @@ func (h *Handler) authenticate(r *http.Request) (*auth.Confined, error) {
 	if h.opts.Audit != nil {
 		opts = append(opts, auth.WithAudit(h.opts.Audit))
 	}
-	if h.opts.Open {
-		return auth.Confine(h.e, auth.Owner(), opts...), nil
+	if p, ok := h.principalOf(r); ok {
+		return auth.Confine(h.e, p, opts...), nil
 	}
-	token, hasToken := bearer(r)
-	if hasToken {
-		if h.opts.OwnerToken != "" && subtle.ConstantTimeCompare([]byte(token), []byte(h.opts.OwnerToken)) == 1 {
-			return auth.Confine(h.e, auth.Owner(), opts...), nil
-		}
-		if p, ok := h.opts.Keys.ByToken(token); ok {
-			return auth.Confine(h.e, p, opts...), nil
-		}
-	}
+	_, hasToken := bearer(r)
 	if ok, wait := h.anonymous.take(""); !ok {
 		return nil, &rateLimited{op: wire.OpAuthenticate, wait: wait}
 	}
@@ -228,6 +236,19 @@ func (h *Handler) authenticate(r *http.Request) (*auth.Confined, error) {
 		}
 	}
 	return nil, contract.Unauthorized("%s", msg)
+}
+
+// principalOf is the principal the request's credentials name now (a
+// reloaded keys file may have dropped or changed it).
+func (h *Handler) principalOf(r *http.Request) (*auth.Principal, bool) {
+	if h.opts.Open {
+		return auth.Owner(), true
+	}
+	token, _ := bearer(r)
+	if h.opts.OwnerToken != "" && subtle.ConstantTimeCompare([]byte(token), []byte(h.opts.OwnerToken)) == 1 {
+		return auth.Owner(), true
+	}
+	return h.opts.Keys.ByToken(token)
 }
 
 func bearer(r *http.Request) (string, bool) {
@@ -342,22 +363,37 @@ func statusOf(err error) int {
 func writeError(w http.ResponseWriter, err error) { writeStatus(w, statusOf(err), err) }
 
 func writeStatus(w http.ResponseWriter, status int, err error) {
+	if w.Header().Get("WWW-Authenticate") == "" && status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="mnemo"`)
+	}
+	writeJSON(w, status, errorEnvelope(err))
+}
+
+// errorEnvelope is the answer's JSON for err. Engine and configuration
+// failures can name files and internals; their full text goes to the
+// server log only.
+func errorEnvelope(err error) errorBody {
 	var tooBig *bodyTooLarge
 	if errors.As(err, &tooBig) {
-		writeJSON(w, status, errorBody{Error: errorDetail{Kind: contract.KindInvalidRequest.Wire(), Message: tooBig.Error()}})
-		return
+		return errorBody{Error: errorDetail{Kind: contract.KindInvalidRequest.Wire(), Message: tooBig.Error()}}
 	}
 	d := contract.DetailOf(err)
 	switch contract.KindOf(err) {
 	case contract.KindEngine, contract.KindConfig:
-		// Engine and configuration failures can name files and internals; the
-		// full text goes to the server log only.
 		d.Message = "the server's engine failed on this request; the failure is in its log"
 	}
-	if w.Header().Get("WWW-Authenticate") == "" && status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="mnemo"`)
+	return errorBody{Error: d}
+}
+
+// errorJSON is errorEnvelope's JSON, on one line.
+func errorJSON(err error) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(errorEnvelope(err)) != nil {
+		return []byte(`{"error":{"kind":"engine","message":"the answer could not be encoded"}}`)
 	}
-	writeJSON(w, status, errorBody{Error: d})
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
 }
 
 func writeLimited(w http.ResponseWriter, e *rateLimited) {

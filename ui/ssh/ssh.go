@@ -194,7 +194,7 @@ func (s *Server) Reload() (ended, changed int) {
 			l.revoked = true
 			quit = append(quit, prog)
 			s.log.Info("ssh session revoked", "principal", l.p.Name)
-		case !samePrincipal(l.p, p):
+		case !l.p.Same(p):
 			l.engine.use(s.confine(p))
 			l.p = p
 			notes = append(notes, note{prog, ui.AccessMsg{Reach: p.Reach, ReadOnly: s.opts.UI.ReadOnly || p.ReadOnly(),
@@ -211,17 +211,6 @@ func (s *Server) Reload() (ended, changed int) {
 		n.prog.Send(n.msg)
 	}
 	return len(quit), len(notes)
-}
-
-// samePrincipal tells whether a reload left a principal as it was.
-func samePrincipal(a, b *auth.Principal) bool {
-	if a.Name != b.Name || a.Role != b.Role || (a.Reach == nil) != (b.Reach == nil) {
-		return false
-	}
-	if a.Reach == nil {
-		return true
-	}
-	return a.Reach.Within(*b.Reach) && b.Reach.Within(*a.Reach)
 }
 
 // confine is the engine a session of p reads and writes through.
