@@ -235,6 +235,13 @@ func TestFusionSweep(t *testing.T) {
 			}})
 		}
 	}
+	// keyword's margin, continuously: its weight goes from lo at a top-1 /
+	// top-2 ratio of 1 to hi at 1 + span
+	for _, c := range []struct{ lo, hi, span float64 }{{0.4, 0.7, 0.5}, {0.4, 0.6, 0.3}, {0.3, 0.7, 1}, {0.45, 0.65, 0.2}, {0.5, 0.8, 0.5}} {
+		fusions = append(fusions, fusion{fmt.Sprintf("score / best, vector top 20, keyword %.2f..%.2f over top ratio 1..%.1f", c.lo, c.hi, 1+c.span), func(kw, vec []retrieval.ScoredID) []string {
+			return keys(retrieval.Blend(kw, vec[:min(20, len(vec))], c.lo+(c.hi-c.lo)*min(1, max(0, (topRatio(kw)-1)/c.span))))
+		}})
+	}
 	var b strings.Builder
 	b.WriteString("| fusion |")
 	for _, s := range sets {
@@ -258,6 +265,18 @@ func TestFusionSweep(t *testing.T) {
 		fmt.Fprintf(&b, " %+.3f |\n", worst)
 	}
 	t.Logf("MRR@10 per fusion of the same windows\n%s", b.String())
+}
+
+// topRatio is a list's top-1 / top-2 score ratio (10 for a single hit, 0
+// for none).
+func topRatio(l []retrieval.ScoredID) float64 {
+	switch {
+	case len(l) == 0:
+		return 0
+	case len(l) == 1 || l[1].Score <= 0:
+		return 10
+	}
+	return l[0].Score / l[1].Score
 }
 
 // minMax maps scores to [0, 1] by the list's best and worst, so Blend (which
