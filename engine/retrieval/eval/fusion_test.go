@@ -153,7 +153,7 @@ func TestFusionSweep(t *testing.T) {
 	}
 	for _, w := range []float64{0.5, 0.7} {
 		fusions = append(fusions, fusion{fmt.Sprintf("min-max blend %.2f", w), func(kw, vec []retrieval.ScoredID) []string {
-			return keys(retrieval.Blend(minMax(kw), minMax(vec), w))
+			return keys(retrieval.Blend(retrieval.MinMax(kw), retrieval.MinMax(vec), w))
 		}})
 	}
 	for _, vw := range []int{10, 20, 64} {
@@ -171,7 +171,7 @@ func TestFusionSweep(t *testing.T) {
 		}
 		for _, w := range []float64{0.4, 0.5, 0.6, 0.7} {
 			fusions = append(fusions, fusion{fmt.Sprintf("keyword / best, vector min-max, %.2f, vector top %d", w, vw), func(kw, vec []retrieval.ScoredID) []string {
-				return keys(retrieval.Blend(kw, minMax(vec[:min(vw, len(vec))]), w))
+				return keys(retrieval.Blend(kw, retrieval.MinMax(vec[:min(vw, len(vec))]), w))
 			}})
 		}
 	}
@@ -217,7 +217,7 @@ func TestFusionSweep(t *testing.T) {
 	}
 	for _, w := range []float64{0.3, 0.4, 0.6} {
 		fusions = append(fusions, fusion{fmt.Sprintf("min-max blend %.2f", w), func(kw, vec []retrieval.ScoredID) []string {
-			return keys(retrieval.Blend(minMax(kw), minMax(vec), w))
+			return keys(retrieval.Blend(retrieval.MinMax(kw), retrieval.MinMax(vec), w))
 		}})
 	}
 	// keyword confidence: the top-1 / top-2 score ratio picks the weight
@@ -277,27 +277,6 @@ func topRatio(l []retrieval.ScoredID) float64 {
 		return 10
 	}
 	return l[0].Score / l[1].Score
-}
-
-// minMax maps scores to [0, 1] by the list's best and worst, so Blend (which
-// divides by the best) blends min-max normalised scores.
-func minMax(l []retrieval.ScoredID) []retrieval.ScoredID {
-	if len(l) == 0 {
-		return l
-	}
-	hi, lo := l[0].Score, l[0].Score
-	for _, x := range l {
-		hi, lo = max(hi, x.Score), min(lo, x.Score)
-	}
-	out := make([]retrieval.ScoredID, len(l))
-	for i, x := range l {
-		v := 1.0
-		if hi > lo {
-			v = (x.Score - lo) / (hi - lo)
-		}
-		out[i] = retrieval.ScoredID{ID: x.ID, Score: v}
-	}
-	return out
 }
 
 // withOne puts a score-1 sentinel first, so Blend keeps raw cosines.

@@ -116,8 +116,8 @@ func evalKnownItems(t *testing.T, sets []KnownItemSet, opts bolt.Options) []Know
 // itself. It fails below its minimums: keyword at least 0.02 above the
 // baseline, hybrid at least its better input and 0.02 above keyword, and
 // floors a little under the figures measured when they were set (go-doc
-// keyword 0.605, vector 0.633, hybrid 0.637; man-pages keyword 0.639,
-// vector 0.621, hybrid 0.673; the go-doc set follows the Go release the
+// keyword 0.605, vector 0.633, hybrid 0.644; man-pages keyword 0.639,
+// vector 0.621, hybrid 0.676; the go-doc set follows the Go release the
 // tests run with).
 func TestKnownItemBolt(t *testing.T) {
 	if testing.Short() || raceEnabled {
@@ -133,7 +133,7 @@ func TestKnownItemBolt(t *testing.T) {
 		lost, won := r.Compare(string(contract.ModeKeyword), string(contract.ModeHybrid))
 		t.Logf("%s: hybrid against keyword: worse on %d queries, better on %d", r.Set, lost, won)
 	}
-	floors := map[string][3]float64{"go-doc": {0.60, 0.62, 0.63}, "man-pages": {0.63, 0.61, 0.66}} // keyword, vector, hybrid
+	floors := map[string][3]float64{"go-doc": {0.60, 0.62, 0.64}, "man-pages": {0.63, 0.61, 0.67}} // keyword, vector, hybrid
 	for _, r := range results {
 		kw, vec, hy := r.Mode(contract.ModeKeyword), r.Mode(contract.ModeVector), r.Mode(contract.ModeHybrid)
 		if kw.MRR < r.BM25.MRR+0.02 {
