@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -108,6 +109,11 @@ func (e *Engine) useStoredGeneration() {
 		m, err := retrieval.UnmarshalLearnedModel(raw)
 		if err == nil {
 			err = l.emb.Use(m)
+		}
+		if errors.Is(err, retrieval.ErrOldLearnedModel) {
+			// An upgrade: the new version is learned and the records re-embedded.
+			e.log.Info("the stored learned embedder is of an earlier version; it is learned again")
+			return
 		}
 		if err != nil {
 			// Derived data: learned again from the records.

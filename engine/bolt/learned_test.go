@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	bbolt "go.etcd.io/bbolt"
+
 	"mnemo/contract"
 	"mnemo/engine/bolt"
 	"mnemo/engine/retrieval"
@@ -148,5 +150,51 @@ func TestLearnedEmbedderIsDeterministic(t *testing.T) {
 	}
 	if strings.Join(results[0], "\n") != strings.Join(results[1], "\n") {
 		t.Errorf("the same text embeds differently:\n%s\n--\n%s", strings.Join(results[0], "\n"), strings.Join(results[1], "\n"))
+	}
+}
+
+// TestLearnedEmbedderUpgradesAnOlderModel: a store whose stored model is of
+// the format before the current one (mnemo-ri-v1, before HashIDF) is not
+// used; the store learns a current generation and re-embeds, and vector
+// search works throughout.
+func TestLearnedEmbedderUpgradesAnOlderModel(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	e, err := bolt.Open(dir, bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := vehicleItems(140)
+	for _, batch := range [][]contract.StoreItem{items[:100], items[100:]} {
+		if _, err := e.StoreMany(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.WaitEmbedder(ctx); err != nil {
+		t.Fatal(err)
+	}
+	gen := e.EmbedderModel()
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	damage(t, dir, func(tx *bbolt.Tx) error {
+		b := tx.Bucket([]byte("learned"))
+		raw := append([]byte(nil), b.Get([]byte("model"))...)
+		if len(raw) == 0 {
+			return fmt.Errorf("no stored model")
+		}
+		raw[0] = 1 // the format of mnemo-ri-v1
+		return b.Put([]byte("model"), raw)
+	})
+	e = openStore(t, dir, bolt.Options{})
+	if err := e.WaitEmbedder(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.EmbedderModel(); got != gen {
+		t.Errorf("after the upgrade the store embeds with %q, want %q learned again from the same text", got, gen)
+	}
+	if cars, top := carHits(t, e, "automobile"); cars < 15 {
+		t.Errorf("after the upgrade vector search for \"automobile\" has %d records about cars in its top 20: %q", cars, top)
 	}
 }

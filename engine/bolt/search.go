@@ -103,7 +103,7 @@ func (e *Engine) rank(ctx context.Context, mode contract.FetchMode, q string, f 
 	if err != nil {
 		return nil, err
 	}
-	fused := retrieval.Blend(scoredOf(kw), scoredOf(vec), retrieval.HybridKeywordWeight)
+	fused := retrieval.Blend(scoredOf(kw), retrieval.MinMax(scoredOf(vec)), retrieval.HybridKeywordWeight)
 	out := make([]rankedID, 0, min(len(fused), want))
 	for _, x := range fused[:min(len(fused), want)] {
 		out = append(out, rankedID{x.ID, x.Score})

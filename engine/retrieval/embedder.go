@@ -134,14 +134,17 @@ func newHashScratch(dim int) *hashScratch {
 type featureCounts struct {
 	keys   []uint64 // 0 marks an empty slot
 	counts []uint32
+	wsum   []float64 // with weighted features: the sum of the weights
 	used   []int32
 }
 
 func newFeatureCounts() *featureCounts {
-	return &featureCounts{keys: make([]uint64, 1024), counts: make([]uint32, 1024)}
+	return &featureCounts{keys: make([]uint64, 1024), counts: make([]uint32, 1024), wsum: make([]float64, 1024)}
 }
 
-func (c *featureCounts) add(key uint64) {
+func (c *featureCounts) add(key uint64) { c.addW(key, 1) }
+
+func (c *featureCounts) addW(key uint64, w float64) {
 	if key == 0 {
 		key = 1 // the empty marker; one feature in 2^64 shares a bucket with it
 	}
@@ -153,10 +156,12 @@ func (c *featureCounts) add(key uint64) {
 		switch c.keys[i] {
 		case key:
 			c.counts[i]++
+			c.wsum[i] += w
 			return
 		case 0:
 			c.keys[i] = key
 			c.counts[i] = 1
+			c.wsum[i] = w
 			c.used = append(c.used, int32(i))
 			return
 		}
@@ -164,9 +169,10 @@ func (c *featureCounts) add(key uint64) {
 }
 
 func (c *featureCounts) grow() {
-	keys, counts, used := c.keys, c.counts, c.used
+	keys, counts, wsum, used := c.keys, c.counts, c.wsum, c.used
 	c.keys = make([]uint64, 2*len(keys))
 	c.counts = make([]uint32, 2*len(keys))
+	c.wsum = make([]float64, 2*len(keys))
 	c.used = make([]int32, 0, 2*len(used))
 	mask := uint64(len(c.keys) - 1)
 	for _, at := range used {
@@ -175,7 +181,7 @@ func (c *featureCounts) grow() {
 		for c.keys[i] != 0 {
 			i = (i + 1) & mask
 		}
-		c.keys[i], c.counts[i] = key, counts[at]
+		c.keys[i], c.counts[i], c.wsum[i] = key, counts[at], wsum[at]
 		c.used = append(c.used, int32(i))
 	}
 }
@@ -214,10 +220,17 @@ const (
 )
 
 func (h *hashEmbedder) embedOne(text string, s *hashScratch) []float32 {
+	return h.embedWeighted(text, s, nil)
+}
+
+// embedWeighted is embedOne with each word's features weighted by
+// weight(stemmed word) (nil: all 1): a feature counts sublinear(n) times
+// the mean weight of its n occurrences.
+func (h *hashEmbedder) embedWeighted(text string, s *hashScratch, weight func(string) float64) []float32 {
 	for _, c := range s.counts {
 		c.reset()
 	}
-	prev := ""
+	prev, prevWt := "", 1.0
 	ws := words(text)
 	// A text made only of function words ("because", "what is it") would
 	// otherwise embed to nothing and match nothing; its stop words are then
@@ -232,13 +245,17 @@ func (h *hashEmbedder) embedOne(text string, s *hashScratch) []float32 {
 		if h.cfg.Stem {
 			t = stem(w)
 		}
-		s.counts[familyWord].add(featureHash('w', t, ""))
-		if prev != "" && h.cfg.BigramWeight > 0 {
-			s.counts[familyBigram].add(featureHash('b', prev, t))
+		wt := 1.0
+		if weight != nil {
+			wt = weight(t)
 		}
-		prev = t
+		s.counts[familyWord].addW(featureHash('w', t, ""), wt)
+		if prev != "" && h.cfg.BigramWeight > 0 {
+			s.counts[familyBigram].addW(featureHash('b', prev, t), math.Sqrt(wt*prevWt))
+		}
+		prev, prevWt = t, wt
 		if h.cfg.CharWeight > 0 {
-			h.charGrams(w, s)
+			h.charGrams(w, s, wt)
 		}
 	}
 	clear(s.sum)
@@ -253,7 +270,11 @@ func (h *hashEmbedder) embedOne(text string, s *hashScratch) []float32 {
 		clear(s.fixed)
 		for _, at := range c.used {
 			key := c.keys[at]
-			q := int64(sublinear(c.counts[at]) * fixedOne)
+			v := sublinear(c.counts[at])
+			if weight != nil {
+				v *= c.wsum[at] / float64(c.counts[at])
+			}
+			q := int64(v * fixedOne)
 			if key&1 == 1 {
 				q = -q
 			}
@@ -284,7 +305,7 @@ func (h *hashEmbedder) embedOne(text string, s *hashScratch) []float32 {
 
 // charGrams counts the character n-grams of " w " (padded so that word starts
 // and ends are features of their own).
-func (h *hashEmbedder) charGrams(w string, s *hashScratch) {
+func (h *hashEmbedder) charGrams(w string, s *hashScratch, wt float64) {
 	s.runes = append(s.runes[:0], ' ')
 	for _, r := range w {
 		s.runes = append(s.runes, r)
@@ -292,7 +313,7 @@ func (h *hashEmbedder) charGrams(w string, s *hashScratch) {
 	s.runes = append(s.runes, ' ')
 	for n := h.cfg.CharMin; n <= h.cfg.CharMax; n++ {
 		for i := 0; i+n <= len(s.runes); i++ {
-			s.counts[familyChar].add(runeHash(byte('0'+n), s.runes[i:i+n]))
+			s.counts[familyChar].addW(runeHash(byte('0'+n), s.runes[i:i+n]), wt)
 		}
 	}
 }

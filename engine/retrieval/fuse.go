@@ -13,14 +13,15 @@ type ScoredID struct {
 
 // HybridKeywordWeight is the keyword list's share of the blended score in
 // mnemo's hybrid fetch, and HybridVectorWindow how many of the vector
-// side's best hits take part (the keyword side gives HybridWindow). Both
-// were chosen on the evaluation sets with engine/bolt's learned embedder
-// (TestFusionSweep in eval; the table is in the README's Retrieval quality
-// section): with them hybrid is at least as good as its better input on
-// every set and 0.02 above keyword on the real-text ones. With the hashed
-// embedder alone keyword needed 0.75; the learned vectors earn an equal say.
+// side's best hits take part (the keyword side gives HybridWindow); the
+// keyword scores are divided by their best, the vector window's are
+// min-max normalised (MinMax) first. They were chosen on the evaluation sets
+// with engine/bolt's learned embedder (TestFusionSweep in eval; the table is
+// in the README's Retrieval quality section): with them hybrid is at least
+// as good as its better input on every set and 0.02 above keyword on the
+// real-text ones. With the hashed embedder alone keyword needed 0.75.
 const (
-	HybridKeywordWeight = 0.5
+	HybridKeywordWeight = 0.6
 	HybridVectorWindow  = 20
 )
 
@@ -71,5 +72,27 @@ func Blend(keyword, vector []ScoredID, keywordWeight float64) []Fused {
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
+	return out
+}
+
+// MinMax maps a list's scores onto [0, 1] by its best and worst (all 1
+// when they are equal), keeping the order: fed to Blend, which divides by
+// the best, it blends min-max normalised scores.
+func MinMax(l []ScoredID) []ScoredID {
+	if len(l) == 0 {
+		return l
+	}
+	hi, lo := l[0].Score, l[0].Score
+	for _, x := range l {
+		hi, lo = max(hi, x.Score), min(lo, x.Score)
+	}
+	out := make([]ScoredID, len(l))
+	for i, x := range l {
+		v := 1.0
+		if hi > lo {
+			v = (x.Score - lo) / (hi - lo)
+		}
+		out[i] = ScoredID{ID: x.ID, Score: v}
+	}
 	return out
 }

@@ -43,3 +43,30 @@ func TestBlendEdgeCases(t *testing.T) {
 		t.Errorf("zero score: %+v", got)
 	}
 }
+
+func TestMinMax(t *testing.T) {
+	got := MinMax([]ScoredID{{"a", 0.5}, {"b", 0.3}, {"c", 0.25}})
+	want := []ScoredID{{"a", 1}, {"b", 0.2}, {"c", 0}}
+	for i := range want {
+		if got[i].ID != want[i].ID || math.Abs(got[i].Score-want[i].Score) > 1e-9 {
+			t.Fatalf("MinMax = %+v, want %+v", got, want)
+		}
+	}
+	if one := MinMax([]ScoredID{{"a", 0.2}, {"b", 0.2}}); one[0].Score != 1 || one[1].Score != 1 {
+		t.Errorf("equal scores: %+v, want all 1", one)
+	}
+	if MinMax(nil) != nil {
+		t.Error("MinMax(nil) is not nil")
+	}
+	// As hybrid fuses: keyword's top hit stays above the vector side's
+	// top that keyword lacks, and a hit high in both lists rises above
+	// keyword-only ones.
+	fused := Blend([]ScoredID{{"k1", 10}, {"both", 6}, {"k3", 5.5}}, MinMax([]ScoredID{{"v1", 0.5}, {"both", 0.45}, {"v3", 0.2}}), HybridKeywordWeight)
+	ids := make([]string, len(fused))
+	for i, f := range fused {
+		ids[i] = f.ID
+	}
+	if want := []string{"both", "k1", "v1", "k3", "v3"}; !slices.Equal(ids, want) {
+		t.Errorf("hybrid order %v, want %v", ids, want)
+	}
+}

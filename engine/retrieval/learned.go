@@ -19,9 +19,11 @@ import (
 
 // LearnedModelPrefix starts the model id of the learned embedder; the id
 // goes on with the generation and a digest of the model
-// ("mnemo-ri-v1-g3-1a2b3c4d"), and is "mnemo-ri-v1-g0" before anything was
-// learned (then the vectors are the hashed embedder's).
-const LearnedModelPrefix = "mnemo-ri-v1"
+// ("mnemo-ri-v2-g3-1a2b3c4d"), and is "mnemo-ri-v2-g0" before anything was
+// learned (then the vectors are the hashed embedder's). v2 weights the
+// hashed part by the model's idf (LearnConfig.HashIDF); v1 did not, and a
+// store with v1 vectors re-embeds them.
+const LearnedModelPrefix = "mnemo-ri-v2"
 
 // LearnConfig tunes the learned embedder. Start from DefaultLearnConfig.
 type LearnConfig struct {
@@ -45,12 +47,18 @@ type LearnConfig struct {
 	// query dimension, and a learned part is dense. Stored vectors keep all,
 	// so it is not part of the model.
 	QueryDims int
+	// HashIDF weights the hashed part's features of each word (its word,
+	// its bigrams and its character n-grams) by the word's idf in the model
+	// to this power (0: unweighted, as the hashed embedder). The hashed
+	// embedder alone knows no document frequencies; with a model the
+	// store's own rare words count for more in both parts.
+	HashIDF float64
 }
 
 // DefaultLearnConfig is what engine/bolt learns with, chosen on the
 // evaluation sets in engine/retrieval/eval.
 func DefaultLearnConfig() LearnConfig {
-	return LearnConfig{Dim: 256, Weight: 0.75, IndexWeight: 1, MaxDocs: 50000, MaxVocab: 50000, MinDF: 1, MaxTokens: 1000, Stem: true, QueryDims: 64}
+	return LearnConfig{Dim: 256, Weight: 0.75, IndexWeight: 1, MaxDocs: 50000, MaxVocab: 50000, MinDF: 1, MaxTokens: 1000, Stem: true, QueryDims: 64, HashIDF: 0.25}
 }
 
 // riNonZero is how many signed positions a word's random index vector has.
@@ -71,6 +79,8 @@ type LearnedModel struct {
 	idf        []float32
 	rows       []int8    // len(words) x cfg.Dim, the context vectors
 	scales     []float32 // per row: value = int8 x scale
+	hashW      []float64 // per row: the word's weight in the hashed part (HashIDF)
+	hashOOV    float64   // the hashed weight of a word without a row
 	id         string
 }
 
@@ -249,6 +259,7 @@ func Learn(ctx context.Context, texts []string, gen uint64, cfg LearnConfig) (*L
 		}
 		m.scales[r] = float32(1 / math.Sqrt(norm))
 	}
+	m.setHashWeights()
 	m.id = m.digestID()
 	return m, nil
 }
@@ -264,7 +275,13 @@ func (m *LearnedModel) digestID() string {
 	return LearnedModelPrefix + "-g" + strconv.FormatUint(m.generation, 10) + "-" + hex.EncodeToString(sum[:4])
 }
 
-const learnedFormat = 1
+// learnedFormat 2 adds HashIDF; a stored format 1 model (mnemo-ri-v1) is
+// not read, so the store learns a v2 generation and re-embeds.
+const learnedFormat = 2
+
+// ErrOldLearnedModel is UnmarshalLearnedModel's error for a model of an
+// earlier format: not damaged, only superseded (learn it again).
+var ErrOldLearnedModel = errors.New("learned embedder: the stored model is of an earlier version")
 
 // MarshalBinary encodes the model for storage (UnmarshalLearnedModel reads
 // it back): the configuration, the generation, then per word (sorted) the
@@ -278,6 +295,7 @@ func (m *LearnedModel) MarshalBinary() ([]byte, error) {
 	}
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.Weight))
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.IndexWeight))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.HashIDF))
 	if c.Stem {
 		b = append(b, 1)
 	} else {
@@ -323,14 +341,17 @@ func UnmarshalLearnedModel(b []byte) (*LearnedModel, error) {
 		b = b[8:]
 		return v
 	}
-	if uv() != learnedFormat {
+	switch v := uv(); {
+	case v > 0 && v < learnedFormat:
+		return nil, ErrOldLearnedModel
+	case v != learnedFormat:
 		return nil, fmt.Errorf("learned embedder: unknown model format")
 	}
 	var c LearnConfig
 	for _, p := range []*int{&c.Dim, &c.MaxDocs, &c.MaxVocab, &c.MinDF, &c.MaxTokens} {
 		*p = int(uv())
 	}
-	c.Weight, c.IndexWeight = f64(), f64()
+	c.Weight, c.IndexWeight, c.HashIDF = f64(), f64(), f64()
 	if len(b) < 1 {
 		return nil, bad
 	}
@@ -361,6 +382,7 @@ func UnmarshalLearnedModel(b []byte) (*LearnedModel, error) {
 	if len(b) != 0 {
 		return nil, bad
 	}
+	m.setHashWeights()
 	m.id = m.digestID()
 	return m, nil
 }
@@ -473,8 +495,20 @@ type QueryEmbedder interface {
 
 func (e *LearnedEmbedder) embed(ctx context.Context, texts []string, keep int) ([][]float32, error) {
 	m := e.cur.Load()
-	hashed, err := e.base.Embed(ctx, texts)
-	if err != nil {
+	var hashed [][]float32
+	var err error
+	if hb, ok := e.base.(*hashEmbedder); ok && m != nil && m.cfg.HashIDF > 0 {
+		hashed = make([][]float32, len(texts))
+		scratch := newHashScratch(hb.cfg.Dim)
+		for i, t := range texts {
+			if i%64 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, contract.Unavailable("embedding cancelled: %w", err)
+				}
+			}
+			hashed[i] = hb.embedWeighted(t, scratch, m.hashWeight)
+		}
+	} else if hashed, err = e.base.Embed(ctx, texts); err != nil {
 		return nil, err
 	}
 	out := make([][]float32, len(texts))
@@ -616,4 +650,25 @@ func sparsify(v []float64, keep int) {
 			v[i] /= n
 		}
 	}
+}
+
+// setHashWeights computes the words' weights in the hashed part: idf^HashIDF,
+// a word without a row counting as the rarest.
+func (m *LearnedModel) setHashWeights() {
+	if m.cfg.HashIDF == 0 {
+		return
+	}
+	m.hashW = make([]float64, len(m.idf))
+	for r, idf := range m.idf {
+		m.hashW[r] = math.Pow(float64(idf), m.cfg.HashIDF)
+	}
+	m.hashOOV = math.Pow(math.Log(1+float64(max(m.docs, 1))), m.cfg.HashIDF)
+}
+
+// hashWeight is a word's weight in the hashed part.
+func (m *LearnedModel) hashWeight(w string) float64 {
+	if r, ok := m.words[w]; ok {
+		return m.hashW[r]
+	}
+	return m.hashOOV
 }

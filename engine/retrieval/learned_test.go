@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -146,5 +147,45 @@ func TestLearnSampleLearnsWhatLearnSamples(t *testing.T) {
 	}
 	if a.ID() != b.ID() || a.Docs() != 5 {
 		t.Errorf("learned from the sample %s (%d texts), from all %s (%d)", b.ID(), b.Docs(), a.ID(), a.Docs())
+	}
+}
+
+// TestLearnedHashIDF: with HashIDF the hashed part weights a store's rare
+// words above its common ones, the weight is part of the model (another
+// HashIDF is another model id), and a model of the format before it is
+// reported as superseded, not damaged.
+func TestLearnedHashIDF(t *testing.T) {
+	corpus := append(slices.Clone(learnedCorpus), "the oven and the engine", "an oven, an engine and wheels")
+	plain := DefaultLearnConfig()
+	plain.HashIDF = 0
+	m0, err := Learn(context.Background(), corpus, 1, plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1 := learnModel(t, corpus, 1)
+	if m0.ID() == m1.ID() {
+		t.Errorf("HashIDF 0 and %.2f learned the same model id %s", DefaultLearnConfig().HashIDF, m1.ID())
+	}
+	// "violin" is in one text, "engine" in five: the query of both leans
+	// towards the violin text once rare words count more.
+	docs := []string{"violin", "engine"}
+	lean := func(m *LearnedModel, cfg LearnConfig) float64 {
+		e := NewLearnedEmbedder(cfg)
+		if err := e.Use(m); err != nil {
+			t.Fatal(err)
+		}
+		vs := embed(t, e, append(docs, "violin engine")...)
+		return cosine(vs[2], vs[0]) - cosine(vs[2], vs[1])
+	}
+	if a, b := lean(m0, plain), lean(m1, DefaultLearnConfig()); b <= a {
+		t.Errorf("the rare word's lead is %.3f with HashIDF, %.3f without", b, a)
+	}
+	raw, err := m1.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[0] = 1 // the format before HashIDF
+	if _, err := UnmarshalLearnedModel(raw); !errors.Is(err, ErrOldLearnedModel) {
+		t.Errorf("a format 1 model: %v, want ErrOldLearnedModel", err)
 	}
 }

@@ -86,8 +86,8 @@ func TestEvalBolt(t *testing.T) {
 	}
 	vec := rep.Modes[1].ByKind
 	t.Logf("paraphrase MRR: keyword %.4f, vector %.4f, hybrid %.4f", kw[KindParaphrase].MRR, vec[KindParaphrase].MRR, hy[KindParaphrase].MRR)
-	// Measured: vector 0.7406, keyword 0.7407 (a tie short of the goal by
-	// less than one query's rank); it fails on a real loss.
+	// Measured: vector 0.7401, keyword 0.7407 (short of the goal by less
+	// than one query's rank, see the README); it fails on a real loss.
 	if vec[KindParaphrase].MRR < kw[KindParaphrase].MRR-0.005 {
 		t.Errorf("vector paraphrase MRR %.4f is below keyword %.4f", vec[KindParaphrase].MRR, kw[KindParaphrase].MRR)
 	}
@@ -96,8 +96,8 @@ func TestEvalBolt(t *testing.T) {
 		{"notes, exact, vector", 1.000, 1.000, vec[KindExact].MRR, vec[KindExact].Recall},
 		{"notes, exact, hybrid", 1.000, 1.000, hy[KindExact].MRR, hy[KindExact].Recall},
 		{"notes, paraphrase, keyword", 0.741, 0.857, kw[KindParaphrase].MRR, kw[KindParaphrase].Recall},
-		{"notes, paraphrase, vector", 0.741, 0.878, vec[KindParaphrase].MRR, vec[KindParaphrase].Recall},
-		{"notes, paraphrase, hybrid", 0.743, 0.878, hy[KindParaphrase].MRR, hy[KindParaphrase].Recall},
+		{"notes, paraphrase, vector", 0.740, 0.878, vec[KindParaphrase].MRR, vec[KindParaphrase].Recall},
+		{"notes, paraphrase, hybrid", 0.744, 0.857, hy[KindParaphrase].MRR, hy[KindParaphrase].Recall},
 	})
 }
 
@@ -125,7 +125,7 @@ func TestEvalBoltHoldout(t *testing.T) {
 	all := func(i int) Metrics { return rep.Modes[i].ByKind[KindAll] }
 	checkFloors(t, []floor{
 		{"notes, held-out, keyword", 0.599, 0.875, all(0).MRR, all(0).Recall},
-		{"notes, held-out, vector", 0.612, 0.875, all(1).MRR, all(1).Recall},
+		{"notes, held-out, vector", 0.616, 0.875, all(1).MRR, all(1).Recall},
 		{"notes, held-out, hybrid", 0.657, 0.875, all(2).MRR, all(2).Recall},
 	})
 	if bm, err := BM25Notes(queries); err == nil {

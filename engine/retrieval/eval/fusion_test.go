@@ -153,7 +153,7 @@ func TestFusionSweep(t *testing.T) {
 	}
 	for _, w := range []float64{0.5, 0.7} {
 		fusions = append(fusions, fusion{fmt.Sprintf("min-max blend %.2f", w), func(kw, vec []retrieval.ScoredID) []string {
-			return keys(retrieval.Blend(minMax(kw), minMax(vec), w))
+			return keys(retrieval.Blend(retrieval.MinMax(kw), retrieval.MinMax(vec), w))
 		}})
 	}
 	for _, vw := range []int{10, 20, 64} {
@@ -171,7 +171,7 @@ func TestFusionSweep(t *testing.T) {
 		}
 		for _, w := range []float64{0.4, 0.5, 0.6, 0.7} {
 			fusions = append(fusions, fusion{fmt.Sprintf("keyword / best, vector min-max, %.2f, vector top %d", w, vw), func(kw, vec []retrieval.ScoredID) []string {
-				return keys(retrieval.Blend(kw, minMax(vec[:min(vw, len(vec))]), w))
+				return keys(retrieval.Blend(kw, retrieval.MinMax(vec[:min(vw, len(vec))]), w))
 			}})
 		}
 	}
@@ -217,7 +217,7 @@ func TestFusionSweep(t *testing.T) {
 	}
 	for _, w := range []float64{0.3, 0.4, 0.6} {
 		fusions = append(fusions, fusion{fmt.Sprintf("min-max blend %.2f", w), func(kw, vec []retrieval.ScoredID) []string {
-			return keys(retrieval.Blend(minMax(kw), minMax(vec), w))
+			return keys(retrieval.Blend(retrieval.MinMax(kw), retrieval.MinMax(vec), w))
 		}})
 	}
 	// keyword confidence: the top-1 / top-2 score ratio picks the weight
@@ -234,6 +234,13 @@ func TestFusionSweep(t *testing.T) {
 				return keys(retrieval.Blend(kw, vec[:min(vw, len(vec))], w))
 			}})
 		}
+	}
+	// keyword's margin, continuously: its weight goes from lo at a top-1 /
+	// top-2 ratio of 1 to hi at 1 + span
+	for _, c := range []struct{ lo, hi, span float64 }{{0.4, 0.7, 0.5}, {0.4, 0.6, 0.3}, {0.3, 0.7, 1}, {0.45, 0.65, 0.2}, {0.5, 0.8, 0.5}} {
+		fusions = append(fusions, fusion{fmt.Sprintf("score / best, vector top 20, keyword %.2f..%.2f over top ratio 1..%.1f", c.lo, c.hi, 1+c.span), func(kw, vec []retrieval.ScoredID) []string {
+			return keys(retrieval.Blend(kw, vec[:min(20, len(vec))], c.lo+(c.hi-c.lo)*min(1, max(0, (topRatio(kw)-1)/c.span))))
+		}})
 	}
 	var b strings.Builder
 	b.WriteString("| fusion |")
@@ -260,25 +267,16 @@ func TestFusionSweep(t *testing.T) {
 	t.Logf("MRR@10 per fusion of the same windows\n%s", b.String())
 }
 
-// minMax maps scores to [0, 1] by the list's best and worst, so Blend (which
-// divides by the best) blends min-max normalised scores.
-func minMax(l []retrieval.ScoredID) []retrieval.ScoredID {
-	if len(l) == 0 {
-		return l
+// topRatio is a list's top-1 / top-2 score ratio (10 for a single hit, 0
+// for none).
+func topRatio(l []retrieval.ScoredID) float64 {
+	switch {
+	case len(l) == 0:
+		return 0
+	case len(l) == 1 || l[1].Score <= 0:
+		return 10
 	}
-	hi, lo := l[0].Score, l[0].Score
-	for _, x := range l {
-		hi, lo = max(hi, x.Score), min(lo, x.Score)
-	}
-	out := make([]retrieval.ScoredID, len(l))
-	for i, x := range l {
-		v := 1.0
-		if hi > lo {
-			v = (x.Score - lo) / (hi - lo)
-		}
-		out[i] = retrieval.ScoredID{ID: x.ID, Score: v}
-	}
-	return out
+	return l[0].Score / l[1].Score
 }
 
 // withOne puts a score-1 sentinel first, so Blend keeps raw cosines.

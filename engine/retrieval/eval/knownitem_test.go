@@ -116,8 +116,9 @@ func evalKnownItems(t *testing.T, sets []KnownItemSet, opts bolt.Options) []Know
 // itself. It fails below its minimums: keyword at least 0.02 above the
 // baseline, hybrid at least its better input and 0.02 above keyword, and
 // floors a little under the figures measured when they were set (go-doc
-// keyword 0.605, hybrid 0.632; man-pages keyword 0.639, hybrid 0.666; the
-// go-doc set follows the Go release the tests run with).
+// keyword 0.605, vector 0.633, hybrid 0.644; man-pages keyword 0.639,
+// vector 0.621, hybrid 0.676; the go-doc set follows the Go release the
+// tests run with).
 func TestKnownItemBolt(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("loads thousands of documents (skipped with -short and -race)")
@@ -132,7 +133,7 @@ func TestKnownItemBolt(t *testing.T) {
 		lost, won := r.Compare(string(contract.ModeKeyword), string(contract.ModeHybrid))
 		t.Logf("%s: hybrid against keyword: worse on %d queries, better on %d", r.Set, lost, won)
 	}
-	floors := map[string][2]float64{"go-doc": {0.58, 0.61}, "man-pages": {0.62, 0.64}}
+	floors := map[string][3]float64{"go-doc": {0.60, 0.62, 0.64}, "man-pages": {0.63, 0.61, 0.67}} // keyword, vector, hybrid
 	for _, r := range results {
 		kw, vec, hy := r.Mode(contract.ModeKeyword), r.Mode(contract.ModeVector), r.Mode(contract.ModeHybrid)
 		if kw.MRR < r.BM25.MRR+0.02 {
@@ -144,8 +145,8 @@ func TestKnownItemBolt(t *testing.T) {
 		if hy.MRR < max(kw.MRR, vec.MRR) {
 			t.Errorf("%s: hybrid MRR@10 %.3f is below its better input (keyword %.3f, vector %.3f)", r.Set, hy.MRR, kw.MRR, vec.MRR)
 		}
-		if f := floors[r.Set]; kw.MRR < f[0] || hy.MRR < f[1] {
-			t.Errorf("%s: keyword %.3f, hybrid %.3f; want >= %.2f and %.2f", r.Set, kw.MRR, hy.MRR, f[0], f[1])
+		if f := floors[r.Set]; kw.MRR < f[0] || vec.MRR < f[1] || hy.MRR < f[2] {
+			t.Errorf("%s: keyword %.3f, vector %.3f, hybrid %.3f; want >= %.2f, %.2f and %.2f", r.Set, kw.MRR, vec.MRR, hy.MRR, f[0], f[1], f[2])
 		}
 	}
 }

@@ -67,6 +67,9 @@ func TestLearnedEmbedderSweep(t *testing.T) {
 		{"weight 1.0, full queries", func(c *retrieval.LearnConfig) { c.Weight, c.QueryDims = 1, 0 }},
 		{"dim 128", func(c *retrieval.LearnConfig) { c.Dim = 128 }},
 		{"dim 512", func(c *retrieval.LearnConfig) { c.Dim = 512 }},
+		{"hashed part unweighted (HashIDF 0, mnemo-ri-v1), full queries", func(c *retrieval.LearnConfig) { c.HashIDF, c.QueryDims = 0, 0 }},
+		{"HashIDF 0.5, full queries", func(c *retrieval.LearnConfig) { c.HashIDF, c.QueryDims = 0.5, 0 }},
+		{"HashIDF 1, full queries", func(c *retrieval.LearnConfig) { c.HashIDF, c.QueryDims = 1, 0 }},
 	}
 	out := "| learned embedder | notes paraphrase | held-out | go-doc | man-pages |\n|---|---|---|---|---|\n"
 	hash := retrieval.NewHashEmbedder()
