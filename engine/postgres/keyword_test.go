@@ -192,8 +192,10 @@ func TestKeywordMarksOfAStepSevenStore(t *testing.T) {
 	defer func() { _ = conn.Close(ctx) }()
 	records := pgx.Identifier{schema, "records"}.Sanitize()
 	for _, sql := range []string{
-		// What step 7 held: no kw column, no markers in the tsvectors.
+		// What step 7 held: no kw column, no markers in the tsvectors, the
+		// status index.
 		"ALTER TABLE " + records + " DROP COLUMN kw",
+		"CREATE INDEX records_status ON " + records + " (status)",
 		"UPDATE " + records + " SET tsv = ts_delete(tsv, ARRAY(SELECT u.lexeme FROM unnest(tsv) u WHERE u.lexeme LIKE '%+' OR u.lexeme LIKE '#%'))",
 		"UPDATE " + pgx.Identifier{schema, "mnemo_meta"}.Sanitize() + " SET value = '7' WHERE key = 'schema_version'",
 	} {
