@@ -30,7 +30,10 @@ func (e *Engine) rankKeyword(ctx context.Context, text string, f *contract.MetaF
 		return nil, nil
 	}
 	var q query
-	qa := q.arg(tsqueryLiteral(ts)) + "::tsquery"
+	// Each tsquery is an InitPlan's value rather than a constant: the
+	// planner then estimates its matches without reading the tsvector
+	// statistics for each of the statement's clauses (half of planning it).
+	qa := "(SELECT " + q.arg(tsqueryLiteral(ts)) + "::tsquery)"
 	q.filter(f, true)
 	where := q.clause()
 	var sql string
@@ -38,8 +41,8 @@ func (e *Engine) rankKeyword(ctx context.Context, text string, f *contract.MetaF
 		sql = "SELECT " + hitColumns + ", ts_rank(tsv, " + qa + ") AS score FROM records WHERE tsv @@ " + qa + " AND " + where +
 			" ORDER BY score DESC, id LIMIT " + q.arg(want) + " OFFSET " + q.arg(offset)
 	} else {
-		aa := q.arg(aboveOnceLiteral(ts)) + "::tsquery"
-		b0 := q.arg(quotedLexeme(idBucket("0"))) + "::tsquery"
+		aa := "(SELECT " + q.arg(aboveOnceLiteral(ts)) + "::tsquery)"
+		b0 := "(SELECT " + q.arg(quotedLexeme(idBucket("0"))) + "::tsquery)"
 		lim := q.arg(int64(offset+want)) + "::bigint"
 		rank := "SELECT id, ts_rank(tsv, " + qa + ") AS score FROM records WHERE "
 		once := "SELECT id FROM records WHERE NOT (SELECT v FROM legacy) AND tsv @@ " + qa + " AND NOT (tsv @@ " + aa + ") AND " + where
