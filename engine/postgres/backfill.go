@@ -32,7 +32,7 @@ func (e *Engine) startBackfill() {
 			n, err := e.backfillOnce(ctx)
 			if err != nil {
 				if ctx.Err() == nil {
-					e.log.Warn("filling in the hit column", "err", e.dbErr(ctx, err).Message)
+					e.log.Warn("filling in the hit column and keyword markers", "err", e.dbErr(ctx, err).Message)
 				}
 				return
 			}
