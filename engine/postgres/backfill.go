@@ -12,7 +12,8 @@ import (
 const backfillBatch = 500
 
 // backfill fills the hit column of rows written before it existed (by an
-// older mnemo, before migration 5 or while it ran elsewhere), in the
+// older mnemo, before migration 5 or while it ran elsewhere), and the
+// tsvector's repeat markers of rows written before migration 8, in the
 // background after open, a batch at a time, until none is left or the engine
 // closes. Such rows read correctly meanwhile (from their item), only slower.
 // It changes no record's meaning, so it logs no change; it locks rows in id
@@ -31,7 +32,7 @@ func (e *Engine) startBackfill() {
 			n, err := e.backfillOnce(ctx)
 			if err != nil {
 				if ctx.Err() == nil {
-					e.log.Warn("filling in the hit column", "err", e.dbErr(ctx, err).Message)
+					e.log.Warn("filling in the hit column and keyword markers", "err", e.dbErr(ctx, err).Message)
 				}
 				return
 			}
@@ -51,12 +52,13 @@ func (e *Engine) stopBackfill() {
 
 // backfillOnce fills in one batch and returns how many rows it found.
 func (e *Engine) backfillOnce(ctx context.Context) (int, error) {
-	rs, err := e.pool.Query(ctx, `SELECT id, item FROM records WHERE hit IS NULL ORDER BY id LIMIT $1`, backfillBatch)
+	rs, err := e.pool.Query(ctx, `SELECT id, item FROM records WHERE hit IS NULL OR kw IS NULL ORDER BY id LIMIT $1`, backfillBatch)
 	if err != nil {
 		return 0, err
 	}
 	var ids []string
 	var hits [][]byte
+	var tsvs []string
 	for rs.Next() {
 		var id, js string
 		if err := rs.Scan(&id, &js); err != nil {
@@ -69,15 +71,17 @@ func (e *Engine) backfillOnce(ctx context.Context) (int, error) {
 			return 0, contract.EngineErr("record %s: %w", id, err)
 		}
 		ids = append(ids, id)
-		hits = append(hits, encodeHit(it.RenderText(), &it.Meta))
+		text := it.RenderText()
+		hits = append(hits, encodeHit(text, &it.Meta))
+		tsvs = append(tsvs, tsvectorLiteral(id, text))
 	}
 	rs.Close()
 	if err := rs.Err(); err != nil || len(ids) == 0 {
 		return 0, err
 	}
-	_, err = e.pool.Exec(ctx, `UPDATE records SET hit = u.hit
-		FROM unnest($1::text[], $2::bytea[]) AS u(id, hit)
+	_, err = e.pool.Exec(ctx, `UPDATE records SET hit = u.hit, tsv = u.tsv::tsvector, kw = true
+		FROM unnest($1::text[], $2::bytea[], $3::text[]) AS u(id, hit, tsv)
 		WHERE records.id = u.id AND records.id IN (
-			SELECT id FROM records WHERE id = ANY($1) AND hit IS NULL ORDER BY id FOR UPDATE SKIP LOCKED)`, ids, hits)
+			SELECT id FROM records WHERE id = ANY($1) AND (hit IS NULL OR kw IS NULL) ORDER BY id FOR UPDATE SKIP LOCKED)`, ids, hits, tsvs)
 	return len(ids), err
 }

@@ -152,6 +152,8 @@ func TestFacetCountsOfAnOlderStore(t *testing.T) {
 		"DROP FUNCTION " + s("records_facets_insert") + ", " + s("records_facets_delete") + ", " + s("records_facets_update") + ", " +
 			s("facet_apply") + ", " + s("facet_pairs"),
 		"UPDATE " + s("records") + " SET hit = NULL",
+		"ALTER TABLE " + s("records") + " DROP COLUMN kw",
+		"CREATE INDEX records_status ON " + s("records") + " (status)",
 		"UPDATE " + s("mnemo_meta") + " SET value = '5' WHERE key = 'schema_version'",
 	} {
 		if _, err := conn.Exec(ctx, sql); err != nil {
@@ -224,6 +226,8 @@ func TestNarrowCopyOfAStepSixStore(t *testing.T) {
 	defer func() { _ = conn.Close(ctx) }()
 	for _, sql := range []string{
 		"DROP TABLE " + pgx.Identifier{schema, "record_facets"}.Sanitize(),
+		"ALTER TABLE " + pgx.Identifier{schema, "records"}.Sanitize() + " DROP COLUMN kw",
+		"CREATE INDEX records_status ON " + pgx.Identifier{schema, "records"}.Sanitize() + " (status)",
 		"UPDATE " + pgx.Identifier{schema, "mnemo_meta"}.Sanitize() + " SET value = '6' WHERE key = 'schema_version'",
 	} {
 		if _, err := conn.Exec(ctx, sql); err != nil {

@@ -42,6 +42,12 @@ func scanRows(rs pgx.Rows) ([]*row, error) {
 const hitColumns = "id, kind, status, created_ms, updated_ms, expires_ms, superseded_by, confidence, hit, " +
 	"CASE WHEN hit IS NULL THEN item END AS item_json"
 
+// hitColumnsOf is hitColumns of the table or alias t (as "r.").
+func hitColumnsOf(t string) string {
+	return t + "id, " + t + "kind, " + t + "status, " + t + "created_ms, " + t + "updated_ms, " + t + "expires_ms, " +
+		t + "superseded_by, " + t + "confidence, " + t + "hit, CASE WHEN " + t + "hit IS NULL THEN " + t + "item END AS item_json"
+}
+
 // recordScan reads hitColumns rows into records, parsing each namespace once.
 type recordScan struct {
 	nss nsCache

@@ -30,11 +30,11 @@ type row struct {
 const insertSQL = `INSERT INTO records (id, kind, status, created_ms, updated_ms, expires_ms, superseded_by,
 	ns, last_svc, workspace, folder, file_path, language, repo, commit_id, url, thread_id, agent_id, source_id,
 	source_kind, tool_call, turn_first, turn_last, tags, observed_at, observed_ns, observed_ms, confidence,
-	item, folded, tsv, hit)
+	item, folded, tsv, hit, kw)
 SELECT u.id, u.kind, u.status, u.created_ms, u.updated_ms, u.expires_ms, u.superseded_by,
 	u.ns, u.last_svc, u.workspace, u.folder, u.file_path, u.language, u.repo, u.commit_id, u.url, u.thread_id, u.agent_id, u.source_id,
 	u.source_kind, u.tool_call, u.turn_first, u.turn_last, u.tags::text[], u.observed_at, u.observed_ns, u.observed_ms, u.confidence,
-	u.item, u.folded, u.tsv::tsvector, u.hit
+	u.item, u.folded, u.tsv::tsvector, u.hit, true
 FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::text[],
 	$8::text[], $9::smallint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[],
 	$20::text[], $21::text[], $22::bigint[], $23::bigint[], $24::text[], $25::timestamptz[], $26::integer[], $27::bigint[], $28::real[],
@@ -124,7 +124,7 @@ func (c *insertColumns) add(r *row) {
 	c.conf = append(c.conf, conf)
 	c.item = append(c.item, r.itemJSON)
 	c.folded = append(c.folded, contract.FoldCase(text))
-	c.tsv = append(c.tsv, tsvectorLiteral(text))
+	c.tsv = append(c.tsv, tsvectorLiteral(r.id, text))
 	c.hit = append(c.hit, encodeHit(text, m))
 }
 
