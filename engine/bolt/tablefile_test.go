@@ -3,6 +3,7 @@ package bolt_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -271,5 +272,41 @@ func TestSavedTableForgetsForgottenMetadata(t *testing.T) {
 	rep, err := e.Check(ctx, false, nil)
 	if err != nil || !rep.Consistent {
 		t.Fatalf("check: %v %v", disagreements(rep), err)
+	}
+}
+
+// TestAStoreThatGrewLargeIsSavedAsLarge: a store that was small when opened
+// and large when closed (an import into a new store) leaves its table and
+// root explore behind, so the next process reads the table back instead of
+// decoding every record, and answers the root explore before it has.
+func TestAStoreThatGrewLargeIsSavedAsLarge(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	e := openStore(t, dir, bolt.Options{SyncRebuildBelow: 300})
+	storeCorpus(t, e, 400)
+	want, err := e.Explore(ctx, contract.ExploreRequest{Facet: contract.FacetKind, Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, bolt.TableFileName)); err != nil {
+		t.Fatalf("no saved table: %v", err)
+	}
+	gate := make(chan struct{})
+	e = openStore(t, dir, bolt.WithLoadGate(bolt.Options{SyncRebuildBelow: 300}, gate))
+	defer e.Close()
+	cold, err := e.Explore(ctx, contract.ExploreRequest{Facet: contract.FacetKind, Limit: 5})
+	if err != nil || fmt.Sprint(cold.Buckets, cold.Total) != fmt.Sprint(want.Buckets, want.Total) {
+		t.Fatalf("root explore before the table loads: %v %v, want %v", cold, err, want)
+	}
+	close(gate)
+	if err := e.WaitIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !e.TableFromFile() {
+		t.Fatal("the next process loaded the table from the records")
 	}
 }
