@@ -205,6 +205,7 @@ func TestStoreFromVersion3MigratesAndCompacts(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// layouts counts the records of each layout; n[0] is their bytes.
 	layouts := func() map[byte]int {
 		db, err := bbolt.Open(filepath.Join(dir, bolt.DBFile), 0o600, &bbolt.Options{ReadOnly: true})
 		if err != nil {
@@ -216,22 +217,25 @@ func TestStoreFromVersion3MigratesAndCompacts(t *testing.T) {
 			if v := string(tx.Bucket([]byte("meta")).Get([]byte("schema"))); v != "4" {
 				t.Fatalf("schema %q after the migration, want 4", v)
 			}
-			return tx.Bucket([]byte("records")).ForEach(func(_, v []byte) error { n[v[0]]++; return nil })
+			return tx.Bucket([]byte("records")).ForEach(func(_, v []byte) error { n[v[0]]++; n[0] += len(v); return nil })
 		})
 		return n
 	}
-	if n := layouts(); n[1] != 299 || n[2] != 1 {
-		t.Fatalf("record layouts before compacting: %v, want the 299 old ones and the new one", n)
+	before := layouts()
+	if before[1] != 299 || before[2] != 1 {
+		t.Fatalf("record layouts before compacting: %v, want the 299 old ones and the new one", before)
 	}
-	rep, err := bolt.Compact(dir)
-	if err != nil {
+	if _, err := bolt.Compact(dir); err != nil {
 		t.Fatal(err)
 	}
-	if n := layouts(); n[1] != 0 || n[2] != 300 {
-		t.Fatalf("record layouts after compacting: %v, want 300 compressed", n)
+	after := layouts()
+	if after[1] != 0 || after[2] != 300 {
+		t.Fatalf("record layouts after compacting: %v, want 300 compressed", after)
 	}
-	if rep.After >= rep.Before {
-		t.Fatalf("compact took the file from %d to %d bytes", rep.Before, rep.After)
+	// (The file's size moves in bbolt's growth steps, too coarse for 300
+	// records; the records' own bytes are what compression changes.)
+	if after[0]*10 > before[0]*8 {
+		t.Fatalf("compacting took the records from %d to %d bytes", before[0], after[0])
 	}
 	e = openStore(t, dir, bolt.Options{})
 	defer e.Close()
