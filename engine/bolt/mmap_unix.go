@@ -6,6 +6,8 @@ import (
 	"errors"
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // mapFile maps a file read-only. The mapping is shared, so its pages are the
@@ -34,7 +36,7 @@ func mapFile(path string) ([]byte, func() error, error) {
 // releaseMapped drops a mapping's pages from this process's resident set.
 func releaseMapped(data []byte) {
 	if len(data) > 0 {
-		_ = syscall.Madvise(data, syscall.MADV_DONTNEED)
+		_ = unix.Madvise(data, unix.MADV_DONTNEED)
 	}
 }
 
