@@ -238,7 +238,7 @@ func recordText(v []byte) (string, bool) {
 	case recordV1:
 	case recordV2:
 		var err error
-		if body, err = snappy.Decode(nil, body); err != nil {
+		if body, err = decodeBody(body); err != nil {
 			return "", false
 		}
 	default:
@@ -247,6 +247,19 @@ func recordText(v []byte) (string, bool) {
 	r := decoder{buf: body}
 	t := r.raw()
 	return string(t), r.err == nil
+}
+
+// maxRecordBody bounds the length a compressed body may declare: a damaged
+// length must be refused, not allocated (no record comes near it).
+const maxRecordBody = 256 << 20
+
+// decodeBody decompresses a version-2 record's body.
+func decodeBody(b []byte) ([]byte, error) {
+	n, err := snappy.DecodedLen(b)
+	if err != nil || n > maxRecordBody {
+		return nil, errCorruptRecord
+	}
+	return snappy.Decode(nil, b)
 }
 
 // upgradeRecord returns a version-1 record's bytes in version 2, and a
@@ -351,7 +364,7 @@ func decodeRecord(b []byte, part recordPart, nsOf func(string) contract.Namespac
 	out.confidence = math.Float32frombits(r.u32())
 	owned := false // whether r.buf is this call's own copy, which the record may keep
 	if version == recordV2 && r.err == nil {
-		body, err := snappy.Decode(nil, r.buf)
+		body, err := decodeBody(r.buf)
 		if err != nil {
 			return storedRecord{}, errCorruptRecord
 		}

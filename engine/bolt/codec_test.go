@@ -189,3 +189,19 @@ func FuzzUpgradeRecord(f *testing.F) {
 		}
 	})
 }
+
+// TestDamagedBodyLengthIsRefused: a compressed body whose declared length
+// is damaged is a corrupt record, not a huge allocation.
+func TestDamagedBodyLengthIsRefused(t *testing.T) {
+	r := sampleRecords()[0]
+	b := encodeRecord(&r)
+	h := recordHeaderLen(b)
+	bad := append(append([]byte(nil), b[:h]...), 0xff, 0xff, 0xff, 0xff, 0x0f) // 4 GiB
+	bad = append(bad, b[h+1:]...)
+	if _, err := decodeRecord(bad, partFull, parseNS); err == nil {
+		t.Fatal("a body declaring 4 GiB decoded")
+	}
+	if _, ok := recordText(bad); ok {
+		t.Fatal("recordText read a body declaring 4 GiB")
+	}
+}
