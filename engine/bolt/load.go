@@ -275,6 +275,7 @@ func (e *Engine) SetBulk(on bool) {
 	}
 	e.bulk.Store(on)
 	if on {
+		e.bulkUsed.Store(true)
 		e.tri.suspend()
 		return
 	}
