@@ -383,27 +383,9 @@ func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (cont
 		return e.exploreCounted(ctx, req, code)
 	}
 	var q query
-	q.filter(&req.Filter, false)
-	// Each row is (value, count, is-total); the grand-total row counts
-	// records, and a NULL value counts the records that have none.
-	var sql string
-	table := "records"
-	if countable(&req.Filter) && (req.Facet == contract.FacetKind || req.Facet == contract.FacetStatus || req.Facet == contract.FacetNamespace) {
-		table = "record_counts"
-	}
-	if table == "record_counts" {
-		col, _ := facetColumn(req.Facet)
-		sql = "SELECT " + col + ", sum(n)::bigint, sum(n)::bigint, GROUPING(" + col + ") FROM record_counts WHERE " + q.clause() +
-			" GROUP BY GROUPING SETS ((" + col + "), ())"
-	} else if req.Facet == contract.FacetTag {
-		sql = "SELECT v, count(*), count(DISTINCT id), GROUPING(v) FROM (SELECT id, unnest(CASE WHEN cardinality(tags) = 0 THEN ARRAY[NULL]::text[] ELSE tags END) AS v FROM record_facets WHERE " +
-			q.clause() + ") t GROUP BY GROUPING SETS ((v), ())"
-	} else {
-		col, ok := facetColumn(req.Facet)
-		if !ok {
-			return contract.ExplorePage{}, contract.Invalid("`%s` is not a facet", req.Facet)
-		}
-		sql = "SELECT " + col + ", count(*), count(*), GROUPING(" + col + ") FROM record_facets WHERE " + q.clause() + " GROUP BY GROUPING SETS ((" + col + "), ())"
+	sql, err := groupingSQL(&q, &req)
+	if err != nil {
+		return contract.ExplorePage{}, err
 	}
 	rs, err := e.pool.Query(ctx, sql, q.args...)
 	if err != nil {
@@ -434,26 +416,62 @@ func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (cont
 	return contract.ExplorePageOf(req.Facet, counts, req.Limit, total, missing, false), nil
 }
 
+// groupingSQL is the statement counting req's facet by grouping the rows its
+// filter selects, its arguments added to q. Each row is (value, count,
+// records, is-total); the grand-total row counts records, and a NULL value
+// counts the records that have none.
+func groupingSQL(q *query, req *contract.ExploreRequest) (string, error) {
+	q.filter(&req.Filter, false)
+	if countable(&req.Filter) && (req.Facet == contract.FacetKind || req.Facet == contract.FacetStatus || req.Facet == contract.FacetNamespace) {
+		col, _ := facetColumn(req.Facet)
+		return "SELECT " + col + ", sum(n)::bigint, sum(n)::bigint, GROUPING(" + col + ") FROM record_counts WHERE " + q.clause() +
+			" GROUP BY GROUPING SETS ((" + col + "), ())", nil
+	}
+	if req.Facet == contract.FacetTag {
+		return "SELECT v, count(*), count(DISTINCT id), GROUPING(v) FROM (SELECT id, unnest(CASE WHEN cardinality(tags) = 0 THEN ARRAY[NULL]::text[] ELSE tags END) AS v FROM record_facets WHERE " +
+			q.clause() + ") t GROUP BY GROUPING SETS ((v), ())", nil
+	}
+	col, ok := facetColumn(req.Facet)
+	if !ok {
+		return "", contract.Invalid("`%s` is not a facet", req.Facet)
+	}
+	return "SELECT " + col + ", count(*), count(*), GROUPING(" + col + ") FROM record_facets WHERE " + q.clause() + " GROUP BY GROUPING SETS ((" + col + "), ())", nil
+}
+
 // exploreCounted reads a facet's top buckets at the root from the
 // facet_values index, with its head (missing, how many values) and the total
-// from record_counts.
+// from record_counts; while a bulk load has the counts suspended (bulk.go)
+// the same statement groups record_facets instead. Which half runs is decided
+// by the bulk row in the statement's own snapshot, so the answer is exact
+// either way; the other half is a gated-off plan node that reads nothing.
 func (e *Engine) exploreCounted(ctx context.Context, req contract.ExploreRequest, code int16) (contract.ExplorePage, error) {
-	const sql = `SELECT 0, t.value, t.n FROM (SELECT value, n FROM facet_values WHERE facet = $1 AND n > 0
-		ORDER BY n DESC, value LIMIT $2) t
-	UNION ALL SELECT 1, value, n FROM facet_values WHERE facet = -$1::smallint
-	UNION ALL SELECT 2, NULL, coalesce(sum(n), 0)::bigint FROM record_counts WHERE last_svc < 0`
-	rs, err := e.pool.Query(ctx, sql, code, req.Limit)
+	var q query
+	c, limit, key := q.arg(code), q.arg(req.Limit), q.arg(bulkKey)
+	grouping, err := groupingSQL(&q, &req)
+	if err != nil {
+		return contract.ExplorePage{}, err
+	}
+	bulkOn := "(SELECT EXISTS (SELECT 1 FROM mnemo_meta WHERE key = " + key + "))"
+	sql := `SELECT 0, t.value, t.n, 0::bigint, 0 FROM (SELECT value, n FROM facet_values WHERE facet = ` + c + ` AND n > 0 AND NOT ` + bulkOn + `
+		ORDER BY n DESC, value LIMIT ` + limit + `) t
+	UNION ALL SELECT 1, value, n, 0, 0 FROM facet_values WHERE facet = -` + c + `::smallint AND NOT ` + bulkOn + `
+	UNION ALL SELECT 2, NULL, coalesce(sum(n), 0)::bigint, 0, 0 FROM record_counts WHERE last_svc < 0 AND NOT ` + bulkOn + `
+	UNION ALL SELECT 3, g.* FROM (` + grouping + `) g WHERE ` + bulkOn
+	rs, err := e.pool.Query(ctx, sql, q.args...)
 	if err != nil {
 		return contract.ExplorePage{}, e.dbErr(ctx, err)
 	}
 	defer rs.Close()
 	page := contract.ExplorePage{Facet: req.Facet, Buckets: make([]contract.FacetBucket, 0, req.Limit)}
 	var values uint64
+	grouped := false
+	counts := map[string]uint64{}
+	var missing, total uint64
 	for rs.Next() {
-		var part int32
+		var part, grand int32
 		var v *string
-		var n int64
-		if err := rs.Scan(&part, &v, &n); err != nil {
+		var n, records int64
+		if err := rs.Scan(&part, &v, &n, &records, &grand); err != nil {
 			return contract.ExplorePage{}, e.dbErr(ctx, err)
 		}
 		switch {
@@ -465,10 +483,23 @@ func (e *Engine) exploreCounted(ctx context.Context, req contract.ExploreRequest
 			values = uint64(max(n, 0))
 		case part == 2:
 			page.Total = uint64(max(n, 0))
+		case part == 3:
+			grouped = true
+			switch {
+			case grand != 0:
+				total = uint64(records)
+			case v == nil:
+				missing = uint64(records)
+			case n > 0:
+				counts[*v] = uint64(n)
+			}
 		}
 	}
 	if err := rs.Err(); err != nil {
 		return contract.ExplorePage{}, e.dbErr(ctx, err)
+	}
+	if grouped {
+		return contract.ExplorePageOf(req.Facet, counts, req.Limit, total, missing, false), nil
 	}
 	contract.SortBuckets(page.Buckets)
 	if values > uint64(len(page.Buckets)) {

@@ -301,6 +301,7 @@ func (e *Engine) insertRows(ctx context.Context, rows []*row) (map[string]bool, 
 	}
 	if len(inserted) > 0 {
 		e.committed()
+		e.bulkWrote(ctx, len(inserted))
 	}
 	return inserted, nil
 }
