@@ -68,8 +68,8 @@ type insertColumns struct {
 	hit                                                              [][]byte
 }
 
-// add appends r's columns.
-func (c *insertColumns) add(r *row) {
+// add appends r's columns; d is derive(r).
+func (c *insertColumns) add(r *row, d *derived) {
 	m := &r.item.Meta
 	var tool *string
 	if m.ToolCall != nil {
@@ -93,7 +93,6 @@ func (c *insertColumns) add(r *row) {
 		c := r.item.Confidence
 		conf = &c
 	}
-	text := r.item.RenderText()
 	c.id = append(c.id, r.id)
 	c.kind = append(c.kind, string(r.item.Type))
 	c.status = append(c.status, string(r.status))
@@ -123,9 +122,9 @@ func (c *insertColumns) add(r *row) {
 	c.observedMS = append(c.observedMS, obsMS)
 	c.conf = append(c.conf, conf)
 	c.item = append(c.item, r.itemJSON)
-	c.folded = append(c.folded, contract.FoldCase(text))
-	c.tsv = append(c.tsv, tsvectorLiteral(r.id, text))
-	c.hit = append(c.hit, encodeHit(text, m))
+	c.folded = append(c.folded, d.folded)
+	c.tsv = append(c.tsv, d.tsv)
+	c.hit = append(c.hit, d.hit)
 }
 
 // args are insertSQL's arguments.
@@ -223,21 +222,27 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 	}
 	now := e.stamp()
 	out := make([]contract.StoreReceipt, len(items))
+	ids := make([]string, len(items))
+	jsons := make([][]byte, len(items))
+	errs := make([]error, len(items))
+	inParallel(len(items), func(i int) {
+		ids[i] = items[i].Fingerprint()
+		jsons[i], errs[i] = json.Marshal(items[i])
+	})
 	first := map[string]int{}
 	var rows []*row
 	for i := range items {
-		id := items[i].Fingerprint()
+		id := ids[i]
 		out[i].ID = id
 		if _, dup := first[id]; dup {
 			out[i].Replayed = true
 			continue
 		}
 		first[id] = i
-		js, err := json.Marshal(items[i])
-		if err != nil {
-			return nil, contract.EngineErr("encode item %s: %w", id, err)
+		if errs[i] != nil {
+			return nil, contract.EngineErr("encode item %s: %w", id, errs[i])
 		}
-		rows = append(rows, &row{id: id, item: items[i], itemJSON: string(js), status: status,
+		rows = append(rows, &row{id: id, item: items[i], itemJSON: string(jsons[i]), status: status,
 			created: now, updated: now, expires: expires})
 	}
 	inserted, err := e.insertRows(ctx, rows)
@@ -258,13 +263,15 @@ func (e *Engine) insertRows(ctx context.Context, rows []*row) (map[string]bool, 
 	rows = slices.Clone(rows)
 	slices.SortFunc(rows, func(a, b *row) int { return strings.Compare(a.id, b.id) })
 	inserted := make(map[string]bool, len(rows))
+	ds := make([]derived, len(rows))
+	inParallel(len(rows), func(i int) { ds[i] = derive(rows[i]) })
+	var cols insertColumns
+	byID := make(map[string]*row, len(rows))
+	for i, r := range rows {
+		cols.add(r, &ds[i])
+		byID[r.id] = r
+	}
 	err := e.inTx(ctx, pgx.ReadCommitted, func(tx pgx.Tx) error {
-		var cols insertColumns
-		byID := make(map[string]*row, len(rows))
-		for _, r := range rows {
-			cols.add(r)
-			byID[r.id] = r
-		}
 		rs, err := tx.Query(ctx, insertSQL, cols.args()...)
 		if err != nil {
 			return err
