@@ -108,7 +108,9 @@ func TestBulkLoadKeepsReadsExact(t *testing.T) {
 	}
 	defer func() { _ = conn.Close(ctx) }()
 	plainSchema, bulkSchema := pgtest.Schema(t), pgtest.Schema(t)
-	clock := func() func() time.Time { return steppingClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Second) }
+	clock := func() func() time.Time {
+		return steppingClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Second)
+	}
 	plain := openStore(t, pgtest.WithSchema(t, base, plainSchema), postgres.Options{Clock: clock()})
 	bulk := openStore(t, pgtest.WithSchema(t, base, bulkSchema), postgres.Options{Clock: clock()})
 

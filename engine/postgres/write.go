@@ -291,9 +291,6 @@ func (e *Engine) insertRows(ctx context.Context, rows []*row) (map[string]bool, 
 		if err := rs.Err(); err != nil {
 			return err
 		}
-		if err := deltas.apply(ctx, tx); err != nil {
-			return err
-		}
 		// The feed lists a batch's stores in the batch's order.
 		var cs []change
 		for _, r := range order {
@@ -301,7 +298,7 @@ func (e *Engine) insertRows(ctx context.Context, rows []*row) (map[string]bool, 
 				cs = append(cs, change{op: contract.OpStore, id: r.id, ns: r.item.Meta.Namespace.String(), status: r.status})
 			}
 		}
-		return e.logChanges(ctx, tx, e.stamp(), cs)
+		return e.logChanges(ctx, tx, e.stamp(), cs, deltas)
 	})
 	if err != nil {
 		return nil, err
@@ -363,19 +360,16 @@ func (e *Engine) deleteWhere(ctx context.Context, tx pgx.Tx, op contract.ChangeO
 		return 0, err
 	}
 	rs.Close()
-	if err := deltas.apply(ctx, tx); err != nil {
-		return 0, err
-	}
-	return len(gone), e.logChanges(ctx, tx, e.stamp(), removals(op, gone))
+	return len(gone), e.logChanges(ctx, tx, e.stamp(), removals(op, gone), deltas)
 }
 
-// restatus moves one record between statuses in record_counts.
-func restatus(ctx context.Context, tx pgx.Tx, r *row, from, to contract.Status) error {
+// restatus is the record_counts deltas of one record moving between statuses.
+func restatus(r *row, from, to contract.Status) countDeltas {
 	ns := r.item.Meta.Namespace
 	d := countDeltas{}
 	d.add(ns.String(), lastService(ns), string(from), string(r.item.Type), -1)
 	d.add(ns.String(), lastService(ns), string(to), string(r.item.Type), 1)
-	return d.apply(ctx, tx)
+	return d
 }
 
 // Review approves a candidate (it becomes active, updated now) or rejects it
@@ -403,12 +397,10 @@ func (e *Engine) Review(ctx context.Context, req contract.ReviewRequest) (contra
 		if _, err := tx.Exec(ctx, "UPDATE records SET status = $2, updated_ms = $3 WHERE id = $1", req.ID, string(r.status), r.updated); err != nil {
 			return err
 		}
-		if err := restatus(ctx, tx, r, contract.StatusCandidate, contract.StatusActive); err != nil {
-			return err
-		}
 		rec := r.record(false)
 		res.Record = &rec
-		return e.logChanges(ctx, tx, r.updated, []change{{op: contract.OpApprove, id: r.id, ns: r.item.Meta.Namespace.String(), status: r.status}})
+		return e.logChanges(ctx, tx, r.updated, []change{{op: contract.OpApprove, id: r.id, ns: r.item.Meta.Namespace.String(), status: r.status}},
+			restatus(r, contract.StatusCandidate, contract.StatusActive))
 	})
 	if err == nil {
 		e.committed()
@@ -442,11 +434,9 @@ func (e *Engine) Supersede(ctx context.Context, req contract.SupersedeRequest) (
 			req.ID, string(r.status), by, r.updated); err != nil {
 			return err
 		}
-		if err := restatus(ctx, tx, r, from, contract.StatusSuperseded); err != nil {
-			return err
-		}
 		rec = r.record(false)
-		return e.logChanges(ctx, tx, r.updated, []change{{op: contract.OpSupersede, id: r.id, ns: r.item.Meta.Namespace.String(), status: r.status}})
+		return e.logChanges(ctx, tx, r.updated, []change{{op: contract.OpSupersede, id: r.id, ns: r.item.Meta.Namespace.String(), status: r.status}},
+			restatus(r, from, contract.StatusSuperseded))
 	})
 	if err == nil {
 		e.committed()
