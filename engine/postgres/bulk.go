@@ -195,19 +195,45 @@ func (e *Engine) finishBulkLocked(owner *pgxpool.Conn) {
 }
 
 // finishBulk builds the indexes, takes the facet counts from record_facets
-// and deletes the bulk row, in one transaction, on a connection holding the
-// bulk lock. Writers wait while it runs (the table's SHARE lock: the counts
-// are taken from a set nobody changes); readers do not. A finish cut short
-// rolls back whole, and the next one starts over.
+// and deletes the bulk row, on a connection holding the bulk lock. The two
+// indexes are built at once, each in a transaction of its own on a
+// connection of its own (a GIN build uses one core; this machine has two);
+// then one transaction takes the counts and deletes the row. Writers wait
+// while it runs (each step holds the table's SHARE lock: the counts are
+// taken from a set nobody changes); readers do not. A finish cut short
+// leaves the row, and perhaps one index: the next finish builds what is
+// missing (an index rolled back with its transaction leaves nothing behind).
 func (e *Engine) finishBulk(ctx context.Context, conn *pgxpool.Conn) error {
 	trgm, err := trigramSchema(ctx, conn)
 	if err != nil {
 		return err
 	}
-	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL maintenance_work_mem = '"+bulkBuildMemory+"'"); err != nil {
+	builds := []string{
+		"CREATE INDEX IF NOT EXISTS records_folded ON records USING gin (folded " + pgx.Identifier{trgm}.Sanitize() + ".gin_trgm_ops)",
+		"CREATE INDEX IF NOT EXISTS records_tsv ON records USING gin (tsv)",
+	}
+	build := func(db interface {
+		Begin(context.Context) (pgx.Tx, error)
+	}, sql string) error {
+		return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, "SET LOCAL maintenance_work_mem = '"+bulkBuildMemory+"'"); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, sql)
 			return err
-		}
+		})
+	}
+	errs := make([]error, len(builds))
+	var wg sync.WaitGroup
+	for i, sql := range builds[1:] {
+		wg.Go(func() { errs[i+1] = build(e.pool, sql) })
+	}
+	errs[0] = build(conn, builds[0])
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "LOCK TABLE records IN SHARE MODE"); err != nil {
 			return err
 		}
@@ -219,14 +245,12 @@ func (e *Engine) finishBulk(ctx context.Context, conn *pgxpool.Conn) error {
 		default:
 			return err
 		}
-		for _, sql := range []string{
-			"CREATE INDEX IF NOT EXISTS records_tsv ON records USING gin (tsv)",
-			"CREATE INDEX IF NOT EXISTS records_folded ON records USING gin (folded " + pgx.Identifier{trgm}.Sanitize() + ".gin_trgm_ops)",
+		for _, sql := range append(builds,
 			"DELETE FROM facet_values",
 			recountFacetsSQL,
 			`INSERT INTO facet_values (facet, value, n)
 				SELECT -facet, 'values', count(*) FROM facet_values WHERE facet > 0 GROUP BY facet`,
-		} {
+		) {
 			if _, err := tx.Exec(ctx, sql); err != nil {
 				return err
 			}
