@@ -382,6 +382,11 @@ func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (cont
 	if code := facetCode(req.Facet); code != 0 && atRoot(&req.Filter) {
 		return e.exploreCounted(ctx, req, code)
 	}
+	return e.exploreGrouped(ctx, req)
+}
+
+// exploreGrouped counts a facet by grouping the rows the filter selects.
+func (e *Engine) exploreGrouped(ctx context.Context, req contract.ExploreRequest) (contract.ExplorePage, error) {
 	var q query
 	sql, err := groupingSQL(&q, &req)
 	if err != nil {
@@ -440,38 +445,29 @@ func groupingSQL(q *query, req *contract.ExploreRequest) (string, error) {
 
 // exploreCounted reads a facet's top buckets at the root from the
 // facet_values index, with its head (missing, how many values) and the total
-// from record_counts; while a bulk load has the counts suspended (bulk.go)
-// the same statement groups record_facets instead. Which half runs is decided
-// by the bulk row in the statement's own snapshot, so the answer is exact
-// either way; the other half is a gated-off plan node that reads nothing.
+// from record_counts. While a bulk load has the counts suspended (bulk.go)
+// the same statement says so, from the bulk row in its own snapshot, and
+// the answer comes from grouping record_facets instead (exact whenever it
+// runs); otherwise the counts it read are exact for that snapshot.
 func (e *Engine) exploreCounted(ctx context.Context, req contract.ExploreRequest, code int16) (contract.ExplorePage, error) {
-	var q query
-	c, limit, key := q.arg(code), q.arg(req.Limit), q.arg(bulkKey)
-	grouping, err := groupingSQL(&q, &req)
-	if err != nil {
-		return contract.ExplorePage{}, err
-	}
-	bulkOn := "(SELECT EXISTS (SELECT 1 FROM mnemo_meta WHERE key = " + key + "))"
-	sql := `SELECT 0, t.value, t.n, 0::bigint, 0 FROM (SELECT value, n FROM facet_values WHERE facet = ` + c + ` AND n > 0 AND NOT ` + bulkOn + `
-		ORDER BY n DESC, value LIMIT ` + limit + `) t
-	UNION ALL SELECT 1, value, n, 0, 0 FROM facet_values WHERE facet = -` + c + `::smallint AND NOT ` + bulkOn + `
-	UNION ALL SELECT 2, NULL, coalesce(sum(n), 0)::bigint, 0, 0 FROM record_counts WHERE last_svc < 0 AND NOT ` + bulkOn + `
-	UNION ALL SELECT 3, g.* FROM (` + grouping + `) g WHERE ` + bulkOn
-	rs, err := e.pool.Query(ctx, sql, q.args...)
+	const sql = `SELECT 0, t.value, t.n FROM (SELECT value, n FROM facet_values WHERE facet = $1 AND n > 0
+		ORDER BY n DESC, value LIMIT $2) t
+	UNION ALL SELECT 1, value, n FROM facet_values WHERE facet = -$1::smallint
+	UNION ALL SELECT 2, NULL, coalesce(sum(n), 0)::bigint FROM record_counts WHERE last_svc < 0
+	UNION ALL SELECT 3, NULL, 0 FROM mnemo_meta WHERE key = $3`
+	rs, err := e.pool.Query(ctx, sql, code, req.Limit, bulkKey)
 	if err != nil {
 		return contract.ExplorePage{}, e.dbErr(ctx, err)
 	}
 	defer rs.Close()
 	page := contract.ExplorePage{Facet: req.Facet, Buckets: make([]contract.FacetBucket, 0, req.Limit)}
 	var values uint64
-	grouped := false
-	counts := map[string]uint64{}
-	var missing, total uint64
+	bulk := false
 	for rs.Next() {
-		var part, grand int32
+		var part int32
 		var v *string
-		var n, records int64
-		if err := rs.Scan(&part, &v, &n, &records, &grand); err != nil {
+		var n int64
+		if err := rs.Scan(&part, &v, &n); err != nil {
 			return contract.ExplorePage{}, e.dbErr(ctx, err)
 		}
 		switch {
@@ -484,22 +480,14 @@ func (e *Engine) exploreCounted(ctx context.Context, req contract.ExploreRequest
 		case part == 2:
 			page.Total = uint64(max(n, 0))
 		case part == 3:
-			grouped = true
-			switch {
-			case grand != 0:
-				total = uint64(records)
-			case v == nil:
-				missing = uint64(records)
-			case n > 0:
-				counts[*v] = uint64(n)
-			}
+			bulk = true
 		}
 	}
 	if err := rs.Err(); err != nil {
 		return contract.ExplorePage{}, e.dbErr(ctx, err)
 	}
-	if grouped {
-		return contract.ExplorePageOf(req.Facet, counts, req.Limit, total, missing, false), nil
+	if bulk {
+		return e.exploreGrouped(ctx, req)
 	}
 	contract.SortBuckets(page.Buckets)
 	if values > uint64(len(page.Buckets)) {
