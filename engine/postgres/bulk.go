@@ -65,7 +65,7 @@ type bulk struct {
 	wg   sync.WaitGroup
 }
 
-// bulkLock is the advisory lock key of a store's bulk load.
+// bulkLockSQL is the advisory lock key of a store's bulk load (one per schema).
 const bulkLockSQL = "hashtext('mnemo.bulk.' || current_schema())"
 
 // SetBulk marks the start and end of a bulk load. From the start, once the
