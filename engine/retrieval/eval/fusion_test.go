@@ -89,45 +89,7 @@ func TestFusionSweep(t *testing.T) {
 		cfg.Weight = *sweepLearnWeight
 		emb = retrieval.NewLearnedEmbedder(cfg)
 	}
-	type set struct {
-		name    string
-		notes   []Note
-		queries []sweepQuery
-	}
-	var sets []set
-	for _, ks := range knownItemSets(t) {
-		s := set{name: ks.Name}
-		for _, d := range ks.Docs {
-			s.notes = append(s.notes, Note{Key: d.Key, Item: d.item()})
-		}
-		for _, q := range ks.Queries {
-			s.queries = append(s.queries, sweepQuery{q.Text, []string{q.Target}})
-		}
-		sets = append(sets, s)
-	}
-	notes, err := Corpus()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"notes exact", "notes paraphrase", "notes held-out"} {
-		var qs []Query
-		if name == "notes held-out" {
-			qs, err = HoldoutQueries()
-		} else {
-			qs, err = Queries()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := set{name: name, notes: notes}
-		for _, q := range qs {
-			if name == "notes exact" && q.Kind != KindExact || name == "notes paraphrase" && q.Kind != KindParaphrase {
-				continue
-			}
-			s.queries = append(s.queries, sweepQuery{q.Text, q.Relevant})
-		}
-		sets = append(sets, s)
-	}
+	sets := sweepSets(t)
 	keys := func(fs []retrieval.Fused) []string {
 		out := make([]string, len(fs))
 		for i, f := range fs {
@@ -265,6 +227,54 @@ func TestFusionSweep(t *testing.T) {
 		fmt.Fprintf(&b, " %+.3f |\n", worst)
 	}
 	t.Logf("MRR@10 per fusion of the same windows\n%s", b.String())
+}
+
+// sweepSet is one evaluation set as the sweeps measure it.
+type sweepSet struct {
+	name    string
+	notes   []Note
+	queries []sweepQuery
+}
+
+// sweepSets is every set the sweeps measure: go-doc, man-pages, and the
+// notes' exact, paraphrased and held-out queries.
+func sweepSets(t *testing.T) []sweepSet {
+	t.Helper()
+	var sets []sweepSet
+	for _, ks := range knownItemSets(t) {
+		s := sweepSet{name: ks.Name}
+		for _, d := range ks.Docs {
+			s.notes = append(s.notes, Note{Key: d.Key, Item: d.item()})
+		}
+		for _, q := range ks.Queries {
+			s.queries = append(s.queries, sweepQuery{q.Text, []string{q.Target}})
+		}
+		sets = append(sets, s)
+	}
+	notes, err := Corpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"notes exact", "notes paraphrase", "notes held-out"} {
+		var qs []Query
+		if name == "notes held-out" {
+			qs, err = HoldoutQueries()
+		} else {
+			qs, err = Queries()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := sweepSet{name: name, notes: notes}
+		for _, q := range qs {
+			if name == "notes exact" && q.Kind != KindExact || name == "notes paraphrase" && q.Kind != KindParaphrase {
+				continue
+			}
+			s.queries = append(s.queries, sweepQuery{q.Text, q.Relevant})
+		}
+		sets = append(sets, s)
+	}
+	return sets
 }
 
 // topRatio is a list's top-1 / top-2 score ratio (10 for a single hit, 0
