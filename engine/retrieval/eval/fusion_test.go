@@ -89,89 +89,39 @@ func TestFusionSweep(t *testing.T) {
 		cfg.Weight = *sweepLearnWeight
 		emb = retrieval.NewLearnedEmbedder(cfg)
 	}
-	type set struct {
-		name    string
-		notes   []Note
-		queries []sweepQuery
-	}
-	var sets []set
-	for _, ks := range knownItemSets(t) {
-		s := set{name: ks.Name}
-		for _, d := range ks.Docs {
-			s.notes = append(s.notes, Note{Key: d.Key, Item: d.item()})
-		}
-		for _, q := range ks.Queries {
-			s.queries = append(s.queries, sweepQuery{q.Text, []string{q.Target}})
-		}
-		sets = append(sets, s)
-	}
-	notes, err := Corpus()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"notes exact", "notes paraphrase", "notes held-out"} {
-		var qs []Query
-		if name == "notes held-out" {
-			qs, err = HoldoutQueries()
-		} else {
-			qs, err = Queries()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := set{name: name, notes: notes}
-		for _, q := range qs {
-			if name == "notes exact" && q.Kind != KindExact || name == "notes paraphrase" && q.Kind != KindParaphrase {
-				continue
-			}
-			s.queries = append(s.queries, sweepQuery{q.Text, q.Relevant})
-		}
-		sets = append(sets, s)
-	}
-	keys := func(fs []retrieval.Fused) []string {
-		out := make([]string, len(fs))
-		for i, f := range fs {
-			out[i] = f.ID
-		}
-		return out
-	}
-	idsOf := func(l []retrieval.ScoredID) []string {
-		out := make([]string, len(l))
-		for i, x := range l {
-			out[i] = x.ID
-		}
-		return out
-	}
+	sets := sweepSets(t)
 	type fusion struct {
 		name string
 		fuse func(kw, vec []retrieval.ScoredID) []string
 	}
 	fusions := []fusion{
-		{"keyword", func(kw, _ []retrieval.ScoredID) []string { return idsOf(kw) }},
-		{"vector", func(_, vec []retrieval.ScoredID) []string { return idsOf(vec) }},
-		{"RRF k 60", func(kw, vec []retrieval.ScoredID) []string { return keys(retrieval.RRF(60, idsOf(kw), idsOf(vec))) }},
+		{"keyword", func(kw, _ []retrieval.ScoredID) []string { return scoredIDs(kw) }},
+		{"vector", func(_, vec []retrieval.ScoredID) []string { return scoredIDs(vec) }},
+		{"RRF k 60", func(kw, vec []retrieval.ScoredID) []string {
+			return fusedIDs(retrieval.RRF(60, scoredIDs(kw), scoredIDs(vec)))
+		}},
 	}
 	for _, w := range []float64{0.5, 0.7} {
 		fusions = append(fusions, fusion{fmt.Sprintf("min-max blend %.2f", w), func(kw, vec []retrieval.ScoredID) []string {
-			return keys(retrieval.Blend(retrieval.MinMax(kw), retrieval.MinMax(vec), w))
+			return fusedIDs(retrieval.Blend(retrieval.MinMax(kw), retrieval.MinMax(vec), w))
 		}})
 	}
 	for _, vw := range []int{10, 20, 64} {
 		for _, w := range []float64{0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8} {
 			fusions = append(fusions, fusion{fmt.Sprintf("score / best %.2f, vector top %d", w, vw), func(kw, vec []retrieval.ScoredID) []string {
-				return keys(retrieval.Blend(kw, vec[:min(vw, len(vec))], w))
+				return fusedIDs(retrieval.Blend(kw, vec[:min(vw, len(vec))], w))
 			}})
 		}
 	}
 	for _, vw := range []int{10, 20, 64} {
 		for _, w := range []float64{0.3, 0.4, 0.45} {
 			fusions = append(fusions, fusion{fmt.Sprintf("score / best %.2f, vector top %d", w, vw), func(kw, vec []retrieval.ScoredID) []string {
-				return keys(retrieval.Blend(kw, vec[:min(vw, len(vec))], w))
+				return fusedIDs(retrieval.Blend(kw, vec[:min(vw, len(vec))], w))
 			}})
 		}
 		for _, w := range []float64{0.4, 0.5, 0.6, 0.7} {
 			fusions = append(fusions, fusion{fmt.Sprintf("keyword / best, vector min-max, %.2f, vector top %d", w, vw), func(kw, vec []retrieval.ScoredID) []string {
-				return keys(retrieval.Blend(kw, retrieval.MinMax(vec[:min(vw, len(vec))]), w))
+				return fusedIDs(retrieval.Blend(kw, retrieval.MinMax(vec[:min(vw, len(vec))]), w))
 			}})
 		}
 	}
@@ -189,7 +139,7 @@ func TestFusionSweep(t *testing.T) {
 				for id, v := range sc {
 					l = append(l, retrieval.ScoredID{ID: id, Score: v})
 				}
-				return keys(retrieval.Blend(l, nil, 1))
+				return fusedIDs(retrieval.Blend(l, nil, 1))
 			}})
 		}
 	}
@@ -212,12 +162,12 @@ func TestFusionSweep(t *testing.T) {
 			for i, f := range fs {
 				l[i] = retrieval.ScoredID{ID: f.ID, Score: f.Score}
 			}
-			return keys(retrieval.Blend(l, nil, 1))
+			return fusedIDs(retrieval.Blend(l, nil, 1))
 		}})
 	}
 	for _, w := range []float64{0.3, 0.4, 0.6} {
 		fusions = append(fusions, fusion{fmt.Sprintf("min-max blend %.2f", w), func(kw, vec []retrieval.ScoredID) []string {
-			return keys(retrieval.Blend(retrieval.MinMax(kw), retrieval.MinMax(vec), w))
+			return fusedIDs(retrieval.Blend(retrieval.MinMax(kw), retrieval.MinMax(vec), w))
 		}})
 	}
 	// keyword confidence: the top-1 / top-2 score ratio picks the weight
@@ -231,7 +181,7 @@ func TestFusionSweep(t *testing.T) {
 				if len(kw) == 0 {
 					w = 0
 				}
-				return keys(retrieval.Blend(kw, vec[:min(vw, len(vec))], w))
+				return fusedIDs(retrieval.Blend(kw, vec[:min(vw, len(vec))], w))
 			}})
 		}
 	}
@@ -239,7 +189,7 @@ func TestFusionSweep(t *testing.T) {
 	// top-2 ratio of 1 to hi at 1 + span
 	for _, c := range []struct{ lo, hi, span float64 }{{0.4, 0.7, 0.5}, {0.4, 0.6, 0.3}, {0.3, 0.7, 1}, {0.45, 0.65, 0.2}, {0.5, 0.8, 0.5}} {
 		fusions = append(fusions, fusion{fmt.Sprintf("score / best, vector top 20, keyword %.2f..%.2f over top ratio 1..%.1f", c.lo, c.hi, 1+c.span), func(kw, vec []retrieval.ScoredID) []string {
-			return keys(retrieval.Blend(kw, vec[:min(20, len(vec))], c.lo+(c.hi-c.lo)*min(1, max(0, (topRatio(kw)-1)/c.span))))
+			return fusedIDs(retrieval.Blend(kw, vec[:min(20, len(vec))], c.lo+(c.hi-c.lo)*min(1, max(0, (topRatio(kw)-1)/c.span))))
 		}})
 	}
 	var b strings.Builder
@@ -265,6 +215,54 @@ func TestFusionSweep(t *testing.T) {
 		fmt.Fprintf(&b, " %+.3f |\n", worst)
 	}
 	t.Logf("MRR@10 per fusion of the same windows\n%s", b.String())
+}
+
+// sweepSet is one evaluation set as the sweeps measure it.
+type sweepSet struct {
+	name    string
+	notes   []Note
+	queries []sweepQuery
+}
+
+// sweepSets is every set the sweeps measure: go-doc, man-pages, and the
+// notes' exact, paraphrased and held-out queries.
+func sweepSets(t *testing.T) []sweepSet {
+	t.Helper()
+	var sets []sweepSet
+	for _, ks := range knownItemSets(t) {
+		s := sweepSet{name: ks.Name}
+		for _, d := range ks.Docs {
+			s.notes = append(s.notes, Note{Key: d.Key, Item: d.item()})
+		}
+		for _, q := range ks.Queries {
+			s.queries = append(s.queries, sweepQuery{q.Text, []string{q.Target}})
+		}
+		sets = append(sets, s)
+	}
+	notes, err := Corpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"notes exact", "notes paraphrase", "notes held-out"} {
+		var qs []Query
+		if name == "notes held-out" {
+			qs, err = HoldoutQueries()
+		} else {
+			qs, err = Queries()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := sweepSet{name: name, notes: notes}
+		for _, q := range qs {
+			if name == "notes exact" && q.Kind != KindExact || name == "notes paraphrase" && q.Kind != KindParaphrase {
+				continue
+			}
+			s.queries = append(s.queries, sweepQuery{q.Text, q.Relevant})
+		}
+		sets = append(sets, s)
+	}
+	return sets
 }
 
 // topRatio is a list's top-1 / top-2 score ratio (10 for a single hit, 0

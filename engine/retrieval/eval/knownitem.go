@@ -412,12 +412,14 @@ func BM25Notes(queries []Query) (map[string]Metrics, error) {
 	return Score(queries, ranked, K), nil
 }
 
-// bm25 is the textbook BM25 over baselineTokens, in memory.
+// bm25 is the textbook BM25 over baselineTokens (or another analysis), in
+// memory.
 type bm25 struct {
 	keys    []string
 	index   map[string][]bm25Posting
 	lengths []float64
 	avg     float64
+	tokens  func(string) []string
 }
 
 type bm25Posting struct {
@@ -425,12 +427,15 @@ type bm25Posting struct {
 	tf  float64
 }
 
-func newBM25(keys, texts []string) *bm25 {
-	bm := &bm25{keys: keys, index: map[string][]bm25Posting{}, lengths: make([]float64, len(texts))}
+func newBM25(keys, texts []string) *bm25 { return newBM25With(keys, texts, baselineTokens) }
+
+// newBM25With is the same BM25 over the tokens of another analysis.
+func newBM25With(keys, texts []string, tokens func(string) []string) *bm25 {
+	bm := &bm25{keys: keys, index: map[string][]bm25Posting{}, lengths: make([]float64, len(texts)), tokens: tokens}
 	var total float64
 	for i, text := range texts {
 		tf := map[string]float64{}
-		toks := baselineTokens(text)
+		toks := tokens(text)
 		for _, t := range toks {
 			tf[t]++
 		}
@@ -444,18 +449,29 @@ func newBM25(keys, texts []string) *bm25 {
 	return bm
 }
 
-// rank returns the keys of the top k documents holding a query token, best
-// first, ties by key. A token repeated in the query counts each time.
-func (bm *bm25) rank(query string, k int) []string {
+// scores is every document's BM25 for terms (already analysed), each
+// term's contribution times its weight (1 when weights is nil).
+func (bm *bm25) scores(terms []string, weights []float64) map[int]float64 {
 	n := float64(len(bm.keys))
 	scores := map[int]float64{}
-	for _, t := range baselineTokens(query) {
+	for i, t := range terms {
+		w := 1.0
+		if weights != nil {
+			w = weights[i]
+		}
 		ps := bm.index[t]
 		idf := math.Log(1 + (n-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
 		for _, p := range ps {
-			scores[p.doc] += idf * p.tf * (baselineK1 + 1) / (p.tf + baselineK1*(1-baselineB+baselineB*bm.lengths[p.doc]/bm.avg))
+			scores[p.doc] += w * idf * p.tf * (baselineK1 + 1) / (p.tf + baselineK1*(1-baselineB+baselineB*bm.lengths[p.doc]/bm.avg))
 		}
 	}
+	return scores
+}
+
+// rank returns the keys of the top k documents holding a query token, best
+// first, ties by key. A token repeated in the query counts each time.
+func (bm *bm25) rank(query string, k int) []string {
+	scores := bm.scores(bm.tokens(query), nil)
 	docs := make([]int, 0, len(scores))
 	for d := range scores {
 		docs = append(docs, d)
