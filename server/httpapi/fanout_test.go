@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"mnemo/contract"
-	"mnemo/engine/bolt"
 	"mnemo/server/auth"
 	"mnemo/server/httpapi"
 	"mnemo/server/wire"
@@ -49,15 +48,7 @@ type fanFixture struct {
 
 func newFanFixture(t *testing.T, opts httpapi.Options) *fanFixture {
 	t.Helper()
-	store, err := bolt.Open(t.TempDir(), bolt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	keys, err := auth.ParseKeys([]byte(keysTOML()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, keys := storeAndKeys(t)
 	e := &countingChanges{Engine: store}
 	opts.OwnerToken, opts.Keys = ownerToken, keys
 	if opts.ListingRate == (httpapi.Rate{}) {
