@@ -378,7 +378,9 @@ func TestAStalledStreamIsDroppedWithoutSlowingItsReach(t *testing.T) {
 		want = append(want, f.store(t, "team:acme", texts...)...)
 		slowest = max(slowest, time.Since(t0))
 	}
-	if el := time.Since(start); el > 20*time.Second || slowest > 5*time.Second {
+	// Loose enough for -race on a shared machine (the three followers decode
+	// 18 MB each meanwhile); the batches are what a held-up writer shows.
+	if el := time.Since(start); el > 60*time.Second || slowest > 5*time.Second {
 		t.Fatalf("900 stores took %s (the slowest batch %s) with a stalled stream", el, slowest)
 	}
 	end := feedOf(t, f.url, ownerToken, "since=now").Head
