@@ -131,8 +131,8 @@ const (
 	// are one each), so 32 leaves room for a token shared by a team's
 	// dashboards and agents, while a leaked or looping client cannot pile up
 	// streams: the rate limit bounds how fast streams open, not how many stay
-	// open, and each holds a connection, a goroutine and up to hubQueue
-	// frames.
+	// open, and each holds a connection, a goroutine and up to
+	// Options.StreamQueue frames.
 	DefaultMaxStreamsPerPrincipal = 32
 	// streamsRetryAfter is the Retry-After of a stream refused over the cap.
 	streamsRetryAfter = 5

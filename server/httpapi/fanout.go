@@ -21,12 +21,13 @@ import (
 // of different reaches (or page limits) never share a hub, so a stream only
 // ever carries pages read under its own principal's reach.
 
-// hubQueue bounds the frames a stream's queue holds. A stream whose client
-// takes events more slowly than this many pages arrive is let go by its hub
-// and reads on its own (at 100 pages a second, a client that has not taken
-// an event for a third of a second): the hub's memory per stream is bounded
-// and no stream ever holds up the others.
-const hubQueue = 32
+// DefaultStreamQueue bounds the frames a stream's queue holds
+// (Options.StreamQueue). A stream whose client takes events more slowly than
+// this many pages arrive is let go by its hub and reads on its own (at 100
+// pages a second, a client that has not taken an event for a third of a
+// second): the hub's memory per stream is bounded and no stream ever holds
+// up the others.
+const DefaultStreamQueue = 32
 
 // hubWait is how long a hub's read waits for a change. Streams send their
 // own heartbeats (their own wait), so this bounds only how stale the hub's
@@ -106,7 +107,7 @@ func (h *Handler) join(key hubKey, reach *contract.Reach, limit int, pos uint64)
 		f.hubs[key] = hb
 		go h.runHub(ctx, hb)
 	}
-	s := &subscriber{hub: hb, ch: make(chan *frame, hubQueue), gone: make(chan struct{})}
+	s := &subscriber{hub: hb, ch: make(chan *frame, h.opts.StreamQueue), gone: make(chan struct{})}
 	hb.subs[s] = struct{}{}
 	return s, hb.pos
 }

@@ -175,7 +175,10 @@ func acmeReachQuery() string {
 // reach once and nothing else, and the feed is read about once per page, not
 // once per page and stream.
 func TestStreamsOfOneReachShareEachPage(t *testing.T) {
-	f := newFanFixture(t, httpapi.Options{})
+	// A queue longer than the pages of the test, so that a follower the
+	// machine is slow to schedule is never let go to read on its own (its
+	// pages would then be its own).
+	f := newFanFixture(t, httpapi.Options{StreamQueue: 1000})
 	head := feedOf(t, f.url, ownerToken, "since=now").Head
 	q := "since=" + jsonNumber(head) + "&limit=50"
 	var fols []*follower
