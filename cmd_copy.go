@@ -144,6 +144,14 @@ func copyStores(ctx context.Context, a *app, srcLoc, dstLoc string, reach *contr
 	if a.isTerminal(a.stderr) {
 		bar = &copyProgress{w: a.stderr, total: sumCounts(total), start: time.Now()}
 	}
+	// Into PostgreSQL the copy is a bulk load: once enough is in, the
+	// store's GIN indexes and facet counts are built once at the end
+	// (engine/postgres SetBulk), before the verification reads them.
+	pg, bulk := dst.engine.(*postgres.Engine)
+	if bulk {
+		pg.SetBulk(true)
+		defer pg.SetBulk(false)
+	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	var sampled []string
 	writer := newCopyWriter(ctx, sink)
@@ -195,6 +203,12 @@ func copyStores(ctx context.Context, a *app, srcLoc, dstLoc string, reach *contr
 	}
 	if rep.Unlinked, err = sink.finish(ctx); err != nil {
 		return err
+	}
+	if bulk {
+		pg.SetBulk(false)
+		if err := pg.WaitIndex(ctx); err != nil {
+			return err
+		}
 	}
 	if rep.SourceCounts, err = statusCounts(ctx, src.engine, reach); err != nil {
 		return err

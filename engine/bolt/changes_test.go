@@ -93,8 +93,8 @@ func TestStoreFromVersion2Migrates(t *testing.T) {
 	}
 	defer db.Close()
 	_ = db.View(func(tx *bbolt.Tx) error {
-		if v := string(tx.Bucket([]byte("meta")).Get([]byte("schema"))); v != "4" {
-			t.Fatalf("schema %q after the migration, want 4", v)
+		if v := string(tx.Bucket([]byte("meta")).Get([]byte("schema"))); v != bolt.SchemaVersion {
+			t.Fatalf("schema %q after the migration, want %s", v, bolt.SchemaVersion)
 		}
 		return nil
 	})

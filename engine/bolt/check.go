@@ -233,17 +233,19 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 			}
 		}
 
-		if e.vec != nil {
-			_ = tx.Bucket(bucketVectors).ForEach(func(k, _ []byte) error {
-				vectors.Checked++
-				if _, ok := recs[string(k)]; !ok {
-					vectors.disagree("a vector is stored for %s, which is not a record", k)
+		if e.vectors != nil {
+			v := e.vectors
+			recOrds := make(map[uint32]bool, len(recs))
+			for id, r := range recs {
+				recOrds[r.ord] = true
+				if !v.has(r.ord) {
+					vectors.disagree("record %s has no vector", id)
 				}
-				return nil
-			})
-			for id := range recs {
-				if !e.vec.Has(id) {
-					vectors.disagree("record %s has no vector in the vector index", id)
+			}
+			for _, ord := range e.storedVectorRows(tx) {
+				vectors.Checked++
+				if !recOrds[ord] {
+					vectors.disagree("a vector is stored for ordinal %d, which is not a record", ord)
 				}
 			}
 		}
@@ -358,18 +360,14 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 			}
 		}
 		if bad[checkVectors] {
-			var ghosts [][]byte
-			_ = tx.Bucket(bucketVectors).ForEach(func(k, _ []byte) error {
-				if recs.Get(k) == nil {
-					ghosts = append(ghosts, bytes.Clone(k))
+			var ghosts []uint32
+			for _, ord := range e.storedVectorRows(tx) {
+				if int(ord) >= len(e.t.alive) || !e.t.alive[ord] {
+					ghosts = append(ghosts, ord)
 				}
-				return nil
-			})
-			for _, k := range ghosts {
-				if err := tx.Bucket(bucketVectors).Delete(k); err != nil {
-					return err
-				}
-				e.vec.Remove(string(k))
+			}
+			if err := e.vectors.writeBlocks(tx, ghosts, false); err != nil {
+				return err
 			}
 		}
 		if bad[checkTotals] || bad[checkTable] {
@@ -393,7 +391,7 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 	if err != nil {
 		return contract.AsError(err)
 	}
-	if bad[checkVectors] && e.vec != nil {
+	if bad[checkVectors] && e.vectors != nil {
 		if err := e.embedMissing(ctx); err != nil {
 			return err
 		}

@@ -66,7 +66,7 @@ func TestCheckFindsAndRepairsDamage(t *testing.T) {
 		if err := tot.Put(k, []byte{0, 0, 0, 0, 0, 0, 0, v[7] + 3}); err != nil {
 			return err
 		}
-		return tx.Bucket([]byte("vectors")).Put([]byte(strings.Repeat("ab", 20)), []byte("ghost"))
+		return bolt.PutGhostVector(tx)
 	})
 	e = openStore(t, dir, bolt.Options{})
 	rep, err = e.Check(ctx, false, nil)

@@ -214,8 +214,8 @@ func TestStoreFromVersion3MigratesAndCompacts(t *testing.T) {
 		defer db.Close()
 		n := map[byte]int{}
 		_ = db.View(func(tx *bbolt.Tx) error {
-			if v := string(tx.Bucket([]byte("meta")).Get([]byte("schema"))); v != "4" {
-				t.Fatalf("schema %q after the migration, want 4", v)
+			if v := string(tx.Bucket([]byte("meta")).Get([]byte("schema"))); v != bolt.SchemaVersion {
+				t.Fatalf("schema %q after the migration, want %s", v, bolt.SchemaVersion)
 			}
 			return tx.Bucket([]byte("records")).ForEach(func(_, v []byte) error { n[v[0]]++; n[0] += len(v); return nil })
 		})

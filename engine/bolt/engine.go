@@ -48,7 +48,7 @@ const (
 	HostKeyFile = "ssh_host_ed25519"
 )
 
-const schemaVer = "4"
+const schemaVer = "5"
 
 var (
 	bucketMeta    = []byte("meta")
@@ -57,13 +57,12 @@ var (
 	bucketCreated = []byte("by_created")
 	bucketConf    = []byte("by_confidence")
 	bucketOutbox  = []byte("outbox")
-	bucketVectors = []byte("vectors")
 	// bucketTotals counts the live records of each namespace (printed
 	// namespace -> u64), kept in every write transaction, so the record count
 	// and an unfiltered browse total are known at open without the table.
 	bucketTotals = []byte("ns_totals")
 
-	allBuckets = [][]byte{bucketMeta, bucketRecords, bucketUpdated, bucketCreated, bucketConf, bucketOutbox, bucketVectors, bucketTotals, bucketChanges}
+	allBuckets = [][]byte{bucketMeta, bucketRecords, bucketUpdated, bucketCreated, bucketConf, bucketOutbox, bucketVecBlocks, bucketTotals, bucketChanges}
 
 	keySchema  = []byte("schema")
 	keySeq     = []byte("seq")
@@ -92,9 +91,6 @@ type Options struct {
 	Logger *slog.Logger
 	// Clock stamps created_at and updated_at (default time.Now).
 	Clock func() time.Time
-	// VectorFloat32 keeps vectors in memory as float32 instead of int8 (four
-	// times the memory, for a marginal ranking difference).
-	VectorFloat32 bool
 	// RecordCache is how many decoded records browse keeps for repeated pages
 	// (default 4096; negative disables the cache).
 	RecordCache int
@@ -217,7 +213,9 @@ type Engine struct {
 	embedder retrieval.Embedder
 	learn    *learnState // the learned embedder's learner (learned.go), or nil
 	answerer retrieval.Answerer
-	vec      *retrieval.VectorIndex
+	// vectors is what is known of the stored vectors (vectors.go; nil
+	// without an embedder), guarded by mu.
+	vectors  *vectorStore
 	vecReady chan struct{} // closed once the stored vectors are loaded
 	// vecComplete is closed once every record has its vector in the index.
 	vecComplete chan struct{}
@@ -237,8 +235,6 @@ type Engine struct {
 	tableFromFile bool
 	// contentRewriting: a rewrite of the content index file is running.
 	contentRewriting atomic.Bool
-	// pendingVec holds vectors embedded but not yet written (guarded by mu).
-	pendingVec map[string][]float32
 
 	// scannedSince counts the records background scans read since their
 	// pages were last released (see scanned).
@@ -246,6 +242,9 @@ type Engine struct {
 
 	// bulk: a bulk load is running (SetBulk); the index worker waits.
 	bulk atomic.Bool
+	// bulkUsed: a bulk load ran in this process (its pages are dropped
+	// from the page cache at Close).
+	bulkUsed atomic.Bool
 
 	kick    chan struct{}
 	closing chan struct{}
@@ -310,13 +309,13 @@ func Open(dir string, opts Options) (*Engine, error) {
 	e := &Engine{
 		dir: abs, db: db, opts: opts, log: opts.Logger, clock: opts.Clock, t: newTable(),
 		embedder: opts.Embedder, answerer: opts.Answerer,
-		kick: make(chan struct{}, 1), closing: make(chan struct{}), calls: newCallGate(), pendingVec: map[string][]float32{},
+		kick: make(chan struct{}, 1), closing: make(chan struct{}), calls: newCallGate(),
 		cache: newRecordCache(opts.RecordCache), vecReady: make(chan struct{}), tableReady: make(chan struct{}),
 		derivedReady: make(chan struct{}), vecComplete: make(chan struct{}), tableWanted: make(chan struct{}),
 	}
 	e.desc = contract.Descriptor{
 		ID: "mnemo", Label: "mnemo (bbolt + Bleve)",
-		Description:   "Local memory store: bbolt is the record, Bleve the keyword index, exact vector search in memory.",
+		Description:   "Local memory store: bbolt is the record, Bleve the keyword index, exact vector search over int8 blocks mapped from the store.",
 		FetchModes:    append([]contract.FetchMode(nil), opts.FetchModes...),
 		Consolidation: contract.ConsolidationNone,
 	}
@@ -402,14 +401,16 @@ func (e *Engine) prepareLayout(tx *bbolt.Tx) error {
 		return err
 	}
 	switch v := meta.Get(keySchema); {
-	case v == nil, string(v) == "1", string(v) == "2", string(v) == "3":
+	case v == nil, string(v) == "1", string(v) == "2", string(v) == "3", string(v) == "4":
 		// Version 1 lacked the namespace totals (filled in the background
 		// once the table has loaded) and the synced freelist; version 2 the
 		// change feed (its bucket is created above, empty: the feed starts
 		// at the migration); version 3 wrote records uncompressed (read as
-		// they are; mnemo compact rewrites them). Older binaries refuse
-		// version 4, since they would not keep the totals or the feed, or
-		// read a compressed record.
+		// they are; mnemo compact rewrites them); version 4 kept a vector
+		// per record keyed by id (migrated into blocks when vectors first
+		// load). Older binaries refuse version 5, since they would not keep
+		// the totals, the feed or the vector blocks, or read a compressed
+		// record.
 		return meta.Put(keySchema, []byte(schemaVer))
 	case string(v) != schemaVer:
 		return contract.ConfigErr("store %s has schema version %s; this mnemo reads version %s", e.dir, v, schemaVer)
@@ -442,11 +443,7 @@ func (e *Engine) load() error {
 		return err
 	}
 	if e.embedder != nil {
-		var vopts []retrieval.VectorOption
-		if !e.opts.VectorFloat32 {
-			vopts = append(vopts, retrieval.WithInt8())
-		}
-		e.vec = retrieval.NewVectorIndex(e.embedder.Dim(), vopts...)
+		e.vectors = newVectorStore(e.embedder.Dim())
 		if err := e.openLearned(); err != nil {
 			return err
 		}
@@ -502,7 +499,7 @@ func (e *Engine) loadSmall() error {
 	} else if err := e.flushIndex(context.Background()); err != nil {
 		return err
 	}
-	if e.vec != nil {
+	if e.vectors != nil {
 		e.vecLoad.Do(func() {})
 		if err := e.loadVectors(); err != nil {
 			return err
@@ -589,6 +586,23 @@ func (e *Engine) Close() error {
 	close(e.closing)
 	e.calls.shutAndWait()
 	e.bg.Wait()
+	// A store that grew large in this process (an import into a new store)
+	// is saved as a large one: the next process opens it as large, and
+	// would otherwise load its table from every record (12–19 s at 1M) and
+	// build its content index from every record (a 100k store's next
+	// browsing process then peaked at 321 MB). Every background worker has
+	// stopped, so the flag changes under no one.
+	e.mu.Lock()
+	grown := !e.largeStore && e.tableLoaded.Load() && int(e.nextOrd) >= e.opts.SyncRebuildBelow
+	if grown {
+		e.largeStore = true
+	}
+	e.mu.Unlock()
+	if grown {
+		if err := e.saveGrownContent(); err != nil {
+			e.log.Error("saving the content index failed; the next open builds it from the records", "err", err)
+		}
+	}
 	e.tri.close()
 	e.idxMu.Lock()
 	e.ixMu.Lock()
@@ -597,15 +611,8 @@ func (e *Engine) Close() error {
 	e.idxMu.Unlock()
 	e.mu.Lock()
 	var verr error
-	if len(e.pendingVec) > 0 {
-		verr = e.db.Update(e.savePendingVectors)
-	}
-	// A store that grew large in this process (an import into a new store)
-	// is saved as a large one: the next process opens it as large, and
-	// would otherwise load its table from every record (12–19 s at 1M).
-	// Every background worker has stopped, so the flag changes under no one.
-	if !e.largeStore && e.tableLoaded.Load() && int(e.nextOrd) >= e.opts.SyncRebuildBelow {
-		e.largeStore = true
+	if e.vectors != nil && len(e.vectors.pending) > 0 {
+		verr = e.db.Update(func(tx *bbolt.Tx) error { return e.vectors.writeBlocks(tx, nil, true) })
 	}
 	// The next process on this store answers the root explore at once,
 	// and reads the table back instead of decoding every record.
@@ -622,6 +629,16 @@ func (e *Engine) Close() error {
 	}
 	_ = os.Remove(filepath.Join(e.dir, PIDFile))
 	derr := e.db.Close()
+	if grown || e.bulkUsed.Load() {
+		// A file written in bulk sits in the page cache in large folios,
+		// and a fault on a memory map of it maps the whole folio: the next
+		// browsing process of a 100k store freshly imported held 183 MB
+		// against 79 once the pages came back one read at a time (as after
+		// mnemo compact, which drops them too).
+		for _, f := range []string{DBFile, tableFileName, contentFileName} {
+			dropCachedPages(filepath.Join(e.dir, f))
+		}
+	}
 	if ierr != nil {
 		return contract.EngineErr("close index: %w", ierr)
 	}

@@ -1,6 +1,14 @@
 package bolt
 
-import "mnemo/contract"
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"mnemo/contract"
+)
 
 // WithLoadGate holds a large store's background table load until gate is
 // closed, so tests can observe a store before its table has loaded.
@@ -68,4 +76,93 @@ func (e *Engine) SaveTable() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.saveTable(e.feed.seq)
+}
+
+// PutGhostVector stores a vector row for an ordinal far past the store's
+// records, in a block of its own of the store's dimension.
+func PutGhostVector(tx *bbolt.Tx) error {
+	b := tx.Bucket(bucketVecBlocks)
+	_, val := b.Cursor().First()
+	blk, ok := parseVecBlock(val)
+	if !ok {
+		return errors.New("the store holds no vector block")
+	}
+	nb := newVecBlock(1, blk.dim, vecBlock{}, false)
+	setVecRow(nb, 1, blk.dim, 0, pendingRow{tag: 7, scale: 0.01, q: make([]int8, blk.dim)})
+	return b.Put(vecBlockKey(1<<20), nb)
+}
+
+// SchemaVersion is the schema this build writes.
+const SchemaVersion = schemaVer
+
+// StoredVectorRows lists the ordinals whose stored vector rows hold a vector.
+func StoredVectorRows(tx *bbolt.Tx) []uint32 { return (&Engine{}).storedVectorRows(tx) }
+
+// StoredVectorRowsOf lists them in an open engine's store.
+func StoredVectorRowsOf(e *Engine) []uint32 {
+	var out []uint32
+	_ = e.db.View(func(tx *bbolt.Tx) error {
+		out = StoredVectorRows(tx)
+		return nil
+	})
+	return out
+}
+
+// HasPerRecordVectors tells whether the store still has the vectors bucket
+// of the layout before blocks.
+func HasPerRecordVectors(e *Engine) bool {
+	has := false
+	_ = e.db.View(func(tx *bbolt.Tx) error {
+		has = tx.Bucket(bucketVectors) != nil
+		return nil
+	})
+	return has
+}
+
+// DowngradeVectorsToSchema4 rewrites a store's vectors in the layout of
+// schema 4 (one value per record keyed by id: the model id, a zero byte, a
+// float32 scale, an int8 per dimension), as a release before blocks left
+// them, and marks the store schema 4. model is the embedder's model id.
+func DowngradeVectorsToSchema4(model string) func(tx *bbolt.Tx) error {
+	return func(tx *bbolt.Tx) error {
+		idOf := map[uint32]string{}
+		err := tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
+			s, err := decodeRecord(v, partHeader, parseNS)
+			idOf[s.ord] = string(k)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		old, err := tx.CreateBucket(bucketVectors)
+		if err != nil {
+			return err
+		}
+		c := tx.Bucket(bucketVecBlocks).Cursor()
+		for k, val := c.First(); k != nil; k, val = c.Next() {
+			blk, ok := parseVecBlock(val)
+			if !ok {
+				return errors.New("a vector block does not parse")
+			}
+			first := binary.BigEndian.Uint32(k) * vecBlockRows
+			cols := blk.cols()
+			for r := range blk.n {
+				if blk.tag(r) == 0 {
+					continue
+				}
+				b := append([]byte(model), 0)
+				b = binary.LittleEndian.AppendUint32(b, math.Float32bits(blk.scale(r)))
+				for j := range blk.dim {
+					b = append(b, byte(cols[j*blk.n+r]))
+				}
+				if err := old.Put([]byte(idOf[first+uint32(r)]), b); err != nil {
+					return err
+				}
+			}
+		}
+		if err := tx.DeleteBucket(bucketVecBlocks); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Put(keySchema, []byte("4"))
+	}
 }

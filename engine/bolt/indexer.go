@@ -233,29 +233,9 @@ func (e *Engine) rebuildIndex() error {
 	return e.flushIndex(context.Background())
 }
 
-// Vectors are stored as the model id, a zero byte, a float32 scale and one
-// int8 per dimension (value = int8 * scale): a quarter of the float32 size,
-// with an error far below what separates neighbours in cosine ranking.
-
-func encodeVector(model string, vec []float32) []byte {
-	b := make([]byte, 0, len(model)+5+len(vec))
-	b = append(b, model...)
-	b = append(b, 0)
-	var maxAbs float32
-	for _, f := range vec {
-		maxAbs = max(maxAbs, float32(math.Abs(float64(f))))
-	}
-	scale := maxAbs / 127
-	b = binary.LittleEndian.AppendUint32(b, math.Float32bits(scale))
-	for _, f := range vec {
-		q := 0.0
-		if scale > 0 {
-			q = math.Round(float64(f / scale))
-		}
-		b = append(b, byte(int8(max(-127, min(127, q)))))
-	}
-	return b
-}
+// Before schema 5 a vector was stored as the model id, a zero byte, a
+// float32 scale and one int8 per dimension (value = int8 * scale), keyed by
+// its record's id; migrateVectors reads them into blocks.
 
 func decodeVector(b []byte, model string, dim int) ([]float32, bool) {
 	if dim <= 0 {
@@ -274,34 +254,59 @@ func decodeVector(b []byte, model string, dim int) ([]float32, bool) {
 	return out, true
 }
 
-// loadVectors fills the vector index with the stored vectors of the current
-// model, in chunks (no long read transaction, the engine's lock held only to
-// check that each chunk's records still exist); records without one are
-// embedded by embedMissing.
+// loadVectors migrates vectors of the layout before blocks, then reads
+// which ordinals hold a vector of which model from the blocks' tags, in
+// chunks (no long read transaction, the engine's lock held only to apply
+// each chunk); records without one are embedded by embedMissing. A row of a
+// record that is gone (its clearing lost to a crash) is cleared.
 func (e *Engine) loadVectors() error {
 	e.useStoredGeneration()
-	model, dim := e.embedder.Model(), e.embedder.Dim()
-	var after []byte
+	if err := e.migrateVectors(); err != nil {
+		return err
+	}
+	v := e.vectors
+	e.mu.Lock()
+	v.use(e.embedder.Model())
+	e.mu.Unlock()
+	var after uint32
+	first := true
 	for {
 		select {
 		case <-e.closing:
 			return nil
 		default:
 		}
-		type loaded struct {
-			id  string
-			vec []float32
-		}
-		var chunk []loaded
-		n := 0
+		type row struct{ ord, tag uint32 }
+		var rows []row
+		blocks := 0
+		// The lock is not taken inside the transaction: a writer holding it
+		// may be waiting for bbolt to remap, which waits for this one.
+		e.mu.RLock()
+		dim := v.dim
+		e.mu.RUnlock()
 		err := e.db.View(func(tx *bbolt.Tx) error {
-			c := tx.Bucket(bucketVectors).Cursor()
-			k, v := seekAfter(c, after)
-			for ; k != nil && n < 4096; k, v = c.Next() {
-				n++
-				after = append(after[:0], k...)
-				if vec, ok := decodeVector(v, model, dim); ok {
-					chunk = append(chunk, loaded{string(k), vec})
+			c := tx.Bucket(bucketVecBlocks).Cursor()
+			k, val := c.First()
+			if !first {
+				k, val = c.Seek(vecBlockKey(after + 1))
+			}
+			for ; k != nil && blocks < 64; k, val = c.Next() {
+				blocks++
+				if len(k) != 4 {
+					continue
+				}
+				after, first = binary.BigEndian.Uint32(k), false
+				blk, ok := parseVecBlock(val)
+				if ok && dim == 0 {
+					dim = blk.dim // an embedder that learns its length
+				}
+				if !ok || blk.dim != dim {
+					continue // unreadable, or of another embedder: its rows are embedded again
+				}
+				for r := range blk.n {
+					if tag := blk.tag(r); tag != 0 {
+						rows = append(rows, row{after*vecBlockRows + uint32(r), tag})
+					}
 				}
 			}
 			return nil
@@ -309,28 +314,94 @@ func (e *Engine) loadVectors() error {
 		if err != nil {
 			return contract.AsError(err)
 		}
-		e.scanned(n, n == 0)
-		if n == 0 {
+		e.scanned(len(rows), blocks == 0)
+		if blocks == 0 {
 			return nil
 		}
-		e.mu.RLock()
-		for _, l := range chunk {
-			if _, alive := e.t.ordOfID(l.id); alive {
-				e.vec.Upsert(l.id, l.vec)
+		e.mu.Lock()
+		if v.dim == 0 {
+			v.dim = dim
+		}
+		for _, r := range rows {
+			if _, pending := v.pending[r.ord]; pending {
+				continue
+			}
+			if int(r.ord) < len(e.t.alive) && e.t.alive[r.ord] {
+				v.setTag(r.ord, r.tag)
+			} else {
+				v.gen++
+				v.pending[r.ord] = pendingRow{gen: v.gen}
 			}
 		}
-		e.mu.RUnlock()
+		e.mu.Unlock()
 	}
 }
 
-// embedMissing embeds every record the vector index lacks (new store after a
-// crash, or a changed embedding model), in chunks.
+// migrateVectors moves the vectors of the layout before blocks (one per
+// record, keyed by id) into blocks, in ordinal order so that each commit
+// writes a few whole blocks, then drops the old bucket. A crash part way
+// leaves the old bucket, and the next load goes on from the start (the rows
+// already moved are written again, unchanged).
+func (e *Engine) migrateVectors() error {
+	has := false
+	_ = e.db.View(func(tx *bbolt.Tx) error {
+		has = tx.Bucket(bucketVectors) != nil
+		return nil
+	})
+	if !has {
+		return nil
+	}
+	model, dim := e.embedder.Model(), e.embedder.Dim()
+	v := e.vectors
+	moved := 0
+	for start := 0; ; start += maxPendingVectors {
+		select {
+		case <-e.closing:
+			return nil
+		default:
+		}
+		done := false
+		e.mu.Lock()
+		err := e.db.Update(func(tx *bbolt.Tx) error {
+			old := tx.Bucket(bucketVectors)
+			end := min(start+maxPendingVectors, len(e.t.alive))
+			for ord := start; ord < end; ord++ {
+				if !e.t.alive[ord] {
+					continue
+				}
+				if vec, ok := decodeVector(old.Get([]byte(e.t.idOf(uint32(ord)))), model, dim); ok && (v.dim == 0 || len(vec) == v.dim) {
+					v.upsert(uint32(ord), model, vec)
+					moved++
+				}
+			}
+			if err := v.writeBlocks(tx, nil, true); err != nil {
+				return err
+			}
+			if end >= len(e.t.alive) {
+				done = true
+				return tx.DeleteBucket(bucketVectors)
+			}
+			return nil
+		})
+		e.mu.Unlock()
+		if err != nil {
+			return contract.EngineErr("migrate the vectors into blocks: %w", err)
+		}
+		if done {
+			e.log.Info("vectors moved into blocks", "vectors", moved)
+			return nil
+		}
+	}
+}
+
+// embedMissing embeds every record without a vector of the model in use (a
+// new store after a crash, or a changed embedding model), in chunks.
 func (e *Engine) embedMissing(ctx context.Context) error {
 	e.mu.RLock()
 	var missing []string
 	for ord, alive := range e.t.alive {
-		if id := e.t.idOf(uint32(ord)); alive && !e.vec.Has(id) {
-			missing = append(missing, id)
+		if alive && !e.vectors.has(uint32(ord)) {
+			missing = append(missing, e.t.idOf(uint32(ord)))
 		}
 	}
 	e.mu.RUnlock()
@@ -365,25 +436,29 @@ func (e *Engine) embedMissing(ctx context.Context) error {
 	return nil
 }
 
-// embedDocs embeds the docs the vector index lacks, stores their vectors and
-// adds them to the index (only while the record still exists, so a forget
-// racing the embedding leaves no vector behind).
+// embedDocs embeds the docs without a vector of the model in use and adds
+// them (only while the record still exists, so a forget racing the
+// embedding leaves no vector behind).
 func (e *Engine) embedDocs(ctx context.Context, docs []index.Doc) error {
-	if e.vec == nil || len(docs) == 0 {
+	if e.vectors == nil || len(docs) == 0 {
 		return nil
 	}
 	e.useStoredGeneration()
+	model := e.embedder.Model()
 	var ids, texts []string
+	e.mu.Lock()
+	// The model in use first: has() answers for it.
+	e.vectors.use(model)
 	for i := range docs {
-		if !e.vec.Has(docs[i].ID) {
+		if ord, alive := e.t.ordOfID(docs[i].ID); alive && !e.vectors.has(ord) {
 			ids = append(ids, docs[i].ID)
 			texts = append(texts, docs[i].Text)
 		}
 	}
+	e.mu.Unlock()
 	if len(ids) == 0 {
 		return nil
 	}
-	model := e.embedder.Model()
 	vecs := make([][]float32, 0, len(ids))
 	for start := 0; start < len(texts); start += 64 {
 		got, err := e.embedder.Embed(ctx, texts[start:min(start+64, len(texts))])
@@ -395,9 +470,6 @@ func (e *Engine) embedDocs(ctx context.Context, docs []index.Doc) error {
 	if len(vecs) != len(ids) {
 		return contract.EngineErr("the embedder returned %d vectors for %d texts", len(vecs), len(ids))
 	}
-	// The vectors are derived data: they are written by the next write
-	// transaction (or at close) instead of paying a commit of their own; a
-	// crash before that only means embedMissing recomputes them at open.
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.embedder.Model() != model {
@@ -407,7 +479,7 @@ func (e *Engine) embedDocs(ctx context.Context, docs []index.Doc) error {
 	}
 	want := e.embedder.Dim()
 	if want == 0 {
-		want = e.vec.Dim()
+		want = e.vectors.dim
 	}
 	for i := range ids {
 		if len(vecs[i]) == 0 || want > 0 && len(vecs[i]) != want {
@@ -415,17 +487,14 @@ func (e *Engine) embedDocs(ctx context.Context, docs []index.Doc) error {
 		}
 	}
 	for i, id := range ids {
-		if _, alive := e.t.ordOfID(id); alive {
-			e.vec.Upsert(id, vecs[i])
-			e.pendingVec[id] = vecs[i]
+		if ord, alive := e.t.ordOfID(id); alive {
+			e.vectors.upsert(ord, model, vecs[i])
 		}
 	}
 	// A catch-up after a bulk load embeds every record: the waiting vectors
-	// (float32, 2 KB each) are written in batches of their own rather than
-	// held until the next write or Close (at 1M that was 2 GB and a Close of
-	// minutes).
-	if len(e.pendingVec) >= maxPendingVectors {
-		if err := e.db.Update(e.savePendingVectors); err != nil {
+	// are written in batches of their own rather than held until Close.
+	if len(e.vectors.pending) >= maxPendingVectors {
+		if err := e.db.Update(func(tx *bbolt.Tx) error { return e.vectors.writeBlocks(tx, nil, true) }); err != nil {
 			e.log.Error("saving vectors failed; they are recomputed at the next open", "err", err)
 		}
 	}
@@ -435,20 +504,3 @@ func (e *Engine) embedDocs(ctx context.Context, docs []index.Doc) error {
 // maxPendingVectors is how many embedded vectors wait for a write before
 // they are written on their own.
 const maxPendingVectors = 4096
-
-// savePendingVectors writes the vectors embedded since the last write; the
-// caller holds mu inside a write transaction.
-func (e *Engine) savePendingVectors(tx *bbolt.Tx) error {
-	if len(e.pendingVec) == 0 {
-		return nil
-	}
-	model := e.embedder.Model()
-	b := tx.Bucket(bucketVectors)
-	for id, v := range e.pendingVec {
-		if err := b.Put([]byte(id), encodeVector(model, v)); err != nil {
-			return err
-		}
-	}
-	clear(e.pendingVec)
-	return nil
-}

@@ -78,7 +78,7 @@ type learnState struct {
 // that only browses never reads it.
 func (e *Engine) openLearned() error {
 	emb, ok := e.embedder.(*retrieval.LearnedEmbedder)
-	if !ok || e.vec == nil {
+	if !ok || e.vectors == nil {
 		return nil
 	}
 	e.learn = &learnState{emb: emb, kick: make(chan struct{}, 1)}
@@ -334,14 +334,13 @@ func (e *Engine) reembed(ctx context.Context, model string) error {
 			return nil
 		}
 		for i, id := range live {
-			if _, alive := e.t.ordOfID(id); alive && len(vecs[i]) == e.vec.Dim() {
-				e.vec.Upsert(id, vecs[i])
-				e.pendingVec[id] = vecs[i]
+			if ord, alive := e.t.ordOfID(id); alive && len(vecs[i]) == e.vectors.dim {
+				e.vectors.upsert(ord, model, vecs[i])
 			}
 		}
 		var saveErr error
-		if len(e.pendingVec) >= maxPendingVectors {
-			saveErr = e.db.Update(e.savePendingVectors)
+		if len(e.vectors.pending) >= maxPendingVectors {
+			saveErr = e.db.Update(func(tx *bbolt.Tx) error { return e.vectors.writeBlocks(tx, nil, true) })
 		}
 		e.mu.Unlock()
 		if saveErr != nil {
@@ -359,7 +358,7 @@ func (e *Engine) WaitEmbedder(ctx context.Context) error {
 	if err := e.WaitIndex(ctx); err != nil {
 		return err
 	}
-	if e.vec == nil {
+	if e.vectors == nil {
 		return nil
 	}
 	e.ensureVectors()
@@ -392,7 +391,7 @@ func (e *Engine) WaitEmbedder(ctx context.Context) error {
 // EmbedderModel is the model id the vectors are embedded with now (with the
 // learned embedder, the generation in use), "" without vectors.
 func (e *Engine) EmbedderModel() string {
-	if e.embedder == nil || e.vec == nil {
+	if e.embedder == nil || e.vectors == nil {
 		return ""
 	}
 	e.useStoredGeneration()

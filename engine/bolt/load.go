@@ -275,6 +275,7 @@ func (e *Engine) SetBulk(on bool) {
 	}
 	e.bulk.Store(on)
 	if on {
+		e.bulkUsed.Store(true)
 		e.tri.suspend()
 		return
 	}
@@ -304,7 +305,7 @@ const bulkGrace = time.Second
 // ensureVectors starts loading the stored vectors (once), then embeds the
 // records that lack one; vector search waits for the first step.
 func (e *Engine) ensureVectors() {
-	if e.vec == nil {
+	if e.vectors == nil {
 		return
 	}
 	e.vecLoad.Do(func() {
@@ -333,7 +334,7 @@ func (e *Engine) ensureVectors() {
 
 // waitVectors waits until every record has its vector (Check needs them all).
 func (e *Engine) waitVectors(ctx context.Context) error {
-	if e.vec == nil {
+	if e.vectors == nil {
 		return nil
 	}
 	e.ensureVectors()

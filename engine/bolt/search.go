@@ -124,9 +124,8 @@ func (e *Engine) vectorsCover() error {
 	default:
 	}
 	e.mu.RLock()
-	live := e.t.live
+	live, have := e.t.live, e.vectors.current
 	e.mu.RUnlock()
-	have := e.vec.Len()
 	if missing := live - have; missing > max(100, live/100) {
 		return contract.Unavailable("the records are being embedded for vector search (%d of %d done); keyword and hybrid fetch answer meanwhile", have, live)
 	}
@@ -190,7 +189,7 @@ func (e *Engine) rankKeyword(ctx context.Context, q string, f contract.MetaFilte
 }
 
 func (e *Engine) rankVector(ctx context.Context, mode contract.FetchMode, q string, f contract.MetaFilter, want int) ([]rankedID, error) {
-	if e.vec == nil {
+	if e.vectors == nil {
 		return nil, nil
 	}
 	e.ensureVectors()
@@ -208,7 +207,10 @@ func (e *Engine) rankVector(ctx context.Context, mode contract.FetchMode, q stri
 	}
 	var qv [][]float32
 	var err error
-	if qe, ok := e.embedder.(retrieval.QueryEmbedder); ok && e.vec.Len() > sparseQueriesAbove {
+	e.mu.RLock()
+	stored := e.vectors.current
+	e.mu.RUnlock()
+	if qe, ok := e.embedder.(retrieval.QueryEmbedder); ok && stored > sparseQueriesAbove {
 		var v []float32
 		v, err = qe.EmbedQuery(ctx, q)
 		qv = [][]float32{v}
@@ -224,15 +226,15 @@ func (e *Engine) rankVector(ctx context.Context, mode contract.FetchMode, q stri
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	p := e.t.compileFilter(f, true)
-	admit := func(id string) bool {
-		ord, ok := e.t.ordOfID(id)
-		return ok && p.match(&e.t.rows[ord])
+	admit := func(ord uint32) bool { return p.match(&e.t.rows[ord]) }
+	found, err := e.searchVectors(ctx, qv[0], want, admit)
+	if err != nil {
+		return nil, contract.Unavailable("vector search: %w", err)
 	}
-	found := e.vec.Search(ctx, qv[0], want, admit)
 	out := make([]rankedID, 0, len(found))
 	for _, s := range found {
-		if s.Score >= minVectorScore {
-			out = append(out, rankedID{s.ID, s.Score})
+		if s.score >= minVectorScore {
+			out = append(out, rankedID{s.id, s.score})
 		}
 	}
 	return out, nil
@@ -318,7 +320,7 @@ func (e *Engine) recallHits(ctx context.Context, req contract.RecallRequest) ([]
 	}
 	defer e.leave()
 	mode := contract.ModeKeyword
-	if e.vec != nil {
+	if e.vectors != nil {
 		mode = contract.ModeHybrid
 	}
 	want := req.Limit

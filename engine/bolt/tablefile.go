@@ -117,11 +117,33 @@ func (s *sectionWriter) finish() error {
 	return s.f.Truncate(s.off)
 }
 
-// sectionReader hands out the sections of a mapped file in place.
+// sectionReader hands out the sections of a mapped file in place. Their
+// checksums are checked by verify, beside the table's own checks of what
+// the sections hold (adopt; every such check is bounds-safe on any bytes),
+// so that the two halves of a load run on two cores: at 1M the checksums
+// of 290 MB take about 50 ms and adopt about 40. Nothing read is used
+// before both have passed.
 type sectionReader struct {
 	data []byte
 	off  int
 	err  error
+	sums []sectionSum
+}
+
+// sectionSum is a section's bytes and the crc32c written with them.
+type sectionSum struct {
+	b    []byte
+	want uint32
+}
+
+// verify checks every section handed out against its checksum.
+func (s *sectionReader) verify() error {
+	for _, c := range s.sums {
+		if crc32.Checksum(c.b, castagnoli) != c.want {
+			return errors.New("a section's checksum does not match")
+		}
+	}
+	return nil
 }
 
 // section is the next section as a slice of T over the mapping, with its
@@ -144,10 +166,7 @@ func section[T any](s *sectionReader) []T {
 		return nil
 	}
 	b := s.data[start : start+int(n)]
-	if binary.LittleEndian.Uint32(head[16:]) != crc32.Checksum(b, castagnoli) {
-		s.err = errors.New("a section's checksum does not match")
-		return nil
-	}
+	s.sums = append(s.sums, sectionSum{b, binary.LittleEndian.Uint32(head[16:])})
 	s.off = int(alignUp(int64(start) + int64(n) + int64(room)))
 	k, c := int(n)/size, int(n+room)/size
 	if c == 0 {
@@ -429,8 +448,14 @@ func parseTableFile(data []byte, nextOrd uint32) (*table, uint64, error) {
 	if s.err != nil {
 		return nil, 0, fmt.Errorf("table file: %w", s.err)
 	}
-	if err := t.adopt(counts, triples, missing, totals); err != nil {
+	sums := make(chan error, 1)
+	go func() { sums <- s.verify() }()
+	aerr := t.adopt(counts, triples, missing, totals)
+	if err := <-sums; err != nil {
 		return nil, 0, fmt.Errorf("table file: %w", err)
+	}
+	if aerr != nil {
+		return nil, 0, fmt.Errorf("table file: %w", aerr)
 	}
 	return t, feedSeq, nil
 }

@@ -276,15 +276,22 @@ func TestSavedTableForgetsForgottenMetadata(t *testing.T) {
 }
 
 // TestAStoreThatGrewLargeIsSavedAsLarge: a store that was small when opened
-// and large when closed (an import into a new store) leaves its table and
-// root explore behind, so the next process reads the table back instead of
-// decoding every record, and answers the root explore before it has.
+// and large when closed (an import into a new store) leaves its table, its
+// content index and its root explore behind, so the next process reads them
+// back instead of decoding every record, and answers the root explore
+// before it has. A record forgotten before the close is not in the content
+// index's file.
 func TestAStoreThatGrewLargeIsSavedAsLarge(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	e := openStore(t, dir, bolt.Options{SyncRebuildBelow: 300})
 	storeCorpus(t, e, 400)
+	kept := storeText(t, e, "the grownwombat runbook lives in the ops wiki")
+	gone := storeText(t, e, "the grownwombat password is hunter2")
+	if _, err := e.Forget(ctx, contract.ForgetTarget{IDs: []string{gone}}); err != nil {
+		t.Fatal(err)
+	}
 	want, err := e.Explore(ctx, contract.ExploreRequest{Facet: contract.FacetKind, Limit: 5})
 	if err != nil {
 		t.Fatal(err)
@@ -294,6 +301,9 @@ func TestAStoreThatGrewLargeIsSavedAsLarge(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, bolt.TableFileName)); err != nil {
 		t.Fatalf("no saved table: %v", err)
+	}
+	if n, _, err := bolt.ContentFileCandidates(dir, "grownwombat"); err != nil || n != 1 {
+		t.Fatalf("the saved content index offers %d candidates for the needle, want 1 (%v)", n, err)
 	}
 	gate := make(chan struct{})
 	e = openStore(t, dir, bolt.WithLoadGate(bolt.Options{SyncRebuildBelow: 300}, gate))
@@ -308,5 +318,12 @@ func TestAStoreThatGrewLargeIsSavedAsLarge(t *testing.T) {
 	}
 	if !e.TableFromFile() {
 		t.Fatal("the next process loaded the table from the records")
+	}
+	if got := containsIDs(t, e, "grownwombat"); len(got) != 1 || got[0] != kept {
+		t.Fatalf("contains after reopening: %v, want [%s]", got, kept)
+	}
+	rep, err := e.Check(ctx, false, nil)
+	if err != nil || !rep.Consistent {
+		t.Fatalf("check after reopening: %v %+v", err, rep.Checks)
 	}
 }

@@ -648,6 +648,47 @@ func (e *Engine) rewriteContent() error {
 	return old.close()
 }
 
+// saveGrownContent writes the content index of a store that opened small
+// and grew large to its file, as a build on a large store would have: the
+// common trigrams left out, the forgotten records' ordinals removed. Close
+// calls it once no writer or background work runs, so the postings are read
+// without a copy.
+func (e *Engine) saveGrownContent() error {
+	x := e.tri
+	x.drain()
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if !x.ready || x.building || x.base != nil {
+		return nil
+	}
+	e.mu.RLock()
+	feedSeq, nextOrd := e.feed.seq, e.nextOrd
+	gone := roaring.New()
+	for ord := range min(int(nextOrd), len(e.t.alive)) {
+		if !e.t.alive[ord] {
+			gone.Add(uint32(ord))
+		}
+	}
+	e.mu.RUnlock()
+	limit := uint64(max(commonFloor, int(x.maxOrd)/commonShare))
+	common := maps.Clone(x.common)
+	grams := make([]uint32, 0, len(x.post))
+	for g, b := range x.post {
+		if b.GetCardinality() > limit {
+			common[g] = true
+		} else if !common[g] {
+			grams = append(grams, g)
+		}
+	}
+	slices.Sort(grams)
+	snap := contentSnapshot{feedSeq: feedSeq, nextOrd: nextOrd, maxOrd: x.maxOrd,
+		commons: slices.Sorted(maps.Keys(common)), grams: grams,
+		posting: func(g uint32) (*roaring.Bitmap, error) {
+			return roaring.AndNot(x.post[g], gone), nil
+		}}
+	return writeContentFile(contentPath(e.dir), snap)
+}
+
 // close unmaps the file; the engine calls it once no call or background
 // work can read the index.
 func (x *trigramIndex) close() {

@@ -214,7 +214,11 @@ func deleteRecord(tx *bbolt.Tx, id string, s *storedRecord) error {
 			return err
 		}
 	}
-	return tx.Bucket(bucketVectors).Delete([]byte(id))
+	// A store migrating from the layout before vector blocks.
+	if old := tx.Bucket(bucketVectors); old != nil {
+		return old.Delete([]byte(id))
+	}
+	return nil
 }
 
 // logWrite bumps the sequence, appends the outbox entry naming the changed
@@ -228,8 +232,11 @@ func (e *Engine) logWrite(tx *bbolt.Tx, ids []string, nextOrd uint32) (uint64, e
 	if err := meta.Put(keyNextOrd, putU64(uint64(nextOrd))); err != nil {
 		return 0, err
 	}
-	if err := e.savePendingVectors(tx); err != nil {
-		return 0, err
+	// Vectors wait for a batch: a block is rewritten whole.
+	if e.vectors != nil && len(e.vectors.pending) >= maxPendingVectors {
+		if err := e.vectors.writeBlocks(tx, nil, true); err != nil {
+			return 0, err
+		}
 	}
 	ob := tx.Bucket(bucketOutbox)
 	if err := ob.Put(seqKey(seq), []byte(strings.Join(ids, "\n"))); err != nil {
@@ -377,11 +384,18 @@ func (e *Engine) deleteLocked(ids []string, op contract.ChangeOp) (int, error) {
 		if err := bumpTotals(tx, deltas); err != nil {
 			return err
 		}
-		// Vectors embedded but not yet written must not be written back by
-		// this very transaction (logWrite saves the pending ones): that left
-		// a vector behind for every forgotten record that had one pending.
-		for _, w := range removed {
-			delete(e.pendingVec, w.id)
+		// The forgotten records' vectors are cleared by this very
+		// transaction, and a pending one is dropped first, so that no write
+		// of this transaction (logWrite saves a full batch) puts it back.
+		if e.vectors != nil {
+			ords := make([]uint32, len(removed))
+			for i, w := range removed {
+				ords[i] = w.s.ord
+				delete(e.vectors.pending, w.s.ord)
+			}
+			if err := e.vectors.writeBlocks(tx, ords, false); err != nil {
+				return err
+			}
 		}
 		var err error
 		if feedSeq, err = e.logChanges(tx, e.nowMillis(), cs); err != nil {
@@ -398,12 +412,8 @@ func (e *Engine) deleteLocked(ids []string, op contract.ChangeOp) (int, error) {
 		e.committed.Store(seq)
 		e.feedCommitted(feedSeq)
 		for _, w := range removed {
-			delete(e.pendingVec, w.id)
 			e.cache.drop(w.s.ord)
 			e.t.remove(w.s.ord)
-			if e.vec != nil {
-				e.vec.Remove(w.id)
-			}
 		}
 		e.tri.forgot(len(removed))
 		e.kickTableSave()

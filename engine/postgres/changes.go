@@ -63,30 +63,55 @@ func (e *Engine) initFeed(ctx context.Context, retention contract.ChangeRetentio
 	return nil
 }
 
-// logChanges appends cs in tx, prunes what the retention lets go, and
-// notifies other processes at commit. It must be the transaction's last
-// statement but the commit: it takes change_head's row lock.
-func (e *Engine) logChanges(ctx context.Context, tx pgx.Tx, at int64, cs []change) error {
+// logChangesSQL bumps change_head by the changes' count and appends them
+// with the seqs it hands out, in one statement; it returns the new head.
+const logChangesSQL = `WITH h AS (UPDATE change_head SET seq = seq + $1 RETURNING seq),
+	ins AS (INSERT INTO changes (seq, at_ms, op, id, ns, status)
+		SELECT h.seq - $1 + u.o, $2, u.op, u.id, u.ns, u.st
+		FROM h, unnest($3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS u(op, id, ns, st, o))
+	SELECT seq FROM h`
+
+// logChanges applies the count deltas d, appends cs, notifies other
+// processes at commit and prunes what the retention lets go, in tx. It must
+// be the transaction's last statement but the commit: it takes
+// change_head's row lock, after the count rows' (a writer's tail holds the
+// rows every writer needs, so it is one round trip: the statements go in
+// one batch).
+func (e *Engine) logChanges(ctx context.Context, tx pgx.Tx, at int64, cs []change, d countDeltas) error {
+	var b pgx.Batch
+	counted := d.queue(&b)
+	if len(cs) > 0 {
+		ops, ids, nss, sts := make([]string, len(cs)), make([]string, len(cs)), make([]string, len(cs)), make([]string, len(cs))
+		for i, c := range cs {
+			ops[i], ids[i], nss[i], sts[i] = string(c.op), c.id, c.ns, string(c.status)
+		}
+		b.Queue(logChangesSQL, int64(len(cs)), at, ops, ids, nss, sts)
+		b.Queue("SELECT pg_notify($1, '')", e.feed.channel)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	br := tx.SendBatch(ctx, &b)
+	if counted {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return err
+		}
+	}
+	var head int64
+	if len(cs) > 0 {
+		if err := br.QueryRow().Scan(&head); err != nil {
+			_ = br.Close()
+			return err
+		}
+	}
+	if err := br.Close(); err != nil {
+		return err
+	}
 	if len(cs) == 0 {
 		return nil
 	}
-	var head int64
-	if err := tx.QueryRow(ctx, "UPDATE change_head SET seq = seq + $1 RETURNING seq", len(cs)).Scan(&head); err != nil {
-		return err
-	}
-	first := head - int64(len(cs)) + 1
-	rows := make([][]any, len(cs))
-	for i, c := range cs {
-		rows[i] = []any{first + int64(i), at, string(c.op), c.id, c.ns, string(c.status)}
-	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"changes"}, []string{"seq", "at_ms", "op", "id", "ns", "status"}, pgx.CopyFromRows(rows)); err != nil {
-		return err
-	}
-	if err := e.pruneChanges(ctx, tx, uint64(head), at); err != nil {
-		return err
-	}
-	_, err := tx.Exec(ctx, "SELECT pg_notify($1, '')", e.feed.channel)
-	return err
+	return e.pruneChanges(ctx, tx, uint64(head), at)
 }
 
 // pruneChanges drops the oldest changes the retention lets go, at most 1,024

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"cmp"
-	"context"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -25,10 +24,11 @@ func (d countDeltas) add(ns string, lastSvc int16, status, kind string, n int64)
 	d[countKey{ns, lastSvc, status, kind}] += n
 }
 
-// apply writes the deltas in one statement, in key order: every writer
-// locks count rows in the same order, as the last statement of its
-// transaction, so writers never deadlock on them.
-func (d countDeltas) apply(ctx context.Context, tx pgx.Tx) error {
+// queue adds the statement writing the deltas to b, and tells whether
+// there was any. The rows are written in key order: every writer locks
+// count rows in the same order, in the tail of its transaction (logChanges),
+// so writers never deadlock on them.
+func (d countDeltas) queue(b *pgx.Batch) bool {
 	keys := make([]countKey, 0, len(d))
 	for k, n := range d {
 		if n != 0 {
@@ -36,7 +36,7 @@ func (d countDeltas) apply(ctx context.Context, tx pgx.Tx) error {
 		}
 	}
 	if len(keys) == 0 {
-		return nil
+		return false
 	}
 	slices.SortFunc(keys, func(a, b countKey) int {
 		return cmp.Or(cmp.Compare(a.ns, b.ns), cmp.Compare(a.status, b.status), cmp.Compare(a.kind, b.kind))
@@ -49,11 +49,11 @@ func (d countDeltas) apply(ctx context.Context, tx pgx.Tx) error {
 	for i, k := range keys {
 		ns[i], svc[i], st[i], kd[i], n[i] = k.ns, k.lastSvc, k.status, k.kind, d[k]
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO record_counts (ns, last_svc, status, kind, n)
+	b.Queue(`INSERT INTO record_counts (ns, last_svc, status, kind, n)
 		SELECT u.ns, u.s, u.st, u.k, u.n FROM unnest($1::text[], $2::smallint[], $3::text[], $4::text[], $5::bigint[]) WITH ORDINALITY AS u(ns, s, st, k, n, o)
 		ORDER BY o
 		ON CONFLICT (ns, status, kind) DO UPDATE SET n = record_counts.n + excluded.n`, ns, svc, st, kd, n)
-	return err
+	return true
 }
 
 // countable tells whether a meta filter sets nothing but the fields

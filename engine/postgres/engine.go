@@ -50,6 +50,7 @@ type Engine struct {
 	answerer retrieval.Answerer
 	feed     feed
 	fill     backfill
+	bulk     bulk
 }
 
 var _ contract.Engine = (*Engine)(nil)
@@ -114,11 +115,13 @@ func Open(ctx context.Context, url string, opts Options) (*Engine, error) {
 		return nil, e.dbErr(ctx, err)
 	}
 	e.startBackfill()
+	e.startBulkRecheck()
 	return e, nil
 }
 
 // Close releases the pool's connections.
 func (e *Engine) Close() error {
+	e.stopBulk()
 	e.stopBackfill()
 	e.closeFeed()
 	e.pool.Close()

@@ -382,28 +382,15 @@ func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (cont
 	if code := facetCode(req.Facet); code != 0 && atRoot(&req.Filter) {
 		return e.exploreCounted(ctx, req, code)
 	}
+	return e.exploreGrouped(ctx, req)
+}
+
+// exploreGrouped counts a facet by grouping the rows the filter selects.
+func (e *Engine) exploreGrouped(ctx context.Context, req contract.ExploreRequest) (contract.ExplorePage, error) {
 	var q query
-	q.filter(&req.Filter, false)
-	// Each row is (value, count, is-total); the grand-total row counts
-	// records, and a NULL value counts the records that have none.
-	var sql string
-	table := "records"
-	if countable(&req.Filter) && (req.Facet == contract.FacetKind || req.Facet == contract.FacetStatus || req.Facet == contract.FacetNamespace) {
-		table = "record_counts"
-	}
-	if table == "record_counts" {
-		col, _ := facetColumn(req.Facet)
-		sql = "SELECT " + col + ", sum(n)::bigint, sum(n)::bigint, GROUPING(" + col + ") FROM record_counts WHERE " + q.clause() +
-			" GROUP BY GROUPING SETS ((" + col + "), ())"
-	} else if req.Facet == contract.FacetTag {
-		sql = "SELECT v, count(*), count(DISTINCT id), GROUPING(v) FROM (SELECT id, unnest(CASE WHEN cardinality(tags) = 0 THEN ARRAY[NULL]::text[] ELSE tags END) AS v FROM record_facets WHERE " +
-			q.clause() + ") t GROUP BY GROUPING SETS ((v), ())"
-	} else {
-		col, ok := facetColumn(req.Facet)
-		if !ok {
-			return contract.ExplorePage{}, contract.Invalid("`%s` is not a facet", req.Facet)
-		}
-		sql = "SELECT " + col + ", count(*), count(*), GROUPING(" + col + ") FROM record_facets WHERE " + q.clause() + " GROUP BY GROUPING SETS ((" + col + "), ())"
+	sql, err := groupingSQL(&q, &req)
+	if err != nil {
+		return contract.ExplorePage{}, err
 	}
 	rs, err := e.pool.Query(ctx, sql, q.args...)
 	if err != nil {
@@ -434,21 +421,48 @@ func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (cont
 	return contract.ExplorePageOf(req.Facet, counts, req.Limit, total, missing, false), nil
 }
 
+// groupingSQL is the statement counting req's facet by grouping the rows its
+// filter selects, its arguments added to q. Each row is (value, count,
+// records, is-total); the grand-total row counts records, and a NULL value
+// counts the records that have none.
+func groupingSQL(q *query, req *contract.ExploreRequest) (string, error) {
+	q.filter(&req.Filter, false)
+	if countable(&req.Filter) && (req.Facet == contract.FacetKind || req.Facet == contract.FacetStatus || req.Facet == contract.FacetNamespace) {
+		col, _ := facetColumn(req.Facet)
+		return "SELECT " + col + ", sum(n)::bigint, sum(n)::bigint, GROUPING(" + col + ") FROM record_counts WHERE " + q.clause() +
+			" GROUP BY GROUPING SETS ((" + col + "), ())", nil
+	}
+	if req.Facet == contract.FacetTag {
+		return "SELECT v, count(*), count(DISTINCT id), GROUPING(v) FROM (SELECT id, unnest(CASE WHEN cardinality(tags) = 0 THEN ARRAY[NULL]::text[] ELSE tags END) AS v FROM record_facets WHERE " +
+			q.clause() + ") t GROUP BY GROUPING SETS ((v), ())", nil
+	}
+	col, ok := facetColumn(req.Facet)
+	if !ok {
+		return "", contract.Invalid("`%s` is not a facet", req.Facet)
+	}
+	return "SELECT " + col + ", count(*), count(*), GROUPING(" + col + ") FROM record_facets WHERE " + q.clause() + " GROUP BY GROUPING SETS ((" + col + "), ())", nil
+}
+
 // exploreCounted reads a facet's top buckets at the root from the
 // facet_values index, with its head (missing, how many values) and the total
-// from record_counts.
+// from record_counts. While a bulk load has the counts suspended (bulk.go)
+// the same statement says so, from the bulk row in its own snapshot, and
+// the answer comes from grouping record_facets instead (exact whenever it
+// runs); otherwise the counts it read are exact for that snapshot.
 func (e *Engine) exploreCounted(ctx context.Context, req contract.ExploreRequest, code int16) (contract.ExplorePage, error) {
 	const sql = `SELECT 0, t.value, t.n FROM (SELECT value, n FROM facet_values WHERE facet = $1 AND n > 0
 		ORDER BY n DESC, value LIMIT $2) t
 	UNION ALL SELECT 1, value, n FROM facet_values WHERE facet = -$1::smallint
-	UNION ALL SELECT 2, NULL, coalesce(sum(n), 0)::bigint FROM record_counts WHERE last_svc < 0`
-	rs, err := e.pool.Query(ctx, sql, code, req.Limit)
+	UNION ALL SELECT 2, NULL, coalesce(sum(n), 0)::bigint FROM record_counts WHERE last_svc < 0
+	UNION ALL SELECT 3, NULL, 0 FROM mnemo_meta WHERE key = $3`
+	rs, err := e.pool.Query(ctx, sql, code, req.Limit, bulkKey)
 	if err != nil {
 		return contract.ExplorePage{}, e.dbErr(ctx, err)
 	}
 	defer rs.Close()
 	page := contract.ExplorePage{Facet: req.Facet, Buckets: make([]contract.FacetBucket, 0, req.Limit)}
 	var values uint64
+	bulk := false
 	for rs.Next() {
 		var part int32
 		var v *string
@@ -465,10 +479,15 @@ func (e *Engine) exploreCounted(ctx context.Context, req contract.ExploreRequest
 			values = uint64(max(n, 0))
 		case part == 2:
 			page.Total = uint64(max(n, 0))
+		case part == 3:
+			bulk = true
 		}
 	}
 	if err := rs.Err(); err != nil {
 		return contract.ExplorePage{}, e.dbErr(ctx, err)
+	}
+	if bulk {
+		return e.exploreGrouped(ctx, req)
 	}
 	contract.SortBuckets(page.Buckets)
 	if values > uint64(len(page.Buckets)) {

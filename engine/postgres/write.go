@@ -68,8 +68,8 @@ type insertColumns struct {
 	hit                                                              [][]byte
 }
 
-// add appends r's columns.
-func (c *insertColumns) add(r *row) {
+// add appends r's columns; d is derive(r).
+func (c *insertColumns) add(r *row, d *derived) {
 	m := &r.item.Meta
 	var tool *string
 	if m.ToolCall != nil {
@@ -93,7 +93,6 @@ func (c *insertColumns) add(r *row) {
 		c := r.item.Confidence
 		conf = &c
 	}
-	text := r.item.RenderText()
 	c.id = append(c.id, r.id)
 	c.kind = append(c.kind, string(r.item.Type))
 	c.status = append(c.status, string(r.status))
@@ -123,9 +122,9 @@ func (c *insertColumns) add(r *row) {
 	c.observedMS = append(c.observedMS, obsMS)
 	c.conf = append(c.conf, conf)
 	c.item = append(c.item, r.itemJSON)
-	c.folded = append(c.folded, contract.FoldCase(text))
-	c.tsv = append(c.tsv, tsvectorLiteral(r.id, text))
-	c.hit = append(c.hit, encodeHit(text, m))
+	c.folded = append(c.folded, d.folded)
+	c.tsv = append(c.tsv, d.tsv)
+	c.hit = append(c.hit, d.hit)
 }
 
 // args are insertSQL's arguments.
@@ -223,21 +222,27 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 	}
 	now := e.stamp()
 	out := make([]contract.StoreReceipt, len(items))
+	ids := make([]string, len(items))
+	jsons := make([][]byte, len(items))
+	errs := make([]error, len(items))
+	inParallel(len(items), func(i int) {
+		ids[i] = items[i].Fingerprint()
+		jsons[i], errs[i] = json.Marshal(items[i])
+	})
 	first := map[string]int{}
 	var rows []*row
 	for i := range items {
-		id := items[i].Fingerprint()
+		id := ids[i]
 		out[i].ID = id
 		if _, dup := first[id]; dup {
 			out[i].Replayed = true
 			continue
 		}
 		first[id] = i
-		js, err := json.Marshal(items[i])
-		if err != nil {
-			return nil, contract.EngineErr("encode item %s: %w", id, err)
+		if errs[i] != nil {
+			return nil, contract.EngineErr("encode item %s: %w", id, errs[i])
 		}
-		rows = append(rows, &row{id: id, item: items[i], itemJSON: string(js), status: status,
+		rows = append(rows, &row{id: id, item: items[i], itemJSON: string(jsons[i]), status: status,
 			created: now, updated: now, expires: expires})
 	}
 	inserted, err := e.insertRows(ctx, rows)
@@ -258,13 +263,15 @@ func (e *Engine) insertRows(ctx context.Context, rows []*row) (map[string]bool, 
 	rows = slices.Clone(rows)
 	slices.SortFunc(rows, func(a, b *row) int { return strings.Compare(a.id, b.id) })
 	inserted := make(map[string]bool, len(rows))
+	ds := make([]derived, len(rows))
+	inParallel(len(rows), func(i int) { ds[i] = derive(rows[i]) })
+	var cols insertColumns
+	byID := make(map[string]*row, len(rows))
+	for i, r := range rows {
+		cols.add(r, &ds[i])
+		byID[r.id] = r
+	}
 	err := e.inTx(ctx, pgx.ReadCommitted, func(tx pgx.Tx) error {
-		var cols insertColumns
-		byID := make(map[string]*row, len(rows))
-		for _, r := range rows {
-			cols.add(r)
-			byID[r.id] = r
-		}
 		rs, err := tx.Query(ctx, insertSQL, cols.args()...)
 		if err != nil {
 			return err
@@ -284,9 +291,6 @@ func (e *Engine) insertRows(ctx context.Context, rows []*row) (map[string]bool, 
 		if err := rs.Err(); err != nil {
 			return err
 		}
-		if err := deltas.apply(ctx, tx); err != nil {
-			return err
-		}
 		// The feed lists a batch's stores in the batch's order.
 		var cs []change
 		for _, r := range order {
@@ -294,13 +298,14 @@ func (e *Engine) insertRows(ctx context.Context, rows []*row) (map[string]bool, 
 				cs = append(cs, change{op: contract.OpStore, id: r.id, ns: r.item.Meta.Namespace.String(), status: r.status})
 			}
 		}
-		return e.logChanges(ctx, tx, e.stamp(), cs)
+		return e.logChanges(ctx, tx, e.stamp(), cs, deltas)
 	})
 	if err != nil {
 		return nil, err
 	}
 	if len(inserted) > 0 {
 		e.committed()
+		e.bulkWrote(ctx, len(inserted))
 	}
 	return inserted, nil
 }
@@ -355,19 +360,16 @@ func (e *Engine) deleteWhere(ctx context.Context, tx pgx.Tx, op contract.ChangeO
 		return 0, err
 	}
 	rs.Close()
-	if err := deltas.apply(ctx, tx); err != nil {
-		return 0, err
-	}
-	return len(gone), e.logChanges(ctx, tx, e.stamp(), removals(op, gone))
+	return len(gone), e.logChanges(ctx, tx, e.stamp(), removals(op, gone), deltas)
 }
 
-// restatus moves one record between statuses in record_counts.
-func restatus(ctx context.Context, tx pgx.Tx, r *row, from, to contract.Status) error {
+// restatus is the record_counts deltas of one record moving between statuses.
+func restatus(r *row, from, to contract.Status) countDeltas {
 	ns := r.item.Meta.Namespace
 	d := countDeltas{}
 	d.add(ns.String(), lastService(ns), string(from), string(r.item.Type), -1)
 	d.add(ns.String(), lastService(ns), string(to), string(r.item.Type), 1)
-	return d.apply(ctx, tx)
+	return d
 }
 
 // Review approves a candidate (it becomes active, updated now) or rejects it
@@ -395,12 +397,10 @@ func (e *Engine) Review(ctx context.Context, req contract.ReviewRequest) (contra
 		if _, err := tx.Exec(ctx, "UPDATE records SET status = $2, updated_ms = $3 WHERE id = $1", req.ID, string(r.status), r.updated); err != nil {
 			return err
 		}
-		if err := restatus(ctx, tx, r, contract.StatusCandidate, contract.StatusActive); err != nil {
-			return err
-		}
 		rec := r.record(false)
 		res.Record = &rec
-		return e.logChanges(ctx, tx, r.updated, []change{{op: contract.OpApprove, id: r.id, ns: r.item.Meta.Namespace.String(), status: r.status}})
+		return e.logChanges(ctx, tx, r.updated, []change{{op: contract.OpApprove, id: r.id, ns: r.item.Meta.Namespace.String(), status: r.status}},
+			restatus(r, contract.StatusCandidate, contract.StatusActive))
 	})
 	if err == nil {
 		e.committed()
@@ -434,11 +434,9 @@ func (e *Engine) Supersede(ctx context.Context, req contract.SupersedeRequest) (
 			req.ID, string(r.status), by, r.updated); err != nil {
 			return err
 		}
-		if err := restatus(ctx, tx, r, from, contract.StatusSuperseded); err != nil {
-			return err
-		}
 		rec = r.record(false)
-		return e.logChanges(ctx, tx, r.updated, []change{{op: contract.OpSupersede, id: r.id, ns: r.item.Meta.Namespace.String(), status: r.status}})
+		return e.logChanges(ctx, tx, r.updated, []change{{op: contract.OpSupersede, id: r.id, ns: r.item.Meta.Namespace.String(), status: r.status}},
+			restatus(r, from, contract.StatusSuperseded))
 	})
 	if err == nil {
 		e.committed()

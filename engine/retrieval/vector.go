@@ -308,12 +308,7 @@ func (v *VectorIndex) scanFloat(ctx context.Context, q []float32, lo, hi int, ad
 // the query unquantised is both more accurate and, in pure Go, faster than
 // an int8 by int8 product.
 func (v *VectorIndex) scanInt8(ctx context.Context, q []float32, lo, hi int, admit func(string) bool, top *topK) {
-	var dims []int
-	for j, x := range q {
-		if x != 0 {
-			dims = append(dims, j)
-		}
-	}
+	dims := QueryDims(q)
 	acc := make([]float32, blockRows)
 	for base := lo; base < hi; base += blockRows {
 		if ctx.Err() != nil {
@@ -323,21 +318,52 @@ func (v *VectorIndex) scanInt8(ctx context.Context, q []float32, lo, hi int, adm
 		blk := v.i8[base/blockRows]
 		a := acc[:rows]
 		clear(a)
-		k := 0
-		for ; k+4 <= len(dims); k += 4 {
-			j0, j1, j2, j3 := dims[k], dims[k+1], dims[k+2], dims[k+3]
-			addColumns4(a, blk[j0*blockRows:j0*blockRows+rows], blk[j1*blockRows:j1*blockRows+rows],
-				blk[j2*blockRows:j2*blockRows+rows], blk[j3*blockRows:j3*blockRows+rows], q[j0], q[j1], q[j2], q[j3])
-		}
-		for _, j := range dims[k:] {
-			addColumn(a, blk[j*blockRows:j*blockRows+rows], q[j])
-		}
+		ScoreColumns(a, blk, blockRows, dims, q)
 		scales := v.scale[base : base+rows]
 		for r, sum := range a {
 			top.offer(float64(sum*scales[r]), v.ids[base+r], admit)
 		}
 	}
 }
+
+// QueryDims lists the dimensions where q is not zero: the columns a scan of
+// dimension-major int8 blocks reads.
+func QueryDims(q []float32) []int {
+	var dims []int
+	for j, x := range q {
+		if x != 0 {
+			dims = append(dims, j)
+		}
+	}
+	return dims
+}
+
+// ScoreColumns adds the products of the query q's dimensions dims with a
+// dimension-major int8 block into acc: column j holds the rows' values of
+// dimension j at cols[j*stride:], and acc has one entry per row (at most
+// stride). Times a row's scale, acc is that row's dot product with q.
+func ScoreColumns(acc []float32, cols []int8, stride int, dims []int, q []float32) {
+	rows := len(acc)
+	k := 0
+	for ; k+4 <= len(dims); k += 4 {
+		j0, j1, j2, j3 := dims[k], dims[k+1], dims[k+2], dims[k+3]
+		addColumns4(acc, cols[j0*stride:j0*stride+rows], cols[j1*stride:j1*stride+rows],
+			cols[j2*stride:j2*stride+rows], cols[j3*stride:j3*stride+rows], q[j0], q[j1], q[j2], q[j3])
+	}
+	for _, j := range dims[k:] {
+		addColumn(acc, cols[j*stride:j*stride+rows], q[j])
+	}
+}
+
+// QuantizeUnit normalises vec to unit length and writes it as int8 into dst
+// (len(vec)), returning the scale that maps the ints back: the form the
+// int8 index scores, so vectors stored this way rank as they do in it.
+func QuantizeUnit(vec []float32, dst []int8) float32 {
+	return quantize(normalized(vec), dst)
+}
+
+// Normalized returns a unit-length copy of vec (all zeros stays all zeros).
+func Normalized(vec []float32) []float32 { return normalized(vec) }
 
 // addColumns4 adds four weighted columns at once: one load and store of
 // the accumulator per four products, which is what bounds the loop.

@@ -1,0 +1,488 @@
+package bolt
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"hash/crc32"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"unsafe"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"mnemo/engine/retrieval"
+)
+
+// Vectors live in bbolt in blocks of vecBlockRows ordinals (bucketVecBlocks,
+// keyed by the block's number), each block in the layout the exact int8 scan
+// reads: dimension-major, so a query reads only the columns of the
+// dimensions it has. A search scans the blocks in place, in bbolt's memory
+// map, inside one read transaction: no process holds the vectors in its
+// heap (at 1M they were 0.8 GB of it), the OS pages them. Keyed by ordinal
+// and packed, they take the vector's bytes and little else (the layout
+// before, one value per record keyed by its 40-byte id, wasted a sixth of
+// every page).
+//
+// A block of n rows (the block's highest ordinal held, plus one, less its
+// first; at most vecBlockRows) is:
+//
+//	rows u32, dim u32
+//	n model tags, u32 (0: the row holds no vector)
+//	n scales, float32 (a value is its int8 times its row's scale)
+//	dim columns of n int8 (column j at 8+8n+j*n)
+//
+// Vectors are derived data. New ones wait in memory (pending) and are
+// written in batches, a few blocks per commit, instead of rewriting a block
+// per write; a crash loses only vectors that embedMissing computes again at
+// the next open. A forget clears its records' rows in its own transaction,
+// so no vector of a forgotten record outlives the forget on disk.
+
+var (
+	bucketVecBlocks = []byte("vector_blocks")
+	// bucketVectors is the layout before schema 5 (one value per record,
+	// keyed by id): migrated into blocks when vectors first load.
+	bucketVectors = []byte("vectors")
+)
+
+const (
+	vecBlockRows   = 1024
+	vecBlockHeader = 8
+)
+
+// modelTag names a model in a row: a checksum of its id, never 0.
+func modelTag(model string) uint32 {
+	if t := crc32.ChecksumIEEE([]byte(model)); t != 0 {
+		return t
+	}
+	return 1
+}
+
+func vecBlockKey(num uint32) []byte { return binary.BigEndian.AppendUint32(nil, num) }
+
+// vecBlock reads a stored block in place.
+type vecBlock struct {
+	n, dim int
+	b      []byte
+}
+
+func parseVecBlock(b []byte) (vecBlock, bool) {
+	if len(b) < vecBlockHeader {
+		return vecBlock{}, false
+	}
+	n, dim := int(binary.LittleEndian.Uint32(b)), int(binary.LittleEndian.Uint32(b[4:]))
+	if n <= 0 || n > vecBlockRows || dim <= 0 || len(b) != vecBlockHeader+n*(8+dim) {
+		return vecBlock{}, false
+	}
+	return vecBlock{n: n, dim: dim, b: b}, true
+}
+
+func (k vecBlock) tag(r int) uint32 { return binary.LittleEndian.Uint32(k.b[vecBlockHeader+4*r:]) }
+
+func (k vecBlock) scale(r int) float32 {
+	return math.Float32frombits(binary.LittleEndian.Uint32(k.b[vecBlockHeader+4*k.n+4*r:]))
+}
+
+// cols is the block's int8 columns, in place.
+func (k vecBlock) cols() []int8 {
+	c := k.b[vecBlockHeader+8*k.n:]
+	return unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(c))), len(c))
+}
+
+// newVecBlock makes an empty block of n rows, with the rows of old (when it
+// has the same dimension) copied in.
+func newVecBlock(n, dim int, old vecBlock, keep bool) []byte {
+	b := make([]byte, vecBlockHeader+n*(8+dim))
+	binary.LittleEndian.PutUint32(b, uint32(n))
+	binary.LittleEndian.PutUint32(b[4:], uint32(dim))
+	if !keep {
+		return b
+	}
+	m := min(old.n, n)
+	copy(b[vecBlockHeader:], old.b[vecBlockHeader:vecBlockHeader+4*m])
+	copy(b[vecBlockHeader+4*n:], old.b[vecBlockHeader+4*old.n:vecBlockHeader+4*old.n+4*m])
+	src, dst := old.b[vecBlockHeader+8*old.n:], b[vecBlockHeader+8*n:]
+	for j := range dim {
+		copy(dst[j*n:j*n+m], src[j*old.n:j*old.n+m])
+	}
+	return b
+}
+
+// setVecRow writes row r of a block of n rows made by newVecBlock.
+func setVecRow(b []byte, n, dim, r int, row pendingRow) {
+	binary.LittleEndian.PutUint32(b[vecBlockHeader+4*r:], row.tag)
+	binary.LittleEndian.PutUint32(b[vecBlockHeader+4*n+4*r:], math.Float32bits(row.scale))
+	cols := b[vecBlockHeader+8*n:]
+	for j := range dim {
+		var x int8
+		if row.q != nil {
+			x = row.q[j]
+		}
+		cols[j*n+r] = byte(x)
+	}
+}
+
+// pendingRow is a vector not yet written, or (tag 0) a row to clear.
+type pendingRow struct {
+	tag   uint32
+	scale float32
+	q     []int8
+	gen   uint64 // tells a row replaced since it was written from the one written
+}
+
+// vectorStore is what the engine knows of the stored vectors: which
+// ordinals hold one and of which model, and the rows not yet written. It is
+// guarded by the engine's mu (read for searches, write for changes).
+type vectorStore struct {
+	dim int // 0 until the first vector of an embedder that learns its length
+	// tag is the model in use; prev the one before it, whose vectors keep
+	// answering while the records are embedded again (the learned
+	// generations share one space).
+	tag, prev uint32
+	// rowTag is each ordinal's model tag (0: no vector); only live records
+	// hold one.
+	rowTag []uint32
+	// current counts the ordinals whose vector is of the model in use.
+	current int
+	pending map[uint32]pendingRow
+	gen     uint64
+}
+
+func newVectorStore(dim int) *vectorStore {
+	return &vectorStore{dim: dim, pending: map[uint32]pendingRow{}}
+}
+
+// use puts a model in use (a no-op for the one in use).
+func (v *vectorStore) use(model string) {
+	t := modelTag(model)
+	if t == v.tag {
+		return
+	}
+	v.prev, v.tag = v.tag, t
+	v.current = 0
+	for _, x := range v.rowTag {
+		if x == t {
+			v.current++
+		}
+	}
+}
+
+func (v *vectorStore) answers(tag uint32) bool { return tag != 0 && (tag == v.tag || tag == v.prev) }
+
+// has tells whether ord holds a vector of the model in use.
+func (v *vectorStore) has(ord uint32) bool {
+	return int(ord) < len(v.rowTag) && v.rowTag[ord] == v.tag && v.tag != 0
+}
+
+func (v *vectorStore) setTag(ord, tag uint32) {
+	if int(ord) >= len(v.rowTag) {
+		if tag == 0 {
+			return
+		}
+		v.rowTag = append(v.rowTag, make([]uint32, int(ord)+1-len(v.rowTag))...)
+	}
+	if old := v.rowTag[ord]; old != 0 && old == v.tag {
+		v.current--
+	}
+	if tag != 0 && tag == v.tag {
+		v.current++
+	}
+	v.rowTag[ord] = tag
+}
+
+// upsert sets ord's vector (embedded with model); it is written later.
+func (v *vectorStore) upsert(ord uint32, model string, vec []float32) {
+	if v.dim == 0 {
+		v.dim = len(vec)
+	}
+	v.use(model)
+	q := make([]int8, v.dim)
+	scale := retrieval.QuantizeUnit(vec, q)
+	v.gen++
+	v.pending[ord] = pendingRow{tag: v.tag, scale: scale, q: q, gen: v.gen}
+	v.setTag(ord, v.tag)
+}
+
+// writeBlocks writes pending rows into their blocks within tx, clearing the
+// rows of clears (forgotten records): every pending block with all, else
+// only the blocks clears fall in. The memory is updated once tx commits
+// (the caller holds the engine's mu until then).
+func (v *vectorStore) writeBlocks(tx *bbolt.Tx, clears []uint32, all bool) error {
+	if len(v.pending) == 0 && len(clears) == 0 {
+		return nil
+	}
+	rows := make(map[uint32]map[uint32]pendingRow)
+	add := func(ord uint32, row pendingRow) {
+		num := ord / vecBlockRows
+		if rows[num] == nil {
+			rows[num] = map[uint32]pendingRow{}
+		}
+		rows[num][ord] = row
+	}
+	for _, ord := range clears {
+		add(ord, pendingRow{})
+	}
+	for ord, row := range v.pending {
+		if all || rows[ord/vecBlockRows] != nil {
+			if _, cleared := rows[ord/vecBlockRows][ord]; !cleared || row.tag == 0 {
+				add(ord, row)
+			}
+		}
+	}
+	dim := v.dim
+	b := tx.Bucket(bucketVecBlocks)
+	for num, in := range rows {
+		key := vecBlockKey(num)
+		old, keep := parseVecBlock(b.Get(key))
+		keep = keep && old.dim == dim
+		n := 0
+		if keep {
+			n = old.n
+		}
+		for ord, row := range in {
+			if r := int(ord%vecBlockRows) + 1; r > n && row.tag != 0 {
+				n = r
+			}
+		}
+		if n == 0 || dim == 0 {
+			// Nothing to hold: rows cleared in a block never written.
+			continue
+		}
+		nb := newVecBlock(n, dim, old, keep)
+		for ord, row := range in {
+			if r := int(ord % vecBlockRows); r < n {
+				setVecRow(nb, n, dim, r, row)
+			}
+		}
+		held := false
+		for r := range n {
+			held = held || binary.LittleEndian.Uint32(nb[vecBlockHeader+4*r:]) != 0
+		}
+		var err error
+		if held {
+			err = b.Put(key, nb)
+		} else {
+			err = b.Delete(key)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	tx.OnCommit(func() {
+		for _, in := range rows {
+			for ord, row := range in {
+				if cur, ok := v.pending[ord]; ok && cur.gen == row.gen {
+					delete(v.pending, ord)
+				}
+			}
+		}
+		for _, ord := range clears {
+			delete(v.pending, ord)
+			v.setTag(ord, 0)
+		}
+	})
+	return nil
+}
+
+// storedVectorRows lists the ordinals whose stored rows hold a vector.
+func (e *Engine) storedVectorRows(tx *bbolt.Tx) []uint32 {
+	var out []uint32
+	c := tx.Bucket(bucketVecBlocks).Cursor()
+	for k, val := c.First(); k != nil; k, val = c.Next() {
+		blk, ok := parseVecBlock(val)
+		if !ok || len(k) != 4 {
+			continue
+		}
+		first := binary.BigEndian.Uint32(k) * vecBlockRows
+		for r := range blk.n {
+			if blk.tag(r) != 0 {
+				out = append(out, first+uint32(r))
+			}
+		}
+	}
+	return out
+}
+
+// vecHit is a candidate of a vector search; id is read only for the hits
+// that enter a top k.
+type vecHit struct {
+	score float64
+	ord   uint32
+	id    string
+}
+
+// vecTop keeps the best k hits seen, as a min-heap: lower score first, then
+// the larger id (ties go to the smaller id, as everywhere).
+type vecTop struct {
+	k     int
+	items []vecHit
+	idOf  func(uint32) string
+	admit func(uint32) bool
+}
+
+func vecWorse(a, b vecHit) bool {
+	if a.score != b.score {
+		return a.score < b.score
+	}
+	return a.id > b.id
+}
+
+func (t *vecTop) offer(score float64, ord uint32) {
+	if len(t.items) == t.k && score < t.items[0].score {
+		return
+	}
+	h := vecHit{score: score, ord: ord, id: t.idOf(ord)}
+	if len(t.items) == t.k && !vecWorse(t.items[0], h) {
+		return
+	}
+	if t.admit != nil && !t.admit(ord) {
+		return
+	}
+	if len(t.items) < t.k {
+		t.items = append(t.items, h)
+		for i := len(t.items) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !vecWorse(t.items[i], t.items[p]) {
+				break
+			}
+			t.items[i], t.items[p] = t.items[p], t.items[i]
+			i = p
+		}
+		return
+	}
+	t.items[0] = h
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(t.items) && vecWorse(t.items[l], t.items[m]) {
+			m = l
+		}
+		if r < len(t.items) && vecWorse(t.items[r], t.items[m]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		t.items[i], t.items[m] = t.items[m], t.items[i]
+		i = m
+	}
+}
+
+// vecParallelRows is the number of stored rows below which one goroutine
+// scans: starting workers costs more than the scan.
+const vecParallelRows = 4096
+
+// searchVectors returns the k records whose vectors are most similar to q
+// (cosine, exact: every vector is scored), best first, ties by id; admit,
+// when set, filters inside the search. The caller holds the engine's mu
+// (read). A cancelled context ends it with the context's error.
+func (e *Engine) searchVectors(ctx context.Context, q []float32, k int, admit func(ord uint32) bool) ([]vecHit, error) {
+	v := e.vectors
+	if v.dim == 0 || k <= 0 || len(q) != v.dim {
+		return nil, nil
+	}
+	unit := retrieval.Normalized(q)
+	dims := retrieval.QueryDims(unit)
+	alive := e.t.alive
+	isLive := func(ord uint32) bool { return int(ord) < len(alive) && alive[ord] }
+	pendingIn := map[uint32][]uint32{}
+	for ord := range v.pending {
+		pendingIn[ord/vecBlockRows] = append(pendingIn[ord/vecBlockRows], ord)
+	}
+	var out []vecHit
+	err := e.db.View(func(tx *bbolt.Tx) error {
+		type stored struct {
+			num uint32
+			blk vecBlock
+		}
+		var blocks []stored
+		rows := 0
+		c := tx.Bucket(bucketVecBlocks).Cursor()
+		for key, val := c.First(); key != nil; key, val = c.Next() {
+			if blk, ok := parseVecBlock(val); ok && blk.dim == v.dim && len(key) == 4 {
+				blocks = append(blocks, stored{binary.BigEndian.Uint32(key), blk})
+				rows += blk.n
+			}
+		}
+		workers := 1
+		if rows >= vecParallelRows {
+			workers = min(runtime.GOMAXPROCS(0), len(blocks))
+		}
+		tops := make([]vecTop, max(workers, 1))
+		for w := range tops {
+			tops[w] = vecTop{k: k, idOf: e.t.idOf, admit: admit}
+		}
+		scan := func(w int) {
+			top := &tops[w]
+			acc := make([]float32, vecBlockRows)
+			skip := make([]bool, vecBlockRows)
+			for i := w; i < len(blocks); i += len(tops) {
+				if ctx.Err() != nil {
+					return
+				}
+				s := blocks[i]
+				a := acc[:s.blk.n]
+				clear(a)
+				retrieval.ScoreColumns(a, s.blk.cols(), s.blk.n, dims, unit)
+				first := s.num * vecBlockRows
+				sk := skip[:s.blk.n]
+				clear(sk)
+				for _, ord := range pendingIn[s.num] {
+					if r := int(ord - first); r < len(sk) {
+						sk[r] = true
+					}
+				}
+				for r, sum := range a {
+					ord := first + uint32(r)
+					if sk[r] || !v.answers(s.blk.tag(r)) || !isLive(ord) {
+						continue
+					}
+					top.offer(float64(sum*s.blk.scale(r)), ord)
+				}
+			}
+		}
+		if len(tops) == 1 {
+			scan(0)
+		} else {
+			var wg sync.WaitGroup
+			for w := range tops {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					scan(w)
+				}()
+			}
+			wg.Wait()
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// The rows not yet written (the only copy of a new vector, and
+		// newer than a stored row of the same ordinal).
+		for ord, row := range v.pending {
+			if !v.answers(row.tag) || !isLive(ord) {
+				continue
+			}
+			var sum float32
+			for _, j := range dims {
+				sum += unit[j] * float32(row.q[j])
+			}
+			tops[0].offer(float64(sum*row.scale), ord)
+		}
+		for _, t := range tops {
+			out = append(out, t.items...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b vecHit) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	return out[:min(len(out), k)], nil
+}

@@ -1,0 +1,220 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"mnemo/contract"
+	"mnemo/engine/postgres"
+	"mnemo/engine/postgres/pgtest"
+)
+
+// bulkState is what the database says of a store's bulk load: whether the
+// bulk row exists and which of the two deferred indexes exist.
+func bulkState(t *testing.T, conn *pgx.Conn, schema string) (row bool, indexes []string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+pgx.Identifier{schema, "mnemo_meta"}.Sanitize()+" WHERE key = 'bulk_load')").Scan(&row); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := conn.Query(ctx, `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexname IN ('records_folded', 'records_tsv')
+		ORDER BY indexname`, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexes, err = pgx.CollectRows(rs, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return row, indexes
+}
+
+// facetValues is a store's kept facet counts, the rows above zero.
+func facetValues(t *testing.T, conn *pgx.Conn, schema string) string {
+	t.Helper()
+	rs, err := conn.Query(context.Background(), "SELECT facet, value, n FROM "+pgx.Identifier{schema, "facet_values"}.Sanitize()+
+		" WHERE n <> 0 ORDER BY facet, value")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for rs.Next() {
+		var f int16
+		var v string
+		var n int64
+		if err := rs.Scan(&f, &v, &n); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%d/%s=%d\n", f, v, n)
+	}
+	if err := rs.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// containsMatchesTheOracle compares content filters (served by the trigram
+// index when it exists, by a scan when it does not) with contract.BrowseSlice.
+func containsMatchesTheOracle(t *testing.T, e contract.Engine, when string) {
+	t.Helper()
+	ctx := context.Background()
+	recs := snapshot(t, e)
+	for _, needle := range []string{"élan", "STRASSE", "own7", "amber birch", "juniper", "zzz-none", "ok"} {
+		for _, op := range contract.BrowseFilterOps(contract.BrowseFieldContent) {
+			q := contract.BrowseQuery{Limit: 1000, Filters: []contract.BrowseFilter{{Field: contract.BrowseFieldContent, Op: op, Text: needle}}}
+			got, err := e.Browse(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := contract.BrowseSlice(q, recs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Total != want.Total || !slices.Equal(pageIDs(got), pageIDs(want)) {
+				t.Fatalf("%s: content %s %q: total %d %v, oracle %d %v", when, op, needle, got.Total, pageIDs(got), want.Total, pageIDs(want))
+			}
+		}
+	}
+}
+
+// everyReadIsExact runs the oracles of explore, keyword fetch and content
+// filters against e.
+func everyReadIsExact(t *testing.T, e *postgres.Engine, conn *pgx.Conn, schema, when string) {
+	t.Helper()
+	rootExploreMatches(t, e, when)
+	keywordMatchesFullRanking(t, e, conn, schema, when)
+	containsMatchesTheOracle(t, e, when)
+}
+
+// TestBulkLoadKeepsReadsExact: a bulk load drops the keyword and trigram
+// indexes and suspends the facet counts once it has stored enough; every
+// read stays exact meanwhile (forgets, reviews and supersessions included),
+// and its end builds the indexes and counts that a store written without
+// the bulk load keeps.
+func TestBulkLoadKeepsReadsExact(t *testing.T) {
+	ctx := context.Background()
+	base := pgtest.BaseURL(t)
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	plainSchema, bulkSchema := pgtest.Schema(t), pgtest.Schema(t)
+	clock := func() func() time.Time {
+		return steppingClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Second)
+	}
+	plain := openStore(t, pgtest.WithSchema(t, base, plainSchema), postgres.Options{Clock: clock()})
+	bulk := openStore(t, pgtest.WithSchema(t, base, bulkSchema), postgres.Options{Clock: clock()})
+
+	bulk.SetBulk(true)
+	for _, e := range []*postgres.Engine{plain, bulk} {
+		fillKeywordStore(t, e, 1100, 3)
+		fillStore(t, e, 200, 5)
+	}
+	if row, idx := bulkState(t, conn, bulkSchema); !row || len(idx) != 0 {
+		t.Fatalf("during the load: bulk row %v, indexes %v; want the row and no index", row, idx)
+	}
+	everyReadIsExact(t, bulk, conn, bulkSchema, "during the bulk load")
+	churn(t, bulk)
+	churn(t, plain)
+	everyReadIsExact(t, bulk, conn, bulkSchema, "after churn during the bulk load")
+
+	bulk.SetBulk(false)
+	if err := bulk.WaitIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if row, idx := bulkState(t, conn, bulkSchema); row || len(idx) != 2 {
+		t.Fatalf("after the load: bulk row %v, indexes %v; want no row and both indexes", row, idx)
+	}
+	if got, want := facetValues(t, conn, bulkSchema), facetValues(t, conn, plainSchema); got != want {
+		t.Fatalf("facet counts after the bulk load differ from those kept row by row:\n got %s\nwant %s", got, want)
+	}
+	everyReadIsExact(t, bulk, conn, bulkSchema, "after the bulk load")
+	// Counting resumes: later writes are counted as they come.
+	fillStore(t, bulk, 40, 9)
+	rootExploreMatches(t, bulk, "after writes that follow the bulk load")
+
+	// A small load into a store holding more than it keeps its indexes.
+	bulk.SetBulk(true)
+	fillStore(t, bulk, 100, 10)
+	if row, idx := bulkState(t, conn, bulkSchema); row || len(idx) != 2 {
+		t.Fatalf("a small load into a larger store: bulk row %v, indexes %v; want no row and both indexes", row, idx)
+	}
+	bulk.SetBulk(false)
+	rootExploreMatches(t, bulk, "after a small load")
+}
+
+// TestBulkLoadCutShortIsFinished: a process that dies during a bulk load
+// leaves the bulk row and no index; reads stay exact on that store, and the
+// next open of it builds the indexes and takes the counts.
+func TestBulkLoadCutShortIsFinished(t *testing.T) {
+	if url := os.Getenv("MNEMO_BULK_CHILD_URL"); url != "" {
+		// The child: load in bulk, then end as a crash would, without
+		// Close (so without the load's end).
+		e, err := postgres.Open(context.Background(), url, postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.SetBulk(true)
+		fillKeywordStore(t, e, 1100, 4)
+		fillStore(t, e, 150, 6)
+		os.Exit(0)
+	}
+	ctx := context.Background()
+	base := pgtest.BaseURL(t)
+	schema := pgtest.Schema(t)
+	url := pgtest.WithSchema(t, base, schema)
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBulkLoadCutShortIsFinished$")
+	cmd.Env = append(os.Environ(), "MNEMO_BULK_CHILD_URL="+url)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	if row, idx := bulkState(t, conn, schema); !row || len(idx) != 0 {
+		t.Fatalf("after the child died: bulk row %v, indexes %v; want the row and no index", row, idx)
+	}
+
+	// While another session holds the bulk lock (as a live loader would),
+	// an open leaves the load alone, and reads are exact without the
+	// indexes and the counts.
+	const lock = "hashtext('mnemo.bulk.' || $1)"
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock("+lock+")", schema); err != nil {
+		t.Fatal(err)
+	}
+	e := openStore(t, url, postgres.Options{})
+	everyReadIsExact(t, e, conn, schema, "with the load cut short")
+	if row, idx := bulkState(t, conn, schema); !row || len(idx) != 0 {
+		t.Fatalf("with the lock held: bulk row %v, indexes %v; want the load left alone", row, idx)
+	}
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_unlock("+lock+")", schema); err != nil {
+		t.Fatal(err)
+	}
+
+	// Nobody holds it now: the next open finishes the load in the background.
+	f := openStore(t, url, postgres.Options{})
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		row, idx := bulkState(t, conn, schema)
+		if !row && len(idx) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the load was not finished: bulk row %v, indexes %v", row, idx)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	everyReadIsExact(t, f, conn, schema, "after the next open finished the load")
+	everyReadIsExact(t, e, conn, schema, "through the engine opened before")
+}
