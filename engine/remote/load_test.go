@@ -41,6 +41,7 @@ type loadConfig struct {
 	// records; pollWatchers long-poll through engine/remote instead
 	// (remote.WithoutChangeStream), as clients before the stream did.
 	rawWatchers  bool
+	bareWatchers bool
 	pollWatchers bool
 	tui          bool
 	watchBin     string
@@ -135,7 +136,10 @@ func round(d time.Duration) time.Duration {
 // followersNote says which followers besides the watchers a run had.
 func (c loadConfig) followersNote() string {
 	var s string
-	if c.rawWatchers {
+	switch {
+	case c.bareWatchers:
+		s += " (bare)"
+	case c.rawWatchers:
 		s += " (raw)"
 	}
 	if c.pollWatchers {

@@ -2,6 +2,7 @@ package remote_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"mnemo/contract"
+	"mnemo/engine/memory"
 	"mnemo/engine/remote"
 	"mnemo/server/wire"
 	"mnemo/ui"
@@ -66,27 +68,33 @@ func TestLoadWithWatchers(t *testing.T) {
 	watched.watchers = 20
 	raw := base
 	raw.watchers, raw.rawWatchers = 20, true
+	// bare: raw watchers that pick each change's seq, time and id out of
+	// the page with a byte scan (scanPage), the least a client can do.
+	bare := raw
+	bare.bareWatchers = true
 	// poll: watched with the watchers long-polling (before the stream).
 	poll := watched
 	poll.pollWatchers = true
 	runs := []loadConfig{base, watched, light, raw, raw, watched, base}
 	if s := os.Getenv("MNEMO_LOADTEST_RUNS"); s != "" {
 		// a chosen sequence of runs, e.g. "base,watched" (profiling one kind)
-		named := map[string]loadConfig{"base": base, "watched": watched, "light": light, "raw": raw, "poll": poll}
+		named := map[string]loadConfig{"base": base, "watched": watched, "light": light, "raw": raw, "poll": poll, "bare": bare}
 		runs = nil
 		for _, name := range strings.Split(s, ",") {
 			cfg, ok := named[name]
 			if !ok {
-				t.Fatalf("MNEMO_LOADTEST_RUNS names %q; the runs are base, watched, light, raw and poll", name)
+				t.Fatalf("MNEMO_LOADTEST_RUNS names %q; the runs are base, watched, light, raw, bare and poll", name)
 			}
 			runs = append(runs, cfg)
 		}
 	}
-	var without, with, withRaw, withPoll []loadFigures
+	var without, with, withRaw, withBare, withPoll []loadFigures
 	for _, cfg := range runs {
 		f := runLoad(t, cfg)
 		t.Log(f)
 		switch {
+		case cfg.bareWatchers:
+			withBare = append(withBare, f)
 		case cfg.rawWatchers:
 			withRaw = append(withRaw, f)
 		case cfg.pollWatchers:
@@ -118,6 +126,7 @@ func TestLoadWithWatchers(t *testing.T) {
 	}{
 		{"with 20 watchers (engine/remote), a TUI and mnemo watch", with},
 		{"with 20 raw watchers (the stream, records not decoded)", withRaw},
+		{"with 20 bare watchers (the stream, each change's seq, time and id picked out by a byte scan)", withBare},
 		{"with 20 long-polling watchers (engine/remote without the stream), a TUI and mnemo watch", withPoll},
 	} {
 		if len(k.runs) > 0 {
@@ -174,9 +183,11 @@ type changesReader interface {
 // records on this same machine. It serves one follower.
 type rawChanges struct {
 	url, token string
-	events     *wire.EventReader
-	body       io.Closer
-	pos        uint64
+	// bare: pages are read by scanPage rather than encoding/json.
+	bare   bool
+	events *wire.EventReader
+	body   io.Closer
+	pos    uint64
 }
 
 func (r *rawChanges) Changes(ctx context.Context, req contract.ChangesRequest) (contract.ChangesPage, error) {
@@ -198,7 +209,11 @@ func (r *rawChanges) Changes(ctx context.Context, req contract.ChangesRequest) (
 		if ev.Event != wire.EventChanges {
 			return contract.ChangesPage{}, fmt.Errorf("the stream: %s %s", ev.Event, ev.Data)
 		}
-		page, err := rawPage(ev.Data)
+		read := rawPage
+		if r.bare {
+			read = scanPage
+		}
+		page, err := read(ev.Data)
 		r.pos = page.Next
 		return page, err
 	}
@@ -259,6 +274,72 @@ func rawPage(b []byte) (contract.ChangesPage, error) {
 	return out, nil
 }
 
+// scanPage reads a page of the stream with as little work as a client can
+// do and still check what it was sent: each change's seq, time and id from
+// the head of its object, which the server writes as {"seq":N,"at":"T",
+// "op":"O","id":"X",... (contract.Change), and the page's next and head from
+// its tail; the records are skipped unread. Only a change's object starts
+// with {"seq": (no record field is named seq, and a quote inside a string is
+// escaped), so the scan cannot be misled by a record's text.
+func scanPage(b []byte) (contract.ChangesPage, error) {
+	var out contract.ChangesPage
+	str := func(rest []byte, key string) (string, []byte, bool) {
+		rest, ok := bytes.CutPrefix(rest, []byte(`,"`+key+`":"`))
+		if !ok {
+			return "", nil, false
+		}
+		i := bytes.IndexByte(rest, '"')
+		if i < 0 {
+			return "", nil, false
+		}
+		return string(rest[:i]), rest[i+1:], true
+	}
+	num := func(rest []byte) (uint64, []byte) {
+		i := 0
+		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+			i++
+		}
+		n, _ := strconv.ParseUint(string(rest[:i]), 10, 64)
+		return n, rest[i:]
+	}
+	rest := b
+	for {
+		i := bytes.Index(rest, []byte(`{"seq":`))
+		if i < 0 {
+			break
+		}
+		var c contract.Change
+		c.Seq, rest = num(rest[i+len(`{"seq":`):])
+		at, rest1, ok := str(rest, "at")
+		if !ok {
+			return out, fmt.Errorf("a change without its time: %.80s", rest)
+		}
+		op, rest2, ok := str(rest1, "op")
+		if !ok {
+			return out, fmt.Errorf("a change without its op: %.80s", rest1)
+		}
+		id, rest3, ok := str(rest2, "id")
+		if !ok {
+			return out, fmt.Errorf("a change without its id: %.80s", rest2)
+		}
+		t, err := contract.ParseTime(at)
+		if err != nil {
+			return out, err
+		}
+		c.At, c.Op, c.ID, rest = t, contract.ChangeOp(op), id, rest3
+		out.Changes = append(out.Changes, c)
+	}
+	tail := b[max(0, len(b)-120):]
+	i := bytes.LastIndex(tail, []byte(`],"next":`))
+	j := bytes.LastIndex(tail, []byte(`,"head":`))
+	if i < 0 || j < 0 {
+		return out, fmt.Errorf("a page without its next and head: %.120s", tail)
+	}
+	out.Next, _ = num(tail[i+len(`],"next":`):])
+	out.Head, _ = num(tail[j+len(`,"head":`):])
+	return out, nil
+}
+
 // startFollowers attaches the run's followers to the feed's head and returns
 // once each of them is following, before any agent writes.
 func startFollowers(t *testing.T, ctx context.Context, url string, cfg loadConfig, owner *remote.Client, failures *failureLog) *followers {
@@ -272,7 +353,7 @@ func startFollowers(t *testing.T, ctx context.Context, url string, cfg loadConfi
 		var c changesReader
 		switch {
 		case cfg.rawWatchers:
-			c = &rawChanges{url: url, token: watcherToken(i)}
+			c = &rawChanges{url: url, token: watcherToken(i), bare: cfg.bareWatchers}
 		case cfg.pollWatchers:
 			c = loadClient(t, url, watcherToken(i), remote.WithoutChangeStream())
 		default:
@@ -675,4 +756,42 @@ func loadAverage() string {
 	}
 	fields := strings.Fields(string(b))
 	return strings.Join(fields[:min(3, len(fields))], " ")
+}
+
+// TestScanPageAgreesWithTheDecoder: the bare watchers' byte scan reads the
+// same seqs, times, ids, next and head as the page decoder, records whose
+// text looks like a change's JSON included.
+func TestScanPageAgreesWithTheDecoder(t *testing.T) {
+	e := memory.New()
+	ctx := context.Background()
+	for _, text := range []string{`plain`, `{"seq":7,"at":"x","op":"store","id":"fake"}`, "quotes \" and\nlines"} {
+		if _, err := e.Store(ctx, contract.Document(text, contract.MemoryMeta{})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page, err := e.Changes(ctx, contract.ChangesRequest{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := page.AppendJSON(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want contract.ChangesPage
+	if err := want.UnmarshalJSON(b); err != nil {
+		t.Fatal(err)
+	}
+	got, err := scanPage(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Next != want.Next || got.Head != want.Head || len(got.Changes) != len(want.Changes) || len(want.Changes) != 3 {
+		t.Fatalf("scanned %+v, decoded %+v", got, want)
+	}
+	for i, c := range want.Changes {
+		g := got.Changes[i]
+		if g.Seq != c.Seq || g.ID != c.ID || g.Op != c.Op || !g.At.Equal(c.At) {
+			t.Fatalf("change %d: scanned %+v, decoded %+v", i, g, c)
+		}
+	}
 }

@@ -71,7 +71,8 @@ type fixture struct {
 	acme1, acme2, other string
 }
 
-func newFixture(t *testing.T, opts httpapi.Options) *fixture {
+// storeAndKeys opens a bolt store in t.TempDir() and parses keysTOML.
+func storeAndKeys(t *testing.T) (*bolt.Engine, *auth.Keys) {
 	t.Helper()
 	store, err := bolt.Open(t.TempDir(), bolt.Options{})
 	if err != nil {
@@ -82,6 +83,12 @@ func newFixture(t *testing.T, opts httpapi.Options) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return store, keys
+}
+
+func newFixture(t *testing.T, opts httpapi.Options) *fixture {
+	t.Helper()
+	store, keys := storeAndKeys(t)
 	opts.OwnerToken, opts.Keys, opts.Audit, opts.AuditReader = ownerToken, keys, store, store
 	srv := httptest.NewServer(httpapi.New(store, opts))
 	t.Cleanup(srv.Close)

@@ -78,6 +78,14 @@ type Options struct {
 	// page of changes before it reads the feed again (default
 	// DefaultStreamGather; negative: none).
 	StreamGather time.Duration
+	// StreamQueue is how many pages a change stream may fall behind the
+	// reader it shares with the other streams of its reach before it is let
+	// go to read on its own (default DefaultStreamQueue).
+	StreamQueue int
+	// MaxStreamsPerPrincipal bounds the change streams one principal holds
+	// open at once (default DefaultMaxStreamsPerPrincipal; negative: no
+	// bound); one more is refused with 429.
+	MaxStreamsPerPrincipal int
 }
 
 // Handler is the HTTP API over one engine.
@@ -92,6 +100,10 @@ type Handler struct {
 	ops       map[wire.Op]operation
 	// drain ends the change feed's long polls when the server stops.
 	drain drainer
+	// fan shares the feed's reading among the streams of one reach.
+	fan fanout
+	// streams counts each principal's open change streams.
+	streams streamCount
 }
 
 // operation serves one POST /v1/<name>.
@@ -120,6 +132,12 @@ func New(e contract.Engine, opts Options) *Handler {
 	}
 	if opts.StreamWriteTimeout <= 0 {
 		opts.StreamWriteTimeout = DefaultStreamWriteTimeout
+	}
+	if opts.StreamQueue <= 0 {
+		opts.StreamQueue = DefaultStreamQueue
+	}
+	if opts.MaxStreamsPerPrincipal == 0 {
+		opts.MaxStreamsPerPrincipal = DefaultMaxStreamsPerPrincipal
 	}
 	switch {
 	case opts.StreamGather == 0:
