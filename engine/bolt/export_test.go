@@ -166,3 +166,33 @@ func DowngradeVectorsToSchema4(model string) func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketMeta).Put(keySchema, []byte("4"))
 	}
 }
+
+// DecodeVectorV4 reads a vector of schema 4's layout.
+func DecodeVectorV4(b []byte, model string, dim int) ([]float32, bool) {
+	return decodeVector(b, model, dim)
+}
+
+// VectorRowOf reads the stored block row of a record's vector.
+func VectorRowOf(e *Engine, id string) (q []int8, scale float32, ok bool) {
+	e.mu.RLock()
+	ord, alive := e.t.ordOfID(id)
+	e.mu.RUnlock()
+	if !alive {
+		return nil, 0, false
+	}
+	_ = e.db.View(func(tx *bbolt.Tx) error {
+		blk, found := parseVecBlock(tx.Bucket(bucketVecBlocks).Get(vecBlockKey(ord / vecBlockRows)))
+		r := int(ord % vecBlockRows)
+		if !found || r >= blk.n || blk.tag(r) == 0 {
+			return nil
+		}
+		cols := blk.cols()
+		q = make([]int8, blk.dim)
+		for j := range q {
+			q[j] = cols[j*blk.n+r]
+		}
+		scale, ok = blk.scale(r), true
+		return nil
+	})
+	return q, scale, ok
+}

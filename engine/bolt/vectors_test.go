@@ -2,6 +2,7 @@ package bolt_test
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -248,4 +249,82 @@ func hitIDs(hits []contract.Hit) []string {
 		out[i] = h.ID
 	}
 	return out
+}
+
+// TestStoreFromVersion4MovesItsVectors opens a store written by the release
+// before vector blocks (schema 4: 80 bench records, each with its vector of
+// the built-in embedder, one value per record keyed by id). When vectors
+// first load, every one is moved into a block as that release would have
+// read it back (decoded, then quantised as a unit vector) rather than
+// embedded again; the old bucket is dropped, each record is its own text's
+// best vector hit, and check passes.
+func TestStoreFromVersion4MovesItsVectors(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	untar(t, filepath.Join("testdata", "store-v4.tar.gz"), dir)
+	old := map[string][]byte{}
+	db, err := bbolt.Open(filepath.Join(dir, bolt.DBFile), 0o600, &bbolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = db.View(func(tx *bbolt.Tx) error {
+		if v := string(tx.Bucket([]byte("meta")).Get([]byte("schema"))); v != "4" {
+			t.Fatalf("the fixture is of schema %q, want 4", v)
+		}
+		return tx.Bucket([]byte("vectors")).ForEach(func(k, v []byte) error {
+			old[string(k)] = append([]byte(nil), v...)
+			return nil
+		})
+	})
+	_ = db.Close()
+	if len(old) != 80 {
+		t.Fatalf("the fixture holds %d vectors, want 80", len(old))
+	}
+	e := openStore(t, dir, bolt.Options{})
+	defer e.Close()
+	if err := e.WaitEmbedder(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if bolt.HasPerRecordVectors(e) {
+		t.Fatal("the old vectors bucket is still there")
+	}
+	model := e.EmbedderModel()
+	for id, raw := range old {
+		vec, ok := bolt.DecodeVectorV4(raw, model, 0)
+		if !ok {
+			t.Fatalf("the fixture's vector of %s is not of the model in use, %s", id, model)
+		}
+		want := make([]int8, len(vec))
+		wantScale := retrieval.QuantizeUnit(vec, want)
+		q, scale, ok := bolt.VectorRowOf(e, id)
+		if !ok || scale != wantScale || !slices.Equal(q, want) {
+			t.Fatalf("record %s: its block row is not the moved vector (found %v, scale %v against %v)", id, ok, scale, wantScale)
+		}
+	}
+	var items []contract.Exported
+	if err := json.Unmarshal([]byte(exportAll(t, e)), &items); err != nil {
+		t.Fatal(err)
+	}
+	// Each record fetch finds (active, outside sandboxes: keyword ranks it
+	// first for its own text) is vector's best hit for its text too.
+	checked := 0
+	for _, it := range items {
+		q := it.Item.RenderText()
+		kw, err := e.Fetch(ctx, contract.FetchRequest{Query: q, Mode: contract.ModeKeyword, Limit: 1})
+		if err != nil || len(kw.Hits) == 0 || kw.Hits[0].ID != it.ID {
+			continue
+		}
+		got, err := e.Fetch(ctx, contract.FetchRequest{Query: q, Mode: contract.ModeVector, Limit: 3})
+		if err != nil || len(got.Hits) == 0 || got.Hits[0].ID != it.ID {
+			t.Fatalf("vector fetch of %s's own text: %v %v", it.ID, hitIDs(got.Hits), err)
+		}
+		checked++
+	}
+	if checked < 20 {
+		t.Fatalf("only %d records were checked by their own text", checked)
+	}
+	if rep, err := e.Check(ctx, false, nil); err != nil || !rep.Consistent {
+		t.Fatalf("check after the move: %v %+v", err, rep.Checks)
+	}
 }
