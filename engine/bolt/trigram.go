@@ -656,11 +656,7 @@ func (e *Engine) rewriteContent() error {
 func (e *Engine) saveGrownContent() error {
 	x := e.tri
 	x.drain()
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	if !x.ready || x.building || x.base != nil {
-		return nil
-	}
+	// The engine's lock before the index's, as everywhere.
 	e.mu.RLock()
 	feedSeq, nextOrd := e.feed.seq, e.nextOrd
 	gone := roaring.New()
@@ -670,6 +666,11 @@ func (e *Engine) saveGrownContent() error {
 		}
 	}
 	e.mu.RUnlock()
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if !x.ready || x.building || x.base != nil {
+		return nil
+	}
 	limit := uint64(max(commonFloor, int(x.maxOrd)/commonShare))
 	common := maps.Clone(x.common)
 	grams := make([]uint32, 0, len(x.post))
