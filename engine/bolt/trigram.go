@@ -585,12 +585,7 @@ func (e *Engine) rewriteContent() error {
 	added, dead, maxOrd := x.added, x.dead, x.maxOrd
 	x.mu.RUnlock()
 	feedSeq, nextOrd := e.feed.seq, e.nextOrd
-	gone := roaring.New()
-	for ord := range min(int(nextOrd), len(e.t.alive)) {
-		if !e.t.alive[ord] {
-			gone.Add(uint32(ord))
-		}
-	}
+	gone := e.goneOrdinals()
 	e.mu.RUnlock()
 	grams := make([]uint32, 0, old.grams+len(overlay))
 	old.eachGram(func(g uint32) bool { grams = append(grams, g); return true })
@@ -648,6 +643,19 @@ func (e *Engine) rewriteContent() error {
 	return old.close()
 }
 
+// goneOrdinals are the ordinals below nextOrd whose records are no longer in
+// the table: a content index file is written without them. The caller holds
+// mu.
+func (e *Engine) goneOrdinals() *roaring.Bitmap {
+	gone := roaring.New()
+	for ord := range min(int(e.nextOrd), len(e.t.alive)) {
+		if !e.t.alive[ord] {
+			gone.Add(uint32(ord))
+		}
+	}
+	return gone
+}
+
 // saveGrownContent writes the content index of a store that opened small
 // and grew large to its file, as a build on a large store would have: the
 // common trigrams left out, the forgotten records' ordinals removed. Close
@@ -659,12 +667,7 @@ func (e *Engine) saveGrownContent() error {
 	// The engine's lock before the index's, as everywhere.
 	e.mu.RLock()
 	feedSeq, nextOrd := e.feed.seq, e.nextOrd
-	gone := roaring.New()
-	for ord := range min(int(nextOrd), len(e.t.alive)) {
-		if !e.t.alive[ord] {
-			gone.Add(uint32(ord))
-		}
-	}
+	gone := e.goneOrdinals()
 	e.mu.RUnlock()
 	x.mu.RLock()
 	defer x.mu.RUnlock()
