@@ -21,7 +21,7 @@ import (
 // reads: dimension-major, so a query reads only the columns of the
 // dimensions it has. A search scans the blocks in place, in bbolt's memory
 // map, inside one read transaction: no process holds the vectors in its
-// heap (at 1M they were 0.8 GB of it), the OS pages them. Keyed by ordinal
+// heap (at 1M they were 0.77 GB of it), the OS pages them. Keyed by ordinal
 // and packed, they take the vector's bytes and little else (the layout
 // before, one value per record keyed by its 40-byte id, wasted a sixth of
 // every page).
