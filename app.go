@@ -22,7 +22,7 @@ import (
 	"mnemo/engine/postgres"
 )
 
-// globalFlags are the flags every command shares (cli.md section 1).
+// globalFlags are the flags every command shares (docs/spec/cli.md section 1).
 type globalFlags struct {
 	db     string
 	remote string

@@ -18,7 +18,7 @@ import (
 )
 
 // The JSON goldens in testdata/cli were recorded from the commands as they were
-// before the human form existed (cli.md section 2: scripts never see it). Every
+// before the human form existed (docs/spec/cli.md section 2: scripts never see it). Every
 // piped run, and every --json run, must print those bytes again. Record them
 // anew only on purpose: MNEMO_GOLDEN_UPDATE=1 go test -run TestJSONGoldens .
 

@@ -393,7 +393,7 @@ func cursorQuery(q, cursor string) string {
 	return strings.TrimSuffix(q, "}") + `,"cursor":` + strconv.Quote(cursor) + "}"
 }
 
-// TestBrowseErrorsCarryTheirCode: every browse validation error of contract.md
+// TestBrowseErrorsCarryTheirCode: every browse validation error of docs/spec/contract.md
 // section 4 and every cursor error, on the shell with its stable code, and in
 // --json error output.
 func TestBrowseErrorsCarryTheirCode(t *testing.T) {

@@ -30,7 +30,7 @@ func newBenchCommand(a *app) *cobra.Command {
 		Use:   "bench [--records N]",
 		Short: "Benchmark a scratch store on a generated corpus and print a table",
 		Long: `Generate the benchmark corpus, import it into a new scratch store (never your
-store), time every shape of design.md section 8 (browse, explore, keyword fetch,
+store), time every shape of docs/spec/design.md section 8 (browse, explore, keyword fetch,
 import throughput) and print a Markdown table with median, p95, the budget and the
 SQLite peer's figure. With --db naming a postgres:// URL the scratch store is a new
 schema in that database, dropped after. Progress goes to stderr. Exits 0 when every row meets its

@@ -360,7 +360,7 @@ func newBrowseCommand(a *app) *cobra.Command {
 		Use:   "browse",
 		Short: "The exactly counted, sortable, keyset-paged listing",
 		Long: `Browse records with exact totals, sorting and keyset paging. The browse query
-(JSON, contract.md section 4) comes from --query or stdin; none means the first 50
+(JSON, docs/spec/contract.md section 4) comes from --query or stdin; none means the first 50
 records by updated_at descending. Prints a BrowsePage; pass its continuation as
 "cursor" in the same query for the next page.
 

@@ -25,7 +25,7 @@ func newServeCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the store over HTTP (and the TUI over SSH) to many clients",
-		Long: `Own the store and serve it: the HTTP API (cli.md section 4) for agents and
+		Long: `Own the store and serve it: the HTTP API (docs/spec/cli.md section 4) for agents and
 scripts, and with --ssh the terminal UI over SSH.
 
 On start the server writes its address to serve.addr and an owner token to
@@ -36,7 +36,7 @@ server automatically when they can read that token; elsewhere use
 
 HTTP needs "Authorization: Bearer <token>" unless --http names a unix socket
 (unix:/path), which is created with mode 0600 so only its owner can connect.
-The keys file (TOML, design.md section 7) names the other principals with their
+The keys file (TOML, docs/spec/design.md section 7) names the other principals with their
 role, reach, SSH keys and token digests; SSH sessions need it. A principal's
 reach written without inherit means inherit = false. At start (and on every
 reload) the server prints one line per principal: what it can read and write.

@@ -13,7 +13,7 @@ import (
 	"mnemo/contract"
 )
 
-// config is the config file (cli.md section 1, default
+// config is the config file (docs/spec/cli.md section 1, default
 // $XDG_CONFIG_HOME/mnemo/config.toml). Unknown keys are errors that name the key,
 // so a typo never silently falls back to a default.
 type config struct {

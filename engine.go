@@ -103,7 +103,7 @@ func redactURL(raw string) string {
 	return u.Redacted()
 }
 
-// attachToServer is the automatic attach of design.md section 4: when a running
+// attachToServer is the automatic attach of docs/spec/design.md section 4: when a running
 // `mnemo serve` holds the store and left its address and owner token beside
 // it, talk to it instead of failing on the lock.
 func attachToServer(ctx context.Context, a *app, locked *bolt.LockedError) (*openStore, bool) {

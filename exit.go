@@ -9,7 +9,7 @@ import (
 	"mnemo/contract"
 )
 
-// Exit codes of cli.md section 3.
+// Exit codes of docs/spec/cli.md section 3.
 const (
 	exitOK           = 0
 	exitFailure      = 1 // engine error, unavailable, unexpected failure

@@ -1,6 +1,6 @@
 // Command mnemo is a terminal explorer for AI-agent memory and the command line
 // of the embedded memory engine under it: every operation of the contract is
-// reachable from the shell with the contract's JSON in and out (cli.md).
+// reachable from the shell with the contract's JSON in and out (docs/spec/cli.md).
 //
 // This file is the cobra wiring only; each command lives in a cmd_*.go file and
 // talks to a contract.Engine opened by openEngine (engine.go).
@@ -21,7 +21,7 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// run executes one mnemo invocation and returns its exit code (cli.md section 3).
+// run executes one mnemo invocation and returns its exit code (docs/spec/cli.md section 3).
 // Tests call it in-process with their own streams.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return newApp(stdin, stdout, stderr).execute(args)

@@ -1,6 +1,6 @@
 package main
 
-// The one output rule of every command (cli.md section 2, README "Output"):
+// The one output rule of every command (docs/spec/cli.md section 2, README "Output"):
 // when stdout is a terminal a command prints its human form (aligned tables
 // the width of the terminal, relative times, counts with separators, colour
 // when the terminal takes it and NO_COLOR is unset); when stdout is not a

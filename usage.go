@@ -10,7 +10,7 @@ import (
 
 // usageHint is a usage error that knows what its command takes. The error
 // line names the usage; on a terminal the lines after it add the command's
-// arguments, flags and help pointer (cli.md section 3 keeps the error itself
+// arguments, flags and help pointer (docs/spec/cli.md section 3 keeps the error itself
 // one line, for scripts).
 type usageHint struct {
 	err  error

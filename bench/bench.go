@@ -1,6 +1,6 @@
 // Package bench is the runner behind `mnemo bench`: it loads the generated
 // corpus (bench/corpus) into any contract.Engine through store_many batches,
-// then times the operations of design.md §8 (the browse shapes the SQLite peer
+// then times the operations of docs/spec/design.md §8 (the browse shapes the SQLite peer
 // in ../peerbench/dawn-sqlite also runs, explore at the root and after two
 // narrows, fetch top 10 in each mode the engine declares, recall top 5) and
 // reports median and p95 per row against the budget (rows §8 sets none for pass

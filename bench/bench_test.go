@@ -74,7 +74,7 @@ func TestRunOnReferenceEngine(t *testing.T) {
 			t.Errorf("%s: the reference engine answered wrongly: %s", r.Name, r.Note)
 		}
 		if r.Budget.None() != unbudgeted[r.Name] {
-			t.Errorf("%s: budget %q, design.md §8 sets one only for keyword fetch among ranked reads", r.Name, r.Budget)
+			t.Errorf("%s: budget %q, docs/spec/design.md §8 sets one only for keyword fetch among ranked reads", r.Name, r.Budget)
 		}
 	}
 	needle := tab.Rows[4]

@@ -48,7 +48,7 @@ func (r ProcessRow) budget() string {
 	return r.Budget.String()
 }
 
-// The process budgets of design.md §8.
+// The process budgets of docs/spec/design.md §8.
 var (
 	budgetColdOpen = budgets{Budget{P95: msd(50)}, Budget{P95: msd(100)}}
 	budgetColdPage = budgets{Budget{P95: msd(100)}, Budget{P95: msd(200)}}

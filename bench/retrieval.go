@@ -33,7 +33,7 @@ func retrievalRows(ctx context.Context, e contract.Engine, opts Options) ([]shap
 		if !desc.Supports(mode) {
 			continue
 		}
-		budget := budgets{} // design.md §8 budgets keyword fetch only
+		budget := budgets{} // docs/spec/design.md §8 budgets keyword fetch only
 		if mode == contract.ModeKeyword {
 			budget = budgetKeyword
 		}

@@ -16,7 +16,7 @@ func (b Budget) admits(p50, p95 time.Duration) bool {
 	return (b.P50 == 0 || p50 <= b.P50) && (b.P95 == 0 || p95 <= b.P95)
 }
 
-// String is the budget as design.md writes it.
+// String is the budget as docs/spec/design.md writes it.
 func (b Budget) String() string {
 	var parts []string
 	if b.P50 > 0 {
@@ -31,21 +31,21 @@ func (b Budget) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// NoBudget is the budget column of a row design.md §8 sets no limit for
+// NoBudget is the budget column of a row docs/spec/design.md §8 sets no limit for
 // (vector and hybrid fetch, recall): such a row passes on its answer alone.
 const NoBudget = "—"
 
 // None tells whether the budget sets no limit.
 func (b Budget) None() bool { return b.P50 == 0 && b.P95 == 0 }
 
-// budgets are a row's limits at the two sizes design.md §8 names.
+// budgets are a row's limits at the two sizes docs/spec/design.md §8 names.
 type budgets struct{ at100k, at1M Budget }
 
 // Scale picks the column: a corpus up to 100k records is held to the 100k
 // budget, anything larger to the 1M budget.
 type Scale int
 
-// The two budget columns of design.md §8.
+// The two budget columns of docs/spec/design.md §8.
 const (
 	Scale100k Scale = iota
 	Scale1M
@@ -74,7 +74,7 @@ func (b budgets) at(s Scale) Budget {
 
 func msd(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
 
-// The budgets of design.md §8.
+// The budgets of docs/spec/design.md §8.
 var (
 	budgetWindowed      = budgets{Budget{P95: msd(2)}, Budget{P95: msd(5)}}
 	budgetFiltered      = budgets{Budget{P95: msd(5)}, Budget{P95: msd(20)}}
@@ -90,7 +90,7 @@ var (
 // importBudget is the store_many import floor in records per second.
 const importBudget = 5000.0
 
-// peerP95 is the SQLite peer's best p95 recorded in design.md §8 for a shape,
+// peerP95 is the SQLite peer's best p95 recorded in docs/spec/design.md §8 for a shape,
 // at exactly 100k or 1M records; 0 when there is none.
 func peerP95(peer string, records int) time.Duration {
 	table := map[int]map[string]float64{
@@ -125,7 +125,7 @@ type Row struct {
 	P50, P95 time.Duration
 	Budget   Budget
 	Pass     bool
-	// PeerP95 is the peer's p95 from design.md §8 at this size, 0 when unknown.
+	// PeerP95 is the peer's p95 from docs/spec/design.md §8 at this size, 0 when unknown.
 	PeerP95 time.Duration
 	// Note describes the last answer; it starts with "WRONG: " when the answer
 	// did not match the corpus.
@@ -198,7 +198,7 @@ func (t Table) Markdown() string {
 	if t.LoadAvg != "" {
 		fmt.Fprintf(&b, "; load average %s at start, %s at end", t.LoadAvg, t.LoadAvgEnd)
 	}
-	fmt.Fprintf(&b, "; budgets of the %s column of design.md §8.\n\n", scale)
+	fmt.Fprintf(&b, "; budgets of the %s column of docs/spec/design.md §8.\n\n", scale)
 	fmt.Fprintf(&b, "| operation | samples | p50 ms | p95 ms | budget | result | SQLite peer p95 ms | peer / mnemo | answer |\n")
 	fmt.Fprintf(&b, "|---|---:|---:|---:|---|---|---:|---:|---|\n")
 	unbudgeted := false
@@ -219,7 +219,7 @@ func (t Table) Markdown() string {
 	fmt.Fprintf(&b, "| store_many import, end to end | %d batches | | | >= %.0f records/s | %s | | | %d stored, %d replayed in %s = %.0f records/s |\n",
 		im.Batches, im.Budget, passWord(im.Pass), im.Stored, im.Replayed, im.Elapsed.Round(time.Millisecond), im.PerSecond)
 	if unbudgeted {
-		fmt.Fprintf(&b, "\nRows with budget %s have none in design.md §8 and pass on their answer alone; keyword fetch's budget (%s here) is the yardstick to read them by.\n",
+		fmt.Fprintf(&b, "\nRows with budget %s have none in docs/spec/design.md §8 and pass on their answer alone; keyword fetch's budget (%s here) is the yardstick to read them by.\n",
 			NoBudget, budgetKeyword.at(scale))
 	}
 	if im.IndexCatchUp > 0 {

@@ -14,7 +14,7 @@ const (
 )
 
 // BrowseQuery is the query-free, exactly counted, sortable, keyset-paged listing
-// of contract.md §4.
+// of docs/spec/contract.md §4.
 type BrowseQuery struct {
 	Filter MetaFilter
 	// Status and Kind: nil means no constraint; an empty non-nil slice matches nothing.

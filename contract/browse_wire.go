@@ -5,7 +5,7 @@ import (
 	"strconv"
 )
 
-// MarshalJSON writes the wire form of contract.md §4: unset parts are omitted,
+// MarshalJSON writes the wire form of docs/spec/contract.md §4: unset parts are omitted,
 // an empty (non-nil) status or kind set is written as [] because it matches nothing.
 func (q BrowseQuery) MarshalJSON() ([]byte, error) {
 	buf := []byte{'{'}

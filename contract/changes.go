@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// The change feed (design.md §4): every mutation gets the store's next change
+// The change feed (docs/spec/design.md §4): every mutation gets the store's next change
 // sequence number and appears once, in order, in the feed. A store that wrote
 // (a replay is no change), a review's approve and reject, a supersede and every
 // forget (by ids, by filter, within) are changes; expiry is not a mutation.

@@ -38,7 +38,7 @@ type Engine interface {
 	Consolidate(ctx context.Context, req ConsolidateRequest) (ConsolidateReceipt, error)
 	Beliefs(ctx context.Context, req BeliefsRequest) ([]Hit, error)
 
-	// Browse is the exactly counted, sorted, keyset-paged listing (contract.md §4).
+	// Browse is the exactly counted, sorted, keyset-paged listing (docs/spec/contract.md §4).
 	Browse(ctx context.Context, q BrowseQuery) (BrowsePage, error)
 	// Review approves or rejects a candidate.
 	Review(ctx context.Context, req ReviewRequest) (ReviewResult, error)

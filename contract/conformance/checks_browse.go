@@ -10,7 +10,7 @@ import (
 	"mnemo/contract"
 )
 
-// mnemo's browse checks (contract.md section 4).
+// mnemo's browse checks (docs/spec/contract.md section 4).
 
 func (r *run) browsePage(q contract.BrowseQuery) (contract.BrowsePage, error) {
 	p, err := r.e.Browse(r.ctx, q)

@@ -19,7 +19,7 @@ import (
 	"mnemo/engine/bolt"
 )
 
-// The benchmarks time every row of design.md §8 that the storage engine
+// The benchmarks time every row of docs/spec/design.md §8 that the storage engine
 // answers, on the generated corpus. MNEMO_BENCH_RECORDS picks the size
 // (default 10000 so a plain `go test -bench` stays quick). Each row reports
 // the median and p95 latency of its iterations besides ns/op.

@@ -306,7 +306,7 @@ func (t *table) compileBrowse(q *contract.BrowseQuery) *browsePlan {
 	return p
 }
 
-// Browse answers contract.md §4 from one snapshot: the table (under the read
+// Browse answers docs/spec/contract.md §4 from one snapshot: the table (under the read
 // lock) and one bbolt read transaction. The default order walks the
 // updated_at index from the cursor's position (a seek, O(page)); other orders
 // and selective filters take the top of the matching rows with a bounded heap.

@@ -8,7 +8,7 @@ import (
 	"mnemo/contract"
 )
 
-// Browse answers the browse query of contract.md section 4 in SQL, in one
+// Browse answers the browse query of docs/spec/contract.md section 4 in SQL, in one
 // statement (one round trip, one snapshot): the total, from record_counts
 // when the reach, status and kind decide the set and by count otherwise, and
 // the page (ordered, keyset after the cursor, offset, limit) read from the

@@ -188,7 +188,7 @@ func (k *Keys) ByKey(key gossh.PublicKey) (*Principal, bool) {
 	return nil, false
 }
 
-// keysFile is the TOML shape of a keys file (design.md section 7).
+// keysFile is the TOML shape of a keys file (docs/spec/design.md section 7).
 type keysFile struct {
 	Principal []principalEntry `toml:"principal"`
 }

@@ -1,4 +1,4 @@
-// Package httpapi serves any contract.Engine over HTTP (cli.md section 4):
+// Package httpapi serves any contract.Engine over HTTP (docs/spec/cli.md section 4):
 // POST /v1/<operation> with the request JSON, GET /v1/descriptor and
 // GET /v1/health, errors as {"error": {"kind", "code"?, "message"}}.
 //

@@ -21,7 +21,7 @@ func IsForbidden(err error) bool {
 	return errors.As(err, &e) && e.Kind == contract.KindUnauthorized && e.Code == CodeForbidden
 }
 
-// StatusOf maps a contract error to its HTTP status (cli.md section 4).
+// StatusOf maps a contract error to its HTTP status (docs/spec/cli.md section 4).
 func StatusOf(err error) int {
 	switch contract.KindOf(err) {
 	case contract.KindInvalidRequest, contract.KindUnsupported:

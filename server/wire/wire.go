@@ -1,4 +1,4 @@
-// Package wire is mnemo's HTTP API on the wire (cli.md section 4), written
+// Package wire is mnemo's HTTP API on the wire (docs/spec/cli.md section 4), written
 // once: the operation names, the request bodies and answers that are not
 // contract types, and the error envelope's mapping to HTTP statuses and back.
 // The handler (server/httpapi), its client (engine/remote), access control

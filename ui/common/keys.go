@@ -84,7 +84,7 @@ func (a Action) In(view string) bool { return a.global || slices.Contains(a.View
 func (a Action) DefaultKeys() []string { return slices.Clone(a.keys) }
 
 // actionTable is every action that is not a view switch, in the order help
-// lists them, with its default keys (tui.md section 3). Avoided as defaults:
+// lists them, with its default keys (docs/spec/tui.md section 3). Avoided as defaults:
 // ctrl+b (tmux prefix), ctrl+h/j/k/l (tmux pane moves), ctrl+s and ctrl+q
 // (flow control). Global actions work in every view; the others work in the
 // views whose registration names them.
