@@ -58,6 +58,9 @@ type app struct {
 
 	store  *openStore
 	closed bool
+	// command is the name of the command running (a read command never
+	// creates a store).
+	command string
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
@@ -80,6 +83,7 @@ func streamIsTerminal(stream any) bool {
 
 // setup resolves the config file and logging before any command runs.
 func (a *app) setup(cmd *cobra.Command) error {
+	a.command = cmd.Name()
 	if err := a.checkOutputFlags(); err != nil {
 		return err
 	}

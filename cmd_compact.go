@@ -8,6 +8,7 @@ import (
 	"mnemo/contract"
 	"mnemo/engine/bolt"
 	"mnemo/engine/postgres"
+	"mnemo/server/local"
 )
 
 func newCompactCommand(a *app) *cobra.Command {
@@ -20,12 +21,16 @@ about half to two thirds full, and bbolt never returns freed space to the file
 system. The copy is written beside the store and renamed over it, so a crash
 leaves the old file or the new one; records, ids, sequence numbers and the
 change feed are unchanged, and so the search index and the other derived
-files stay valid. Needs the store to itself: stop a server that holds it first.`,
+files stay valid. Needs the store to itself: it refuses, naming the process,
+while another mnemo process uses the store.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dir := a.storeDir()
 			if postgres.IsURL(dir) {
 				return contract.Invalid("mnemo compact rewrites a directory store; PostgreSQL gives space back with VACUUM FULL")
+			}
+			if h, ok := local.Held(dir); ok {
+				return contract.Unavailable("mnemo compact rewrites the store's file and needs it to itself: process %d holds %s (a TUI, an agent's mnemo mcp, a server or a script); stop it and run compact again", h.PID, dir)
 			}
 			rep, err := bolt.Compact(dir)
 			if err != nil {

@@ -17,6 +17,7 @@ import (
 	"mnemo/contract"
 	"mnemo/engine/bolt"
 	"mnemo/engine/postgres"
+	"mnemo/server/local"
 )
 
 // copyPage is how many records one copy step reads and writes.
@@ -325,8 +326,11 @@ func newCopySink(e contract.Engine, clock *copyClock) copySink {
 	if r, ok := e.(restorer); ok {
 		return &restoreSink{r: r}
 	}
-	_, local := e.(*bolt.Engine)
-	return &contractSink{e: e, clock: clock, local: local}
+	// The clock sets the records' times only in a store this process
+	// holds; through another process the times are that process's own.
+	ls, ok := e.(*local.Store)
+	held := ok && ls.Role() == local.Holding
+	return &contractSink{e: e, clock: clock, local: held}
 }
 
 // restoreSink writes through Restore: every field in one statement.

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"cmp"
 	"context"
-	"errors"
+	"fmt"
 	neturl "net/url"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"mnemo/contract"
@@ -15,6 +11,7 @@ import (
 	"mnemo/engine/postgres"
 	"mnemo/engine/remote"
 	"mnemo/engine/retrieval"
+	"mnemo/server/local"
 )
 
 // openStore is an opened engine and what the CLI reports about it.
@@ -103,85 +100,78 @@ func redactURL(raw string) string {
 	return u.Redacted()
 }
 
-// attachToServer is the automatic attach of docs/spec/design.md section 4: when a running
-// `mnemo serve` holds the store and left its address and owner token beside
-// it, talk to it instead of failing on the lock.
-func attachToServer(ctx context.Context, a *app, locked *bolt.LockedError) (*openStore, bool) {
-	if locked.Addr == "" {
-		return nil, false
-	}
-	token := a.getenv("MNEMO_TOKEN")
-	if token == "" {
-		data, err := os.ReadFile(filepath.Join(locked.Path, bolt.TokenFile))
-		if err != nil {
-			return nil, false
-		}
-		token = strings.TrimSpace(string(data))
-	}
-	addr := serverURL(locked.Addr)
-	s, err := connectRemote(ctx, a, addr, token)
-	if err != nil {
-		a.logger.Debug("could not attach to the server holding the store", "addr", redactURL(addr), "err", err)
-		return nil, false
-	}
-	return s, true
-}
-
-// storeLockTimeout is how long an open waits for another process's lock.
+// storeLockTimeout is how long bench and conformance wait for the lock of
+// the scratch stores they open directly.
 const storeLockTimeout = time.Second
 
-// openLocal opens the store in dir with the embedder and answerer the config
-// file names.
+// readCommands are the commands that only read: on a path that holds no
+// store they say so and create nothing.
+var readCommands = map[string]bool{
+	"list": true, "get": true, "info": true, "browse": true, "explore": true, "narrow": true,
+	"fetch": true, "recall": true, "export": true, "watch": true, "health": true, "audit": true,
+	"check": true, "backup": true, "clusters": true, "beliefs": true,
+}
+
+// openLocal opens the store in dir, shared with this user's other mnemo
+// processes (server/local): this process holds it, or reaches the one that
+// does through the store's socket.
 func openLocal(ctx context.Context, a *app, dir string) (*openStore, error) {
 	return openLocalWith(ctx, a, dir, nil)
 }
 
-// openLocalWith is openLocal with a last say over the options (copy sets the
-// clock so records keep their times).
+// openLocalWith is openLocal with a last say over the options this process
+// opens the store with when it holds it (copy sets the clock so records keep
+// their times).
 func openLocalWith(ctx context.Context, a *app, dir string, adjust func(*bolt.Options)) (*openStore, error) {
-	opts := bolt.Options{LockTimeout: cmp.Or(a.lockTimeout, storeLockTimeout), Logger: a.logger}
+	opts := local.Options{Logger: a.logger, MustExist: readCommands[a.command],
+		Bolt: bolt.Options{Logger: a.logger}}
 	if ep := a.cfg.Embedder; ep.Endpoint != "" {
 		emb, err := retrieval.NewOpenAIEmbedder(retrieval.OpenAIConfig{Endpoint: ep.Endpoint, Model: ep.Model, APIKeyEnv: ep.APIKeyEnv}, nil)
 		if err != nil {
 			return nil, err
 		}
-		opts.Embedder = emb
+		opts.Bolt.Embedder = emb
 	}
 	if ep := a.cfg.Answer; ep.Endpoint != "" {
 		ans, err := retrieval.NewOpenAIChat(retrieval.ChatConfig{Endpoint: ep.Endpoint, Model: ep.Model, APIKeyEnv: ep.APIKeyEnv}, nil)
 		if err != nil {
 			return nil, err
 		}
-		opts.Answerer = ans
+		opts.Bolt.Answerer = ans
 	}
 	if adjust != nil {
-		adjust(&opts)
+		adjust(&opts.Bolt)
 	}
-	e, err := bolt.Open(dir, opts)
+	if a.isTerminal(a.stderr) {
+		// A holder that stops with no other process attached finishes what
+		// its writes started; a person at a terminal is told what it waits for.
+		opts.Settled = func(what string) { fmt.Fprintf(a.stderr, "\rmnemo: finishing before exit: %s…\x1b[K", what) }
+	}
+	s, err := local.Open(ctx, dir, opts)
 	if err != nil {
-		var locked *bolt.LockedError
-		if errors.As(err, &locked) {
-			if s, ok := attachToServer(ctx, a, locked); ok {
-				return s, nil
-			}
-			return nil, lockedError{message: locked.Error()}
-		}
 		return nil, err
 	}
-	a.logger.Debug("opened the store", "dir", e.Dir())
+	a.logger.Debug("opened the store", "dir", s.Dir(), "role", s.Role().String())
 	return &openStore{
-		engine: e,
-		label:  e.Dir(),
-		dir:    e.Dir(),
+		engine: s,
+		label:  s.Dir(),
+		dir:    s.Dir(),
 		indexStatus: func() indexInfo {
-			st := e.IndexStatus()
-			info := indexInfo{State: st.State, AppliedSeq: st.AppliedSeq}
-			if st.State != "ready" {
-				info.Done, info.Total = st.Done, st.Total
+			st, err := s.Status(ctx)
+			if err != nil {
+				return indexInfo{State: "unknown"}
+			}
+			info := indexInfo{State: st.Index.State, AppliedSeq: st.Index.AppliedSeq}
+			if st.Index.State != "ready" {
+				info.Done, info.Total = st.Index.Done, st.Index.Total
 			}
 			return info
 		},
-		close: e.Close,
+		recordCount: func(ctx context.Context) (int, error) {
+			st, err := s.Status(ctx)
+			return st.Records, err
+		},
+		close: s.Close,
 	}, nil
 }
 

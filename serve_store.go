@@ -13,6 +13,7 @@ import (
 	"mnemo/engine/bolt"
 	"mnemo/engine/postgres"
 	"mnemo/server"
+	"mnemo/server/local"
 )
 
 // servedStoreOf says how to serve an opened store: a directory store owns its
@@ -20,11 +21,12 @@ import (
 // which share the owner token kept in the database.
 func (a *app) servedStoreOf(ctx context.Context, s *openStore) (*server.Store, error) {
 	switch e := s.engine.(type) {
-	case *bolt.Engine:
+	case *local.Store:
+		// The other processes of this user reach the store through its
+		// socket whichever process holds it; the server is one more of them
+		// (or the holder), and serves its listeners through the same Store.
 		tokenPath := filepath.Join(e.Dir(), bolt.TokenFile)
 		return &server.Store{Engine: e, Audit: e, Label: e.Dir(), TokenPath: tokenPath,
-			// A directory store names its server beside it, so other commands
-			// on the store attach to it.
 			AddrPath:    filepath.Join(e.Dir(), bolt.AddrFile),
 			HostKeyPath: filepath.Join(e.Dir(), bolt.HostKeyFile),
 			Token:       func() (string, error) { return server.OwnerTokenFile(tokenPath) }}, nil

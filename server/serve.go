@@ -133,6 +133,10 @@ func Serve(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	if store.TokenPath != "" {
+		// The owner token is good while this server runs, and no longer.
+		defer os.Remove(store.TokenPath)
+	}
 	httpListener, addrURL, open, err := ListenHTTP(o.HTTP)
 	if err != nil {
 		return err
@@ -306,7 +310,7 @@ func ListenHTTP(addr string) (l net.Listener, url string, open bool, err error) 
 			}
 			_ = os.Remove(abs)
 		}
-		l, err := listenPrivateSocket(abs)
+		l, err := ListenPrivateSocket(abs)
 		if err != nil {
 			return nil, "", false, err
 		}
@@ -330,11 +334,11 @@ func Label(listen string) string {
 	return net.JoinHostPort(host, port)
 }
 
-// listenPrivateSocket listens on a unix socket at path that has mode 0600
+// ListenPrivateSocket listens on a unix socket at path that has mode 0600
 // from the moment it exists there: it is made in a fresh 0700 directory
 // beside path (no one else can reach it there, whatever the umask), made
 // 0600, and only then renamed into place.
-func listenPrivateSocket(path string) (net.Listener, error) {
+func ListenPrivateSocket(path string) (net.Listener, error) {
 	dir, err := os.MkdirTemp(filepath.Dir(path), ".mnemo-socket-")
 	if err != nil {
 		return nil, contract.ConfigErr("cannot listen on %s: %w", path, err)

@@ -42,7 +42,7 @@ func Compact(dir string) (CompactReport, error) {
 		return CompactReport{}, contract.ConfigErr("no store at %s: %v", abs, err)
 	}
 	rep := CompactReport{Dir: abs, Before: st.Size()}
-	src, err := openDB(path, time.Second)
+	src, err := openDB(path, time.Second, false)
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
 			return rep, lockedError(abs)

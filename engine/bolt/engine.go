@@ -101,6 +101,11 @@ type Options struct {
 	// (default: at least 7 days and at least 1,000,000 changes).
 	ChangeRetention contract.ChangeRetention
 
+	// ReadOnly opens the store for reading only (bbolt's shared lock): for
+	// a store this user cannot write. Nothing is written, writes answer
+	// Unauthorized, and the search index must be usable as it is.
+	ReadOnly bool
+
 	// loadGate, when set, holds the background table load until it is
 	// closed (tests observe a store before its table has loaded).
 	loadGate <-chan struct{}
@@ -114,16 +119,11 @@ type LockedError struct {
 }
 
 func (e *LockedError) Error() string {
-	remote := "..."
-	if e.Addr != "" {
-		remote = e.Addr
-	}
 	pid := "unknown"
 	if e.PID > 0 {
 		pid = strconv.Itoa(e.PID)
 	}
-	return fmt.Sprintf("store %s is in use by another mnemo process (pid %s); run \"mnemo tui --remote %s\" to attach to it, or stop it",
-		e.Path, pid, remote)
+	return fmt.Sprintf("store %s is locked by another process (pid %s)", e.Path, pid)
 }
 
 // openDB opens the bbolt file. `mnemo compact` renames a new file over the
@@ -131,14 +131,14 @@ func (e *LockedError) Error() string {
 // that lock would get it on the old, unlinked file and write into nothing,
 // so an open whose path now names another file than the one it locked
 // opens again.
-func openDB(path string, lockWait time.Duration) (*bbolt.DB, error) {
+func openDB(path string, lockWait time.Duration, readOnly bool) (*bbolt.DB, error) {
 	for {
 		before, _ := os.Stat(path)
 		db, err := bbolt.Open(path, 0o600, &bbolt.Options{
 			// The freelist is synced: without it bbolt rebuilds the freelist at
 			// every open by walking every page, which made opening cost time
 			// (and resident memory) in proportion to the store's size.
-			Timeout: lockWait, FreelistType: bbolt.FreelistMapType,
+			Timeout: lockWait, FreelistType: bbolt.FreelistMapType, ReadOnly: readOnly,
 		})
 		if err != nil {
 			return nil, err
@@ -205,6 +205,8 @@ type Engine struct {
 	ixMu         sync.RWMutex
 	applied      atomic.Uint64
 	committed    atomic.Uint64 // e.seq, readable without mu
+	// openedSeq is the seq the store had when this process opened it.
+	openedSeq uint64
 	rebuilding   atomic.Bool
 	rebuildDone  atomic.Int64
 	rebuildTotal atomic.Int64
@@ -290,7 +292,11 @@ func Open(dir string, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, contract.ConfigErr("store directory %s: %w", dir, err)
 	}
-	if err := os.MkdirAll(abs, 0o700); err != nil {
+	if opts.ReadOnly {
+		if _, err := os.Stat(filepath.Join(abs, DBFile)); err != nil {
+			return nil, contract.ConfigErr("open store %s read-only: %w", abs, err)
+		}
+	} else if err := os.MkdirAll(abs, 0o700); err != nil {
 		return nil, contract.ConfigErr("create store directory %s: %w", abs, err)
 	}
 	lockWait := opts.LockTimeout
@@ -299,7 +305,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 		// (a second) before attaching to the server.
 		lockWait = min(lockWait, servedLockWait)
 	}
-	db, err := openDB(filepath.Join(abs, DBFile), lockWait)
+	db, err := openDB(filepath.Join(abs, DBFile), lockWait, opts.ReadOnly)
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, lockedError(abs)
@@ -319,7 +325,10 @@ func Open(dir string, opts Options) (*Engine, error) {
 		FetchModes:    append([]contract.FetchMode(nil), opts.FetchModes...),
 		Consolidation: contract.ConsolidationNone,
 	}
-	if err := os.WriteFile(filepath.Join(abs, PIDFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+	if opts.ReadOnly {
+		// Nothing is written: no pid file (another user's process may hold
+		// the lock of a store this one only reads).
+	} else if err := os.WriteFile(filepath.Join(abs, PIDFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
 		_ = db.Close()
 		return nil, contract.EngineErr("write %s: %w", PIDFile, err)
 	}
@@ -344,6 +353,14 @@ func lockedError(dir string) error {
 	return le
 }
 
+// enterWrite is enter for a write: a store opened read-only refuses it.
+func (e *Engine) enterWrite(ctx context.Context) error {
+	if e.opts.ReadOnly {
+		return contract.Unauthorized("store %s is open read-only (this user cannot write it); nothing was written", e.dir)
+	}
+	return e.enter(ctx)
+}
+
 // abort undoes a failed open: background work started so far is stopped first.
 func (e *Engine) abort() {
 	e.closed.Store(true)
@@ -352,7 +369,9 @@ func (e *Engine) abort() {
 	if e.ix != nil {
 		_ = e.ix.Close()
 	}
-	_ = os.Remove(filepath.Join(e.dir, PIDFile))
+	if !e.opts.ReadOnly {
+		_ = os.Remove(filepath.Join(e.dir, PIDFile))
+	}
 	_ = e.db.Close()
 }
 
@@ -370,6 +389,9 @@ func (e *Engine) init() error {
 	})
 	// A write transaction (and its fsync) only when the layout needs one.
 	var err error
+	if !ready && e.opts.ReadOnly {
+		return contract.ConfigErr("store %s needs its layout brought up to date, which needs write access: open it once as a user who can write it", e.dir)
+	}
 	if !ready {
 		err = e.db.Update(e.prepareLayout)
 	}
@@ -428,6 +450,7 @@ func (e *Engine) load() error {
 		meta := tx.Bucket(bucketMeta)
 		e.seq = getU64(meta.Get(keySeq))
 		e.committed.Store(e.seq)
+		e.openedSeq = e.seq
 		e.nextOrd = uint32(getU64(meta.Get(keyNextOrd)))
 		rebuildMarked = meta.Get(keyRebuild) != nil
 		e.totalsOK = meta.Get(keyTotalsOK) != nil
@@ -540,6 +563,19 @@ func (e *Engine) goBackground(f func()) {
 // openIndex opens the Bleve index and decides whether it must be rebuilt.
 func (e *Engine) openIndex(rebuildMarked bool) error {
 	dir := filepath.Join(e.dir, IndexDir)
+	if e.opts.ReadOnly {
+		ix, err := index.OpenReadOnly(dir)
+		if err != nil {
+			return contract.ConfigErr("store %s is read-only for this user and its search index cannot be used as it is (%v): open it once as a user who can write it", e.dir, err)
+		}
+		e.ix = ix
+		applied, err := ix.AppliedSeq()
+		if err != nil {
+			return contract.EngineErr("read index: %w", err)
+		}
+		e.applied.Store(applied)
+		return nil
+	}
 	if rebuildMarked {
 		// A rebuild was interrupted: whatever the index holds is partial.
 		if err := os.RemoveAll(dir); err != nil {
@@ -592,6 +628,15 @@ func (e *Engine) Close() error {
 	// build its content index from every record (a 100k store's next
 	// browsing process then peaked at 321 MB). Every background worker has
 	// stopped, so the flag changes under no one.
+	if e.opts.ReadOnly {
+		e.tri.close()
+		e.idxMu.Lock()
+		e.ixMu.Lock()
+		ierr := e.ix.Close()
+		e.ixMu.Unlock()
+		e.idxMu.Unlock()
+		return errors.Join(ierr, e.db.Close())
+	}
 	e.mu.Lock()
 	grown := !e.largeStore && e.tableLoaded.Load() && int(e.nextOrd) >= e.opts.SyncRebuildBelow
 	if grown {

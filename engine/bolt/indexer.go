@@ -71,6 +71,10 @@ func (e *Engine) indexWorker() {
 // ranked reads to see all earlier writes call it first. During a rebuild it
 // does nothing (the rebuild catches up when it ends).
 func (e *Engine) flushIndex(ctx context.Context) error {
+	if e.opts.ReadOnly {
+		// A read-only store ranks what its index holds: it cannot apply more.
+		return nil
+	}
 	// Queued texts join the content index here, off the write path.
 	defer e.drainContent()
 	defer e.kickLearn()

@@ -26,7 +26,7 @@ func (e *Engine) StoreWith(ctx context.Context, item contract.StoreItem, opts co
 	if err := opts.Validate(); err != nil {
 		return contract.StoreReceipt{}, err
 	}
-	if err := e.enter(ctx); err != nil {
+	if err := e.enterWrite(ctx); err != nil {
 		return contract.StoreReceipt{}, err
 	}
 	defer e.leave()
@@ -57,7 +57,7 @@ func (e *Engine) StoreManyWith(ctx context.Context, items []contract.StoreItem, 
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	if err := e.enter(ctx); err != nil {
+	if err := e.enterWrite(ctx); err != nil {
 		return nil, err
 	}
 	defer e.leave()
@@ -261,7 +261,7 @@ func (e *Engine) Forget(ctx context.Context, target contract.ForgetTarget) (cont
 	if err := target.Validate(); err != nil {
 		return contract.ForgetReport{}, err
 	}
-	if err := e.enter(ctx); err != nil {
+	if err := e.enterWrite(ctx); err != nil {
 		return contract.ForgetReport{}, err
 	}
 	defer e.leave()
@@ -302,7 +302,7 @@ func (e *Engine) ForgetWithin(ctx context.Context, ids []string, reach contract.
 	if err != nil {
 		return contract.ForgetReport{}, err
 	}
-	if err := e.enter(ctx); err != nil {
+	if err := e.enterWrite(ctx); err != nil {
 		return contract.ForgetReport{}, err
 	}
 	defer e.leave()
@@ -428,7 +428,7 @@ func (e *Engine) Review(ctx context.Context, req contract.ReviewRequest) (contra
 	if err := req.Validate(); err != nil {
 		return contract.ReviewResult{}, err
 	}
-	if err := e.enter(ctx); err != nil {
+	if err := e.enterWrite(ctx); err != nil {
 		return contract.ReviewResult{}, err
 	}
 	defer e.leave()
@@ -464,7 +464,7 @@ func (e *Engine) Supersede(ctx context.Context, req contract.SupersedeRequest) (
 	if err := req.Validate(); err != nil {
 		return contract.Record{}, err
 	}
-	if err := e.enter(ctx); err != nil {
+	if err := e.enterWrite(ctx); err != nil {
 		return contract.Record{}, err
 	}
 	defer e.leave()

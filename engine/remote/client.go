@@ -41,6 +41,11 @@ func WithTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = 
 // WithHTTPClient replaces the HTTP client (its transport is kept for unix sockets).
 func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
 
+// WithoutKeepAlive makes every call a connection of its own, so a call that
+// fails to connect was never sent: server/local tells a request the holder
+// never saw (safe to send again) from one it may have applied.
+func WithoutKeepAlive() Option { return func(c *Client) { c.noKeepAlive = true } }
+
 // WithRetries sets how many times a rate-limited call (429) waits the server's
 // Retry-After and tries again (default 3).
 func WithRetries(n int) Option { return func(c *Client) { c.retries = n } }
@@ -53,6 +58,8 @@ type Client struct {
 	http    *http.Client
 	timeout time.Duration
 	retries int
+	// noKeepAlive: one connection per call (WithoutKeepAlive).
+	noKeepAlive bool
 
 	mu   sync.Mutex
 	desc *contract.Descriptor
@@ -95,7 +102,7 @@ func New(baseURL, token string, opts ...Option) (*Client, error) {
 		dialer := &net.Dialer{}
 		transport := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return dialer.DialContext(ctx, "unix", path)
-		}}
+		}, DisableKeepAlives: c.noKeepAlive}
 		hc := *c.http
 		hc.Transport = transport
 		c.http = &hc

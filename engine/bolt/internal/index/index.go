@@ -183,3 +183,30 @@ func (ix *Index) Close() error {
 	ix.closeOnce.Do(func() { ix.closeErr = ix.idx.Close() })
 	return ix.closeErr
 }
+
+// OpenReadOnly opens the index at dir for reading only (a store its user
+// cannot write): it must exist and be of this mapping version, since it
+// cannot be rebuilt.
+func OpenReadOnly(dir string) (*Index, error) {
+	b, err := newBuilder()
+	if err != nil {
+		return nil, err
+	}
+	cfg := runtimeConfig()
+	cfg["read_only"] = true
+	idx, err := bleve.OpenUsing(dir, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open index %s: %w", dir, err)
+	}
+	version, err := idx.GetInternal([]byte(keyMappingVersion))
+	if err != nil || string(version) != MappingVersion {
+		_ = idx.Close()
+		return nil, fmt.Errorf("index %s was built by another version of mnemo", dir)
+	}
+	stats, ok := loadStats(idx)
+	if !ok {
+		_ = idx.Close()
+		return nil, fmt.Errorf("index %s lacks its statistics", dir)
+	}
+	return &Index{dir: dir, idx: idx, build: b, stats: stats}, nil
+}

@@ -1,0 +1,582 @@
+// Package local shares one store directory among every mnemo process of its
+// user on one machine, with no setup: the TUI, the `mnemo mcp` servers agent
+// hosts start, every CLI command, watch, import and serve.
+//
+// One process holds the store: it has bbolt's lock, opens the store with
+// engine/bolt, and serves it to the others over a private unix socket beside
+// it (mnemo.sock, mode 0600; peers of another user are refused by their
+// credentials as well). Every other process reaches the holder through that
+// socket with engine/remote. A Store is either; callers see one
+// contract.Engine and never know which.
+//
+// When the holder stops, or dies (kill -9 included: the kernel drops its
+// lock), the next call of every other process finds the socket gone, takes
+// the lock itself or attaches to whichever process took it, and goes on.
+// What a call that was in flight does then follows from what it is:
+//
+//   - A call that never reached the holder (its connection was refused) is
+//     sent again to the new holder, whatever it is.
+//   - Reads, and stores (idempotent: an item's id is its fingerprint), are
+//     sent again even when the holder may have seen them.
+//   - Forget, erase, review, supersede, restore and consolidate that the
+//     holder may have seen are not repeated: the caller gets Unavailable
+//     saying so, and that the store went on under another process.
+//
+// The holder does the store's background work, whoever started it: engine/bolt
+// catches the index up, embeds and learns; and a holder that stops with no
+// other process attached first finishes what its own writes started
+// (bolt.Engine.Settle), so the next short command finds the store as a
+// long-lived process would have left it.
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"mnemo/contract"
+	"mnemo/engine/bolt"
+	"mnemo/engine/remote"
+	"mnemo/server"
+	"mnemo/server/httpapi"
+)
+
+// SocketFile is the socket's name inside the store directory.
+const SocketFile = "mnemo.sock"
+
+// Defaults.
+const (
+	// DefaultTakeoverWait bounds how long a call waits for the store to have
+	// a holder again after the last one stopped.
+	DefaultTakeoverWait = 10 * time.Second
+	// lockProbe is how long one attempt to take the lock waits: a holder
+	// that is only starting or stopping lets go (or starts serving) soon.
+	lockProbe = 50 * time.Millisecond
+	// retryPause is the pause between two attempts to find a holder.
+	retryPause = 10 * time.Millisecond
+	// shutdownGrace bounds how long a stopping holder waits for the
+	// requests its socket is serving.
+	shutdownGrace = 10 * time.Second
+)
+
+// Options configure Open.
+type Options struct {
+	// Bolt opens the store when this process holds it (embedder, answerer,
+	// logger, clock). Its LockTimeout is ignored: taking the lock is tried
+	// briefly and often instead.
+	Bolt bolt.Options
+	// MustExist refuses a directory that holds no store, creating nothing:
+	// read commands set it, so a mistyped path is an error, not an empty store.
+	MustExist bool
+	// ReadOnly opens the store for reading only (bbolt's shared lock): for a
+	// store this user cannot write. Such a process never holds it for others.
+	ReadOnly bool
+	// TakeoverWait bounds the wait for a new holder (default DefaultTakeoverWait).
+	TakeoverWait time.Duration
+	// Settled, when set, is told what a stopping holder waits for while it
+	// finishes its background work (about once a second).
+	Settled func(what string)
+	Logger  *slog.Logger
+}
+
+// Role says how this process reaches the store.
+type Role int
+
+const (
+	// Holding: this process holds the store and serves the others.
+	Holding Role = iota
+	// Attached: another process holds the store; calls go through its socket.
+	Attached
+	// Reading: the store is open read-only in this process.
+	Reading
+)
+
+func (r Role) String() string {
+	switch r {
+	case Holding:
+		return "holding"
+	case Attached:
+		return "attached"
+	}
+	return "read-only"
+}
+
+// Store is a local store directory shared with the user's other processes.
+// It implements contract.Engine and is safe for concurrent use.
+type Store struct {
+	dir  string
+	sock string
+	opts Options
+	log  *slog.Logger
+
+	// mu guards the role; a switch (takeover) holds it to write, so calls
+	// wait for the new role rather than race it.
+	mu     sync.RWMutex
+	gen    uint64
+	role   Role
+	engine contract.Engine // the current engine: bolt or the remote client
+	bolt   *bolt.Engine    // while holding or reading
+	client *remote.Client  // while attached
+	serve  *socketServer   // while holding
+	closed bool
+	// takeovers counts the role switches after Open (tests and info).
+	takeovers atomic.Int64
+}
+
+var _ contract.Engine = (*Store)(nil)
+
+// Open opens the store in dir: it attaches to the process holding it, or
+// takes it and serves the others.
+func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.TakeoverWait <= 0 {
+		opts.TakeoverWait = DefaultTakeoverWait
+	}
+	if opts.Bolt.Logger == nil {
+		opts.Bolt.Logger = opts.Logger
+	}
+	opts.Bolt.LockTimeout = lockProbe
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, contract.ConfigErr("store directory %s: %w", dir, err)
+	}
+	if err := checkDir(abs, opts.MustExist); err != nil {
+		return nil, err
+	}
+	s := &Store{dir: abs, sock: filepath.Join(abs, SocketFile), opts: opts, log: opts.Logger}
+	if opts.ReadOnly {
+		if err := s.openReadOnly(); err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.acquire(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// checkDir refuses what cannot be a store before anything is created: a
+// file, a directory of another user, or (mustExist) a place with no store.
+func checkDir(dir string, mustExist bool) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if mustExist {
+			return contract.NotFound("no store at %s: the directory does not exist (check --db, MNEMO_DB or the config file's store; mnemo store or mnemo import creates one)", dir)
+		}
+		return nil
+	case errors.Is(err, fs.ErrPermission):
+		return contract.ConfigErr("store %s cannot be read by this user: %w", dir, err)
+	case err != nil:
+		return contract.ConfigErr("store %s: %w", dir, err)
+	case !st.IsDir():
+		return contract.ConfigErr("store %s is a file, not a store directory", dir)
+	}
+	if owner, ok := ownerOf(st); ok && owner != os.Geteuid() && os.Geteuid() != 0 {
+		if _, err := os.Stat(filepath.Join(dir, bolt.DBFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return contract.ConfigErr("store %s belongs to another user (uid %d); only its owner can use it", dir, owner)
+		}
+	}
+	if mustExist {
+		if _, err := os.Stat(filepath.Join(dir, bolt.DBFile)); errors.Is(err, fs.ErrNotExist) {
+			return contract.NotFound("no store at %s: the directory holds no %s (check --db, MNEMO_DB or the config file's store; mnemo store or mnemo import creates one)", dir, bolt.DBFile)
+		}
+	}
+	return nil
+}
+
+// ownerOf is the uid owning a file.
+func ownerOf(st fs.FileInfo) (int, bool) {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		return int(sys.Uid), true
+	}
+	return 0, false
+}
+
+// acquire finds the store a holder: the process serving the socket, or this
+// one. The caller holds mu to write.
+func (s *Store) acquire(ctx context.Context) error {
+	deadline := time.Now().Add(s.opts.TakeoverWait)
+	var lastLocked *bolt.LockedError
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return contract.Unavailable("opening the store %s was cancelled", s.dir)
+		}
+		if err := s.attach(ctx); err == nil {
+			return nil
+		} else if !errors.Is(err, errNoHolder) {
+			return err
+		}
+		e, err := bolt.Open(s.dir, s.opts.Bolt)
+		if err == nil {
+			return s.hold(e)
+		}
+		if !errors.As(err, &lastLocked) {
+			return s.openFailed(err)
+		}
+		if time.Now().After(deadline) {
+			pid := "unknown"
+			if lastLocked.PID > 0 {
+				pid = strconv.Itoa(lastLocked.PID)
+			}
+			return contract.Unavailable("store %s is locked by process %s, which does not answer on %s: is it a mnemo older than this one? Stop it and try again", s.dir, pid, s.sock)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(retryPause):
+		}
+	}
+}
+
+// openFailed explains an open that failed for another reason than the lock.
+// A store this user may read but not write opens read-only instead.
+func (s *Store) openFailed(err error) error {
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		if rerr := s.openReadOnly(); rerr == nil {
+			return nil
+		}
+		return contract.ConfigErr("store %s cannot be opened by this user (permission denied); only its owner can use it", s.dir)
+	}
+	return err
+}
+
+// openReadOnly opens the store for reading in this process.
+func (s *Store) openReadOnly() error {
+	o := s.opts.Bolt
+	o.ReadOnly = true
+	e, err := bolt.Open(s.dir, o)
+	if err != nil {
+		var locked *bolt.LockedError
+		if errors.As(err, &locked) {
+			return contract.Unavailable("store %s is read-only for this user and held by another user's process (pid %d); try again when it stops", s.dir, locked.PID)
+		}
+		if errors.Is(err, fs.ErrPermission) {
+			return contract.ConfigErr("store %s cannot be read by this user (permission denied)", s.dir)
+		}
+		return err
+	}
+	s.gen++
+	s.role, s.engine, s.bolt = Reading, e, e
+	return nil
+}
+
+// errNoHolder: no process serves the socket.
+var errNoHolder = errors.New("no process serves the store's socket")
+
+// attach connects to the process serving the socket.
+func (s *Store) attach(ctx context.Context) error {
+	if err := dialable(s.sock); err != nil {
+		return err
+	}
+	c, err := remote.New("unix://"+s.sock, "", remote.WithoutKeepAlive(), remote.WithoutChangeStream(),
+		remote.WithTimeout(0))
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := c.Connect(cctx); err != nil {
+		if notSent(err) {
+			return errNoHolder
+		}
+		return contract.Unavailable("the process holding store %s does not answer on its socket: %s", s.dir, contract.AsError(err).Message)
+	}
+	s.gen++
+	s.role, s.engine, s.client, s.bolt, s.serve = Attached, c, c, nil, nil
+	s.log.Debug("attached to the process holding the store", "dir", s.dir)
+	return nil
+}
+
+// dialable tells whether a process listens on the socket (errNoHolder when
+// none), and refuses a socket this user may not use.
+func dialable(path string) error {
+	c, err := net.DialTimeout("unix", path, time.Second)
+	if err == nil {
+		_ = c.Close()
+		return nil
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		return contract.ConfigErr("store %s is held by another user's process (its socket %s is not ours); only its owner can use it", filepath.Dir(path), path)
+	}
+	return errNoHolder
+}
+
+// hold makes this process the holder: it serves the socket from now on.
+func (s *Store) hold(e *bolt.Engine) error {
+	srv, err := startSocket(s.sock, e, s.log)
+	if err != nil {
+		_ = e.Close()
+		return err
+	}
+	s.gen++
+	s.role, s.engine, s.bolt, s.serve, s.client = Holding, e, e, srv, nil
+	s.log.Debug("holding the store", "dir", s.dir, "socket", s.sock)
+	return nil
+}
+
+// current is the engine calls go to now, with its generation.
+func (s *Store) current() (contract.Engine, uint64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, s.gen, contract.Unavailable("the store is closed")
+	}
+	return s.engine, s.gen, nil
+}
+
+// takeover finds a new holder after the engine of generation gen failed
+// (unless another call has already).
+func (s *Store) takeover(ctx context.Context, gen uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return contract.Unavailable("the store is closed")
+	}
+	if s.gen != gen {
+		return nil
+	}
+	if err := s.acquire(ctx); err != nil {
+		return err
+	}
+	s.takeovers.Add(1)
+	s.log.Info("the process holding the store stopped; went on", "dir", s.dir, "role", s.role.String())
+	return nil
+}
+
+// Dir is the store directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Role says how this process reaches the store now.
+func (s *Store) Role() Role {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.role
+}
+
+// Takeovers counts how many times this process found the store a new holder.
+func (s *Store) Takeovers() int { return int(s.takeovers.Load()) }
+
+// Close lets go of the store. A holder with no other process attached first
+// finishes the background work of this process's writes (bolt Settle); with
+// processes attached it stops at once and one of them takes the work over.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	switch s.role {
+	case Holding:
+		if s.serve.attached() == 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+			if err := s.bolt.Settle(ctx, s.opts.Settled); err != nil {
+				s.log.Warn("background work left for the next process", "err", err)
+			}
+			cancel()
+		}
+		// The socket goes before the lock: a process that finds it gone
+		// waits for the lock, and never sees a socket of this one again.
+		s.serve.stop()
+		return s.bolt.Close()
+	case Reading:
+		return s.bolt.Close()
+	}
+	return nil
+}
+
+// Holder describes the process holding the store.
+type Holder struct {
+	PID  int  `json:"pid"`
+	Self bool `json:"self"`
+}
+
+// Holder tells which process holds the store.
+func (s *Store) Holder(ctx context.Context) (Holder, error) {
+	st, err := s.Status(ctx)
+	if err != nil {
+		return Holder{}, err
+	}
+	return Holder{PID: st.PID, Self: st.PID == os.Getpid()}, nil
+}
+
+// notSent tells whether a call failed before the holder could have seen it:
+// its connection was refused, or the socket was gone.
+func notSent(err error) bool {
+	var ne *net.OpError
+	if errors.As(err, &ne) && ne.Op == "dial" {
+		return true
+	}
+	return false
+}
+
+// holderGone tells whether a call failed because the holder stopped.
+func holderGone(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ne *net.OpError
+	if errors.As(err, &ne) {
+		return true
+	}
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// retry says what a call does when the holder stops under it.
+type retry int
+
+const (
+	// again: reads and stores go to the new holder even if the old one saw them.
+	again retry = iota
+	// once: mutations that are not idempotent are sent again only when the
+	// old holder cannot have seen them.
+	once
+)
+
+// call runs op against the current engine, finding a new holder when the
+// one it reached stopped.
+func call[T any](s *Store, ctx context.Context, what string, r retry, op func(contract.Engine) (T, error)) (T, error) {
+	for {
+		e, gen, err := s.current()
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		v, err := op(e)
+		if err == nil || !holderGone(err) || ctx.Err() != nil {
+			return v, err
+		}
+		if s.isHolding(gen) {
+			// This process's own engine closed under the call: the store is closing.
+			return v, err
+		}
+		if r == once && !notSent(err) {
+			if terr := s.takeover(ctx, gen); terr != nil {
+				return v, terr
+			}
+			var zero T
+			return zero, contract.Unavailable("the process holding the store stopped while this %s was in flight: it may or may not have been applied; the store went on under another process, so check (get, list) and run it again if needed", what)
+		}
+		if terr := s.takeover(ctx, gen); terr != nil {
+			var zero T
+			return zero, terr
+		}
+	}
+}
+
+// isHolding tells whether generation gen is this process holding the store.
+func (s *Store) isHolding(gen uint64) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.gen == gen && s.role != Attached
+}
+
+// socketServer serves the store on the socket while this process holds it.
+type socketServer struct {
+	path  string
+	l     net.Listener
+	http  *http.Server
+	api   *httpapi.Handler
+	conns atomic.Int64
+	done  chan struct{}
+}
+
+// startSocket listens on path (removing a socket left by a holder that died:
+// this process holds the lock, so no live process serves it) and serves e.
+func startSocket(path string, e *bolt.Engine, log *slog.Logger) (*socketServer, error) {
+	if len(path) > maxSocketPath {
+		return nil, contract.ConfigErr("the store's path is too long for its socket (%d bytes; unix sockets take at most %d): move the store to a shorter path", len(path), maxSocketPath)
+	}
+	if st, err := os.Lstat(path); err == nil && st.Mode()&os.ModeSocket != 0 {
+		_ = os.Remove(path)
+	}
+	l, err := server.ListenPrivateSocket(path)
+	if err != nil {
+		return nil, err
+	}
+	l = peerChecked{l}
+	api := httpapi.New(e, httpapi.Options{Open: true, AuditReader: e, Logger: log, MaxItemBytes: -1,
+		ListingRate: httpapi.Rate{PerSecond: -1}, MaxStreamsPerPrincipal: -1})
+	srv := &socketServer{path: path, l: l, api: api, done: make(chan struct{})}
+	mux := http.NewServeMux()
+	mux.Handle(adminPrefix, adminHandler(e))
+	mux.Handle("/", api)
+	srv.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ConnState: func(_ net.Conn, st http.ConnState) {
+			switch st {
+			case http.StateNew:
+				srv.conns.Add(1)
+			case http.StateClosed, http.StateHijacked:
+				srv.conns.Add(-1)
+			}
+		}}
+	go func() {
+		defer close(srv.done)
+		if err := srv.http.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Warn("the store's socket stopped serving", "err", err)
+		}
+	}()
+	return srv, nil
+}
+
+// maxSocketPath is the longest socket path Linux and macOS take (sun_path
+// less its terminating NUL, on the stricter of the two).
+const maxSocketPath = 103
+
+// attached counts the connections open on the socket: other processes'
+// calls in flight and their long polls (they connect once a call).
+func (srv *socketServer) attached() int64 { return srv.conns.Load() }
+
+// stop unlinks the socket, ends long polls and waits for the calls in flight.
+func (srv *socketServer) stop() {
+	_ = os.Remove(srv.path)
+	srv.api.EndLongPolls()
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.http.Shutdown(ctx); err != nil {
+		_ = srv.http.Close()
+	}
+	<-srv.done
+}
+
+// String names the store for logs.
+func (s *Store) String() string { return fmt.Sprintf("local store %s (%s)", s.dir, s.Role()) }
+
+// Held tells whether a process serves the store in dir, and which: commands
+// that need a store to themselves (mnemo compact) refuse while one does.
+func Held(dir string) (Holder, bool) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Holder{}, false
+	}
+	s := &Store{dir: abs, sock: filepath.Join(abs, SocketFile), log: slog.New(slog.DiscardHandler)}
+	if dialable(s.sock) != nil {
+		return Holder{}, false
+	}
+	var st Status
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.admin(ctx, http.MethodGet, adminStatus, nil, &st); err != nil {
+		return Holder{}, false
+	}
+	return Holder{PID: st.PID, Self: st.PID == os.Getpid()}, true
+}
