@@ -202,11 +202,11 @@ type Engine struct {
 	// ixMu is the index's lock: searches hold it to read, and replacing or
 	// closing the index (ix) holds it to write, after idxMu, so an apply
 	// (under idxMu) never sees the index change either.
-	ixMu         sync.RWMutex
-	applied      atomic.Uint64
-	committed    atomic.Uint64 // e.seq, readable without mu
+	ixMu      sync.RWMutex
+	applied   atomic.Uint64
+	committed atomic.Uint64 // e.seq, readable without mu
 	// openedSeq is the seq the store had when this process opened it.
-	openedSeq uint64
+	openedSeq    uint64
 	rebuilding   atomic.Bool
 	rebuildDone  atomic.Int64
 	rebuildTotal atomic.Int64
