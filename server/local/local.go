@@ -461,8 +461,20 @@ func call[T any](s *Store, ctx context.Context, what string, r retry, op func(co
 			return zero, err
 		}
 		v, err := op(e)
-		if err == nil || !holderGone(err) || ctx.Err() != nil {
+		if err == nil || ctx.Err() != nil {
 			return v, err
+		}
+		if !holderGone(err) {
+			if !s.stoppedAnswering(gen, err) {
+				return v, err
+			}
+			// A holder that is stopping answers Unavailable (a long poll
+			// ended, a call that found its engine closed) and applied
+			// nothing: ask whoever holds the store next.
+			if terr := s.takeover(ctx, gen); terr != nil {
+				return v, terr
+			}
+			continue
 		}
 		if s.isHolding(gen) {
 			// This process's own engine closed under the call: the store is closing.
@@ -480,6 +492,16 @@ func call[T any](s *Store, ctx context.Context, what string, r retry, op func(co
 			return zero, terr
 		}
 	}
+}
+
+// stoppedAnswering tells whether err is the Unavailable answer of a holder
+// that has stopped serving since (its socket no longer takes calls).
+func (s *Store) stoppedAnswering(gen uint64, err error) bool {
+	var ce *contract.Error
+	if !errors.As(err, &ce) || ce.Kind != contract.KindUnavailable || s.isHolding(gen) {
+		return false
+	}
+	return dialable(s.sock) != nil
 }
 
 // isHolding tells whether generation gen is this process holding the store.

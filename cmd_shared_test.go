@@ -1,0 +1,411 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"mnemo/contract"
+	"mnemo/engine/bolt"
+)
+
+// The shared local store (issue 24), driven as users drive it: real mnemo
+// processes (this test binary standing in for mnemo, see TestMain) on one
+// store directory at once.
+
+// sharedLoad is a set of mnemo processes using one store: a TUI in a pty,
+// two `mnemo mcp` servers storing through JSON-RPC, a loop of `mnemo store`
+// commands and `mnemo watch`.
+type sharedLoad struct {
+	t   *testing.T
+	c   *testCLI
+	exe string
+	env []string
+
+	mu sync.Mutex
+	// acked are the ids whose store was acknowledged, by whom.
+	acked map[string]string
+	// exits counts the exit codes of the CLI loop's commands.
+	exits map[int]int
+	// failures are the errors the long-lived writers saw.
+	failures []string
+	// slowest is the longest acknowledged store a long-lived writer waited
+	// for, and when it ended.
+	slowest time.Duration
+	// watched are the store changes watch printed, and the last seq.
+	watched map[string]int
+	lastSeq uint64
+
+	tui   *exec.Cmd
+	ptyF  *os.File
+	watch *exec.Cmd
+	mcps  [2]*mcpWriter
+	stop  chan struct{}
+	wg    sync.WaitGroup
+}
+
+type mcpWriter struct {
+	cmd *exec.Cmd
+	cs  *sdk.ClientSession
+}
+
+func newSharedLoad(t *testing.T) *sharedLoad {
+	if testing.Short() {
+		t.Skip("runs mnemo processes for seconds")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newTestCLI(t)
+	c.ok(styleLearning, "store")
+	env := append(os.Environ(), "MNEMO_TEST_AS_CLI=1", "MNEMO_DB="+c.db, "HOME="+c.home, "TERM=xterm-256color")
+	return &sharedLoad{t: t, c: c, exe: exe, env: env, acked: map[string]string{}, exits: map[int]int{},
+		watched: map[string]int{}, stop: make(chan struct{})}
+}
+
+func (l *sharedLoad) command(args ...string) *exec.Cmd {
+	cmd := exec.Command(l.exe, args...)
+	cmd.Env = l.env
+	return cmd
+}
+
+func (l *sharedLoad) ack(id, by string, took time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.acked[id] = by
+	if took > l.slowest {
+		l.slowest = took
+	}
+}
+
+func (l *sharedLoad) fail(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.failures = append(l.failures, fmt.Sprintf(format, args...))
+}
+
+// startTUI runs the TUI in an 80x24 pty and drains what it draws.
+func (l *sharedLoad) startTUI() {
+	cmd := l.command()
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 24, Cols: 80})
+	if err != nil {
+		l.t.Fatalf("start the TUI: %v", err)
+	}
+	l.tui, l.ptyF = cmd, f
+	go func() { _, _ = io.Copy(io.Discard, f) }()
+}
+
+// startWatch runs `mnemo watch --since N` and records what it prints.
+func (l *sharedLoad) startWatch() {
+	l.mu.Lock()
+	since := l.lastSeq
+	l.mu.Unlock()
+	cmd := l.command("watch", "--since", strconv.FormatUint(since, 10))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		l.t.Fatalf("start watch: %v", err)
+	}
+	l.watch = cmd
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var ch struct {
+				Seq uint64 `json:"seq"`
+				Op  string `json:"op"`
+				ID  string `json:"id"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &ch); err != nil {
+				l.fail("watch printed %q: %v", sc.Text(), err)
+				continue
+			}
+			l.mu.Lock()
+			if ch.Op == "store" {
+				l.watched[ch.ID]++
+			}
+			l.lastSeq = max(l.lastSeq, ch.Seq)
+			l.mu.Unlock()
+		}
+	}()
+}
+
+// startMCP starts `mnemo mcp` as an agent host does and stores through it
+// until the load stops.
+func (l *sharedLoad) startMCP(i int) {
+	cmd := l.command("mcp", "--place", fmt.Sprintf("team:acme/agent:w%d", i))
+	client := sdk.NewClient(&sdk.Implementation{Name: "host", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		l.t.Fatalf("connect mcp %d: %v", i, err)
+	}
+	w := &mcpWriter{cmd: cmd, cs: cs}
+	l.mu.Lock()
+	l.mcps[i] = w
+	l.mu.Unlock()
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		for n := 0; ; n++ {
+			select {
+			case <-l.stop:
+				return
+			default:
+			}
+			start := time.Now()
+			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "memory_store",
+				Arguments: json.RawMessage(fmt.Sprintf(`{"learning":{"text":"mcp %d pid %d note %d","learning_kind":"fact"}}`, i, cmd.Process.Pid, n))})
+			if err != nil {
+				// The process was killed (the kill loop restarts it).
+				return
+			}
+			text := res.Content[0].(*sdk.TextContent).Text
+			if res.IsError {
+				l.fail("mcp %d: %s", i, text)
+				continue
+			}
+			var receipt struct {
+				ID string `json:"id"`
+			}
+			if err := json.Unmarshal([]byte(text), &receipt); err != nil || receipt.ID == "" {
+				l.fail("mcp %d answered %q", i, text)
+				continue
+			}
+			l.ack(receipt.ID, fmt.Sprintf("mcp %d", i), time.Since(start))
+			time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
+		}
+	}()
+}
+
+// cliLoop runs `mnemo store` commands one after another.
+func (l *sharedLoad) cliLoop() {
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		for n := 0; ; n++ {
+			select {
+			case <-l.stop:
+				return
+			default:
+			}
+			cmd := l.command("store")
+			cmd.Stdin = strings.NewReader(fmt.Sprintf(`{"type":"learning","text":"cli note %d at %d","kind":"fact","confidence":0.8,"meta":{"namespace":"team:acme/agent:cli"}}`, n, time.Now().UnixNano()))
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			code := 0
+			if err != nil {
+				code = -1
+				if ee, ok := err.(*exec.ExitError); ok {
+					code = ee.ExitCode()
+				}
+			}
+			l.mu.Lock()
+			l.exits[code]++
+			l.mu.Unlock()
+			if code == exitLocked {
+				l.fail("mnemo store exited locked: %s", stderr.String())
+			}
+			if code != 0 {
+				continue
+			}
+			var receipt contract.StoreReceipt
+			if err := json.Unmarshal(out, &receipt); err != nil {
+				l.fail("mnemo store printed %q", out)
+				continue
+			}
+			l.ack(receipt.ID, "cli", 0)
+		}
+	}()
+}
+
+// holderPID is the process that holds the store now.
+func (l *sharedLoad) holderPID() int {
+	b, err := os.ReadFile(filepath.Join(l.c.db, bolt.PIDFile))
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
+}
+
+// finish stops the writers, waits for watch to print every acknowledged
+// store, ends the long-lived processes and checks the store.
+func (l *sharedLoad) finish(killed bool) {
+	t := l.t
+	close(l.stop)
+	l.wg.Wait()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		l.mu.Lock()
+		missing := 0
+		for id := range l.acked {
+			if l.watched[id] == 0 {
+				missing++
+			}
+		}
+		l.mu.Unlock()
+		if missing == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("watch never printed %d acknowledged stores", missing)
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, w := range l.mcps {
+		if w != nil {
+			_ = w.cs.Close()
+		}
+	}
+	_ = l.watch.Process.Signal(syscall.SIGTERM)
+	_ = l.watch.Wait()
+	_, _ = l.ptyF.Write([]byte("q"))
+	done := make(chan error, 1)
+	go func() { done <- l.tui.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil && !killed {
+			t.Errorf("the TUI exited with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		_ = l.tui.Process.Kill()
+		t.Errorf("the TUI did not quit")
+	}
+	_ = l.ptyF.Close()
+
+	for _, f := range l.failures {
+		t.Error(f)
+	}
+	// Every acknowledged store is in the store, once.
+	exported := l.c.ok("", "export")
+	seen := map[string]int{}
+	records := 0
+	for _, line := range strings.Split(strings.TrimSpace(exported), "\n") {
+		var rec struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("export printed %q: %v", line, err)
+		}
+		seen[rec.ID]++
+		records++
+	}
+	for id, by := range l.acked {
+		if seen[id] != 1 {
+			t.Errorf("%s's acknowledged store %s is in the store %d times", by, id, seen[id])
+		}
+	}
+	for id, n := range seen {
+		if n > 1 {
+			t.Errorf("%s is listed %d times", id, n)
+		}
+	}
+	if !killed && records != len(l.acked)+1 {
+		t.Errorf("the store holds %d records, want the %d acknowledged and the seed", records, len(l.acked))
+	}
+	for id, n := range l.watched {
+		if n > 1 && !killed {
+			t.Errorf("watch printed the store of %s %d times", id, n)
+		}
+	}
+	if l.exits[exitLocked] > 0 {
+		t.Errorf("%d commands exited locked", l.exits[exitLocked])
+	}
+	t.Logf("%d stores acknowledged (%d by the CLI loop, exit codes %v); slowest acknowledged MCP store %v",
+		len(l.acked), l.exits[0], l.exits, l.slowest)
+}
+
+// loadSeconds is how long the load runs (MNEMO_TEST_SHARED_SECONDS, default 20).
+func loadSeconds() time.Duration {
+	if s, err := strconv.Atoi(os.Getenv("MNEMO_TEST_SHARED_SECONDS")); err == nil && s > 0 {
+		return time.Duration(s) * time.Second
+	}
+	return 20 * time.Second
+}
+
+// TestSharedStoreUnderLoad: the TUI first, then two agents' mnemo mcp, a CLI
+// loop and watch, for 20 s on one store. Every acknowledged store is there
+// once, watch printed each, and nothing exited locked.
+func TestSharedStoreUnderLoad(t *testing.T) {
+	l := newSharedLoad(t)
+	l.startTUI()
+	time.Sleep(500 * time.Millisecond)
+	l.startWatch()
+	l.startMCP(0)
+	l.startMCP(1)
+	l.cliLoop()
+	time.Sleep(loadSeconds())
+	l.finish(false)
+}
+
+// TestSharedStoreHolderKilled: the same load, with the process holding the
+// store killed with SIGKILL at random points. No acknowledged store is lost,
+// and the processes that live on go on: their next call is answered.
+func TestSharedStoreHolderKilled(t *testing.T) {
+	l := newSharedLoad(t)
+	l.startMCP(0)
+	time.Sleep(300 * time.Millisecond)
+	l.startTUI()
+	l.startWatch()
+	l.startMCP(1)
+	l.cliLoop()
+	end := time.Now().Add(loadSeconds())
+	kills := 0
+	for time.Now().Before(end) {
+		time.Sleep(time.Duration(1000+rand.IntN(2000)) * time.Millisecond)
+		pid := l.holderPID()
+		if pid <= 0 {
+			continue
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			continue
+		}
+		kills++
+		switch {
+		case l.tui.Process.Pid == pid:
+			_ = l.tui.Wait()
+			_ = l.ptyF.Close()
+			l.startTUI()
+		case l.watch.Process.Pid == pid:
+			_ = l.watch.Wait()
+			l.startWatch()
+		default:
+			for i, w := range l.mcps {
+				if w != nil && w.cmd.Process.Pid == pid {
+					_ = w.cs.Close()
+					l.startMCP(i)
+				}
+			}
+		}
+	}
+	if kills < 3 {
+		t.Errorf("only %d holders were killed", kills)
+	}
+	l.finish(true)
+	t.Logf("%d holders killed", kills)
+	if l.slowest > 5*time.Second {
+		t.Errorf("a store waited %v for a new holder", l.slowest)
+	}
+}

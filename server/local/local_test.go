@@ -1,0 +1,220 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"mnemo/contract"
+	"mnemo/engine/bolt"
+)
+
+func learning(text string) contract.StoreItem {
+	var it contract.StoreItem
+	if err := it.UnmarshalJSON([]byte(`{"type":"learning","kind":"fact","confidence":0.9,"text":` +
+		quote(text) + `,"meta":{"namespace":"team:acme"}}`)); err != nil {
+		panic(err)
+	}
+	return it
+}
+
+func quote(s string) string {
+	b := []byte{'"'}
+	for _, r := range s {
+		if r == '"' || r == '\\' {
+			b = append(b, '\\')
+		}
+		b = append(b, string(r)...)
+	}
+	return string(append(b, '"'))
+}
+
+func open(t *testing.T, dir string) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatalf("open %s: %v", dir, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func ids(t *testing.T, s *Store) map[string]bool {
+	t.Helper()
+	page, err := s.List(context.Background(), contract.ListRequest{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, it := range page.Items {
+		out[it.ID] = true
+	}
+	return out
+}
+
+// The first process to open a store holds it; the next one reaches it
+// through the socket, and each sees the other's writes at once.
+func TestSecondOpenAttaches(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	first := open(t, dir)
+	second := open(t, dir)
+	if first.Role() != Holding || second.Role() != Attached {
+		t.Fatalf("roles = %s, %s; want holding, attached", first.Role(), second.Role())
+	}
+	st, err := os.Stat(filepath.Join(dir, SocketFile))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("socket = %v, %v; want mode 0600", st, err)
+	}
+	ctx := context.Background()
+	r1, err := second.Store(ctx, learning("stored through the socket"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := first.Store(ctx, learning("stored by the holder"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*Store{first, second} {
+		got := ids(t, s)
+		if !got[r1.ID] || !got[r2.ID] {
+			t.Errorf("%s sees %v, want both stores", s.Role(), got)
+		}
+	}
+	h, err := second.Holder(ctx)
+	if err != nil || h.PID != os.Getpid() {
+		t.Errorf("holder = %+v, %v", h, err)
+	}
+	st2, err := second.Status(ctx)
+	if err != nil || st2.Records != 2 {
+		t.Errorf("status through the socket = %+v, %v; want 2 records", st2, err)
+	}
+}
+
+// When the holder lets go, the next call of the attached process takes the
+// store over, and a third process attaches to it.
+func TestTakeoverWhenTheHolderCloses(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	first := open(t, dir)
+	second := open(t, dir)
+	ctx := context.Background()
+	r, err := first.Store(ctx, learning("before the holder stopped"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := ids(t, second)
+	if !got[r.ID] {
+		t.Fatalf("after the takeover the store lacks %s", r.ID)
+	}
+	if second.Role() != Holding || second.Takeovers() != 1 {
+		t.Errorf("role %s after %d takeovers; want holding after 1", second.Role(), second.Takeovers())
+	}
+	third := open(t, dir)
+	if third.Role() != Attached {
+		t.Errorf("a new process is %s, want attached", third.Role())
+	}
+}
+
+// A long poll of the change feed through the socket goes on across a
+// takeover: the change stored after it arrives.
+func TestChangesAcrossATakeover(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	first := open(t, dir)
+	second := open(t, dir)
+	ctx := context.Background()
+	head, err := second.Changes(ctx, contract.ChangesRequest{Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var page contract.ChangesPage
+	var perr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		since := head.Next
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			page, perr = second.Changes(ctx, contract.ChangesRequest{Since: since, Limit: 10, Wait: 2 * time.Second})
+			if perr != nil || len(page.Changes) > 0 {
+				return
+			}
+			since = page.Next
+		}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	third := open(t, dir)
+	r, err := third.Store(ctx, learning("after the takeover"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if perr != nil {
+		t.Fatalf("the long poll failed: %v", perr)
+	}
+	if len(page.Changes) != 1 || page.Changes[0].ID != r.ID {
+		t.Errorf("changes = %+v, want the store of %s", page.Changes, r.ID)
+	}
+}
+
+// A read command on a path with no store says so and creates nothing.
+func TestMustExistCreatesNothing(t *testing.T) {
+	root := t.TempDir()
+	missing := filepath.Join(root, "typo")
+	_, err := Open(context.Background(), missing, Options{MustExist: true})
+	var ce *contract.Error
+	if !errors.As(err, &ce) || ce.Kind != contract.KindNotFound {
+		t.Fatalf("open of a missing path = %v, want not found", err)
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the missing path was created: %v", err)
+	}
+	empty := filepath.Join(root, "empty")
+	if err := os.Mkdir(empty, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(context.Background(), empty, Options{MustExist: true}); !errors.As(err, &ce) || ce.Kind != contract.KindNotFound {
+		t.Fatalf("open of a directory with no store = %v, want not found", err)
+	}
+	if entries, _ := os.ReadDir(empty); len(entries) != 0 {
+		t.Errorf("the empty directory now holds %v", entries)
+	}
+}
+
+// A holder that stops with nobody attached first finishes what its writes
+// started: the next process finds the index caught up.
+func TestCloseSettlesWithNobodyAttached(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s := open(t, dir)
+	ctx := context.Background()
+	s.SetBulk(true)
+	var items []contract.StoreItem
+	for i := range 50 {
+		items = append(items, learning("bulk note "+string(rune('a'+i%26))+string(rune('a'+i/26))))
+	}
+	if _, err := s.StoreMany(ctx, items); err != nil {
+		t.Fatal(err)
+	}
+	s.SetBulk(false)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e, err := bolt.Open(dir, bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	st := e.IndexStatus()
+	if st.State != "ready" || st.AppliedSeq != 1 {
+		t.Errorf("after the holder stopped the index is %+v, want ready at seq 1", st)
+	}
+}
