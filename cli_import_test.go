@@ -162,6 +162,9 @@ func TestImportOfASupersededLineWhoseSuccessorIsMissing(t *testing.T) {
 	}
 }
 
+// TestLockedStore: a process that holds mnemo.db's lock without sharing the
+// store (an earlier mnemo, a program of its own) is named, and the command
+// exits locked (3) after waiting for it to let go.
 func TestLockedStore(t *testing.T) {
 	c := newTestCLI(t)
 	e, err := bolt.Open(c.db, bolt.Options{})
@@ -173,7 +176,7 @@ func TestLockedStore(t *testing.T) {
 	if r.code != 3 || r.stdout != "" {
 		t.Fatalf("exit %d (want 3), stdout %q", r.code, r.stdout)
 	}
-	want := fmt.Sprintf("mnemo: locked: store %s is in use by another mnemo process (pid %d); run \"mnemo tui --remote ...\" to attach to it, or stop it\n", c.db, os.Getpid())
+	want := fmt.Sprintf("mnemo: locked: store %s is locked by process %d, which does not share it (an earlier mnemo, or another program that opened mnemo.db); stop it and try again\n", c.db, os.Getpid())
 	if r.stderr != want {
 		t.Errorf("stderr %q\nwant   %q", r.stderr, want)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -98,8 +99,9 @@ func TestRemoteCommands(t *testing.T) {
 	}
 }
 
-// TestAttachesToTheServerHoldingTheStore: a store locked by a running server
-// that left its address and token is used through the server.
+// TestAttachesToTheServerHoldingTheStore: a store locked by a server of an
+// earlier mnemo (no socket) that left its address and token is used through
+// the server.
 func TestAttachesToTheServerHoldingTheStore(t *testing.T) {
 	c := newTestCLI(t)
 	serveStore(t, c.db)
@@ -115,8 +117,7 @@ func TestAttachesToTheServerHoldingTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := c.run("", "list")
-	if r.code != 3 || !strings.HasPrefix(r.stderr, "mnemo: locked: store "+c.db+" is in use by another mnemo process") ||
-		!strings.Contains(r.stderr, `run "mnemo tui --remote `) {
+	if r.code != 3 || r.stderr != fmt.Sprintf("mnemo: locked: store %s is locked by process %d, which does not share it (an earlier mnemo, or another program that opened mnemo.db); stop it and try again\n", c.db, os.Getpid()) {
 		t.Errorf("locked without a token: exit %d, %q", r.code, r.stderr)
 	}
 }

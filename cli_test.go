@@ -375,6 +375,20 @@ func TestConfigFileErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
+	// A read command on a store that is not there says so and creates nothing.
+	if code := run([]string{"info"}, strings.NewReader(""), &out, &errOut); code != exitNotFound ||
+		!strings.Contains(errOut.String(), "no store at "+other) {
+		t.Fatalf("info on a missing store: exit %d, %s", code, errOut.String())
+	}
+	if _, err := os.Stat(other); !os.IsNotExist(err) {
+		t.Fatalf("info created %s: %v", other, err)
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := run([]string{"store"}, strings.NewReader(styleLearning), &out, &errOut); code != 0 {
+		t.Fatalf("store: exit %d, %s", code, errOut.String())
+	}
+	out.Reset()
 	if code := run([]string{"info"}, strings.NewReader(""), &out, &errOut); code != 0 {
 		t.Fatalf("info: exit %d, %s", code, errOut.String())
 	}
@@ -383,6 +397,9 @@ func TestConfigFileErrors(t *testing.T) {
 		t.Errorf("info with store from the config: %s (%v)", out.String(), err)
 	}
 	t.Setenv("MNEMO_DB", filepath.Join(c.home, "from-env"))
+	if code := run([]string{"store"}, strings.NewReader(styleLearning), &out, &errOut); code != 0 {
+		t.Fatalf("store: exit %d, %s", code, errOut.String())
+	}
 	out.Reset()
 	if code := run([]string{"info"}, strings.NewReader(""), &out, &errOut); code != 0 {
 		t.Fatalf("info: exit %d, %s", code, errOut.String())

@@ -123,8 +123,8 @@ func openLocal(ctx context.Context, a *app, dir string) (*openStore, error) {
 // opens the store with when it holds it (copy sets the clock so records keep
 // their times).
 func openLocalWith(ctx context.Context, a *app, dir string, adjust func(*bolt.Options)) (*openStore, error) {
-	opts := local.Options{Logger: a.logger, MustExist: readCommands[a.command],
-		Bolt: bolt.Options{Logger: a.logger}}
+	opts := local.Options{Logger: a.logger, MustExist: readCommands[a.command], TakeoverWait: a.lockTimeout,
+		Token: a.getenv("MNEMO_TOKEN"), Bolt: bolt.Options{Logger: a.logger}}
 	if ep := a.cfg.Embedder; ep.Endpoint != "" {
 		emb, err := retrieval.NewOpenAIEmbedder(retrieval.OpenAIConfig{Endpoint: ep.Endpoint, Model: ep.Model, APIKeyEnv: ep.APIKeyEnv}, nil)
 		if err != nil {
@@ -145,7 +145,13 @@ func openLocalWith(ctx context.Context, a *app, dir string, adjust func(*bolt.Op
 	if a.isTerminal(a.stderr) {
 		// A holder that stops with no other process attached finishes what
 		// its writes started; a person at a terminal is told what it waits for.
-		opts.Settled = func(what string) { fmt.Fprintf(a.stderr, "\rmnemo: finishing before exit: %s…\x1b[K", what) }
+		opts.Settled = func(what string) {
+			if what == "" {
+				fmt.Fprint(a.stderr, "\r\x1b[K")
+				return
+			}
+			fmt.Fprintf(a.stderr, "\rmnemo: finishing before exit: %s…\x1b[K", what)
+		}
 	}
 	s, err := local.Open(ctx, dir, opts)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"mnemo/contract"
+	"mnemo/server/local"
 )
 
 // Exit codes of docs/spec/cli.md section 3.
@@ -83,6 +84,10 @@ func describe(err error) (contract.ErrorDetail, int) {
 	var locked lockedError
 	if errors.As(err, &locked) {
 		return contract.ErrorDetail{Kind: "locked", Message: oneLine(locked.message)}, exitLocked
+	}
+	var held *local.LockedError
+	if errors.As(err, &held) {
+		return contract.ErrorDetail{Kind: "locked", Message: oneLine(held.Error())}, exitLocked
 	}
 	if errors.Is(err, errAborted) {
 		return contract.ErrorDetail{Kind: "aborted", Message: strings.TrimPrefix(err.Error(), "aborted: ")}, exitFailure

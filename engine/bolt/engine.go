@@ -250,6 +250,8 @@ type Engine struct {
 
 	kick    chan struct{}
 	closing chan struct{}
+	// hurry ends a bulk load's grace at once (Settle: the loader is done).
+	hurry chan struct{}
 	// calls counts the calls inside the engine; Close waits for them.
 	calls   *callGate
 	bg      sync.WaitGroup
@@ -315,7 +317,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 	e := &Engine{
 		dir: abs, db: db, opts: opts, log: opts.Logger, clock: opts.Clock, t: newTable(),
 		embedder: opts.Embedder, answerer: opts.Answerer,
-		kick: make(chan struct{}, 1), closing: make(chan struct{}), calls: newCallGate(),
+		kick: make(chan struct{}, 1), closing: make(chan struct{}), hurry: make(chan struct{}, 1), calls: newCallGate(),
 		cache: newRecordCache(opts.RecordCache), vecReady: make(chan struct{}), tableReady: make(chan struct{}),
 		derivedReady: make(chan struct{}), vecComplete: make(chan struct{}), tableWanted: make(chan struct{}),
 	}

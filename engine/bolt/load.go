@@ -291,6 +291,7 @@ func (e *Engine) SetBulk(on bool) {
 		case <-e.closing:
 			return
 		case <-time.After(bulkGrace):
+		case <-e.hurry:
 		}
 		e.kickIndex()
 		if err := e.buildTrigrams(); err != nil {

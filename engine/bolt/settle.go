@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 )
 
@@ -10,6 +11,9 @@ import (
 // process that searches by vector, as any late record is, and a short
 // command's exit waits for nothing more than its index flush.
 const settleEmbedAbove = 100
+
+// settleQuiet is how long Settle works before it says what it waits for.
+const settleQuiet = 2 * time.Second
 
 // WrittenHere counts the changes this process committed since it opened the
 // store.
@@ -24,24 +28,44 @@ func (e *Engine) WrittenHere() uint64 {
 // learned embedder the store's text calls for. It is what the process
 // holding a store does before it lets go when no other process is attached
 // to take the work over (server/local). progress, when set, is told what is
-// being waited for, about once a second.
+// being waited for, about once a second once it has taken settleQuiet, and
+// "" when it is done.
 func (e *Engine) Settle(ctx context.Context, progress func(what string)) error {
 	written := e.WrittenHere()
 	if written == 0 {
 		return nil
 	}
-	stop := make(chan struct{})
-	defer close(stop)
-	if progress != nil {
+	select {
+	case e.hurry <- struct{}{}:
+	default:
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	var told atomic.Bool
+	defer func() {
+		close(stop)
+		<-done
+		if told.Load() {
+			progress("")
+		}
+	}()
+	if progress == nil {
+		close(done)
+	} else {
 		go func() {
+			defer close(done)
+			// A settle shorter than settleQuiet says nothing.
 			t := time.NewTicker(time.Second)
 			defer t.Stop()
+			start := time.Now()
 			for {
 				select {
 				case <-stop:
 					return
 				case <-t.C:
-					progress(e.settleWhat())
+					if time.Since(start) >= settleQuiet {
+						told.Store(true)
+						progress(e.settleWhat())
+					}
 				}
 			}
 		}()

@@ -33,14 +33,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -59,8 +62,9 @@ const SocketFile = "mnemo.sock"
 // Defaults.
 const (
 	// DefaultTakeoverWait bounds how long a call waits for the store to have
-	// a holder again after the last one stopped.
-	DefaultTakeoverWait = 10 * time.Second
+	// a holder again after the last one stopped (a holder that starts serves
+	// within milliseconds of taking the lock).
+	DefaultTakeoverWait = 3 * time.Second
 	// lockProbe is how long one attempt to take the lock waits: a holder
 	// that is only starting or stopping lets go (or starts serving) soon.
 	lockProbe = 50 * time.Millisecond
@@ -85,6 +89,9 @@ type Options struct {
 	ReadOnly bool
 	// TakeoverWait bounds the wait for a new holder (default DefaultTakeoverWait).
 	TakeoverWait time.Duration
+	// Token is the bearer token for a server of an earlier mnemo that holds
+	// the store without the socket (default: the owner token it left).
+	Token string
 	// Settled, when set, is told what a stopping holder waits for while it
 	// finishes its background work (about once a second).
 	Settled func(what string)
@@ -157,7 +164,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if err := checkDir(abs, opts.MustExist); err != nil {
 		return nil, err
 	}
-	s := &Store{dir: abs, sock: filepath.Join(abs, SocketFile), opts: opts, log: opts.Logger}
+	s := &Store{dir: abs, sock: SocketPath(abs), opts: opts, log: opts.Logger}
 	if opts.ReadOnly {
 		if err := s.openReadOnly(); err != nil {
 			return nil, err
@@ -231,12 +238,15 @@ func (s *Store) acquire(ctx context.Context) error {
 		if !errors.As(err, &lastLocked) {
 			return s.openFailed(err)
 		}
-		if time.Now().After(deadline) {
-			pid := "unknown"
-			if lastLocked.PID > 0 {
-				pid = strconv.Itoa(lastLocked.PID)
+		if lastLocked.Addr != "" {
+			// A server of an earlier mnemo holds the store without the
+			// socket, and published its address and owner token beside it.
+			if err := s.attachServer(ctx, lastLocked.Addr); err == nil {
+				return nil
 			}
-			return contract.Unavailable("store %s is locked by process %s, which does not answer on %s: is it a mnemo older than this one? Stop it and try again", s.dir, pid, s.sock)
+		}
+		if time.Now().After(deadline) {
+			return &LockedError{Dir: s.dir, PID: lastLocked.PID}
 		}
 		select {
 		case <-ctx.Done():
@@ -277,6 +287,56 @@ func (s *Store) openReadOnly() error {
 	return nil
 }
 
+// LockedError says a process holds the store's lock without sharing it:
+// an earlier mnemo, or a program that opened mnemo.db itself.
+type LockedError struct {
+	Dir string
+	PID int
+}
+
+func (e *LockedError) Error() string {
+	pid := "unknown"
+	if e.PID > 0 {
+		pid = strconv.Itoa(e.PID)
+	}
+	return fmt.Sprintf("store %s is locked by process %s, which does not share it (an earlier mnemo, or another program that opened %s); stop it and try again", e.Dir, pid, bolt.DBFile)
+}
+
+// attachServer attaches to an earlier mnemo serve holding the store, with
+// the token the options carry or the owner token it left beside the store.
+func (s *Store) attachServer(ctx context.Context, addr string) error {
+	token := s.opts.Token
+	if token == "" {
+		data, err := os.ReadFile(filepath.Join(s.dir, bolt.TokenFile))
+		if err != nil {
+			return err
+		}
+		token = strings.TrimSpace(string(data))
+	}
+	c, err := remote.New(serverURL(addr), token)
+	if err != nil {
+		return err
+	}
+	if err := c.Connect(ctx); err != nil {
+		return err
+	}
+	s.gen++
+	s.role, s.engine, s.client, s.bolt, s.serve = Attached, c, c, nil, nil
+	return nil
+}
+
+// serverURL reads a serve.addr: a URL (http://, https://, unix:/path) or a
+// bare host:port, which is HTTP.
+func serverURL(addr string) string {
+	if u, err := url.Parse(addr); err == nil {
+		switch u.Scheme {
+		case "http", "https", "unix":
+			return addr
+		}
+	}
+	return "http://" + addr
+}
+
 // errNoHolder: no process serves the socket.
 var errNoHolder = errors.New("no process serves the store's socket")
 
@@ -293,7 +353,8 @@ func (s *Store) attach(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := c.Connect(cctx); err != nil {
-		if notSent(err) {
+		if holderGone(err) {
+			// It died or stopped between the dial and the call.
 			return errNoHolder
 		}
 		return contract.Unavailable("the process holding store %s does not answer on its socket: %s", s.dir, contract.AsError(err).Message)
@@ -524,8 +585,8 @@ type socketServer struct {
 // startSocket listens on path (removing a socket left by a holder that died:
 // this process holds the lock, so no live process serves it) and serves e.
 func startSocket(path string, e *bolt.Engine, log *slog.Logger) (*socketServer, error) {
-	if len(path) > maxSocketPath {
-		return nil, contract.ConfigErr("the store's path is too long for its socket (%d bytes; unix sockets take at most %d): move the store to a shorter path", len(path), maxSocketPath)
+	if err := privateDir(filepath.Dir(path)); err != nil {
+		return nil, err
 	}
 	if st, err := os.Lstat(path); err == nil && st.Mode()&os.ModeSocket != 0 {
 		_ = os.Remove(path)
@@ -564,6 +625,51 @@ func startSocket(path string, e *bolt.Engine, log *slog.Logger) (*socketServer, 
 // less its terminating NUL, on the stricter of the two).
 const maxSocketPath = 103
 
+// socketSpare is what server.ListenPrivateSocket adds to a socket's
+// directory while it makes the socket (a private directory beside it).
+const socketSpare = len("/.mnemo-socket-0123456789/s")
+
+// SocketPath is where the process holding the store in dir serves it:
+// mnemo.sock inside the store, or, when that path is too long for a unix
+// socket, a file named by a hash of the store's path in this user's private
+// runtime directory ($XDG_RUNTIME_DIR/mnemo, or mnemo-UID in the system's
+// temporary directory), so every process finds the same one.
+func SocketPath(dir string) string {
+	if len(dir)+socketSpare <= maxSocketPath {
+		return filepath.Join(dir, SocketFile)
+	}
+	base := os.Getenv("XDG_RUNTIME_DIR")
+	if base != "" {
+		base = filepath.Join(base, "mnemo")
+	} else {
+		base = filepath.Join(os.TempDir(), fmt.Sprintf("mnemo-%d", os.Geteuid()))
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(dir))
+	return filepath.Join(base, fmt.Sprintf("%016x.sock", h.Sum64()))
+}
+
+// privateDir makes sure dir exists and only this user can enter it, when it
+// is the runtime directory SocketPath chose (a store directory is the
+// user's own, and the socket in it is 0600 either way).
+func privateDir(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, bolt.DBFile)); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return contract.ConfigErr("cannot create the socket directory %s: %w", dir, err)
+	}
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return contract.ConfigErr("socket directory %s: %w", dir, err)
+	}
+	owner, ok := ownerOf(st)
+	if !st.IsDir() || (ok && owner != os.Geteuid()) || st.Mode().Perm()&0o077 != 0 {
+		return contract.ConfigErr("the socket directory %s must be a directory of this user's that no one else can enter (mode 0700)", dir)
+	}
+	return nil
+}
+
 // attached counts the connections open on the socket: other processes'
 // calls in flight and their long polls (they connect once a call).
 func (srv *socketServer) attached() int64 { return srv.conns.Load() }
@@ -590,7 +696,7 @@ func Held(dir string) (Holder, bool) {
 	if err != nil {
 		return Holder{}, false
 	}
-	s := &Store{dir: abs, sock: filepath.Join(abs, SocketFile), log: slog.New(slog.DiscardHandler)}
+	s := &Store{dir: abs, sock: SocketPath(abs), log: slog.New(slog.DiscardHandler)}
 	if dialable(s.sock) != nil {
 		return Holder{}, false
 	}
