@@ -61,6 +61,8 @@ type app struct {
 	// command is the name of the command running (a read command never
 	// creates a store).
 	command string
+	// benchAfterImport: mnemo bench also times the first process after an import.
+	benchAfterImport bool
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {

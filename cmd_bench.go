@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -92,6 +93,7 @@ budget, 1 otherwise.`,
 	cmd.Flags().IntVar(&iterations, "iterations", 20, "measured rounds per shape")
 	cmd.Flags().StringVar(&dir, "dir", "", "an empty directory for the scratch store (default: a temporary one, removed after)")
 	cmd.Flags().StringVar(&corpusOut, "write-corpus", "", "write the corpus as an import file (JSONL, with statuses and expiry) to this path instead of benchmarking, to time `mnemo import` on it")
+	cmd.Flags().BoolVar(&a.benchAfterImport, "after-import", false, "also `mnemo import` the corpus into a new store and time the first process after it (the import's whole time)")
 	cmd.Flags().BoolVar(&reuse, "reuse", false, "time the rows on the store an earlier run left in --dir (same --records and --seed), from this new process")
 	cmd.Flags().BoolVar(&browseOnly, "browse-only", false, "with --reuse: only the browse and explore rows (what a browsing process does)")
 	return cmd
@@ -144,6 +146,25 @@ func (a *app) benchProcesses(table *bench.Table, dir string, opts bench.Options)
 	if err != nil {
 		// The in-process rows stand on their own.
 		fmt.Fprintf(a.stderr, "mnemo: cannot time new processes: %v\n", err)
+	}
+	fmt.Fprintf(a.stderr, "timing the shared store: through a holding process against in it\n")
+	shared, err := bench.MeasureShared(exe, dir, opts)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "mnemo: cannot time the shared store: %v\n", err)
+	}
+	rows = append(rows, shared...)
+	if a.benchAfterImport {
+		corpusPath := filepath.Join(filepath.Dir(dir), filepath.Base(dir)+"-corpus.jsonl")
+		if err := writeCorpus(corpusPath, opts); err != nil {
+			return err
+		}
+		defer os.Remove(corpusPath)
+		fmt.Fprintf(a.stderr, "timing the first process after `mnemo import` of the corpus\n")
+		after, err := bench.MeasureAfterImport(exe, corpusPath, opts)
+		if err != nil {
+			fmt.Fprintf(a.stderr, "mnemo: cannot time the first process after an import: %v\n", err)
+		}
+		rows = append(rows, after...)
 	}
 	table.Processes = rows
 	_, err = fmt.Fprint(a.stdout, "\n"+table.ProcessMarkdown())

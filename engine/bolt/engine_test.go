@@ -79,9 +79,8 @@ func TestLockedStoreNamesThePID(t *testing.T) {
 		t.Fatalf("second open: %v", err)
 	}
 	abs, _ := filepath.Abs(dir)
-	want := "store " + abs + " is in use by another mnemo process (pid " + strconv.Itoa(os.Getpid()) +
-		"); run \"mnemo tui --remote http://127.0.0.1:7077\" to attach to it, or stop it"
-	if err.Error() != want {
+	want := "store " + abs + " is locked by another process (pid " + strconv.Itoa(os.Getpid()) + ")"
+	if err.Error() != want || le.Addr != "http://127.0.0.1:7077" {
 		t.Fatalf("message\n got %s\nwant %s", err, want)
 	}
 }

@@ -1,0 +1,231 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"mnemo/contract"
+	"mnemo/server/local"
+)
+
+// The shared local store's rows (docs/spec/design.md §5 and §8): what a
+// process pays to reach the store through the process holding it, against
+// opening it directly.
+
+// sharedStores is how many stores each of the two writers makes per run.
+const sharedStores = 200
+
+// startHolder starts `mnemo serve` on the closed store in dir, so that every
+// process started after it reaches the store through its socket; it returns
+// once the socket answers.
+func startHolder(exe, dir string) (*exec.Cmd, error) {
+	cmd := exec.Command(exe, "--db", dir, "serve", "--http", "127.0.0.1:0")
+	cmd.Stdout, cmd.Stderr = nil, nil
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, ok := local.Held(dir); ok {
+			return cmd, nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	return nil, fmt.Errorf("mnemo serve did not come up on %s", dir)
+}
+
+// stopHolder stops the holder and waits for it to let go of the store.
+func stopHolder(cmd *exec.Cmd) {
+	_ = cmd.Process.Signal(os.Interrupt)
+	_ = cmd.Wait()
+}
+
+// storeLatencies times sharedStores stores by each of two writers storing at
+// once through s, and forgets them afterwards.
+func storeLatencies(ctx context.Context, s *local.Store, label string) ([]time.Duration, error) {
+	var mu sync.Mutex
+	var all []time.Duration
+	var firstErr error
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range sharedStores {
+				var it contract.StoreItem
+				js := fmt.Sprintf(`{"type":"learning","kind":"fact","confidence":0.5,"text":"shared-store bench %s writer %d note %d at %d","meta":{"namespace":"team:bench","tags":["shared-store-bench"]}}`,
+					label, w, i, time.Now().UnixNano())
+				if err := it.UnmarshalJSON([]byte(js)); err != nil {
+					mu.Lock()
+					firstErr = err
+					mu.Unlock()
+					return
+				}
+				start := time.Now()
+				_, err := s.Store(ctx, it)
+				d := time.Since(start)
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				all = append(all, d)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if _, err := s.Forget(ctx, contract.ForgetTarget{Filter: &contract.MetaFilter{TagsAny: []string{"shared-store-bench"}}}); err != nil {
+		return nil, err
+	}
+	slices.Sort(all)
+	return all, nil
+}
+
+// MeasureShared times, on the closed bench store in dir, a new process's
+// health and first page while another process holds the store, and a store
+// through the holder against one in the holding process, two writers at once.
+func MeasureShared(exe, dir string, opts Options) ([]ProcessRow, error) {
+	opts = opts.withDefaults()
+	scale := scaleOf(opts.Records)
+	ctx := context.Background()
+	var help []time.Duration
+	for range processAttempts {
+		d, _, err := runChild(exe, "--help")
+		if err != nil {
+			return nil, err
+		}
+		help = append(help, d)
+	}
+	slices.Sort(help)
+	base := percentile(help, 50)
+
+	// The store held here: the in-process baseline.
+	held, err := local.Open(ctx, dir, local.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if held.Role() != local.Holding {
+		_ = held.Close()
+		return nil, fmt.Errorf("the bench store %s is held by another process", dir)
+	}
+	direct, err := storeLatencies(ctx, held, "direct")
+	if cerr := held.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	holder, err := startHolder(exe, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer stopHolder(holder)
+	var rows []ProcessRow
+	times := func(args ...string) ([]time.Duration, error) {
+		var ds []time.Duration
+		for range processAttempts {
+			d, _, err := runChild(exe, args...)
+			if err != nil {
+				return nil, err
+			}
+			ds = append(ds, d)
+		}
+		slices.Sort(ds)
+		return ds, nil
+	}
+	health, err := times("--db", dir, "health")
+	if err != nil {
+		return nil, err
+	}
+	for i := range health {
+		health[i] = max(0, health[i]-base)
+	}
+	r := ProcessRow{Name: "cold open through the holder: `mnemo health` while another process holds the store, minus `mnemo --help`",
+		Samples: len(health), P50: percentile(health, 50), P95: percentile(health, 95), Budget: budgetColdOpen.at(scale)}
+	r.Pass = r.Budget.admits(r.P50, r.P95)
+	r.Note = "held by `mnemo serve`"
+	rows = append(rows, r)
+
+	page, err := times("--db", dir, "browse", "--query", `{"limit": 50}`)
+	if err != nil {
+		return nil, err
+	}
+	r = ProcessRow{Name: "cold first page through the holder: `mnemo browse` of 50", Samples: len(page),
+		P50: percentile(page, 50), P95: percentile(page, 95), Budget: budgetColdPage.at(scale)}
+	r.Pass = r.Budget.admits(r.P50, r.P95)
+	r.Note = "whole process, start included"
+	rows = append(rows, r)
+
+	attached, err := local.Open(ctx, dir, local.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer attached.Close()
+	if attached.Role() != local.Attached {
+		return nil, fmt.Errorf("the bench process holds %s, not the server", dir)
+	}
+	through, err := storeLatencies(ctx, attached, "socket")
+	if err != nil {
+		return nil, err
+	}
+	dp50 := percentile(direct, 50)
+	r = ProcessRow{Name: "store through the holder's socket, two writers at once", Samples: len(through),
+		P50: percentile(through, 50), P95: percentile(through, 95), Budget: Budget{P50: dp50 + time.Millisecond}}
+	r.Pass = r.Budget.admits(r.P50, r.P95)
+	r.Note = fmt.Sprintf("in the holding process: p50 %s, p95 %s; through the socket +%s at p50",
+		ms(dp50), ms(percentile(direct, 95)), ms(r.P50-dp50))
+	rows = append(rows, r)
+	return rows, nil
+}
+
+// MeasureAfterImport imports the bench corpus file into a new store with
+// `mnemo import` and times the first new process's browse of 50 and a
+// vector fetch after it, against the cold first page budget.
+func MeasureAfterImport(exe, corpusPath string, opts Options) ([]ProcessRow, error) {
+	opts = opts.withDefaults()
+	scale := scaleOf(opts.Records)
+	dir, err := os.MkdirTemp(filepath.Dir(corpusPath), "after-import-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	store := filepath.Join(dir, "store")
+	d, rss, err := runChild(exe, "--db", store, "import", corpusPath)
+	if err != nil {
+		return nil, err
+	}
+	rate := float64(opts.Records) / d.Seconds()
+	first, _, err := runChild(exe, "--db", store, "browse", "--query", `{"limit": 50}`)
+	if err != nil {
+		return nil, err
+	}
+	var rows []ProcessRow
+	r := ProcessRow{Name: "the first new process's `mnemo browse` of 50 right after `mnemo import`", Samples: 1,
+		P50: first, P95: first, Budget: budgetColdPage.at(scale)}
+	r.Pass = r.Budget.admits(r.P50, r.P95)
+	r.Note = fmt.Sprintf("the import took %s (%.0f records/s, its background work finished before it exited), peak RSS %d MB",
+		d.Round(time.Millisecond), rate, rss>>20)
+	rows = append(rows, r)
+	fetch, _, err := runChild(exe, "--db", store, "fetch", "--mode", "vector", "postgres connection limit")
+	if err != nil {
+		return nil, err
+	}
+	r = ProcessRow{Name: "the first new process's vector `mnemo fetch` right after `mnemo import`", Samples: 1,
+		P50: fetch, P95: fetch, Budget: Budget{}}
+	r.Pass = true
+	r.Note = "whole process: the embedder was learned by the import's process"
+	rows = append(rows, r)
+	return rows, nil
+}
