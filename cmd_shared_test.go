@@ -22,6 +22,7 @@ import (
 
 	"mnemo/contract"
 	"mnemo/engine/bolt"
+	"mnemo/server/local"
 )
 
 // The shared local store (issue 24), driven as users drive it: real mnemo
@@ -407,5 +408,40 @@ func TestSharedStoreHolderKilled(t *testing.T) {
 	t.Logf("%d holders killed", kills)
 	if l.slowest > 5*time.Second {
 		t.Errorf("a store waited %v for a new holder", l.slowest)
+	}
+}
+
+// TestFirstProcessAfterImport: the first process after `mnemo import` gets
+// the answers a long-lived process gets on the same store: the import's
+// process finished the index and learned the embedder before it exited.
+func TestFirstProcessAfterImport(t *testing.T) {
+	c := newTestCLI(t)
+	corpus := filepath.Join(c.home, "demo.jsonl")
+	if err := os.WriteFile(corpus, demoCorpus, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.ok("", "import", corpus)
+	const question = "how do customers cancel their subscription"
+	first := map[string]string{}
+	for _, mode := range []string{"vector", "hybrid", "keyword"} {
+		first[mode] = c.ok("", "fetch", "--mode", mode, "--limit", "10", question)
+	}
+	firstPage := c.ok("", "browse", "--query", `{"limit":50}`)
+
+	long, err := local.Open(context.Background(), c.db, local.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer long.Close()
+	if err := long.WaitIdle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"vector", "hybrid", "keyword"} {
+		if got := c.ok("", "fetch", "--mode", mode, "--limit", "10", question); got != first[mode] {
+			t.Errorf("%s fetch: the first process after the import answered\n%s\na long-lived process answers\n%s", mode, first[mode], got)
+		}
+	}
+	if got := c.ok("", "browse", "--query", `{"limit":50}`); got != firstPage {
+		t.Errorf("browse differs between the first process and a long-lived one")
 	}
 }

@@ -388,8 +388,59 @@ func (s *Store) hold(e *bolt.Engine) error {
 	}
 	s.gen++
 	s.role, s.engine, s.bolt, s.serve, s.client = Holding, e, e, srv, nil
+	srv.keep = make(chan struct{})
+	srv.kept = make(chan struct{})
+	go keepUp(e, srv.keep, srv.kept, s.log)
 	s.log.Debug("holding the store", "dir", s.dir, "socket", s.sock)
 	return nil
+}
+
+// keepUpEvery is how often the holder looks whether writes call for
+// background work, and keepUpAfter how many writes since it took the store
+// do (what bolt's Settle embeds after, too).
+const (
+	keepUpEvery = time.Second
+	keepUpAfter = 100
+)
+
+// keepUp is the holder's background work beyond what engine/bolt starts on
+// its own: once the writes of any process (through the socket or in this
+// one) have added keepUpAfter records and then paused, the records are
+// embedded and the learned embedder learns, as if a vector query had
+// arrived. Without it a store filled by imports was embedded and learned
+// only at its first vector query, so a TUI's process and a served agent
+// ranked the same store differently.
+func keepUp(e *bolt.Engine, stop <-chan struct{}, done chan<- struct{}, log *slog.Logger) {
+	defer close(done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	var last, kept uint64
+	t := time.NewTicker(keepUpEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		now := e.WrittenHere()
+		quiet := now == last
+		last = now
+		if !quiet || now-kept < keepUpAfter {
+			continue
+		}
+		if err := e.WaitEmbedder(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("embedding the store's new records failed", "err", err)
+		}
+		kept = now
+	}
 }
 
 // current is the engine calls go to now, with its generation.
@@ -456,11 +507,28 @@ func (s *Store) Close() error {
 		// The socket goes before the lock: a process that finds it gone
 		// waits for the lock, and never sees a socket of this one again.
 		s.serve.stop()
+		close(s.serve.keep)
+		<-s.serve.kept
 		return s.bolt.Close()
 	case Reading:
 		return s.bolt.Close()
 	}
 	return nil
+}
+
+// WaitIdle waits, in the process holding the store, until its background
+// work is done: the index caught up, every record embedded with the
+// generation of the learned embedder the store's text calls for. Through
+// the socket it returns at once (the holder does the work on its own).
+func (s *Store) WaitIdle(ctx context.Context) error {
+	s.mu.RLock()
+	e := s.bolt
+	holding := s.role == Holding
+	s.mu.RUnlock()
+	if !holding {
+		return nil
+	}
+	return e.WaitEmbedder(ctx)
 }
 
 // Holder describes the process holding the store.
@@ -580,6 +648,8 @@ type socketServer struct {
 	api   *httpapi.Handler
 	conns atomic.Int64
 	done  chan struct{}
+	// keep stops the holder's background work (keepUp); kept is closed when it has.
+	keep, kept chan struct{}
 }
 
 // startSocket listens on path (removing a socket left by a holder that died:
