@@ -48,8 +48,12 @@ func stopHolder(cmd *exec.Cmd) {
 	_ = cmd.Wait()
 }
 
+// sharedWarmup is how many stores each writer makes before the timed ones
+// (the first stores of a process wait for its table and index to open).
+const sharedWarmup = 20
+
 // storeLatencies times sharedStores stores by each of two writers storing at
-// once through s, and forgets them afterwards.
+// once through s, after a warm-up, and forgets them afterwards.
 func storeLatencies(ctx context.Context, s *local.Store, label string) ([]time.Duration, error) {
 	var mu sync.Mutex
 	var all []time.Duration
@@ -59,7 +63,7 @@ func storeLatencies(ctx context.Context, s *local.Store, label string) ([]time.D
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range sharedStores {
+			for i := range sharedWarmup + sharedStores {
 				var it contract.StoreItem
 				js := fmt.Sprintf(`{"type":"learning","kind":"fact","confidence":0.5,"text":"shared-store bench %s writer %d note %d at %d","meta":{"namespace":"team:bench","tags":["shared-store-bench"]}}`,
 					label, w, i, time.Now().UnixNano())
@@ -76,7 +80,9 @@ func storeLatencies(ctx context.Context, s *local.Store, label string) ([]time.D
 				if err != nil && firstErr == nil {
 					firstErr = err
 				}
-				all = append(all, d)
+				if i >= sharedWarmup {
+					all = append(all, d)
+				}
 				mu.Unlock()
 			}
 		}()
@@ -184,8 +190,8 @@ func MeasureShared(exe, dir string, opts Options) ([]ProcessRow, error) {
 	r = ProcessRow{Name: "store through the holder's socket, two writers at once", Samples: len(through),
 		P50: percentile(through, 50), P95: percentile(through, 95), Budget: Budget{P50: dp50 + time.Millisecond}}
 	r.Pass = r.Budget.admits(r.P50, r.P95)
-	r.Note = fmt.Sprintf("in the holding process: p50 %s, p95 %s; through the socket +%s at p50",
-		ms(dp50), ms(percentile(direct, 95)), ms(r.P50-dp50))
+	r.Note = fmt.Sprintf("in the holding process: p50 %s, p95 %s; through the socket %+.3f ms at p50 (each store waits for its bbolt commit and its index batch)",
+		ms(dp50), ms(percentile(direct, 95)), float64(r.P50-dp50)/float64(time.Millisecond))
 	rows = append(rows, r)
 	return rows, nil
 }
