@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	neturl "net/url"
 	"time"
@@ -175,6 +176,11 @@ func openLocalWith(ctx context.Context, a *app, dir string, adjust func(*bolt.Op
 		},
 		recordCount: func(ctx context.Context) (int, error) {
 			st, err := s.Status(ctx)
+			if errors.Is(err, contract.ErrUnsupported) {
+				// A server of an earlier mnemo: what explore counts.
+				page, err := s.Explore(ctx, contract.ExploreRequest{Facet: contract.FacetStatus, Limit: len(contract.Statuses())})
+				return int(page.Total), err
+			}
 			return st.Records, err
 		},
 		close: s.Close,

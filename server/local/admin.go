@@ -83,6 +83,12 @@ func writeJSON(w http.ResponseWriter, v any, err error) {
 
 // admin asks the holder over the socket.
 func (s *Store) admin(ctx context.Context, method, path string, req, out any) error {
+	s.mu.RLock()
+	legacy := s.legacy
+	s.mu.RUnlock()
+	if legacy {
+		return contract.Unsupported("the store is held by a server of an earlier mnemo, which does not answer this; stop it, or run the command on that server's host with the same mnemo")
+	}
 	var body io.Reader
 	if req != nil {
 		b, err := json.Marshal(req)

@@ -138,6 +138,9 @@ type Store struct {
 	client *remote.Client  // while attached
 	serve  *socketServer   // while holding
 	closed bool
+	// legacy: attached to a server of an earlier mnemo over its HTTP
+	// address, which has none of the socket's own endpoints.
+	legacy bool
 	// takeovers counts the role switches after Open (tests and info).
 	takeovers atomic.Int64
 }
@@ -321,7 +324,7 @@ func (s *Store) attachServer(ctx context.Context, addr string) error {
 		return err
 	}
 	s.gen++
-	s.role, s.engine, s.client, s.bolt, s.serve = Attached, c, c, nil, nil
+	s.role, s.engine, s.client, s.bolt, s.serve, s.legacy = Attached, c, c, nil, nil, true
 	return nil
 }
 
@@ -360,7 +363,7 @@ func (s *Store) attach(ctx context.Context) error {
 		return contract.Unavailable("the process holding store %s does not answer on its socket: %s", s.dir, contract.AsError(err).Message)
 	}
 	s.gen++
-	s.role, s.engine, s.client, s.bolt, s.serve = Attached, c, c, nil, nil
+	s.role, s.engine, s.client, s.bolt, s.serve, s.legacy = Attached, c, c, nil, nil, false
 	s.log.Debug("attached to the process holding the store", "dir", s.dir)
 	return nil
 }
@@ -387,7 +390,7 @@ func (s *Store) hold(e *bolt.Engine) error {
 		return err
 	}
 	s.gen++
-	s.role, s.engine, s.bolt, s.serve, s.client = Holding, e, e, srv, nil
+	s.role, s.engine, s.bolt, s.serve, s.client, s.legacy = Holding, e, e, srv, nil, false
 	srv.keep = make(chan struct{})
 	srv.kept = make(chan struct{})
 	go keepUp(e, srv.keep, srv.kept, s.log)
