@@ -3,14 +3,19 @@ package local
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"mnemo/contract"
 	"mnemo/engine/bolt"
+	"mnemo/server/wire"
 )
 
 func learning(text string) contract.StoreItem {
@@ -216,5 +221,85 @@ func TestCloseSettlesWithNobodyAttached(t *testing.T) {
 	st := e.IndexStatus()
 	if st.State != "ready" || st.AppliedSeq != 1 {
 		t.Errorf("after the holder stopped the index is %+v, want ready at seq 1", st)
+	}
+}
+
+// crashingHolder stands in for a holder that dies with a call in flight: it
+// answers the descriptor, then takes the first other call, closes its
+// connection without an answer and stops listening, leaving the lock free.
+func crashingHolder(t *testing.T, dir string) {
+	t.Helper()
+	l, err := net.Listen("unix", SocketPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{}
+	srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == wire.PathPrefix+wire.EndpointDescriptor {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"id":"mnemo","label":"about to crash","fetch_modes":["keyword"],"consolidation":"none"}`))
+			return
+		}
+		_, _ = io.Copy(io.Discard, r.Body)
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			_ = conn.Close()
+		}
+		_ = l.Close()
+	})
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+}
+
+// A call the holder may have applied before it died: a store is sent again
+// (a replay at worst), a forget is not, and says so; either way the store
+// goes on under this process.
+func TestInFlightCallsWhenTheHolderDies(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		call  func(s *Store) error
+		retry bool
+	}{
+		{"store", func(s *Store) error { _, err := s.Store(ctx, learning("sent twice at worst")); return err }, true},
+		{"forget", func(s *Store) error { _, err := s.Forget(ctx, contract.ForgetIDs(strings.Repeat("a", 40))); return err }, false},
+		{"review", func(s *Store) error {
+			_, err := s.Review(ctx, contract.ReviewRequest{ID: strings.Repeat("b", 40), Action: contract.ReviewApprove})
+			return err
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "store")
+			e, err := bolt.Open(dir, bolt.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.Close(); err != nil {
+				t.Fatal(err)
+			}
+			crashingHolder(t, dir)
+			s := open(t, dir)
+			if s.Role() != Attached {
+				t.Fatalf("role %s, want attached to the holder about to crash", s.Role())
+			}
+			err = tc.call(s)
+			if tc.retry {
+				if err != nil {
+					t.Fatalf("a store in flight when the holder died: %v", err)
+				}
+			} else {
+				var ce *contract.Error
+				if !errors.As(err, &ce) || ce.Kind != contract.KindUnavailable ||
+					!strings.Contains(ce.Message, "may or may not have been applied") {
+					t.Fatalf("a %s in flight when the holder died: %v", tc.name, err)
+				}
+			}
+			if s.Role() != Holding || s.Takeovers() != 1 {
+				t.Errorf("after the holder died this process is %s (%d takeovers), want holding", s.Role(), s.Takeovers())
+			}
+			if _, err := s.List(ctx, contract.ListRequest{Limit: 1}); err != nil {
+				t.Errorf("the next call: %v", err)
+			}
+		})
 	}
 }
