@@ -141,8 +141,12 @@ func (e *Engine) learnDue() bool {
 	if e.bulk.Load() || e.rebuilding.Load() {
 		return false
 	}
-	n := int64(e.Len())
-	from := e.learn.from.Load()
+	return learnDueAt(e.learn.from.Load(), int64(e.Len()))
+}
+
+// learnDueAt tells whether a store of n records, whose model in use learned
+// at from records (0: none), learns a new generation.
+func learnDueAt(from, n int64) bool {
 	if from == 0 {
 		return n >= learnMinRecords
 	}
@@ -151,6 +155,25 @@ func (e *Engine) learnDue() bool {
 		step = from / 2
 	}
 	return n >= learnMinRecords && (n-from >= step || from-n >= step)
+}
+
+// EmbeddingDue tells, reading one counter and loading nothing, whether the
+// store has grown or shrunk past the generation of the learned embedder it
+// keeps (or has none and is large enough to learn one): work a process that
+// holds the store starts on its own (server/local), rather than leaving it
+// to the first vector query.
+func (e *Engine) EmbeddingDue() bool {
+	if e.learn == nil || e.opts.ReadOnly || e.closed.Load() {
+		return false
+	}
+	var from int64
+	_ = e.db.View(func(tx *bbolt.Tx) error {
+		if b := tx.Bucket(bucketLearned); b != nil {
+			from, _ = strconv.ParseInt(string(b.Get(keyLearnedFrom)), 10, 64)
+		}
+		return nil
+	})
+	return learnDueAt(from, int64(e.Len()))
 }
 
 // learnWorker learns generations while the engine is open. It starts once

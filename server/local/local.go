@@ -407,7 +407,8 @@ const (
 )
 
 // keepUp is the holder's background work beyond what engine/bolt starts on
-// its own: once the writes of any process (through the socket or in this
+// its own: at once when the store calls for a generation of the learned
+// embedder it lacks (bolt's EmbeddingDue), and once the writes of any process (through the socket or in this
 // one) have added keepUpAfter records and then paused, the records are
 // embedded and the learned embedder learns, as if a vector query had
 // arrived. Without it a store filled by imports was embedded and learned
@@ -427,11 +428,18 @@ func keepUp(e *bolt.Engine, stop <-chan struct{}, done chan<- struct{}, log *slo
 	var last, kept uint64
 	t := time.NewTicker(keepUpEvery)
 	defer t.Stop()
-	for {
+	for first := true; ; first = false {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
+		}
+		if first && e.EmbeddingDue() {
+			// Work the last holder left (an import it did not see to the
+			// end); looked at after a second, so short commands never start it.
+			if err := e.WaitEmbedder(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("embedding the store's records failed", "err", err)
+			}
 		}
 		now := e.WrittenHere()
 		quiet := now == last
