@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -166,7 +167,14 @@ func goldenCases() []goldenCase {
 }
 
 // normalizeGolden replaces the test's temporary home, which info prints.
-func normalizeGolden(c *testCLI, s string) string { return strings.ReplaceAll(s, c.home, "$HOME") }
+// normalizeGolden writes the test's home as $HOME and the pid of the
+// process holding the store (info's held_by) as $PID.
+func normalizeGolden(c *testCLI, s string) string {
+	s = strings.ReplaceAll(s, c.home, "$HOME")
+	return heldByPID.ReplaceAllString(s, "${1}$$PID")
+}
+
+var heldByPID = regexp.MustCompile(`("held_by":|held by pid )[0-9]+`)
 
 func readGolden(t *testing.T, name string) string {
 	t.Helper()

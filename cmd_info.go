@@ -34,10 +34,12 @@ engine is serving (ok or degraded), 1 when it is down.`,
 
 // infoReport is `mnemo info`'s answer.
 type infoReport struct {
-	Version    string              `json:"version"`
-	Store      string              `json:"store"`
-	Records    int                 `json:"records"`
-	Index      *indexInfo          `json:"index"`
+	Version string     `json:"version"`
+	Store   string     `json:"store"`
+	Records int        `json:"records"`
+	Index   *indexInfo `json:"index"`
+	// HeldBy is the process holding a local store (docs/sharing.md).
+	HeldBy     int                 `json:"held_by,omitempty"`
 	Descriptor contract.Descriptor `json:"descriptor"`
 	Config     string              `json:"config"`
 	Log        string              `json:"log"`
@@ -48,8 +50,9 @@ func newInfoCommand(a *app) *cobra.Command {
 		Use:   "info",
 		Short: "Describe the store: version, location, record count, index state",
 		Long: `Print {"version", "store", "records", "index": {"state", "applied_seq"},
-"descriptor", "config", "log"}. "records" counts every record, service sandboxes
-included; "config" is the config file read (or that would be read) and "log" the
+"descriptor", "config", "log", "held_by"}. "records" counts every record, service
+sandboxes included; "held_by" is the pid of the process holding a local store (this
+one, or the one every other process reaches it through); "config" is the config file read (or that would be read) and "log" the
 file --debug writes to.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -72,6 +75,9 @@ file --debug writes to.`,
 			if s.indexStatus != nil {
 				st := s.indexStatus()
 				report.Index = &st
+			}
+			if s.heldBy != nil {
+				report.HeldBy = s.heldBy(cmd.Context())
 			}
 			return a.answer(report, func(s *screen) { drawInfo(s, report) })
 		},

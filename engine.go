@@ -27,7 +27,9 @@ type openStore struct {
 	// recordCount counts every record, service sandboxes included, when the
 	// engine can (the contract's reads never enter sandboxes without a reach).
 	recordCount func(ctx context.Context) (int, error)
-	close       func() error
+	// heldBy is the pid of the process holding a local store (0: unknown).
+	heldBy func(ctx context.Context) int
+	close  func() error
 }
 
 // indexInfo is info's "index" object; done and total show a rebuild's progress.
@@ -182,6 +184,13 @@ func openLocalWith(ctx context.Context, a *app, dir string, adjust func(*bolt.Op
 				return int(page.Total), err
 			}
 			return st.Records, err
+		},
+		heldBy: func(ctx context.Context) int {
+			h, err := s.Holder(ctx)
+			if err != nil {
+				return 0
+			}
+			return h.PID
 		},
 		close: s.Close,
 	}, nil

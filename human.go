@@ -343,9 +343,13 @@ func drawInfo(s *screen, r infoReport) {
 			index += s.st.Dim.Render(fmt.Sprintf(" · rebuilding %s of %s", count(r.Index.Done), count(r.Index.Total)))
 		}
 	}
+	store := r.Store
+	if r.HeldBy > 0 {
+		store += s.st.Dim.Render(fmt.Sprintf(" · held by pid %d", r.HeldBy))
+	}
 	s.keyValues([][2]string{
 		{"version", r.Version},
-		{"store", r.Store},
+		{"store", store},
 		{"records", s.st.Count.Render(count(r.Records))},
 		{"index", index},
 		{"engine", d.Label},
