@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +16,7 @@ import (
 	"mnemo/contract"
 	"mnemo/engine/bolt"
 	"mnemo/engine/postgres"
+	"mnemo/server/local"
 )
 
 func newBenchCommand(a *app) *cobra.Command {
@@ -26,6 +28,9 @@ func newBenchCommand(a *app) *cobra.Command {
 		reuse      bool
 		browseOnly bool
 		corpusOut  string
+		// storeLatency: time stores on --dir from this process and print
+		// them (a child of the shared-store rows).
+		storeLatency string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench [--records N]",
@@ -42,6 +47,9 @@ budget, 1 otherwise.`,
 				return usageError("--records must be positive")
 			}
 			opts := bench.Options{Records: records, Seed: seed, Iterations: iterations, Out: a.stderr}
+			if storeLatency != "" {
+				return a.benchStoreLatency(cmd, dir, storeLatency)
+			}
 			if corpusOut != "" {
 				return writeCorpus(corpusOut, opts)
 			}
@@ -93,6 +101,8 @@ budget, 1 otherwise.`,
 	cmd.Flags().IntVar(&iterations, "iterations", 20, "measured rounds per shape")
 	cmd.Flags().StringVar(&dir, "dir", "", "an empty directory for the scratch store (default: a temporary one, removed after)")
 	cmd.Flags().StringVar(&corpusOut, "write-corpus", "", "write the corpus as an import file (JSONL, with statuses and expiry) to this path instead of benchmarking, to time `mnemo import` on it")
+	cmd.Flags().StringVar(&storeLatency, "store-latency", "", "time two writers' stores on --dir from this process and print each in ns (the shared-store rows run it)")
+	_ = cmd.Flags().MarkHidden("store-latency")
 	cmd.Flags().BoolVar(&a.benchAfterImport, "after-import", false, "also `mnemo import` the corpus into a new store and time the first process after it (the import's whole time)")
 	cmd.Flags().BoolVar(&reuse, "reuse", false, "time the rows on the store an earlier run left in --dir (same --records and --seed), from this new process")
 	cmd.Flags().BoolVar(&browseOnly, "browse-only", false, "with --reuse: only the browse and explore rows (what a browsing process does)")
@@ -168,6 +178,26 @@ func (a *app) benchProcesses(table *bench.Table, dir string, opts bench.Options)
 	}
 	table.Processes = rows
 	_, err = fmt.Fprint(a.stdout, "\n"+table.ProcessMarkdown())
+	return err
+}
+
+// benchStoreLatency times stores on the store in dir from this process, as
+// its holder or through the process holding it, and prints them.
+func (a *app) benchStoreLatency(cmd *cobra.Command, dir, label string) error {
+	s, err := local.Open(cmd.Context(), dir, local.Options{MustExist: true, Logger: a.logger})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = s.Close() }()
+	ds, err := bench.StoreLatencies(cmd.Context(), s, label)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, d := range ds {
+		fmt.Fprintf(&b, "%d\n", d.Nanoseconds())
+	}
+	_, err = fmt.Fprint(a.stdout, b.String())
 	return err
 }
 
