@@ -21,7 +21,7 @@ import (
 // The JSON goldens in testdata/cli were recorded from the commands as they were
 // before the human form existed (docs/spec/cli.md section 2: scripts never see it). Every
 // piped run, and every --json run, must print those bytes again. Record them
-// anew only on purpose: MNEMO_GOLDEN_UPDATE=1 go test -run TestJSONGoldens .
+// anew only on purpose: go test -run TestJSONGoldens . -update
 
 const goldenDir = "testdata/cli"
 
@@ -180,7 +180,7 @@ func readGolden(t *testing.T, name string) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(goldenDir, name))
 	if err != nil {
-		t.Fatalf("golden %s: %v (record with MNEMO_GOLDEN_UPDATE=1)", name, err)
+		t.Fatalf("golden %s: %v (record with go test . -update)", name, err)
 	}
 	return string(data)
 }
@@ -197,7 +197,7 @@ func writeGolden(t *testing.T, name, content string) {
 
 // TestJSONGoldens: piped, every command prints the recorded JSON byte for byte.
 func TestJSONGoldens(t *testing.T) {
-	update := os.Getenv("MNEMO_GOLDEN_UPDATE") == "1"
+	update := *updateGoldens
 	for _, gc := range goldenCases() {
 		t.Run(gc.name, func(t *testing.T) {
 			c := newFixtureCLI(t)
@@ -219,7 +219,7 @@ func TestJSONGoldens(t *testing.T) {
 				return
 			}
 			if want := readGolden(t, gc.name+".json"); got != want {
-				t.Errorf("piped output changed (if the engine's answer changed on purpose, ranking say, re-record with MNEMO_GOLDEN_UPDATE=1)\n got %s\nwant %s", got, want)
+				t.Errorf("piped output changed (if the engine's answer changed on purpose, ranking say, re-record with go test . -update)\n got %s\nwant %s", got, want)
 			}
 		})
 	}

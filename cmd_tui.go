@@ -59,7 +59,7 @@ func (a *app) runTUI(ctx context.Context, f tuiFlags) error {
 		StoreLabel: s.label,
 		Keys:       keys,
 		ReadOnly:   f.readOnly,
-		Plain:      f.plain,
+		Plain:      f.plain || a.cfg.Theme == themePlain,
 		Mouse:      a.cfg.Mouse != nil && *a.cfg.Mouse,
 		Logger:     a.logger,
 		Live:       true,

@@ -26,11 +26,19 @@ type config struct {
 	Remote   string         `toml:"remote"`
 	Embedder endpointConfig `toml:"embedder"`
 	Answer   endpointConfig `toml:"answer"`
-	Theme    string         `toml:"theme"`
-	Mouse    *bool          `toml:"mouse"`
+	// Theme is how the TUI draws: "default" (the terminal's 16 ANSI
+	// colours) or "plain" (ASCII borders and glyphs, as --plain).
+	Theme string `toml:"theme"`
+	Mouse *bool  `toml:"mouse"`
 	// Keys maps an action name to the keys bound to it (keymap.go applies it).
 	Keys map[string][]string `toml:"keys"`
 }
+
+// The themes the TUI draws with.
+const (
+	themeDefault = "default"
+	themePlain   = "plain"
+)
 
 // endpointConfig names an OpenAI-compatible endpoint. The key itself never
 // lives in the file: APIKeyEnv names the environment variable that holds it.
@@ -108,6 +116,11 @@ func (c config) validate() error {
 		if ep.cfg.Endpoint == "" && (ep.cfg.Model != "" || ep.cfg.APIKeyEnv != "") {
 			return fmt.Errorf("[%s] sets model or api_key_env but no endpoint", ep.table)
 		}
+	}
+	switch c.Theme {
+	case "", themeDefault, themePlain:
+	default:
+		return fmt.Errorf("theme %q is not a theme: %q (the terminal's 16 ANSI colours) or %q (ASCII borders and glyphs)", c.Theme, themeDefault, themePlain)
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ func TestParseConfig(t *testing.T) {
 	full := `
 store = "/srv/mnemo"
 remote = "http://127.0.0.1:7077"
-theme = "dark"
+theme = "plain"
 mouse = true
 
 [embedder]
@@ -34,7 +34,7 @@ forget = ["d"]
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
-	if cfg.Store != "/srv/mnemo" || cfg.Remote != "http://127.0.0.1:7077" || cfg.Theme != "dark" || cfg.Mouse == nil || !*cfg.Mouse {
+	if cfg.Store != "/srv/mnemo" || cfg.Remote != "http://127.0.0.1:7077" || cfg.Theme != "plain" || cfg.Mouse == nil || !*cfg.Mouse {
 		t.Errorf("top-level keys: %+v", cfg)
 	}
 	if cfg.Embedder.Model != "nomic-embed-text" || cfg.Answer.APIKeyEnv != "ANSWER_KEY" {
@@ -81,11 +81,35 @@ func TestLoadConfigMissingFile(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "config file "+path+" does not exist") {
 		t.Errorf("a missing --config file: %v", err)
 	}
-	if err := os.WriteFile(path, []byte("theme = \"light\"\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte("theme = \"default\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := loadConfig(path, true)
-	if err != nil || cfg.Theme != "light" {
+	if err != nil || cfg.Theme != "default" {
 		t.Errorf("load: %+v, %v", cfg, err)
+	}
+}
+
+// TestThemeIsHonouredOrRefused: theme "plain" draws ASCII like --plain, and
+// a theme that does not exist is refused with the ones that do.
+func TestThemeIsHonouredOrRefused(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		err  string
+	}{
+		{`theme = "plain"`, ""},
+		{`theme = "default"`, ""},
+		{`theme = "solarized"`, `theme "solarized" is not a theme: "default" (the terminal's 16 ANSI colours) or "plain" (ASCII borders and glyphs)`},
+	} {
+		cfg, err := parseConfig("config.toml", []byte(tc.text))
+		if tc.err == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.text, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: %v (config %+v), want %q", tc.text, err, cfg, tc.err)
+		}
 	}
 }
