@@ -174,7 +174,7 @@ func normalizeGolden(c *testCLI, s string) string {
 	return heldByPID.ReplaceAllString(s, "${1}$$PID")
 }
 
-var heldByPID = regexp.MustCompile(`("held_by":|held by pid )[0-9]+`)
+var heldByPID = regexp.MustCompile(`("held_by": ?|held by pid )[0-9]+`)
 
 func readGolden(t *testing.T, name string) string {
 	t.Helper()

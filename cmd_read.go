@@ -88,9 +88,6 @@ prints every matching hit as JSON lines, walking every page.`,
 				if err != nil {
 					return err
 				}
-				if page.Items == nil {
-					page.Items = []contract.Hit{}
-				}
 				return a.answer(page, func(s *screen) { drawList(s, page) })
 			}
 			if a.human() {
@@ -202,9 +199,6 @@ and superseded records are hidden unless the filter names them in "statuses".`,
 			if err != nil {
 				return err
 			}
-			if page.Hits == nil {
-				page.Hits = []contract.Hit{}
-			}
 			return a.answer(page, func(s *screen) { drawFetch(s, page, req.Mode) })
 		},
 	}
@@ -258,9 +252,6 @@ the answer, the citations it draws on, and the model that wrote it.`,
 			if err != nil {
 				return err
 			}
-			if answer.Citations == nil {
-				answer.Citations = []contract.Citation{}
-			}
 			return a.answer(answer, func(s *screen) { drawRecall(s, answer) })
 		},
 	}
@@ -302,9 +293,6 @@ ExplorePage. Facets: ` + facetList() + `.`,
 			page, err := e.Explore(cmd.Context(), req)
 			if err != nil {
 				return err
-			}
-			if page.Buckets == nil {
-				page.Buckets = []contract.FacetBucket{}
 			}
 			return a.answer(page, func(s *screen) { drawExplore(s, page) })
 		},
@@ -390,9 +378,6 @@ Example:
 			page, err := e.Browse(cmd.Context(), q)
 			if err != nil {
 				return err
-			}
-			if page.Records == nil {
-				page.Records = []contract.Record{}
 			}
 			return a.answer(page, func(s *screen) { drawBrowse(s, page, data) })
 		},

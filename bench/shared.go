@@ -108,6 +108,11 @@ func StoreLatencies(ctx context.Context, s *local.Store, label string) ([]time.D
 func MeasureShared(exe, dir string, opts Options) ([]ProcessRow, error) {
 	opts = opts.withDefaults()
 	scale := scaleOf(opts.Records)
+	// exe must be mnemo: a binary that cannot open the store (a test binary
+	// standing in for it) is not run with the commands below.
+	if _, _, err := runChild(exe, "--db", dir, "health"); err != nil {
+		return nil, err
+	}
 	var help []time.Duration
 	for range processAttempts {
 		d, _, err := runChild(exe, "--help")

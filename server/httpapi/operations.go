@@ -130,33 +130,21 @@ func nonNil[T any](s []T, err error) (any, error) {
 
 func serveList(ctx context.Context, e *auth.Confined, r contract.ListRequest) (any, error) {
 	page, err := e.List(ctx, r)
-	if page.Items == nil {
-		page.Items = []contract.Hit{}
-	}
 	return page, err
 }
 
 func serveExport(ctx context.Context, e *auth.Confined, r contract.ListRequest) (any, error) {
 	page, err := e.Export(ctx, r)
-	if page.Items == nil {
-		page.Items = []contract.Exported{}
-	}
 	return page, err
 }
 
 func serveExplore(ctx context.Context, e *auth.Confined, r contract.ExploreRequest) (any, error) {
 	page, err := e.Explore(ctx, r)
-	if page.Buckets == nil {
-		page.Buckets = []contract.FacetBucket{}
-	}
 	return page, err
 }
 
 func serveBrowse(ctx context.Context, e *auth.Confined, q contract.BrowseQuery) (any, error) {
 	page, err := e.Browse(ctx, q)
-	if page.Records == nil {
-		page.Records = []contract.Record{}
-	}
 	return page, err
 }
 

@@ -1,0 +1,77 @@
+package contract
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// The wire's one rule for lists: an answer's list is [] when it is empty,
+// never null, whoever encodes it (the CLI, the HTTP API, MCP). The pages
+// below encode through an alias of themselves with their nil lists made
+// empty, so no caller has to remember it.
+
+// marshalWire encodes v as the wire writes everything: HTML characters as
+// they are (the CLI's and the API's encoders do not escape them either).
+func marshalWire(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// emptyIfNil is s, or an empty slice when s is nil.
+func emptyIfNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// MarshalJSON writes the page with "items": [] when it has none.
+func (p ListPage) MarshalJSON() ([]byte, error) {
+	type wire ListPage
+	p.Items = emptyIfNil(p.Items)
+	return marshalWire(wire(p))
+}
+
+// MarshalJSON writes the page with "items": [] when it has none.
+func (p ExportPage) MarshalJSON() ([]byte, error) {
+	type wire ExportPage
+	p.Items = emptyIfNil(p.Items)
+	return marshalWire(wire(p))
+}
+
+// MarshalJSON writes the page with "hits": [] when it has none.
+func (p FetchPage) MarshalJSON() ([]byte, error) {
+	type wire FetchPage
+	p.Hits = emptyIfNil(p.Hits)
+	return marshalWire(wire(p))
+}
+
+// MarshalJSON writes the answer with "citations": [] when it cites nothing.
+func (a RecallAnswer) MarshalJSON() ([]byte, error) {
+	type wire RecallAnswer
+	a.Citations = emptyIfNil(a.Citations)
+	return marshalWire(wire(a))
+}
+
+// MarshalJSON writes the page with "buckets": [] when it has none.
+func (p ExplorePage) MarshalJSON() ([]byte, error) {
+	type wire ExplorePage
+	p.Buckets = emptyIfNil(p.Buckets)
+	return marshalWire(wire(p))
+}
+
+// MarshalJSON writes the page with "records": [] when it has none.
+func (p BrowsePage) MarshalJSON() ([]byte, error) {
+	type wire BrowsePage
+	p.Records = emptyIfNil(p.Records)
+	return marshalWire(wire(p))
+}
+
+// MarshalJSON writes the page with "changes": [] when it has none (the same
+// bytes AppendJSON assembles by hand).
+func (p ChangesPage) MarshalJSON() ([]byte, error) { return p.AppendJSON(nil) }
