@@ -165,6 +165,21 @@ func (c *Client) Supersede(ctx context.Context, req contract.SupersedeRequest) (
 	return out, err
 }
 
+// Restore writes whole records as they were (contract.Restorer), where the
+// principal may write; a server whose engine cannot answers Unsupported.
+func (c *Client) Restore(ctx context.Context, recs []contract.Record) ([]contract.StoreReceipt, error) {
+	if err := contract.ValidateRestore(recs); err != nil {
+		return nil, err
+	}
+	body := wire.RestoreBody{Records: make([]contract.Record, len(recs))}
+	for i := range recs {
+		body.Records[i] = recs[i].Whole()
+	}
+	var out []contract.StoreReceipt
+	err := c.call(ctx, wire.OpRestore, body, &out)
+	return out, err
+}
+
 // ReadAudit reads the server's audit log (admins only).
 func (c *Client) ReadAudit(ctx context.Context, q audit.Query) ([]audit.Event, error) {
 	v := url.Values{}

@@ -31,6 +31,9 @@ const (
 	OpErase        Op = "erase"
 	OpConsolidate  Op = "consolidate"
 	OpBeliefs      Op = "beliefs"
+	// OpRestore writes whole records as they were (contract.Restorer): the
+	// exact undo of a forget.
+	OpRestore Op = "restore"
 )
 
 // The GET endpoints: /v1/health (no token needed), /v1/descriptor,
@@ -68,6 +71,12 @@ type StoreWithBody struct {
 type StoreManyBody struct {
 	Items   []contract.StoreItem  `json:"items"`
 	Options contract.WriteOptions `json:"options"`
+}
+
+// RestoreBody is the restore body: {"records": [record with its item, ...]},
+// 1..contract.MaxRestoreMany records; the answer is one receipt per record.
+type RestoreBody struct {
+	Records []contract.Record `json:"records"`
 }
 
 // ForgetAnswer is forget's and forget_within's answer: the contract's report
