@@ -155,3 +155,33 @@ func restoreExact(ctx context.Context, r Restorer, records []Record) (int, error
 	}
 	return n, nil
 }
+
+// SnapshotForget reads, with their items, the records a forget of target
+// would remove, so that Restore can put them back after it: the named ids
+// that reach admits (nil: every namespace outside service sandboxes; a
+// forget by ids removes an id anywhere, so name the sandbox the ids were
+// read in), or every record the filter matches (a browse walk of the filter, every
+// status and expired records included, as forget removes them). It stops
+// after more than max records (max <= 0: no bound); the caller then knows
+// the forget is too large to keep.
+func SnapshotForget(ctx context.Context, e Engine, target ForgetTarget, reach *Reach, max int) ([]Record, error) {
+	ids := target.IDs
+	if target.Filter != nil {
+		ids, reach = nil, target.Filter.Reach
+		q := BrowseQuery{Filter: *target.Filter, Limit: BrowseMaxLimit}
+		for {
+			page, err := e.Browse(ctx, q)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range page.Records {
+				ids = append(ids, r.ID)
+			}
+			if page.Continuation == nil || (max > 0 && len(ids) > max) {
+				break
+			}
+			q.Cursor = *page.Continuation
+		}
+	}
+	return GetRecordsInChunks(ctx, e, ids, reach)
+}
