@@ -31,7 +31,9 @@ func UndoProperty(ctx context.Context, e contract.Engine, seed uint64, rounds in
 	tags := []string{"release", "kafka", "db", "ops", "ui"}
 	nss := []contract.Namespace{contract.Root(), contract.MustNamespace("team:acme"), contract.MustNamespace("team:acme/agent:bot")}
 	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	at := func() time.Time { return base.Add(time.Duration(rng.IntN(30*24*3600)) * time.Second).Add(time.Duration(rng.IntN(1000)) * time.Millisecond) }
+	at := func() time.Time {
+		return base.Add(time.Duration(rng.IntN(30*24*3600)) * time.Second).Add(time.Duration(rng.IntN(1000)) * time.Millisecond)
+	}
 	var seedRecs []contract.Record
 	for i := range 160 {
 		m := contract.MemoryMeta{Workspace: &ws, Namespace: nss[rng.IntN(len(nss))], Source: contract.SourceRef{Kind: contract.SourceAgent}}
