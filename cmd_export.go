@@ -50,7 +50,7 @@ the same ids and statuses.`,
 			if out == "" || out == "-" {
 				return exportAll(cmd.Context(), e, f, a.stdout)
 			}
-			return exportToFile(cmd.Context(), e, f, out)
+			return writeReplacing(out, 0o644, func(w io.Writer) error { return exportAll(cmd.Context(), e, f, w) })
 		},
 	}
 	cmd.Flags().StringVar(&filter, "filter", "", "export only what this MetaFilter (JSON) matches")
@@ -58,22 +58,27 @@ the same ids and statuses.`,
 	return cmd
 }
 
-// exportToFile writes to a temporary file beside path and renames it into place,
-// so a failed export never leaves a truncated file that looks complete.
-func exportToFile(ctx context.Context, e contract.Engine, f contract.MetaFilter, path string) error {
+// writeReplacing writes to a temporary file beside path and renames it into
+// place once write succeeds, so a failed export or backup never leaves a
+// truncated file that looks complete; the file gets mode.
+func writeReplacing(path string, mode os.FileMode, write func(w io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return contract.Invalid("cannot write %s: %v", path, unwrapPathError(err))
 	}
 	defer func() { _ = os.Remove(tmp.Name()) }()
-	if err := exportAll(ctx, e, f, tmp); err != nil {
+	if err := write(tmp); err != nil {
 		_ = tmp.Close()
 		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		_ = tmp.Close()
+		return contract.EngineErr("cannot write %s: %v", path, unwrapPathError(err))
 	}
 	if err := tmp.Close(); err != nil {
 		return contract.EngineErr("cannot write %s: %v", path, unwrapPathError(err))
 	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+	if err := os.Chmod(tmp.Name(), mode); err != nil {
 		return contract.EngineErr("cannot write %s: %v", path, unwrapPathError(err))
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {

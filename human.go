@@ -10,6 +10,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 
+	"mnemo/backup"
 	"mnemo/contract"
 	"mnemo/engine/bolt"
 	"mnemo/server/audit"
@@ -540,5 +541,31 @@ func drawCopy(s *screen, r copyReport) {
 		for _, id := range r.Unlinked {
 			s.line("  " + id)
 		}
+	}
+}
+
+// drawBackup is mnemo backup's report.
+func drawBackup(s *screen, path string, info backup.Info) {
+	s.keyValues([][2]string{
+		{"backup", path},
+		{"format", info.Format + " (from " + info.Engine + ")"},
+		{"records", count(info.Records) + " (service sandboxes included)"},
+		{"audit events", count(info.Audit)},
+		{"size", count(int(info.Bytes)) + " bytes"},
+		{"snapshot at", contract.FormatMillis(info.At)},
+	})
+}
+
+// drawRestored is mnemo restore's report.
+func drawRestored(s *screen, where string, info backup.Info, check *bolt.CheckReport) {
+	s.keyValues([][2]string{
+		{"restored into", where},
+		{"from", info.Format + " backup of a " + info.Engine + " store"},
+		{"records", count(info.Records) + " (service sandboxes included)"},
+		{"audit events", count(info.Audit)},
+	})
+	if check != nil {
+		s.blank()
+		drawCheck(s, *check)
 	}
 }

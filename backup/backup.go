@@ -55,6 +55,27 @@ func (i Info) MarshalJSON() ([]byte, error) {
 	}{plain(i), contract.FormatMillis(i.At)})
 }
 
+// UnmarshalJSON reads what MarshalJSON writes.
+func (i *Info) UnmarshalJSON(data []byte) error {
+	type plain Info
+	var w struct {
+		plain
+		At string `json:"at"`
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*i = Info(w.plain)
+	if w.At != "" {
+		at, err := contract.ParseTime(w.At)
+		if err != nil {
+			return fmt.Errorf("backup at: %w", err)
+		}
+		i.At = at
+	}
+	return nil
+}
+
 // Backuper is an engine that writes a consistent backup of its whole store
 // while it is in use (engine/bolt, engine/postgres).
 type Backuper interface {
