@@ -262,3 +262,25 @@ func checkBoltLength(path string) error {
 	}
 	return nil
 }
+
+// NamespaceCounts counts the records of each namespace, service sandboxes
+// included (contract.NamespaceCounter), from the totals every write keeps.
+func (e *Engine) NamespaceCounts(ctx context.Context) (map[string]int, error) {
+	if err := e.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer e.leave()
+	out := map[string]int{}
+	err := e.db.View(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketTotals).ForEach(func(k, v []byte) error {
+			if n := int(getU64(v)); n > 0 {
+				out[string(k)] = n
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, contract.AsError(err)
+	}
+	return out, nil
+}

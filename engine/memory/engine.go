@@ -648,3 +648,18 @@ func (e *Engine) Restore(ctx context.Context, recs []contract.Record) ([]contrac
 	e.commitLocked(now)
 	return out, nil
 }
+
+// NamespaceCounts counts the records of each namespace, service sandboxes
+// included (contract.NamespaceCounter).
+func (e *Engine) NamespaceCounts(ctx context.Context) (map[string]int, error) {
+	if err := contract.ContextErr(ctx); err != nil {
+		return nil, err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	out := map[string]int{}
+	for _, s := range e.records {
+		out[s.item.Meta.Namespace.String()]++
+	}
+	return out, nil
+}

@@ -101,3 +101,26 @@ func (e *Engine) RestoreBackup(ctx context.Context, r io.Reader) (backup.Info, e
 	}
 	return backup.RestoreLogical(ctx, br, e)
 }
+
+// NamespaceCounts counts the records of each namespace, service sandboxes
+// included (contract.NamespaceCounter).
+func (e *Engine) NamespaceCounts(ctx context.Context) (map[string]int, error) {
+	rs, err := e.pool.Query(ctx, "SELECT ns, count(*) FROM records GROUP BY ns")
+	if err != nil {
+		return nil, e.dbErr(ctx, err)
+	}
+	defer rs.Close()
+	out := map[string]int{}
+	for rs.Next() {
+		var ns string
+		var n int
+		if err := rs.Scan(&ns, &n); err != nil {
+			return nil, e.dbErr(ctx, err)
+		}
+		out[ns] = n
+	}
+	if err := rs.Err(); err != nil {
+		return nil, e.dbErr(ctx, err)
+	}
+	return out, nil
+}

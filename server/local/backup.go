@@ -85,3 +85,19 @@ func (s *Store) backupFromHolder(ctx context.Context, w io.Writer) (backup.Info,
 	}
 	return info, nil
 }
+
+// adminNamespaces answers the holder's per-namespace counts.
+const adminNamespaces = adminPrefix + "namespaces"
+
+// NamespaceCounts counts the records of each namespace, service sandboxes
+// included (contract.NamespaceCounter), in the process holding the store.
+func (s *Store) NamespaceCounts(ctx context.Context) (map[string]int, error) {
+	return call(s, ctx, "namespaces", again, func(e contract.Engine) (map[string]int, error) {
+		if b, ok := e.(*bolt.Engine); ok {
+			return b.NamespaceCounts(ctx)
+		}
+		var out map[string]int
+		err := s.admin(ctx, http.MethodGet, adminNamespaces, nil, &out)
+		return out, err
+	})
+}
