@@ -117,7 +117,7 @@ func (a *app) importStream(ctx context.Context, e contract.Engine, in io.Reader,
 	elapsed := time.Since(started)
 	a.logger.Info("import", "stored", summary.Stored, "replayed", summary.Replayed, "failed", summary.Failed,
 		"seconds", elapsed.Seconds())
-	if werr := a.answer(summary, func(s *screen) { drawImport(s, summary) }); werr != nil && err == nil {
+	if werr := a.answer(summary, func(s *screen) { drawImport(s, summary, a.holds(ctx, e)) }); werr != nil && err == nil {
 		err = werr
 	}
 	if err != nil {

@@ -34,22 +34,26 @@ engine is serving (ok or degraded), 1 when it is down.`,
 
 // infoReport is `mnemo info`'s answer.
 type infoReport struct {
-	Version    string              `json:"version"`
-	Store      string              `json:"store"`
-	Records    int                 `json:"records"`
-	Index      *indexInfo          `json:"index"`
-	Descriptor contract.Descriptor `json:"descriptor"`
-	Config     string              `json:"config"`
-	Log        string              `json:"log"`
+	Version string `json:"version"`
+	Store   string `json:"store"`
+	Records int    `json:"records"`
+	// Counts says what the records are (contract.RecordCounts): active, to
+	// review, superseded, expired, in service sandboxes.
+	Counts     contract.RecordCounts `json:"counts"`
+	Index      *indexInfo            `json:"index"`
+	Descriptor contract.Descriptor   `json:"descriptor"`
+	Config     string                `json:"config"`
+	Log        string                `json:"log"`
 }
 
 func newInfoCommand(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "info",
 		Short: "Describe the store: version, location, record count, index state",
-		Long: `Print {"version", "store", "records", "index": {"state", "applied_seq"},
+		Long: `Print {"version", "store", "records", "counts", "index": {"state", "applied_seq"},
 "descriptor", "config", "log"}. "records" counts every record, service sandboxes
-included; "config" is the config file read (or that would be read) and "log" the
+included; "counts" says what they are, each counted once: {"active", "to_review",
+"superseded", "expired", "in_sandboxes"} (the words the TUI's header uses); "config" is the config file read (or that would be read) and "log" the
 file --debug writes to.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -61,10 +65,15 @@ file --debug writes to.`,
 			if err != nil {
 				return err
 			}
+			counts, err := contract.CountRecords(cmd.Context(), s.engine, contract.MetaFilter{}, a.now())
+			if err != nil {
+				return err
+			}
 			report := infoReport{
 				Version:    version(),
 				Store:      s.label,
 				Records:    count,
+				Counts:     counts,
 				Descriptor: s.engine.Descriptor(),
 				Config:     a.configPath,
 				Log:        a.logPath,
@@ -97,4 +106,17 @@ func countRecords(ctx context.Context, s *openStore) (int, error) {
 		return 0, err
 	}
 	return int(page.Total), nil
+}
+
+// holds is what the store holds now, for a human summary after a write
+// (nil when piped, or when it cannot be counted: the summary stands alone).
+func (a *app) holds(ctx context.Context, e contract.Engine) *contract.RecordCounts {
+	if !a.human() {
+		return nil
+	}
+	c, err := contract.CountRecords(ctx, e, contract.MetaFilter{}, a.now())
+	if err != nil {
+		return nil
+	}
+	return &c
 }

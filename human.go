@@ -347,7 +347,7 @@ func drawInfo(s *screen, r infoReport) {
 	s.keyValues([][2]string{
 		{"version", r.Version},
 		{"store", r.Store},
-		{"records", s.st.Count.Render(count(r.Records))},
+		{"records", s.st.Count.Render(count(r.Records)) + s.st.Dim.Render(": "+r.Counts.Words(count[int]))},
 		{"index", index},
 		{"engine", d.Label},
 		{"fetch modes", strings.Join(modes, ", ")},
@@ -431,16 +431,21 @@ func drawAudit(s *screen, events []audit.Event) {
 	s.note(parts...)
 }
 
-func drawImport(s *screen, sum importSummary) {
+// drawImport is import's and demo's summary; holds, when known, is what the
+// store holds afterwards, in the words info and the TUI use.
+func drawImport(s *screen, sum importSummary, holds *contract.RecordCounts) {
 	parts := []string{
-		s.st.Toast.Render("stored " + count(sum.Stored)),
-		"replayed " + count(sum.Replayed),
+		s.st.Toast.Render("stored " + counted(sum.Stored, "new record", "new records")),
+		"replayed " + count(sum.Replayed) + " already held",
 	}
 	failed := "failed " + count(sum.Failed)
 	if sum.Failed > 0 {
 		failed = s.st.Error.Render(failed)
 	}
 	s.line(strings.Join(append(parts, failed), ", "))
+	if holds != nil {
+		s.line(s.st.Dim.Render("the store now holds " + holds.Words(count[int])))
+	}
 	if len(sum.Errors) > 0 {
 		cells := make([][]cell, len(sum.Errors))
 		for i, e := range sum.Errors {
