@@ -91,7 +91,9 @@ func TestExportImportRoundTrip(t *testing.T) {
 	}
 
 	first := filepath.Join(c.home, "first.jsonl")
-	c.ok("", "export", "--out", first)
+	if r := c.run("", "export", "--out", first); r.code != 0 || r.stderr != "mnemo export: left out 1 record in 1 service sandbox (team:acme/service:nightly: 1): the export does not enter service sandboxes; --sandboxes exports them too, mnemo backup keeps the whole store\n" {
+		t.Fatalf("export: exit %d, stderr %q", r.code, r.stderr)
+	}
 	exported := readLines(t, first)
 	if len(exported) != 253 {
 		t.Fatalf("export without a reach holds %d lines, want 253 (the sandbox is left out)", len(exported))
@@ -240,7 +242,7 @@ func TestImportDrawsProgressOnATerminal(t *testing.T) {
 	if !strings.HasPrefix(r.stderr, "\rimporting [") || !strings.HasSuffix(r.stderr, "\r\x1b[K") {
 		t.Errorf("progress on stderr: %q", r.stderr)
 	}
-	if r.stdout != "stored 2, replayed 0, failed 0\n" {
+	if r.stdout != "stored 2 new records, replayed 0 already held, failed 0\nthe store now holds 2 active\n" {
 		t.Errorf("summary for a person: %q", r.stdout)
 	}
 }
