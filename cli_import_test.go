@@ -206,11 +206,12 @@ func TestForgetDryRunAndConfirmation(t *testing.T) {
 	// On a terminal mnemo asks first; declining forgets nothing.
 	c.terminal = true
 	r := c.run("n\n", "forget", "--filter", `{"tags_any":["style","ops"]}`)
-	if r.code != 1 || r.stdout != "" || r.stderr != "forget 2 records? [y/N] mnemo: aborted: nothing was changed\n" {
+	if r.code != 1 || r.stdout != "" || !strings.HasSuffix(r.stderr, "\nforget 2 records? [y/N] mnemo: aborted: nothing was changed\n") ||
+		!strings.Contains(r.stderr, "# Deploy runbook") || !strings.Contains(r.stderr, "prefers tabs over spaces in Go code  team:acme/agent:writer") {
 		t.Errorf("declined: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	r = c.run("y\n", "forget", "--filter", `{"tags_any":["style","ops"]}`)
-	if r.code != 0 || r.stderr != "forget 2 records? [y/N] " || r.stdout != "forgot 2 records\n" {
+	if r.code != 0 || !strings.HasSuffix(r.stderr, "\nforget 2 records? [y/N] ") || r.stdout != "forgot 2 records\n" {
 		t.Errorf("accepted: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	c.terminal = false

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 
 	"github.com/spf13/cobra"
 
 	"mnemo/contract"
+	"mnemo/server/wire"
 )
 
 func newHealthCommand(a *app) *cobra.Command {
@@ -119,4 +121,20 @@ func (a *app) holds(ctx context.Context, e contract.Engine) *contract.RecordCoun
 		return nil
 	}
 	return &c
+}
+
+// tokenHint says what a person at the command line does about a refused
+// token, where the server's own words speak of HTTP headers.
+func tokenHint(err error, url, token string) error {
+	if !errors.Is(err, contract.ErrUnauthorized) || wire.IsForbidden(err) {
+		return err
+	}
+	var ce *contract.Error
+	if token == "" {
+		ce = contract.Unauthorized("the server at %s needs a token: set MNEMO_TOKEN to yours (mnemo serve prints the owner's; the keys file names the others'), or point --remote at another server", url)
+	} else {
+		ce = contract.Unauthorized("the server at %s does not know the token in MNEMO_TOKEN: check it, or point --remote at the server that issued it", url)
+	}
+	ce.Err = err
+	return ce
 }

@@ -50,6 +50,16 @@ ids that do not exist, or lie outside --reach, are left out.`,
 	return cmd
 }
 
+// checkPageLimit refuses a page larger than browse's (contract.BrowseMaxLimit),
+// as browse does and as a server does for every listing: one rule for every
+// read that pages, the limit named in the message.
+func checkPageLimit(op string, n int, rest string) error {
+	if n > contract.BrowseMaxLimit {
+		return contract.Invalid("%s --limit must be at most %s, not %s; %s", op, groupThousands(contract.BrowseMaxLimit), groupThousands(int64(n)), rest)
+	}
+	return nil
+}
+
 func newListCommand(a *app) *cobra.Command {
 	var (
 		filter string
@@ -77,6 +87,9 @@ prints every matching hit as JSON lines, walking every page.`,
 				req.Limit = allPageLimit
 			}
 			if err := req.Validate(); err != nil {
+				return err
+			}
+			if err := checkPageLimit("list", req.Limit, "--all walks every page"); err != nil {
 				return err
 			}
 			e, err := a.engine(cmd.Context())
@@ -180,6 +193,9 @@ and superseded records are hidden unless the filter names them in "statuses".`,
 			req := contract.FetchRequest{Query: strings.Join(args, " "), Filter: f, Limit: limit}
 			if cursor != "" {
 				req.Cursor = &cursor
+			}
+			if err := checkPageLimit("fetch", limit, "--cursor pages through the rest"); err != nil {
+				return err
 			}
 			if mode != "" {
 				m, ok := contract.ParseFetchMode(mode)

@@ -382,6 +382,7 @@ func drawAudit(s *screen, events []audit.Event) {
 		return
 	}
 	refused := 0
+	var reasons []string
 	cells := make([][]cell, len(events))
 	for i, ev := range events {
 		target := ""
@@ -406,7 +407,9 @@ func drawAudit(s *screen, events []audit.Event) {
 		outStyle := s.st.Number
 		if ev.Refused != "" {
 			refused++
-			outcome, outStyle = "refused: "+ev.Refused, s.st.Error
+			outcome, outStyle = "refused", s.st.Error
+			// The reason in full below the table: a column would cut it.
+			reasons = append(reasons, fmt.Sprintf("%s %s %s refused: %s", s.ago(ev.At), ev.Principal, ev.Op, printable(ev.Refused, false)))
 		}
 		detail := target
 		if ev.Detail != "" {
@@ -423,6 +426,9 @@ func drawAudit(s *screen, events []audit.Event) {
 		}
 	}
 	s.table([]column{{title: "when", right: true}, {title: "principal", shrink: true}, {title: "role", drop: 2}, {title: "via", drop: 1}, {title: "op"}, {title: "changed", shrink: true}, {title: "target", flex: true}}, cells)
+	for _, r := range reasons {
+		s.wrapped(r, "  ")
+	}
 	parts := []string{counted(len(events), "event", "events")}
 	if refused > 0 {
 		parts = append(parts, counted(refused, "refusal", "refusals"))
@@ -458,18 +464,39 @@ func drawImport(s *screen, sum importSummary, holds *contract.RecordCounts) {
 	}
 }
 
-func drawForget(s *screen, r contract.ForgetReport) {
+func drawForget(s *screen, r forgetAnswer, skipWhy string) {
 	if r.Forgotten == 0 {
 		s.line("nothing was forgotten")
-		return
+	} else {
+		s.line(s.st.Warning.Render("forgot " + counted(r.Forgotten, "record", "records")))
 	}
-	s.line(s.st.Warning.Render("forgot " + counted(r.Forgotten, "record", "records")))
+	if r.Skipped > 0 {
+		s.note("skipped " + counted(r.Skipped, "id", "ids") + ": " + skipWhy)
+	}
 }
 
 func drawDryRun(s *screen, r dryRunReport) {
 	s.line("would forget " + s.st.Count.Render(counted(r.WouldForget, "record", "records")) + s.st.Dim.Render(" (dry run: nothing was removed)"))
 	for _, id := range r.IDs {
 		s.line("  " + id)
+	}
+	drawDryRunList(s, r)
+}
+
+// drawDryRunList lists the first records a forget by filter would remove
+// (text, namespace, date) and how many more.
+func drawDryRunList(s *screen, r dryRunReport) {
+	if len(r.First) == 0 {
+		return
+	}
+	cells := make([][]cell, len(r.First))
+	for i, x := range r.First {
+		text, _, _ := strings.Cut(strings.TrimSpace(x.Text), "\n")
+		cells[i] = []cell{{printable(text, false), s.st.Row}, {x.Namespace.String(), s.st.Dim}, {strings.TrimSuffix(x.CreatedAt[:min(len(x.CreatedAt), 10)], "T"), s.st.Dim}}
+	}
+	s.table([]column{{title: "text", flex: true}, {title: "namespace", shrink: true}, {title: "created"}}, cells)
+	if r.More > 0 {
+		s.note("and " + counted(r.More, "more record", "more records"))
 	}
 }
 
