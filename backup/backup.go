@@ -198,6 +198,17 @@ func (w *Writer) Close() (Info, error) {
 	return w.info, w.err
 }
 
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
 // Target is what a logical backup is restored into: an engine writing whole
 // records, and its audit log.
 type Target interface {
@@ -209,10 +220,11 @@ type Target interface {
 // batches of contract.MaxRestoreMany, then the audit events. A line that is
 // not part of the format, or a file without its end line (cut short), is an
 // Invalid error naming the line; what was written before stays written.
-func RestoreLogical(ctx context.Context, r io.Reader, t Target) (Info, error) {
-	sc := bufio.NewScanner(r)
+func RestoreLogical(ctx context.Context, r io.Reader, t Target) (info Info, err error) {
+	cr := &countingReader{r: r}
+	defer func() { info.Bytes = cr.n }()
+	sc := bufio.NewScanner(cr)
 	sc.Buffer(make([]byte, 0, 1<<16), 64<<20)
-	var info Info
 	info.Format = FormatLogical
 	var batch []contract.Record
 	flush := func() error {
