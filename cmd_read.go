@@ -50,6 +50,27 @@ ids that do not exist, or lie outside --reach, are left out.`,
 	return cmd
 }
 
+// browseCounts says in words what a browse's total counts: which statuses,
+// and whether expired records are in it (they are unless the query names a
+// now), so the number reads the same as info's and the TUI's.
+func browseCounts(q contract.BrowseQuery) string {
+	what := "every status"
+	if q.Status != nil {
+		names := make([]string, len(q.Status))
+		for i, st := range q.Status {
+			names[i] = string(st)
+			if st == contract.StatusCandidate {
+				names[i] = "to review"
+			}
+		}
+		what = strings.Join(names, ", ")
+	}
+	if q.Now == nil {
+		return what + ", expired ones included"
+	}
+	return what + ", expired ones left out"
+}
+
 // checkPageLimit refuses a page larger than browse's (contract.BrowseMaxLimit),
 // as browse does and as a server does for every listing: one rule for every
 // read that pages, the limit named in the message.
@@ -410,7 +431,7 @@ Example:
 			if page.Records == nil {
 				page.Records = []contract.Record{}
 			}
-			return a.answer(page, func(s *screen) { drawBrowse(s, page, data) })
+			return a.answer(page, func(s *screen) { drawBrowse(s, page, data, browseCounts(q)) })
 		},
 	}
 	cmd.Flags().StringVar(&query, "query", "", "the browse query as JSON (default: read stdin)")

@@ -238,11 +238,11 @@ func drawGet(s *screen, hits []contract.Hit) {
 	}
 }
 
-func drawBrowse(s *screen, page contract.BrowsePage, query []byte) {
+func drawBrowse(s *screen, page contract.BrowsePage, query []byte, counts string) {
 	if len(page.Records) == 0 {
 		s.none("records")
 		if page.Total > 0 {
-			s.note(fmt.Sprintf("%s in all; this page is past the end", counted(page.Total, "record", "records")))
+			s.note(fmt.Sprintf("%s in all (%s); this page is past the end", counted(page.Total, "record", "records"), counts))
 		}
 		return
 	}
@@ -252,7 +252,7 @@ func drawBrowse(s *screen, page contract.BrowsePage, query []byte) {
 			status: r.Status, updated: s.ago(r.UpdatedAt)}
 	}
 	s.records(rows, hitColumns{status: true, conf: true, updated: true})
-	s.note(fmt.Sprintf("%s of %s", count(len(page.Records)), counted(page.Total, "record", "records")))
+	s.note(fmt.Sprintf("%s of %s", count(len(page.Records)), counted(page.Total, "record", "records")), counts)
 	if page.Continuation != nil {
 		// One line however long, so it pastes back as one command.
 		s.line(s.st.Dim.Render("next page: mnemo browse --query " + shellQuote(withCursor(query, *page.Continuation))))
