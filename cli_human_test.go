@@ -220,7 +220,7 @@ func TestHumanFormReadsLikeATable(t *testing.T) {
 	}
 
 	info := visible(c.onPTY(100, colourTerm(), false, "", "info").screen)
-	if !regexp.MustCompile(`(?m)^records\s+7$`).MatchString(info) || !regexp.MustCompile(`(?m)^index\s+ready · applied seq 8$`).MatchString(info) {
+	if !regexp.MustCompile(`(?m)^records\s+7: 5 active · 1 to review · 1 superseded$`).MatchString(info) || !regexp.MustCompile(`(?m)^index\s+ready · applied seq 8$`).MatchString(info) {
 		t.Errorf("info:\n%s", info)
 	}
 	if h := visible(c.onPTY(100, colourTerm(), false, "", "health").screen); h != "ok\n" {
@@ -243,12 +243,13 @@ func TestHumanFormSummaries(t *testing.T) {
 	c := newFixtureCLI(t)
 	file := c.writeFile("some.jsonl", jsonl(tabsLearning, styleLearning, `{"type":"learning"`))
 	imp := c.onPTY(100, colourTerm(), false, "", "import", file)
-	if text := visible(imp.screen); imp.code != exitInvalid || !strings.HasPrefix(text, "stored 1, replayed 1, failed 1\n") ||
+	if text := visible(imp.screen); imp.code != exitInvalid || !strings.HasPrefix(text, "stored 1 new record, replayed 1 already held, failed 1\nthe store now holds 6 active · 1 to review · 1 superseded\n") ||
 		!regexp.MustCompile(`(?m)^LINE\s+ERROR\n\s+3\s+invalid request: invalid JSON`).MatchString(text) {
 		t.Errorf("import summary: exit %d\n%s", imp.code, text)
 	}
 	dry := visible(c.onPTY(100, colourTerm(), false, "", "forget", "--filter", `{"tags_any":["ops"]}`, "--dry-run").screen)
-	if dry != "would forget 3 records (dry run: nothing was removed)\n" {
+	if !strings.HasPrefix(dry, "would forget 3 records (dry run: nothing was removed)\n") ||
+		!regexp.MustCompile(`(?m)^TEXT\s+NAMESPACE\s+CREATED$`).MatchString(dry) || !regexp.MustCompile(`(?m)^# Deploy runbook\s+team:acme\s+\d{4}-\d\d-\d\d$`).MatchString(dry) {
 		t.Errorf("dry run: %q", dry)
 	}
 	gone := visible(c.onPTY(100, colourTerm(), false, "", "forget", "--filter", `{"tags_any":["ops"]}`, "--yes").screen)
@@ -256,7 +257,7 @@ func TestHumanFormSummaries(t *testing.T) {
 		t.Errorf("forget: %q", gone)
 	}
 	none := visible(c.onPTY(100, colourTerm(), false, "", "forget", "--ids", "0000000000000000000000000000000000000000", "--yes").screen)
-	if none != "nothing was forgotten\n" {
+	if none != "nothing was forgotten\nskipped 1 id: not in the store\n" {
 		t.Errorf("forget of nothing: %q", none)
 	}
 	dst := filepath.Join(c.home, "copy")
@@ -271,7 +272,7 @@ func TestHumanFormSummaries(t *testing.T) {
 		t.Errorf("a resumed copy:\n%s", again)
 	}
 	demo := newTestCLI(t)
-	if out := visible(demo.onPTY(100, colourTerm(), false, "", "demo", "--no-tui").screen); !regexp.MustCompile(`^stored 1,\d{3}, replayed 0, failed 0\n$`).MatchString(out) {
+	if out := visible(demo.onPTY(100, colourTerm(), false, "", "demo", "--no-tui").screen); !regexp.MustCompile(`^stored 1,\d{3} new records, replayed 0 already held, failed 0\nthe store now holds 1,\d{3} active · \d+ to review · \d+ expired · \d+ in service sandboxes\n$`).MatchString(out) {
 		t.Errorf("demo --no-tui: %q", out)
 	}
 }

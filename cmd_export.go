@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -27,8 +28,9 @@ type exportLine struct {
 
 func newExportCommand(a *app) *cobra.Command {
 	var (
-		filter string
-		out    string
+		filter    string
+		out       string
+		sandboxes bool
 	)
 	cmd := &cobra.Command{
 		Use:   "export",
@@ -36,7 +38,12 @@ func newExportCommand(a *app) *cobra.Command {
 		Long: `Walk every record the filter matches through export pages and write one JSON line
 per record: {"id", "item", "status"?, "expires_at"?, "superseded_by"?} (status is
 left out for active records). Importing the file into an empty store reproduces
-the same ids and statuses.`,
+the same ids and statuses.
+
+Like every read, export does not enter service sandboxes unless the filter's reach
+names one: it says on stderr how many records it left out and where, and
+--sandboxes exports every sandbox too. For a backup of the whole store (times,
+audit log and all) use mnemo backup.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := parseFilterFlag("--filter", filter)
@@ -47,33 +54,49 @@ the same ids and statuses.`,
 			if err != nil {
 				return err
 			}
-			if out == "" || out == "-" {
-				return exportAll(cmd.Context(), e, f, a.stdout)
+			walks, left, err := contract.SandboxWalks(cmd.Context(), e, f, sandboxes)
+			if err != nil {
+				return err
 			}
-			return exportToFile(cmd.Context(), e, f, out)
+			write := func(w io.Writer) error { return exportAll(cmd.Context(), e, walks, w) }
+			if out == "" || out == "-" {
+				err = write(a.stdout)
+			} else {
+				err = writeReplacing(out, 0o644, write)
+			}
+			if err == nil && len(left) > 0 {
+				fmt.Fprintf(a.stderr, "mnemo export: left out %s: the export does not enter service sandboxes; --sandboxes exports them too, mnemo backup keeps the whole store\n", contract.SandboxNote(left))
+			}
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&filter, "filter", "", "export only what this MetaFilter (JSON) matches")
+	cmd.Flags().BoolVar(&sandboxes, "sandboxes", false, "export the records of every service sandbox too")
 	cmd.Flags().StringVar(&out, "out", "", "write to this file instead of stdout (replaced only when the export completes)")
 	return cmd
 }
 
-// exportToFile writes to a temporary file beside path and renames it into place,
-// so a failed export never leaves a truncated file that looks complete.
-func exportToFile(ctx context.Context, e contract.Engine, f contract.MetaFilter, path string) error {
+// writeReplacing writes to a temporary file beside path and renames it into
+// place once write succeeds, so a failed export or backup never leaves a
+// truncated file that looks complete; the file gets mode.
+func writeReplacing(path string, mode os.FileMode, write func(w io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return contract.Invalid("cannot write %s: %v", path, unwrapPathError(err))
 	}
 	defer func() { _ = os.Remove(tmp.Name()) }()
-	if err := exportAll(ctx, e, f, tmp); err != nil {
+	if err := write(tmp); err != nil {
 		_ = tmp.Close()
 		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		_ = tmp.Close()
+		return contract.EngineErr("cannot write %s: %v", path, unwrapPathError(err))
 	}
 	if err := tmp.Close(); err != nil {
 		return contract.EngineErr("cannot write %s: %v", path, unwrapPathError(err))
 	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+	if err := os.Chmod(tmp.Name(), mode); err != nil {
 		return contract.EngineErr("cannot write %s: %v", path, unwrapPathError(err))
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
@@ -82,11 +105,25 @@ func exportToFile(ctx context.Context, e contract.Engine, f contract.MetaFilter,
 	return nil
 }
 
-// exportAll writes every record the filter matches as JSON lines.
-func exportAll(ctx context.Context, e contract.Engine, f contract.MetaFilter, w io.Writer) error {
+// exportAll writes every record each filter matches as JSON lines.
+func exportAll(ctx context.Context, e contract.Engine, walks []contract.MetaFilter, w io.Writer) error {
 	out := newJSONLines(w)
+	var err error
+	for _, f := range walks {
+		if err = exportWalk(ctx, e, f, out); err != nil {
+			break
+		}
+	}
+	if ferr := out.flush(); err == nil && ferr != nil {
+		err = contract.EngineErr("cannot write the export: %w", ferr)
+	}
+	return err
+}
+
+// exportWalk writes every record the filter matches.
+func exportWalk(ctx context.Context, e contract.Engine, f contract.MetaFilter, out *jsonLines) error {
 	req := contract.ListRequest{Filter: f, Limit: exportPageLimit}
-	err := walkPages(nil, "export", func(cursor *string) (*string, error) {
+	return walkPages(nil, "export", func(cursor *string) (*string, error) {
 		req.Cursor = cursor
 		page, err := e.Export(ctx, req)
 		if err != nil {
@@ -106,10 +143,6 @@ func exportAll(ctx context.Context, e contract.Engine, f contract.MetaFilter, w 
 		}
 		return page.NextCursor, nil
 	})
-	if ferr := out.flush(); err == nil && ferr != nil {
-		err = contract.EngineErr("cannot write the export: %w", ferr)
-	}
-	return err
 }
 
 // exportLines joins one export page with its records' system fields.

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mnemo/contract"
+	"mnemo/server/wire"
 )
 
 // forgetPlan is a validated forget: what to remove and how.
@@ -19,11 +20,30 @@ type forgetPlan struct {
 }
 
 // dryRunReport is forget --dry-run's answer: what a forget would remove.
+// A forget by filter lists its first records (newest first) and how many
+// more there are.
 type dryRunReport struct {
-	DryRun      bool     `json:"dry_run"`
-	WouldForget int      `json:"would_forget"`
-	IDs         []string `json:"ids,omitempty"`
+	DryRun      bool           `json:"dry_run"`
+	WouldForget int            `json:"would_forget"`
+	IDs         []string       `json:"ids,omitempty"`
+	First       []dryRunRecord `json:"first,omitempty"`
+	More        int            `json:"more,omitempty"`
 }
+
+// dryRunRecord is one record a forget by filter would remove.
+type dryRunRecord struct {
+	ID        string             `json:"id"`
+	Text      string             `json:"text"`
+	Namespace contract.Namespace `json:"namespace"`
+	CreatedAt string             `json:"created_at"`
+}
+
+// dryRunFirst is how many records a dry run by filter lists.
+const dryRunFirst = 10
+
+// forgetAnswer is forget's answer, as the HTTP API's: how many records went,
+// and how many named ids were left alone (absent, or outside the reach).
+type forgetAnswer = wire.ForgetAnswer
 
 func newForgetCommand(a *app) *cobra.Command {
 	var (
@@ -61,8 +81,13 @@ On a terminal, mnemo asks before forgetting unless --yes is given.`,
 					return a.answer(report, func(s *screen) { drawDryRun(s, report) })
 				}
 				if report.WouldForget == 0 {
-					none := contract.ForgetReport{Forgotten: 0}
-					return a.answer(none, func(s *screen) { drawForget(s, none) })
+					none := forgetAnswer{Skipped: len(plan.ids)}
+					return a.answer(none, func(s *screen) { drawForget(s, none, plan.skipReason(e)) })
+				}
+				if len(report.First) > 0 {
+					s := a.newScreenOn(a.stderr)
+					drawDryRunList(s, report)
+					_ = s.flush()
 				}
 				if !a.confirm(fmt.Sprintf("forget %d %s? [y/N] ", report.WouldForget, plural(report.WouldForget, "record", "records"))) {
 					return errAborted
@@ -72,7 +97,7 @@ On a terminal, mnemo asks before forgetting unless --yes is given.`,
 			if err != nil {
 				return err
 			}
-			return a.answer(report, func(s *screen) { drawForget(s, report) })
+			return a.answer(report, func(s *screen) { drawForget(s, report, plan.skipReason(e)) })
 		},
 	}
 	cmd.Flags().StringSliceVar(&ids, "ids", nil, "ids to forget (comma-separated or repeated)")
@@ -120,17 +145,19 @@ func planForget(cmd *cobra.Command, ids []string, reach, filter string) (forgetP
 }
 
 // dryRun counts what the plan would remove: ids through get (under the reach),
-// a filter through explore's exact total.
+// a filter through browse's exact total (every status, expired records too,
+// as forget takes them), with its first records.
 func (p forgetPlan) dryRun(ctx context.Context, e contract.Engine) (dryRunReport, error) {
 	if p.filter != nil {
-		page, err := e.Explore(ctx, contract.ExploreRequest{Facet: contract.FacetKind, Filter: *p.filter, Limit: contract.MaxBuckets})
+		page, err := e.Browse(ctx, contract.BrowseQuery{Filter: *p.filter, Limit: dryRunFirst})
 		if err != nil {
 			return dryRunReport{}, err
 		}
-		if page.Truncated {
-			return dryRunReport{}, contract.Unsupported("this engine cannot count the filter's matches exactly, so --dry-run cannot say what would go")
+		rep := dryRunReport{DryRun: true, WouldForget: page.Total, More: max(page.Total-len(page.Records), 0)}
+		for _, r := range page.Records {
+			rep.First = append(rep.First, dryRunRecord{ID: r.ID, Text: r.Text, Namespace: r.Meta.Namespace, CreatedAt: contract.FormatMillis(r.CreatedAt)})
 		}
-		return dryRunReport{DryRun: true, WouldForget: int(page.Total)}, nil
+		return rep, nil
 	}
 	hits, err := contract.GetInChunks(ctx, e, p.ids, p.reach)
 	if err != nil {
@@ -143,14 +170,50 @@ func (p forgetPlan) dryRun(ctx context.Context, e contract.Engine) (dryRunReport
 	return dryRunReport{DryRun: true, WouldForget: len(found), IDs: found}, nil
 }
 
-func (p forgetPlan) run(ctx context.Context, e contract.Engine) (contract.ForgetReport, error) {
-	switch {
-	case p.filter != nil:
-		return e.Forget(ctx, contract.ForgetFilter(*p.filter))
-	case p.reach != nil:
-		return e.ForgetWithin(ctx, p.ids, *p.reach)
+// counter is a server's client: its forgets say how many ids the server
+// left alone (engine/remote).
+type counter interface {
+	ForgetCounted(ctx context.Context, target contract.ForgetTarget) (wire.ForgetAnswer, error)
+	ForgetWithinCounted(ctx context.Context, ids []string, reach contract.Reach) (wire.ForgetAnswer, error)
+}
+
+// run forgets; a forget by ids says how many it skipped (the server's count,
+// or the ids named that did not go).
+func (p forgetPlan) run(ctx context.Context, e contract.Engine) (forgetAnswer, error) {
+	if p.filter != nil {
+		rep, err := e.Forget(ctx, contract.ForgetFilter(*p.filter))
+		return forgetAnswer{Forgotten: rep.Forgotten}, err
 	}
-	return e.Forget(ctx, contract.ForgetIDs(p.ids...))
+	if c, ok := e.(counter); ok {
+		if p.reach != nil {
+			return c.ForgetWithinCounted(ctx, p.ids, *p.reach)
+		}
+		return c.ForgetCounted(ctx, contract.ForgetIDs(p.ids...))
+	}
+	var rep contract.ForgetReport
+	var err error
+	if p.reach != nil {
+		rep, err = e.ForgetWithin(ctx, p.ids, *p.reach)
+	} else {
+		rep, err = e.Forget(ctx, contract.ForgetIDs(p.ids...))
+	}
+	return forgetAnswer{Forgotten: rep.Forgotten, Skipped: max(len(p.ids)-rep.Forgotten, 0)}, err
+}
+
+// skipReason says why a forget by ids leaves an id alone.
+func (p forgetPlan) skipReason(e contract.Engine) string {
+	switch {
+	case isCounterEngine(e):
+		return "not in the store, or outside what your token may change"
+	case p.reach != nil:
+		return "not in the store, or outside --reach"
+	}
+	return "not in the store"
+}
+
+func isCounterEngine(e contract.Engine) bool {
+	_, ok := e.(counter)
+	return ok
 }
 
 // confirm asks a yes/no question on stderr and reads the answer from stdin.

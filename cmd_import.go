@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"time"
@@ -117,7 +118,10 @@ func (a *app) importStream(ctx context.Context, e contract.Engine, in io.Reader,
 	elapsed := time.Since(started)
 	a.logger.Info("import", "stored", summary.Stored, "replayed", summary.Replayed, "failed", summary.Failed,
 		"seconds", elapsed.Seconds())
-	if werr := a.answer(summary, func(s *screen) { drawImport(s, summary) }); werr != nil && err == nil {
+	for _, u := range im.unknownMeta {
+		fmt.Fprintf(a.stderr, "mnemo import: line %d: meta key %q is not part of the contract; it is ignored (not kept) wherever it appears in this file\n", u.Line, u.Key)
+	}
+	if werr := a.answer(summary, func(s *screen) { drawImport(s, summary, a.holds(ctx, e)) }); werr != nil && err == nil {
 		err = werr
 	}
 	if err != nil {

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 
 	"github.com/spf13/cobra"
 
 	"mnemo/contract"
+	"mnemo/server/wire"
 )
 
 func newHealthCommand(a *app) *cobra.Command {
@@ -34,10 +36,13 @@ engine is serving (ok or degraded), 1 when it is down.`,
 
 // infoReport is `mnemo info`'s answer.
 type infoReport struct {
-	Version string     `json:"version"`
-	Store   string     `json:"store"`
-	Records int        `json:"records"`
-	Index   *indexInfo `json:"index"`
+	Version string `json:"version"`
+	Store   string `json:"store"`
+	Records int    `json:"records"`
+	// Counts says what the records are (contract.RecordCounts): active, to
+	// review, superseded, expired, in service sandboxes.
+	Counts contract.RecordCounts `json:"counts"`
+	Index  *indexInfo            `json:"index"`
 	// HeldBy is the process holding a local store (docs/sharing.md).
 	HeldBy     int                 `json:"held_by,omitempty"`
 	Descriptor contract.Descriptor `json:"descriptor"`
@@ -49,10 +54,11 @@ func newInfoCommand(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "info",
 		Short: "Describe the store: version, location, record count, index state",
-		Long: `Print {"version", "store", "records", "index": {"state", "applied_seq"},
-"descriptor", "config", "log", "held_by"}. "records" counts every record, service
-sandboxes included; "held_by" is the pid of the process holding a local store (this
-one, or the one every other process reaches it through); "config" is the config file read (or that would be read) and "log" the
+		Long: `Print {"version", "store", "records", "counts", "index": {"state", "applied_seq"},
+"descriptor", "config", "log", "held_by"}. "records" counts every record, service sandboxes
+included; "counts" says what they are, each counted once: {"active", "to_review",
+"superseded", "expired", "in_sandboxes"} (the words the TUI's header uses); "held_by" is the pid of the process holding a
+local store (this one, or the one every other process reaches it through); "config" is the config file read (or that would be read) and "log" the
 file --debug writes to.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -64,10 +70,15 @@ file --debug writes to.`,
 			if err != nil {
 				return err
 			}
+			counts, err := contract.CountRecords(cmd.Context(), s.engine, contract.MetaFilter{}, a.now())
+			if err != nil {
+				return err
+			}
 			report := infoReport{
 				Version:    version(),
 				Store:      s.label,
 				Records:    count,
+				Counts:     counts,
 				Descriptor: s.engine.Descriptor(),
 				Config:     a.configPath,
 				Log:        a.logPath,
@@ -103,4 +114,33 @@ func countRecords(ctx context.Context, s *openStore) (int, error) {
 		return 0, err
 	}
 	return int(page.Total), nil
+}
+
+// holds is what the store holds now, for a human summary after a write
+// (nil when piped, or when it cannot be counted: the summary stands alone).
+func (a *app) holds(ctx context.Context, e contract.Engine) *contract.RecordCounts {
+	if !a.human() {
+		return nil
+	}
+	c, err := contract.CountRecords(ctx, e, contract.MetaFilter{}, a.now())
+	if err != nil {
+		return nil
+	}
+	return &c
+}
+
+// tokenHint says what a person at the command line does about a refused
+// token, where the server's own words speak of HTTP headers.
+func tokenHint(err error, url, token string) error {
+	if !errors.Is(err, contract.ErrUnauthorized) || wire.IsForbidden(err) {
+		return err
+	}
+	var ce *contract.Error
+	if token == "" {
+		ce = contract.Unauthorized("the server at %s needs a token: set MNEMO_TOKEN to yours (mnemo serve prints the owner's; the keys file names the others'), or point --remote at another server", url)
+	} else {
+		ce = contract.Unauthorized("the server at %s does not know the token in MNEMO_TOKEN: check it, or point --remote at the server that issued it", url)
+	}
+	ce.Err = err
+	return ce
 }

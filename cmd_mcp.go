@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mnemo/contract"
+	"mnemo/engine/remote"
 	"mnemo/server/mcp"
 )
 
@@ -32,7 +33,8 @@ memory_explore read; memory_store and memory_forget write.
 The scope is fixed here, never by the model: every memory the agent stores lands at
 --place, and every read and forget is confined to --reach (default: the place and
 its ancestors, never a sibling). A tool argument naming a namespace or a reach is
-refused. --read-only offers the five reads only.
+refused. --read-only offers the five reads only, and so does a --remote token
+whose principal is a reader.
 
 Add it to an agent's MCP configuration as a command, for example
   mnemo mcp --place team:acme/agent:writer
@@ -93,6 +95,15 @@ func (a *app) runMCP(ctx context.Context, scope mcp.ToolScope) error {
 	e, err := a.engine(ctx)
 	if err != nil {
 		return err
+	}
+	// A reader's token gets the read tools only: offering memory_store and
+	// memory_forget would only earn the model a refusal.
+	if scope.Writes {
+		writes, err := remote.Writes(ctx, e)
+		if err != nil {
+			return err
+		}
+		scope.Writes = writes
 	}
 	tools := mcp.New(e, scope)
 	err = mcp.Serve(ctx, tools, mcp.NewStreamTransport(a.stdin, a.stdout), mcp.ServerOptions{Version: version(), Logger: a.logger})

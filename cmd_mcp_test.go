@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,9 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt"
+	"mnemo/server/auth"
+	"mnemo/server/httpapi"
 )
 
 func TestMCPScopeFlags(t *testing.T) {
@@ -241,5 +245,43 @@ func TestMCPCommandOverRemote(t *testing.T) {
 	c.okJSON(&hits, "", "--remote", url, "get", fingerprintOf(t, spy))
 	if len(hits) != 1 {
 		t.Errorf("the spy's memory is gone from the server")
+	}
+}
+
+// A reader's token gets the read tools only: its principal cannot store or
+// forget, so mnemo mcp does not offer memory_store or memory_forget.
+func TestMCPToolsFollowThePrincipalsRole(t *testing.T) {
+	c := newTestCLI(t)
+	dir := filepath.Join(c.home, "served")
+	e, err := bolt.Open(dir, bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := auth.ParseKeys([]byte(fmt.Sprintf("[[principal]]\nname = \"bob\"\nrole = \"reader\"\ntoken_sha256 = [%q]\n\n[[principal]]\nname = \"cora\"\nrole = \"curator\"\ntoken_sha256 = [%q]\n",
+		auth.HashToken("bob-token"), auth.HashToken("cora-token"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(httpapi.New(e, httpapi.Options{OwnerToken: testOwnerToken, Keys: keys}))
+	t.Cleanup(func() {
+		srv.Close()
+		_ = e.Close()
+	})
+	for _, tc := range []struct {
+		token  string
+		writes bool
+	}{{"bob-token", false}, {"cora-token", true}, {testOwnerToken, true}} {
+		t.Setenv("MNEMO_TOKEN", tc.token)
+		s, end := startInProcessMCP(t, c, "--remote", srv.URL, "--place", "team:acme/agent:writer")
+		got := s.tools()
+		if offered := slices.Contains(got, "memory_store") || slices.Contains(got, "memory_forget"); offered != tc.writes {
+			t.Errorf("token %s: tools %v; want the write tools offered: %v", tc.token, got, tc.writes)
+		}
+		if len(got) < 5 {
+			t.Errorf("token %s: tools %v; want the five reads at least", tc.token, got)
+		}
+		if code, stderr := end(); code != 0 {
+			t.Fatalf("token %s: exit %d, stderr %q", tc.token, code, stderr)
+		}
 	}
 }

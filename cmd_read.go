@@ -50,6 +50,37 @@ ids that do not exist, or lie outside --reach, are left out.`,
 	return cmd
 }
 
+// browseCounts says in words what a browse's total counts: which statuses,
+// and whether expired records are in it (they are unless the query names a
+// now), so the number reads the same as info's and the TUI's.
+func browseCounts(q contract.BrowseQuery) string {
+	what := "every status"
+	if q.Status != nil {
+		names := make([]string, len(q.Status))
+		for i, st := range q.Status {
+			names[i] = string(st)
+			if st == contract.StatusCandidate {
+				names[i] = "to review"
+			}
+		}
+		what = strings.Join(names, ", ")
+	}
+	if q.Now == nil {
+		return what + ", expired ones included"
+	}
+	return what + ", expired ones left out"
+}
+
+// checkPageLimit refuses a page larger than browse's (contract.BrowseMaxLimit),
+// as browse does and as a server does for every listing: one rule for every
+// read that pages, the limit named in the message.
+func checkPageLimit(op string, n int, rest string) error {
+	if n > contract.BrowseMaxLimit {
+		return contract.Invalid("%s --limit must be at most %s, not %s; %s", op, groupThousands(contract.BrowseMaxLimit), groupThousands(int64(n)), rest)
+	}
+	return nil
+}
+
 func newListCommand(a *app) *cobra.Command {
 	var (
 		filter string
@@ -77,6 +108,9 @@ prints every matching hit as JSON lines, walking every page.`,
 				req.Limit = allPageLimit
 			}
 			if err := req.Validate(); err != nil {
+				return err
+			}
+			if err := checkPageLimit("list", req.Limit, "--all walks every page"); err != nil {
 				return err
 			}
 			e, err := a.engine(cmd.Context())
@@ -177,6 +211,9 @@ and superseded records are hidden unless the filter names them in "statuses".`,
 			req := contract.FetchRequest{Query: strings.Join(args, " "), Filter: f, Limit: limit}
 			if cursor != "" {
 				req.Cursor = &cursor
+			}
+			if err := checkPageLimit("fetch", limit, "--cursor pages through the rest"); err != nil {
+				return err
 			}
 			if mode != "" {
 				m, ok := contract.ParseFetchMode(mode)
@@ -379,7 +416,7 @@ Example:
 			if err != nil {
 				return err
 			}
-			return a.answer(page, func(s *screen) { drawBrowse(s, page, data) })
+			return a.answer(page, func(s *screen) { drawBrowse(s, page, data, browseCounts(q)) })
 		},
 	}
 	cmd.Flags().StringVar(&query, "query", "", "the browse query as JSON (default: read stdin)")

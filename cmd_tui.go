@@ -112,7 +112,7 @@ is stored twice. Prints the import summary; --no-tui only stores.`,
 				return err
 			}
 			summary, err := storeDemo(cmd.Context(), e)
-			if werr := a.answer(summary, func(s *screen) { drawImport(s, summary) }); err == nil {
+			if werr := a.answer(summary, func(s *screen) { drawImport(s, summary, a.holds(cmd.Context(), e)) }); err == nil {
 				err = werr
 			}
 			if err != nil || noTUI {

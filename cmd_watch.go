@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -21,7 +23,7 @@ const watchWait = 30 * time.Second
 
 func newWatchCommand(a *app) *cobra.Command {
 	var (
-		since   uint64
+		since   string
 		filter  string
 		fromNow bool
 	)
@@ -30,7 +32,8 @@ func newWatchCommand(a *app) *cobra.Command {
 		Short: "Print each change to memory as it happens, one JSON line each",
 		Long: `Follow the change feed like "tail -f" for memory: one JSON line per change,
 {"seq", "at", "op", "id", "namespace", "status", "record"?}, as it happens (op is
-store, approve, reject, supersede or forget; a removal never carries the record).
+store, approve, reject, supersede, forget or restore; a removal never carries the
+record; a restore is a forgotten record put back as it was, by an undo).
 
 By default it prints every change the feed still keeps (at least the last 7 days or
 1,000,000 changes), then follows. --from-now prints only what happens from now on;
@@ -59,12 +62,16 @@ that holds the store). It ends on Ctrl-C and when its output is closed
 			}
 			w := watcher{a: a, e: e, filter: f, fromNow: fromNow}
 			if cmd.Flags().Changed("since") {
-				w.since, w.resume = since, true
+				n, err := strconv.ParseUint(strings.TrimSpace(since), 10, 64)
+				if err != nil {
+					return usageError(fmt.Sprintf("--since takes a change seq, a whole number from 0 (the seq of the last line printed), not %q; --from-now starts at the newest change", since))
+				}
+				w.since, w.resume = n, true
 			}
 			return w.run(cmd.Context())
 		},
 	}
-	cmd.Flags().Uint64Var(&since, "since", 0, "resume after this seq (the last one printed)")
+	cmd.Flags().StringVar(&since, "since", "", "resume after this seq (the last one printed)")
 	cmd.Flags().StringVar(&filter, "filter", "", "print only changes matching this MetaFilter (JSON)")
 	cmd.Flags().BoolVar(&fromNow, "from-now", false, "print only the changes made from now on")
 	return cmd

@@ -87,7 +87,7 @@ func connectRemote(ctx context.Context, a *app, url, token string) (*openStore, 
 		return nil, err
 	}
 	if err := c.Connect(ctx); err != nil {
-		return nil, err
+		return nil, tokenHint(err, redactURL(url), token)
 	}
 	label := redactURL(c.URL())
 	a.logger.Debug("attached to a server", "url", label)

@@ -10,6 +10,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 
+	"mnemo/backup"
 	"mnemo/contract"
 	"mnemo/engine/bolt"
 	"mnemo/server/audit"
@@ -237,11 +238,11 @@ func drawGet(s *screen, hits []contract.Hit) {
 	}
 }
 
-func drawBrowse(s *screen, page contract.BrowsePage, query []byte) {
+func drawBrowse(s *screen, page contract.BrowsePage, query []byte, counts string) {
 	if len(page.Records) == 0 {
 		s.none("records")
 		if page.Total > 0 {
-			s.note(fmt.Sprintf("%s in all; this page is past the end", counted(page.Total, "record", "records")))
+			s.note(fmt.Sprintf("%s in all (%s); this page is past the end", counted(page.Total, "record", "records"), counts))
 		}
 		return
 	}
@@ -251,7 +252,7 @@ func drawBrowse(s *screen, page contract.BrowsePage, query []byte) {
 			status: r.Status, updated: s.ago(r.UpdatedAt)}
 	}
 	s.records(rows, hitColumns{status: true, conf: true, updated: true})
-	s.note(fmt.Sprintf("%s of %s", count(len(page.Records)), counted(page.Total, "record", "records")))
+	s.note(fmt.Sprintf("%s of %s", count(len(page.Records)), counted(page.Total, "record", "records")), counts)
 	if page.Continuation != nil {
 		// One line however long, so it pastes back as one command.
 		s.line(s.st.Dim.Render("next page: mnemo browse --query " + shellQuote(withCursor(query, *page.Continuation))))
@@ -350,7 +351,7 @@ func drawInfo(s *screen, r infoReport) {
 	s.keyValues([][2]string{
 		{"version", r.Version},
 		{"store", store},
-		{"records", s.st.Count.Render(count(r.Records))},
+		{"records", s.st.Count.Render(count(r.Records)) + s.st.Dim.Render(": "+r.Counts.Words(count[int]))},
 		{"index", index},
 		{"engine", d.Label},
 		{"fetch modes", strings.Join(modes, ", ")},
@@ -385,6 +386,7 @@ func drawAudit(s *screen, events []audit.Event) {
 		return
 	}
 	refused := 0
+	var reasons []string
 	cells := make([][]cell, len(events))
 	for i, ev := range events {
 		target := ""
@@ -409,7 +411,9 @@ func drawAudit(s *screen, events []audit.Event) {
 		outStyle := s.st.Number
 		if ev.Refused != "" {
 			refused++
-			outcome, outStyle = "refused: "+ev.Refused, s.st.Error
+			outcome, outStyle = "refused", s.st.Error
+			// The reason in full below the table: a column would cut it.
+			reasons = append(reasons, fmt.Sprintf("%s %s %s refused: %s", s.ago(ev.At), ev.Principal, ev.Op, printable(ev.Refused, false)))
 		}
 		detail := target
 		if ev.Detail != "" {
@@ -426,6 +430,9 @@ func drawAudit(s *screen, events []audit.Event) {
 		}
 	}
 	s.table([]column{{title: "when", right: true}, {title: "principal", shrink: true}, {title: "role", drop: 2}, {title: "via", drop: 1}, {title: "op"}, {title: "changed", shrink: true}, {title: "target", flex: true}}, cells)
+	for _, r := range reasons {
+		s.wrapped(r, "  ")
+	}
 	parts := []string{counted(len(events), "event", "events")}
 	if refused > 0 {
 		parts = append(parts, counted(refused, "refusal", "refusals"))
@@ -434,16 +441,21 @@ func drawAudit(s *screen, events []audit.Event) {
 	s.note(parts...)
 }
 
-func drawImport(s *screen, sum importSummary) {
+// drawImport is import's and demo's summary; holds, when known, is what the
+// store holds afterwards, in the words info and the TUI use.
+func drawImport(s *screen, sum importSummary, holds *contract.RecordCounts) {
 	parts := []string{
-		s.st.Toast.Render("stored " + count(sum.Stored)),
-		"replayed " + count(sum.Replayed),
+		s.st.Toast.Render("stored " + counted(sum.Stored, "new record", "new records")),
+		"replayed " + count(sum.Replayed) + " already held",
 	}
 	failed := "failed " + count(sum.Failed)
 	if sum.Failed > 0 {
 		failed = s.st.Error.Render(failed)
 	}
 	s.line(strings.Join(append(parts, failed), ", "))
+	if holds != nil {
+		s.line(s.st.Dim.Render("the store now holds " + holds.Words(count[int])))
+	}
 	if len(sum.Errors) > 0 {
 		cells := make([][]cell, len(sum.Errors))
 		for i, e := range sum.Errors {
@@ -456,18 +468,39 @@ func drawImport(s *screen, sum importSummary) {
 	}
 }
 
-func drawForget(s *screen, r contract.ForgetReport) {
+func drawForget(s *screen, r forgetAnswer, skipWhy string) {
 	if r.Forgotten == 0 {
 		s.line("nothing was forgotten")
-		return
+	} else {
+		s.line(s.st.Warning.Render("forgot " + counted(r.Forgotten, "record", "records")))
 	}
-	s.line(s.st.Warning.Render("forgot " + counted(r.Forgotten, "record", "records")))
+	if r.Skipped > 0 {
+		s.note("skipped " + counted(r.Skipped, "id", "ids") + ": " + skipWhy)
+	}
 }
 
 func drawDryRun(s *screen, r dryRunReport) {
 	s.line("would forget " + s.st.Count.Render(counted(r.WouldForget, "record", "records")) + s.st.Dim.Render(" (dry run: nothing was removed)"))
 	for _, id := range r.IDs {
 		s.line("  " + id)
+	}
+	drawDryRunList(s, r)
+}
+
+// drawDryRunList lists the first records a forget by filter would remove
+// (text, namespace, date) and how many more.
+func drawDryRunList(s *screen, r dryRunReport) {
+	if len(r.First) == 0 {
+		return
+	}
+	cells := make([][]cell, len(r.First))
+	for i, x := range r.First {
+		text, _, _ := strings.Cut(strings.TrimSpace(x.Text), "\n")
+		cells[i] = []cell{{printable(text, false), s.st.Row}, {x.Namespace.String(), s.st.Dim}, {strings.TrimSuffix(x.CreatedAt[:min(len(x.CreatedAt), 10)], "T"), s.st.Dim}}
+	}
+	s.table([]column{{title: "text", flex: true}, {title: "namespace", shrink: true}, {title: "created"}}, cells)
+	if r.More > 0 {
+		s.note("and " + counted(r.More, "more record", "more records"))
 	}
 }
 
@@ -544,5 +577,31 @@ func drawCopy(s *screen, r copyReport) {
 		for _, id := range r.Unlinked {
 			s.line("  " + id)
 		}
+	}
+}
+
+// drawBackup is mnemo backup's report.
+func drawBackup(s *screen, path string, info backup.Info) {
+	s.keyValues([][2]string{
+		{"backup", path},
+		{"format", info.Format + " (from " + info.Engine + ")"},
+		{"records", count(info.Records) + " (service sandboxes included)"},
+		{"audit events", count(info.Audit)},
+		{"size", count(int(info.Bytes)) + " bytes"},
+		{"snapshot at", contract.FormatMillis(info.At)},
+	})
+}
+
+// drawRestored is mnemo restore's report.
+func drawRestored(s *screen, where string, info backup.Info, check *bolt.CheckReport) {
+	s.keyValues([][2]string{
+		{"restored into", where},
+		{"from", info.Format + " backup of a " + info.Engine + " store"},
+		{"records", count(info.Records) + " (service sandboxes included)"},
+		{"audit events", count(info.Audit)},
+	})
+	if check != nil {
+		s.blank()
+		drawCheck(s, *check)
 	}
 }

@@ -24,6 +24,9 @@ type importLine struct {
 	// supersededBy is set for a superseded record of an export: it is stored
 	// active and superseded once every line is in.
 	supersededBy string
+	// unknownMeta are the item's meta keys the contract does not know (and
+	// does not keep).
+	unknownMeta []string
 }
 
 // lineEnvelope is the export line format {"id", "item", "status", "expires_at",
@@ -70,6 +73,7 @@ func parseImportLine(data []byte) (importLine, error) {
 	if err := out.item.Validate(); err != nil {
 		return out, err
 	}
+	out.unknownMeta = contract.UnknownMetaKeys(itemJSON)
 	if env.ID != nil {
 		if fp := out.item.Fingerprint(); *env.ID != fp {
 			return out, contract.Invalid("id %s does not match the item's fingerprint %s", *env.ID, fp)
@@ -158,6 +162,15 @@ type importer struct {
 	pendingOrder []optionsKey
 	pendingCount int
 	bytesRead    atomic.Int64
+	// unknownMeta is each meta key the contract does not know, with the
+	// first line it appeared on, in that order (written by read only).
+	unknownMeta []unknownKey
+}
+
+// unknownKey is a meta key an import met that the contract ignores.
+type unknownKey struct {
+	Key  string
+	Line int
 }
 
 type pendingSupersede struct {
@@ -259,6 +272,11 @@ func (im *importer) read(ctx context.Context, r io.Reader, out chan<- []parsedLi
 			line := bytes.TrimSpace(raw)
 			if len(line) > 0 {
 				parsed, perr := parseImportLine(line)
+				for _, k := range parsed.unknownMeta {
+					if !slices.ContainsFunc(im.unknownMeta, func(u unknownKey) bool { return u.Key == k }) {
+						im.unknownMeta = append(im.unknownMeta, unknownKey{Key: k, Line: number})
+					}
+				}
 				batch = append(batch, parsedLine{number: number, line: parsed, err: perr})
 				if perr == nil {
 					valid++

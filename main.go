@@ -88,6 +88,8 @@ var commandConstructors = []func(*app) *cobra.Command{
 	newAuditCommand,
 	newCheckCommand,
 	newCompactCommand,
+	newBackupCommand,
+	newRestoreCommand,
 	newWatchCommand,
 }
 

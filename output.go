@@ -82,9 +82,12 @@ type screen struct {
 	buf   strings.Builder
 }
 
-func (a *app) newScreen() *screen {
+func (a *app) newScreen() *screen { return a.newScreenOn(a.stdout) }
+
+// newScreenOn is a screen writing to w (stderr, for what goes with a prompt).
+func (a *app) newScreenOn(w io.Writer) *screen {
 	return &screen{
-		out:   &colorprofile.Writer{Forward: a.stdout, Profile: colorprofile.Detect(a.stdout, a.colorEnv())},
+		out:   &colorprofile.Writer{Forward: w, Profile: colorprofile.Detect(w, a.colorEnv())},
 		width: a.terminalWidth(),
 		now:   a.now(),
 		st:    common.NewStyles(true, false),

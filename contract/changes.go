@@ -11,8 +11,9 @@ import (
 
 // The change feed (docs/spec/design.md §4): every mutation gets the store's next change
 // sequence number and appears once, in order, in the feed. A store that wrote
-// (a replay is no change), a review's approve and reject, a supersede and every
-// forget (by ids, by filter, within) are changes; expiry is not a mutation.
+// (a replay is no change), a review's approve and reject, a supersede, every
+// forget (by ids, by filter, within) and a restore of whole records are
+// changes; expiry is not a mutation.
 
 // ChangeOp is what a change did.
 type ChangeOp string
@@ -29,11 +30,16 @@ const (
 	OpSupersede ChangeOp = "supersede"
 	// OpForget is a forget by ids, by filter or within a reach.
 	OpForget ChangeOp = "forget"
+	// OpRestore puts a record back whole, as it was (an undo of a forget,
+	// a restore of a backup): its id, times, status and supersession.
+	OpRestore ChangeOp = "restore"
 )
 
 // ChangeOps lists every operation, in the order above (a fresh slice; an
 // op's one-byte storage code is its index + 1).
-func ChangeOps() []ChangeOp { return []ChangeOp{OpStore, OpApprove, OpReject, OpSupersede, OpForget} }
+func ChangeOps() []ChangeOp {
+	return []ChangeOp{OpStore, OpApprove, OpReject, OpSupersede, OpForget, OpRestore}
+}
 
 // Removes tells whether the change took the record away (reject, forget).
 func (o ChangeOp) Removes() bool { return o == OpReject || o == OpForget }

@@ -290,14 +290,14 @@ func (m *model) liveFlush() tea.Cmd {
 }
 
 // touchesScope tells whether a change may alter what the views show under
-// the current scope: a store of a record outside it cannot (nor one of a
+// the current scope: a store (or a restore) of a record outside it cannot (nor one of a
 // record forgotten since: its forget comes too); every other change may
 // (a review or a supersede may move a record in or out of the scope, and a
 // removal carries no content to judge it by).
 func (m *model) touchesScope(changes []contract.Change) bool {
 	f := m.c.Filter()
 	for _, c := range changes {
-		if c.Op != contract.OpStore {
+		if c.Op != contract.OpStore && c.Op != contract.OpRestore {
 			return true
 		}
 		if c.Record != nil && f.AdmitsStatus(c.Record.Status, false) && f.Matches(c.Record.Kind, &c.Record.Meta) {

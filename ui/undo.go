@@ -7,33 +7,18 @@ import (
 )
 
 // snapshotScope reads every record of a filter (with its stored item) before a
-// forget, so undo can store them again; ids are fingerprints, so they come back
-// under the same ids.
+// forget, so undo can put them back exactly (contract.SnapshotForget).
 func snapshotScope(ctx context.Context, engine contract.Engine, filter contract.MetaFilter) ([]contract.Record, error) {
-	var ids []string
-	q := contract.BrowseQuery{Filter: filter, Limit: contract.BrowseMaxLimit}
-	for {
-		page, err := engine.Browse(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range page.Records {
-			ids = append(ids, r.ID)
-		}
-		if page.Continuation == nil || len(ids) > maxUndo {
-			break
-		}
-		q.Cursor = *page.Continuation
-	}
-	return snapshotIDs(ctx, engine, ids)
+	return contract.SnapshotForget(ctx, engine, contract.ForgetTarget{Filter: &filter}, nil, maxUndo)
 }
 
 func snapshotIDs(ctx context.Context, engine contract.Engine, ids []string) ([]contract.Record, error) {
-	return contract.GetRecordsInChunks(ctx, engine, ids, nil)
+	return contract.SnapshotForget(ctx, engine, contract.ForgetTarget{IDs: ids}, nil, 0)
 }
 
-// restore stores forgotten records again with their status and expiry
-// (contract.Restore).
+// restore puts forgotten records back: whole and exact (same id, times,
+// status, expiry, successor) when the engine offers contract.Restorer, which
+// every engine mnemo opens does (contract.Restore).
 func restore(ctx context.Context, engine contract.Engine, records []contract.Record) (int, error) {
 	return contract.Restore(ctx, engine, records)
 }

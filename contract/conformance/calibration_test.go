@@ -350,3 +350,7 @@ func (f failing) StoreMany(context.Context, []contract.StoreItem) ([]contract.St
 func (f failing) StoreManyWith(context.Context, []contract.StoreItem, contract.WriteOptions) ([]contract.StoreReceipt, error) {
 	return nil, contract.Unavailable("storage is offline")
 }
+
+func (f failing) Restore(context.Context, []contract.Record) ([]contract.StoreReceipt, error) {
+	return nil, contract.Unavailable("storage is offline")
+}

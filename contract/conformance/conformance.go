@@ -90,6 +90,7 @@ func checks() []check {
 		{"supersede", checkSupersede},
 		{"statuses_hidden", checkStatusesHidden},
 		{"forget_no_ghost", checkForgetNoGhost},
+		{"restore_exact", checkRestoreExact},
 		{"changes_validation", checkChangesValidation},
 		{"changes_order", checkChangesOrder},
 		{"changes_reach", checkChangesReach},

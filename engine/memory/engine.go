@@ -609,3 +609,57 @@ func (e *Engine) Len() int {
 	defer e.mu.RUnlock()
 	return len(e.records)
 }
+
+// Restore writes whole records as they are (contract.Restorer): item,
+// status, times, expiry and successor; a held id, or a repeat in the batch,
+// is left as it is and its receipt says replayed. Each record written is one
+// restore change.
+func (e *Engine) Restore(ctx context.Context, recs []contract.Record) ([]contract.StoreReceipt, error) {
+	if err := contract.ValidateRestore(recs); err != nil {
+		return nil, err
+	}
+	if err := contract.ContextErr(ctx); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.stamp()
+	out := make([]contract.StoreReceipt, len(recs))
+	for i := range recs {
+		r := &recs[i]
+		out[i].ID = r.ID
+		if _, held := e.records[r.ID]; held {
+			out[i].Replayed = true
+			continue
+		}
+		kept := cloneItem(*r.Item)
+		text := kept.RenderText()
+		s := &stored{id: r.ID, item: kept, text: text, scored: prepare(text), status: r.Status,
+			created: r.CreatedAt.UTC().Truncate(time.Millisecond), updated: r.UpdatedAt.UTC().Truncate(time.Millisecond),
+			expires: clonePtr(r.ExpiresAt), supersededBy: clonePtr(r.SupersededBy), seq: e.nextSeq}
+		if s.expires != nil {
+			t := s.expires.UTC().Truncate(time.Millisecond)
+			s.expires = &t
+		}
+		e.records[r.ID] = s
+		e.nextSeq++
+		e.logLocked(contract.OpRestore, s, now)
+	}
+	e.commitLocked(now)
+	return out, nil
+}
+
+// NamespaceCounts counts the records of each namespace, service sandboxes
+// included (contract.NamespaceCounter).
+func (e *Engine) NamespaceCounts(ctx context.Context) (map[string]int, error) {
+	if err := contract.ContextErr(ctx); err != nil {
+		return nil, err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	out := map[string]int{}
+	for _, s := range e.records {
+		out[s.item.Meta.Namespace.String()]++
+	}
+	return out, nil
+}

@@ -8,16 +8,17 @@ import (
 )
 
 // MaxRestore is the largest batch Restore takes.
-const MaxRestore = 500
+const MaxRestore = contract.MaxRestoreMany
 
 // Restore writes whole records as they are, system fields included (status,
 // created and updated times, expiry, successor), for moving a store here
-// from another engine. Each record's item must be set and its id must be the
+// from another engine and for an exact undo of a forget (contract.Restorer);
+// the feed logs each record written as a restore. Each record's item must be set and its id must be the
 // item's fingerprint. A held id is left as it was and its receipt says
 // replayed, so an interrupted copy is resumed by running it again.
 func (e *Engine) Restore(ctx context.Context, recs []contract.Record) ([]contract.StoreReceipt, error) {
-	if len(recs) == 0 || len(recs) > MaxRestore {
-		return nil, contract.Invalid("restore takes between 1 and %d records", MaxRestore)
+	if err := contract.ValidateRestore(recs); err != nil {
+		return nil, err
 	}
 	out := make([]contract.StoreReceipt, len(recs))
 	first := map[string]int{}
@@ -55,7 +56,7 @@ func (e *Engine) Restore(ctx context.Context, recs []contract.Record) ([]contrac
 		}
 		rows = append(rows, w)
 	}
-	inserted, err := e.insertRows(ctx, rows)
+	inserted, err := e.insertRows(ctx, rows, contract.OpRestore)
 	if err != nil {
 		return nil, err
 	}

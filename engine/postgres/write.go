@@ -245,7 +245,7 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 		rows = append(rows, &row{id: id, item: items[i], itemJSON: string(jsons[i]), status: status,
 			created: now, updated: now, expires: expires})
 	}
-	inserted, err := e.insertRows(ctx, rows)
+	inserted, err := e.insertRows(ctx, rows, contract.OpStore)
 	if err != nil {
 		return nil, err
 	}
@@ -257,8 +257,9 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 	return out, nil
 }
 
-// insertRows inserts rows in one transaction and returns the ids it created.
-func (e *Engine) insertRows(ctx context.Context, rows []*row) (map[string]bool, error) {
+// insertRows inserts rows in one transaction and returns the ids it created;
+// the feed logs each as op (store, or restore for whole records).
+func (e *Engine) insertRows(ctx context.Context, rows []*row, op contract.ChangeOp) (map[string]bool, error) {
 	order := rows
 	rows = slices.Clone(rows)
 	slices.SortFunc(rows, func(a, b *row) int { return strings.Compare(a.id, b.id) })
@@ -295,7 +296,7 @@ func (e *Engine) insertRows(ctx context.Context, rows []*row) (map[string]bool, 
 		var cs []change
 		for _, r := range order {
 			if inserted[r.id] {
-				cs = append(cs, change{op: contract.OpStore, id: r.id, ns: r.item.Meta.Namespace.String(), status: r.status})
+				cs = append(cs, change{op: op, id: r.id, ns: r.item.Meta.Namespace.String(), status: r.status})
 			}
 		}
 		return e.logChanges(ctx, tx, e.stamp(), cs, deltas)

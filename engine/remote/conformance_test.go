@@ -47,3 +47,17 @@ func TestConformanceOverMemory(t *testing.T) {
 	t.Parallel()
 	conformance.Test(t, func(t *testing.T) contract.Engine { return serve(t, memory.New(), httpapi.Options{}) })
 }
+
+// Undo over --remote is exact too: the client restores whole records
+// through the server's restore operation.
+func TestUndoRestoresExactlyOverHTTP(t *testing.T) {
+	t.Parallel()
+	store, err := bolt.Open(t.TempDir(), bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	if err := conformance.UndoProperty(t.Context(), serve(t, store, httpapi.Options{}), 7, 10); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -165,6 +166,29 @@ func (c *Client) Supersede(ctx context.Context, req contract.SupersedeRequest) (
 	return out, err
 }
 
+// Principal asks the server who the client's token is and what it may do
+// (GET /v1/principal). A server from before the endpoint answers NotFound.
+func (c *Client) Principal(ctx context.Context) (wire.PrincipalAnswer, error) {
+	var out wire.PrincipalAnswer
+	err := c.do(ctx, http.MethodGet, wire.EndpointPrincipal, nil, &out)
+	return out, err
+}
+
+// Restore writes whole records as they were (contract.Restorer), where the
+// principal may write; a server whose engine cannot answers Unsupported.
+func (c *Client) Restore(ctx context.Context, recs []contract.Record) ([]contract.StoreReceipt, error) {
+	if err := contract.ValidateRestore(recs); err != nil {
+		return nil, err
+	}
+	body := wire.RestoreBody{Records: make([]contract.Record, len(recs))}
+	for i := range recs {
+		body.Records[i] = recs[i].Whole()
+	}
+	var out []contract.StoreReceipt
+	err := c.call(ctx, wire.OpRestore, body, &out)
+	return out, err
+}
+
 // ReadAudit reads the server's audit log (admins only).
 func (c *Client) ReadAudit(ctx context.Context, q audit.Query) ([]audit.Event, error) {
 	v := url.Values{}
@@ -181,4 +205,26 @@ func (c *Client) ReadAudit(ctx context.Context, q audit.Query) ([]audit.Event, e
 	var out []audit.Event
 	err := c.do(ctx, http.MethodGet, op, nil, &out)
 	return out, err
+}
+
+// Writes tells whether e lets its caller change memory (store, forget,
+// review, supersede): a server's client asks the server who its token is
+// (a reader may not); any other engine lets its caller write. A server from
+// before GET /v1/principal is taken to allow it (it refuses a write itself).
+// mnemo mcp and the TUI hide what the caller cannot do by it.
+func Writes(ctx context.Context, e contract.Engine) (bool, error) {
+	c, ok := e.(interface {
+		Principal(context.Context) (wire.PrincipalAnswer, error)
+	})
+	if !ok {
+		return true, nil
+	}
+	p, err := c.Principal(ctx)
+	if errors.Is(err, contract.ErrNotFound) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return p.Writes, nil
 }

@@ -178,7 +178,7 @@ func (c *Confined) mayWrite(ctx context.Context, op string, ev audit.Event) erro
 
 func verb(op string) string {
 	switch op {
-	case wire.OpStore, wire.OpStoreMany:
+	case wire.OpStore, wire.OpStoreMany, wire.OpRestore:
 		return "store"
 	case wire.OpForget, wire.OpForgetWithin:
 		return "forget"
@@ -246,6 +246,38 @@ func (c *Confined) StoreManyWith(ctx context.Context, items []contract.StoreItem
 	}
 	c.record(ctx, audit.Event{Op: wire.OpStoreMany, IDs: ids, Where: where(items), Count: n})
 	return recs, nil
+}
+
+// Restore writes whole records as they were (contract.Restorer) where the
+// principal may write; one record outside its reach refuses the batch before
+// anything is written. An engine that cannot answers Unsupported.
+func (c *Confined) Restore(ctx context.Context, recs []contract.Record) ([]contract.StoreReceipt, error) {
+	if err := contract.ValidateRestore(recs); err != nil {
+		return nil, err
+	}
+	items := make([]contract.StoreItem, len(recs))
+	for i := range recs {
+		items[i] = *recs[i].Item
+	}
+	if err := c.checkStore(ctx, wire.OpRestore, items); err != nil {
+		return nil, err
+	}
+	r, ok := c.e.(contract.Restorer)
+	if !ok {
+		return nil, contract.Unsupported("engine `%s` does not restore whole records", c.e.Descriptor().ID)
+	}
+	rs, err := r.Restore(ctx, recs)
+	if err != nil {
+		return rs, err
+	}
+	ids := make([]string, len(rs))
+	n := 0
+	for i, x := range rs {
+		ids[i] = x.ID
+		n += stored(x)
+	}
+	c.record(ctx, audit.Event{Op: wire.OpRestore, IDs: ids, Where: where(items), Count: n})
+	return rs, nil
 }
 
 func stored(r contract.StoreReceipt) int {

@@ -194,6 +194,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, http.StatusOK, e.Descriptor())
 		return
+	case wire.EndpointPrincipal:
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			methodNotAllowed(w, "GET")
+			return
+		}
+		p := e.Principal()
+		writeJSON(w, http.StatusOK, wire.PrincipalAnswer{Name: p.Name, Role: string(p.Role), Writes: p.Role.CanWrite(), Reach: p.Reach, Unlimited: p.Unlimited})
+		return
 	case wire.EndpointAudit:
 		h.serveAudit(w, r, e)
 		return

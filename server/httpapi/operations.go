@@ -44,6 +44,9 @@ func (h *Handler) operations() map[string]operation {
 			return e.Consolidate(ctx, r)
 		})},
 		wire.OpBeliefs: {maxBody: small, serve: typed(serveBeliefs)},
+		wire.OpRestore: {maxBody: big, serve: typed(func(ctx context.Context, e *auth.Confined, r wire.RestoreBody) (any, error) {
+			return nonNil(e.Restore(ctx, r.Records))
+		})},
 	}
 }
 

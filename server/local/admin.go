@@ -58,6 +58,11 @@ func adminHandler(e *bolt.Engine) http.Handler {
 		rep, err := e.Check(r.Context(), req.Repair, nil)
 		writeJSON(w, rep, err)
 	})
+	mux.HandleFunc("GET "+adminBackup, serveBackup(e))
+	mux.HandleFunc("GET "+adminNamespaces, func(w http.ResponseWriter, r *http.Request) {
+		counts, err := e.NamespaceCounts(r.Context())
+		writeJSON(w, counts, err)
+	})
 	mux.HandleFunc("POST "+adminAudit, func(w http.ResponseWriter, r *http.Request) {
 		var ev audit.Event
 		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&ev); err != nil {

@@ -142,3 +142,15 @@ func (s *Store) GetRecords(ctx context.Context, req contract.GetRequest) ([]cont
 func (s *Store) Changes(ctx context.Context, req contract.ChangesRequest) (contract.ChangesPage, error) {
 	return call(s, ctx, "changes", again, func(e contract.Engine) (contract.ChangesPage, error) { return e.Changes(ctx, req) })
 }
+
+// Restore writes whole records as they were (contract.Restorer); a held id
+// is a replay, so a call cut off by a takeover is sent again.
+func (s *Store) Restore(ctx context.Context, recs []contract.Record) ([]contract.StoreReceipt, error) {
+	return call(s, ctx, "restore", again, func(e contract.Engine) ([]contract.StoreReceipt, error) {
+		r, ok := e.(contract.Restorer)
+		if !ok {
+			return nil, contract.Unsupported("the store's holder does not restore whole records")
+		}
+		return r.Restore(ctx, recs)
+	})
+}

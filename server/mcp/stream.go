@@ -6,6 +6,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -15,13 +16,18 @@ import (
 // and drops the answers still being worked on, so a scripted session
 // (`printf '...' | mnemo mcp ...`) would lose its last answers; this one holds
 // the end of input back until each request read has had its response written.
-// Closing the session (an interrupt) stops the wait.
+// Closing the session (an interrupt) stops the wait. A line that is not JSON
+// is answered with JSON-RPC's parse error (-32700), and one that is JSON but
+// not a JSON-RPC message with invalid request (-32600), as JSON-RPC 2.0 says;
+// the SDK, which would end the session on either, never sees them, and the
+// session goes on.
 func NewStreamTransport(in io.Reader, out io.Writer) sdk.Transport {
 	d := &drain{}
 	d.cond = sync.NewCond(&d.mu)
+	w := &answerCounter{w: out, d: d}
 	return &sdk.IOTransport{
-		Reader: &drainingReader{r: in, d: d},
-		Writer: &answerCounter{w: out, d: d},
+		Reader: &drainingReader{r: in, d: d, answer: w},
+		Writer: w,
 	}
 }
 
@@ -61,27 +67,128 @@ func (d *drain) close() {
 	d.cond.Broadcast()
 }
 
-// drainingReader passes the input through, counting the requests in it, and
-// reports its end only once they are all answered.
+// drainingReader passes the input's messages through line by line, counting
+// the requests in them, answers the lines that are not messages itself, and
+// reports the input's end only once every request is answered.
 type drainingReader struct {
-	r     io.Reader
-	d     *drain
-	lines lineScanner
+	r      io.Reader
+	d      *drain
+	answer io.Writer
+	// partial is an unfinished line; ready is what Read hands over next.
+	partial []byte
+	ready   []byte
+	buf     [32 << 10]byte
+	ended   bool
 }
 
 func (r *drainingReader) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	r.d.add(r.lines.feed(p[:n], requestsIn), 0)
-	if err == io.EOF {
-		if n > 0 {
-			// Let the decoder take these bytes first; the end comes next call.
-			return n, nil
+	for len(r.ready) == 0 {
+		if r.ended {
+			r.d.wait()
+			return 0, io.EOF
 		}
-		// A last message without a newline is still a message.
-		r.d.add(r.lines.flush(requestsIn), 0)
-		r.d.wait()
+		n, err := r.r.Read(r.buf[:])
+		r.take(r.buf[:n])
+		if err == io.EOF {
+			// A last message without a newline is still a message.
+			if len(bytes.TrimSpace(r.partial)) > 0 {
+				r.line(r.partial)
+			}
+			r.partial = nil
+			r.ended = true
+		} else if err != nil {
+			if len(r.ready) > 0 {
+				break
+			}
+			return 0, err
+		}
 	}
-	return n, err
+	n := copy(p, r.ready)
+	r.ready = r.ready[n:]
+	return n, nil
+}
+
+// take splits a chunk of input into lines.
+func (r *drainingReader) take(chunk []byte) {
+	for {
+		i := bytes.IndexByte(chunk, '\n')
+		if i < 0 {
+			r.partial = append(r.partial, chunk...)
+			return
+		}
+		if len(r.partial) > 0 {
+			r.partial = append(r.partial, chunk[:i]...)
+			r.line(r.partial)
+			r.partial = r.partial[:0]
+		} else {
+			r.line(chunk[:i])
+		}
+		chunk = chunk[i+1:]
+	}
+}
+
+// line passes a message on, or answers a line that is not one.
+func (r *drainingReader) line(l []byte) {
+	l = bytes.TrimSpace(l)
+	if len(l) == 0 {
+		return
+	}
+	if code, msg, id := refusal(l); code != 0 {
+		if id != nil {
+			r.d.add(1, 0) // the refusal below answers it
+		}
+		b, _ := json.Marshal(rpcError{Version: "2.0", ID: id, Error: rpcErrorBody{Code: code, Message: msg}})
+		_, _ = r.answer.Write(append(b, '\n'))
+		return
+	}
+	r.d.add(requestsIn(l), 0)
+	r.ready = append(r.ready, l...)
+	r.ready = append(r.ready, '\n')
+}
+
+// JSON-RPC 2.0's error codes for what is not a message.
+const (
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+)
+
+type rpcError struct {
+	Version string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   rpcErrorBody    `json:"error"`
+}
+
+type rpcErrorBody struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// refusal tells why a line is not a JSON-RPC message (code 0: it is one), and
+// the id to answer with (nil: null).
+func refusal(l []byte) (code int, msg string, id json.RawMessage) {
+	if !json.Valid(l) {
+		var v any
+		err := json.Unmarshal(l, &v)
+		return codeParseError, "Parse error: the line is not JSON (" + err.Error() + "); the session goes on", nil
+	}
+	var raws []json.RawMessage
+	if l[0] == '[' {
+		if json.Unmarshal(l, &raws) != nil || len(raws) == 0 {
+			return codeInvalidRequest, "Invalid Request: an empty or malformed batch", nil
+		}
+	} else {
+		raws = []json.RawMessage{l}
+	}
+	for _, raw := range raws {
+		if _, err := jsonrpc.DecodeMessage(raw); err != nil {
+			var f jsonrpcFrame
+			if json.Unmarshal(raw, &f) == nil && hasID(f) && len(raws) == 1 {
+				id = f.ID
+			}
+			return codeInvalidRequest, "Invalid Request: " + err.Error(), id
+		}
+	}
+	return 0, "", nil
 }
 
 // Close wakes a wait for answers; the input itself belongs to the caller.
@@ -99,8 +206,8 @@ type answerCounter struct {
 }
 
 func (w *answerCounter) Write(p []byte) (int, error) {
-	n, err := w.w.Write(p)
 	w.mu.Lock()
+	n, err := w.w.Write(p)
 	answered := w.lines.feed(p[:n], responsesIn)
 	w.mu.Unlock()
 	w.d.add(0, answered)

@@ -106,3 +106,62 @@ func TestLineCounting(t *testing.T) {
 		t.Errorf("responses = %d, want 1 (a null id answers nothing read)", got)
 	}
 }
+
+// TestStreamAnswersALineThatIsNotAMessage: JSON-RPC 2.0 answers a line that is
+// not JSON with a parse error (-32700, id null) and JSON that is not a message
+// with invalid request (-32600), and the session goes on to answer what
+// follows.
+func TestStreamAnswersALineThatIsNotAMessage(t *testing.T) {
+	t.Parallel()
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`oops`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"1.0","id":3,"method":"tools/list"}`,
+		`42`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"memory_get","arguments":{"ids":["x"]}}}`,
+	}, "\n") + "\n"
+	var out lockedBuffer
+	err := Serve(context.Background(), New(memory.New(), ScopeAt(placeNS)), NewStreamTransport(strings.NewReader(in), &out), ServerOptions{})
+	if err != nil && !strings.Contains(err.Error(), "EOF") {
+		t.Fatalf("the session ended with %v", err)
+	}
+	type answer struct {
+		ID     json.RawMessage `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	var got []answer
+	sc := bufio.NewScanner(strings.NewReader(out.String()))
+	for sc.Scan() {
+		var a answer
+		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
+			t.Fatalf("output line is not JSON: %q", sc.Text())
+		}
+		got = append(got, a)
+	}
+	codes := map[string][]int{}
+	results := map[string]bool{}
+	for _, a := range got {
+		if a.Error != nil {
+			codes[string(a.ID)] = append(codes[string(a.ID)], a.Error.Code)
+		} else {
+			results[string(a.ID)] = true
+		}
+	}
+	if c := codes["null"]; len(c) != 2 || c[0] != -32700 || c[1] != -32600 {
+		t.Errorf("answers with id null: %v; want a parse error (-32700) for `oops`, then invalid request (-32600) for `42`\n%s", c, out.String())
+	}
+	if c := codes["3"]; len(c) != 1 || c[0] != -32600 {
+		t.Errorf("a request of JSON-RPC 1.0 answered %v; want -32600 with its id", c)
+	}
+	for _, id := range []string{"1", "2", "4"} {
+		if !results[id] {
+			t.Errorf("request %s after the bad lines was not answered:\n%s", id, out.String())
+		}
+	}
+}

@@ -31,13 +31,18 @@ const (
 	OpErase        Op = "erase"
 	OpConsolidate  Op = "consolidate"
 	OpBeliefs      Op = "beliefs"
+	// OpRestore writes whole records as they were (contract.Restorer): the
+	// exact undo of a forget.
+	OpRestore Op = "restore"
 )
 
 // The GET endpoints: /v1/health (no token needed), /v1/descriptor,
-// /v1/audit (admins) and /v1/changes (the change feed's long poll).
+// /v1/principal (who the token is and what it may do), /v1/audit (admins)
+// and /v1/changes (the change feed's long poll).
 const (
 	EndpointHealth     = "health"
 	EndpointDescriptor = "descriptor"
+	EndpointPrincipal  = "principal"
 	EndpointAudit      = "audit"
 	EndpointChanges    = "changes"
 )
@@ -68,6 +73,25 @@ type StoreWithBody struct {
 type StoreManyBody struct {
 	Items   []contract.StoreItem  `json:"items"`
 	Options contract.WriteOptions `json:"options"`
+}
+
+// PrincipalAnswer is GET /v1/principal's answer: the token's principal, its
+// role, whether it may change memory (store, forget, review, supersede), and
+// the reach that bounds it (absent: everything but service sandboxes; the
+// owner of a server is unlimited). A client hides what the principal cannot
+// do (mnemo mcp's write tools, the TUI's write keys).
+type PrincipalAnswer struct {
+	Name      string          `json:"name"`
+	Role      string          `json:"role"`
+	Writes    bool            `json:"writes"`
+	Reach     *contract.Reach `json:"reach,omitempty"`
+	Unlimited bool            `json:"unlimited,omitempty"`
+}
+
+// RestoreBody is the restore body: {"records": [record with its item, ...]},
+// 1..contract.MaxRestoreMany records; the answer is one receipt per record.
+type RestoreBody struct {
+	Records []contract.Record `json:"records"`
 }
 
 // ForgetAnswer is forget's and forget_within's answer: the contract's report
