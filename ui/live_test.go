@@ -488,7 +488,7 @@ func TestLiveCandidatesToReview(t *testing.T) {
 	t.Parallel()
 	w := newWriter(t, 12)
 	h := newLiveHarness(t, w, 80, 24)
-	h.contains("12 records  ")
+	h.contains("of 12 records")
 	h.lacks("to review")
 	a := w.store("a candidate from an agent", "team:acme", contract.StatusCandidate)
 	b := w.store("another candidate", "user:kim", contract.StatusCandidate)

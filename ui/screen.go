@@ -42,9 +42,14 @@ func (m *model) render() string {
 	}
 	var b strings.Builder
 	b.Grow(w * h * 4)
-	b.WriteString(m.header.View(st, m.headerInfo()))
+	hi := m.headerInfo()
+	b.WriteString(m.header.View(st, hi))
 	b.WriteByte('\n')
-	b.WriteString(components.ScopeLine(st, w, m.c.Scope, inScope, m.c.Total, m.c.ReadOnly, m.liveLabel()))
+	counted := ""
+	if !components.HeaderShowsCount(st, hi) {
+		counted = components.HeaderCount(hi)
+	}
+	b.WriteString(components.ScopeLine(st, w, m.c.Scope, inScope, m.c.Total, m.c.ReadOnly, m.liveLabel(), counted))
 	b.WriteByte('\n')
 	b.WriteString(m.body())
 	b.WriteByte('\n')

@@ -59,8 +59,8 @@ func (h *Header) View(st *common.Styles, in HeaderInfo) string {
 	return h.line
 }
 
-func drawHeader(st *common.Styles, in HeaderInfo) string {
-	w := in.Width
+// HeaderCount is the header's count: "1,432 records · 74 to review".
+func HeaderCount(in HeaderInfo) string {
 	count := "… records"
 	if in.Total >= 0 {
 		count = common.Plural(in.Total, "record", "records")
@@ -76,26 +76,80 @@ func drawHeader(st *common.Styles, in HeaderInfo) string {
 		}
 		count += sep + review
 	}
+	return count
+}
+
+// HeaderShowsCount tells whether the header has room for its count beside
+// the view names; when it has not, the scope line says it (ScopeLine's
+// counted).
+func HeaderShowsCount(st *common.Styles, in HeaderInfo) bool {
+	_, shown := layoutHeader(st, in)
+	return shown
+}
+
+func drawHeader(st *common.Styles, in HeaderInfo) string {
+	line, _ := layoutHeader(st, in)
+	return line
+}
+
+func layoutHeader(st *common.Styles, in HeaderInfo) (string, bool) {
+	w := in.Width
+	count := HeaderCount(in)
 	help := st.HelpHint.Render(in.HelpKey + " help")
 	left := " " + st.AppName.Render("mnemo") + "  "
 	info := common.Width(count) + 2
-	// The tabs show their titles when the store's label still fits (or gets
-	// two dozen columns); on narrower screens the inactive ones show only
-	// their keys.
+	// The view names matter more than the store's path: the label gives
+	// way first (to its last element), then the count (the scope line
+	// below says "N of M" anyway), and only when even that leaves no room
+	// do the inactive tabs show just their keys.
 	right := drawTabs(st, in, false) + " " + help + " "
-	if room := w - common.Width(left) - common.Width(right) - info - 3; room < min(24, common.Width(in.Store)) {
-		right = drawTabs(st, in, true) + " " + help + " "
+	store := in.Store
+	fits := func(label string, info int) bool {
+		return w-common.Width(left)-common.Width(right)-info-3 >= common.Width(label)
+	}
+	showCount := true
+	if !fits(store, info) {
+		short := ShortStoreLabel(store)
+		switch {
+		case fits(short, info):
+			store = short
+		case fits(short, 0):
+			store, showCount, info = short, false, 0
+		default:
+			right = drawTabs(st, in, true) + " " + help + " "
+		}
 	}
 	room := w - common.Width(left) - common.Width(right)
-	label := common.Cut(in.Store, max(0, room-info-3))
-	mid := st.Store.Render(label) + "  " + st.Count.Render(count)
+	label := common.Cut(store, max(0, room-info-3))
+	mid := st.Store.Render(label)
+	if showCount {
+		mid += "  " + st.Count.Render(count)
+	}
 	line := left + mid
 	pad := w - common.Width(line) - common.Width(right)
 	if pad < 1 {
 		line = common.Cut(line, max(0, w-common.Width(right)-1))
 		pad = w - common.Width(line) - common.Width(right)
 	}
-	return line + strings.Repeat(" ", max(0, pad)) + right
+	return line + strings.Repeat(" ", max(0, pad)) + right, showCount
+}
+
+// ShortStoreLabel is a store's label cut to what names it: a directory's last
+// element ("…/mnemo"), a server's host and port.
+func ShortStoreLabel(label string) string {
+	if i := strings.Index(label, "://"); i >= 0 {
+		rest := label[i+3:]
+		if j := strings.IndexByte(rest, '/'); j >= 0 {
+			rest = rest[:j]
+		}
+		return rest
+	}
+	trimmed := strings.TrimRight(label, "/")
+	i := strings.LastIndexByte(trimmed, '/')
+	if i < 0 {
+		return label
+	}
+	return "…/" + trimmed[i+1:]
 }
 
 func drawTabs(st *common.Styles, in HeaderInfo, short bool) string {
@@ -118,14 +172,19 @@ func drawTabs(st *common.Styles, in HeaderInfo, short bool) string {
 // ScopeLine is the second line: the scope as breadcrumbs and "N of M"
 // (inScope of total; either -1 when unknown), marked read-only when it is,
 // with the live indicator (drawn by the caller; empty when not live) before
-// the count.
-func ScopeLine(st *common.Styles, width int, scope common.Scope, inScope, total int, readOnly bool, live string) string {
+// the count. counted is the header's count when the header had no room for
+// it ("1,432 records · 74 to review"), empty otherwise.
+func ScopeLine(st *common.Styles, width int, scope common.Scope, inScope, total int, readOnly bool, live, counted string) string {
 	right := ""
 	switch {
 	case inScope >= 0 && total >= 0:
 		right = st.ScopeCount.Render(common.Thousands(inScope)) + " of " + common.Thousands(total) + " "
 	case total >= 0:
 		right = common.Thousands(total) + " "
+	}
+	if counted != "" && total >= 0 {
+		// The header had no room for its count: "12 of 1,432 records · 74 to review".
+		right = strings.TrimSuffix(right, " ") + strings.TrimPrefix(counted, common.Thousands(total)) + " "
 	}
 	if live != "" {
 		right = live + "  " + right
