@@ -506,7 +506,7 @@ func TestLiveCandidatesToReview(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.catchUp()
-	h.contains("14 records  ")
+	h.contains("of 14 records")
 	h.lacks("to review")
 }
 
