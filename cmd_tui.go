@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mnemo/contract"
+	"mnemo/engine/remote"
 	"mnemo/ui"
 )
 
@@ -54,11 +55,20 @@ func (a *app) runTUI(ctx context.Context, f tuiFlags) error {
 	if err != nil {
 		return err
 	}
+	readOnly := f.readOnly
+	if !readOnly {
+		// A reader's token over --remote: the TUI offers no write action.
+		writes, err := remote.Writes(ctx, s.engine)
+		if err != nil {
+			return err
+		}
+		readOnly = !writes
+	}
 	opts := ui.Options{
 		Engine:     s.engine,
 		StoreLabel: s.label,
 		Keys:       keys,
-		ReadOnly:   f.readOnly,
+		ReadOnly:   readOnly,
 		Plain:      f.plain || a.cfg.Theme == themePlain,
 		Mouse:      a.cfg.Mouse != nil && *a.cfg.Mouse,
 		Logger:     a.logger,
@@ -72,7 +82,7 @@ func (a *app) runTUI(ctx context.Context, f tuiFlags) error {
 	if _, isFile := a.stdout.(*os.File); !isFile {
 		opts.Output = a.stdout
 	}
-	if !f.readOnly {
+	if !readOnly {
 		opts.LoadDemo = func(ctx context.Context) error {
 			_, err := storeDemo(ctx, s.engine)
 			return err

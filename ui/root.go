@@ -105,7 +105,6 @@ func newModel(opts Options) *model {
 		m.tabs = append(m.tabs, components.Tab{Keys: common.KeyLabel(c.Keys.View(s.Name).Keys()), Title: s.Title})
 	}
 	m.detail = newDetail(c)
-	m.detail.ExportDir = opts.ExportDir
 	m.detail.ExportToClipboard = opts.RemoteUser
 	m.layout()
 	return m
@@ -223,6 +222,10 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return m.fail(msg.Op, msg.Err)
 	case common.CopyMsg:
 		return tea.Batch(tea.SetClipboard(msg.Text), m.say("copied "+msg.What))
+	case common.EditMsg:
+		return m.startEdit(msg.Record)
+	case editDoneMsg:
+		return m.finishEdit(msg)
 	case common.NarrowMsg:
 		s, err := m.c.Scope.Narrow(msg.Crumb)
 		if err != nil {

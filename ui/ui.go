@@ -58,8 +58,9 @@ type Options struct {
 	Now        func() time.Time                // clock, for tests
 	// Reach confines every read of the session (serve mode); nil sees everything.
 	Reach *contract.Reach
-	// ExportDir is where the detail view's `e` writes; the working directory when empty.
-	ExportDir string
+	// Editor is the command the detail view's `e` edits a record with
+	// (default $VISUAL, $EDITOR, vi).
+	Editor string
 	// RemoteUser is set when the user sits at another machine (an SSH
 	// session): nothing the session does touches this process's filesystem,
 	// so the detail view's `e` copies the record's JSON to the user's

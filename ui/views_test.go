@@ -1,19 +1,21 @@
 package ui
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"mnemo/contract"
 )
 
-func TestDetailSearchAndExport(t *testing.T) {
+func TestDetailSearch(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	h := newHarness(t, 80, 24, func(o *Options) { o.ExportDir = dir })
+	h := newHarness(t, 80, 24)
 	h.keys("tab", "j", "j", "j", "j", "j", "j", "j", "j", "j", "enter") // a conversation
 	h.contains("Transcript")
 	h.keys("/", "p", "l", "a", "n")
@@ -22,34 +24,105 @@ func TestDetailSearchAndExport(t *testing.T) {
 	h.contains("match 2 of 2")
 	h.keys("N")
 	h.contains("match 1 of 2")
-	h.keys("e")
-	h.contains("exported to /")
-	files, _ := filepath.Glob(filepath.Join(dir, "mnemo-*.json"))
-	if len(files) != 1 {
-		t.Fatalf("export wrote %v", files)
-	}
-	data, err := os.ReadFile(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec contract.Record
-	if err := json.Unmarshal(data, &rec); err != nil {
-		t.Fatal(err)
-	}
-	if rec.Item == nil || rec.Item.Type != contract.KindConversation {
-		t.Fatalf("exported record lacks its conversation item: %s", data)
-	}
 	h.keys("esc")
 	h.contains("Facets")
+}
+
+// TestEditSupersedes: `e` in the detail of a local TUI writes the record's
+// item to a private temporary file for the editor; an edited item is stored
+// and supersedes the record, an unchanged or broken one stores nothing.
+func TestEditSupersedes(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		edit   func(string) string
+		says   string
+		stored bool
+	}{
+		{"edited", func(s string) string { return strings.Replace(s, "prefers", "now prefers", 1) }, "which supersedes", true},
+		{"unchanged", func(s string) string { return s }, "unchanged: nothing stored", false},
+		{"emptied", func(string) string { return "" }, "unchanged: nothing stored", false},
+		{"broken", func(s string) string { return s[:len(s)/2] }, "not a memory item", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, 80, 24)
+			h.keys("tab", "enter")
+			id := h.m.detail.ID()
+			recs, err := h.m.c.Engine.GetRecords(ctx, contract.GetRequest{IDs: []string{id}})
+			if err != nil || len(recs) != 1 {
+				t.Fatalf("the record under the cursor: %v %v", recs, err)
+			}
+			h.keys("e")
+			files, _ := filepath.Glob(filepath.Join(tmp, "mnemo-edit-*.json"))
+			if len(files) != 1 {
+				t.Fatalf("e wrote %v for the editor", files)
+			}
+			st, err := os.Stat(files[0])
+			if err != nil || st.Mode().Perm() != 0o600 {
+				t.Fatalf("the file for the editor: %v, mode %v", err, st.Mode())
+			}
+			data, _ := os.ReadFile(files[0])
+			if err := os.WriteFile(files[0], []byte(tc.edit(string(data))), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			before, _ := h.m.c.Engine.List(ctx, contract.ListRequest{Limit: 1000})
+			h.send(editDoneMsg{rec: recs[0], path: files[0]})
+			h.contains(tc.says)
+			if _, err := os.Stat(files[0]); !os.IsNotExist(err) {
+				t.Errorf("the editor's file outlived the edit")
+			}
+			after, _ := h.m.c.Engine.List(ctx, contract.ListRequest{Limit: 1000})
+			if grew := len(after.Items) - len(before.Items); grew != map[bool]int{true: 1, false: 0}[tc.stored] {
+				t.Errorf("the store grew by %d records", grew)
+			}
+			old, _ := h.m.c.Engine.GetRecords(ctx, contract.GetRequest{IDs: []string{id}})
+			if len(old) != 1 {
+				t.Fatalf("the edited record is gone: %v", old)
+			}
+			if tc.stored && (old[0].Status != contract.StatusSuperseded || old[0].SupersededBy == recs[0].SupersededBy) {
+				t.Errorf("after the edit the old record is %s, superseded by %v", old[0].Status, old[0].SupersededBy)
+			}
+			if !tc.stored && (old[0].Status != recs[0].Status || !reflect.DeepEqual(old[0].SupersededBy, recs[0].SupersededBy)) {
+				t.Errorf("an edit that stored nothing changed the record to %s", old[0].Status)
+			}
+		})
+	}
+}
+
+// A session that may not write offers no edit: `e` writes no file.
+func TestReadOnlyHasNoEdit(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	h := newHarness(t, 80, 24, func(o *Options) { o.ReadOnly = true })
+	h.keys("tab", "enter", "e")
+	if files, _ := filepath.Glob(filepath.Join(tmp, "*")); len(files) != 0 {
+		t.Fatalf("e wrote %v in a read-only session", files)
+	}
+	w := newHarness(t, 120, 40)
+	// typed into help's filter, and the description it finds
+	for typed, action := range map[string]string{"scope": "forget scope", "undo": "undo forget", "appro": "approve", "rejec": "reject"} {
+		for _, hs := range []*harness{h, w} {
+			hs.keys("?")
+			for _, r := range typed {
+				hs.keys(string(r))
+			}
+		}
+		h.lacks(action)
+		w.contains(action) // the same help in a session that writes lists it
+		h.keys("esc")
+		w.keys("esc")
+	}
 }
 
 // TestRemoteUserExportCopiesInsteadOfWriting: with RemoteUser (SSH) the
 // detail view's `e` copies the JSON over OSC52 and writes no file, even with
 // an export directory set.
 func TestRemoteUserExportCopiesInsteadOfWriting(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
-	h := newHarness(t, 80, 24, func(o *Options) { o.ExportDir, o.RemoteUser = dir, true })
+	t.Setenv("TMPDIR", dir)
+	h := newHarness(t, 80, 24, func(o *Options) { o.RemoteUser = true })
 	h.keys("tab", "enter")
 	h.contains("copy JSON")
 	h.keys("e")

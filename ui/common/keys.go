@@ -74,6 +74,19 @@ type Action struct {
 // Binding returns the action's binding inside km.
 func (a Action) Binding(km *KeyMap) *key.Binding { return a.binding(km) }
 
+// Writes tells whether the action changes the store (or writes anything on
+// the machine the TUI runs on): a session that may not write (a reader,
+// --readonly) offers none of them, in footers, in help or in the palette.
+func (a Action) Writes() bool {
+	switch a.Name {
+	case "forget", "forget-scope", "undo", "approve", "reject", "load-demo", "export":
+		// export edits the record on a local TUI; over SSH (never read-only
+		// there for this reason alone) the footer still offers its copy.
+		return true
+	}
+	return false
+}
+
 // Global tells whether the action works in every view.
 func (a Action) Global() bool { return a.global }
 
@@ -137,7 +150,7 @@ func actionTable() []Action {
 		a("next-column", "column right", k("right", "l"), func(k *KeyMap) *key.Binding { return &k.NextColumn }),
 		a("filter-editor", "filter editor", k("f"), func(k *KeyMap) *key.Binding { return &k.FilterEditor }),
 		a("toggle-preview", "preview", k("p"), func(k *KeyMap) *key.Binding { return &k.TogglePreview }),
-		a("export", "export JSON", k("e"), func(k *KeyMap) *key.Binding { return &k.Export }),
+		a("export", "edit", k("e"), func(k *KeyMap) *key.Binding { return &k.Export }),
 		a("load-demo", "load demo", k("L"), func(k *KeyMap) *key.Binding { return &k.LoadDemo }),
 		a("cycle-mode", "next mode", k("tab"), func(k *KeyMap) *key.Binding { return &k.CycleMode }),
 		a("pause-feed", "pause / resume the feed", k("space"), func(k *KeyMap) *key.Binding { return &k.PauseFeed }),

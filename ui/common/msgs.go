@@ -25,6 +25,10 @@ type WidenMsg struct{}
 // ToastMsg shows a transient message in the footer.
 type ToastMsg struct{ Text string }
 
+// EditMsg asks the shell to edit a record in the user's editor (a local
+// TUI only): the edited item supersedes it.
+type EditMsg struct{ Record contract.Record }
+
 // ErrorMsg reports a failed operation: one line in the footer, the whole text on `!`.
 type ErrorMsg struct {
 	Op  string

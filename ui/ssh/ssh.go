@@ -364,7 +364,7 @@ func (s *Server) program(sess charmssh.Session) (*tea.Program, context.CancelFun
 	opts.Context = ctx
 	// The user is not at the server: nothing the session does may touch
 	// its filesystem (export copies over OSC52 instead).
-	opts.RemoteUser, opts.ExportDir = true, ""
+	opts.RemoteUser = true
 	opts.Input, opts.Output = nil, nil
 	if opts.StoreLabel == "" {
 		opts.StoreLabel = "mnemo"

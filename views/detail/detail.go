@@ -6,8 +6,6 @@ package detail
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -43,8 +41,6 @@ type Model struct {
 	match     int
 	// ExportDir is where `e` writes; the working directory when empty.
 	ExportDir string
-	// ExportToClipboard makes `e` copy the JSON to the clipboard (OSC52)
-	// instead of writing a file: the user of an SSH session is not at the
 	// server, whose filesystem it must never touch.
 	ExportToClipboard bool
 }
@@ -196,31 +192,26 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
+// export copies the record's JSON to the clipboard for a remote user (over
+// SSH nothing is written on the server), and asks the shell to edit it in
+// the user's editor otherwise (ui/edit.go).
 func (m *Model) export() tea.Cmd {
 	if m.rec == nil || !m.loaded {
 		return nil
 	}
 	rec := *m.rec
-	dir := m.ExportDir
-	toClipboard := m.ExportToClipboard
+	if !m.ExportToClipboard {
+		if m.c.ReadOnly {
+			return nil
+		}
+		return func() tea.Msg { return common.EditMsg{Record: rec} }
+	}
 	return func() tea.Msg {
 		data, err := json.MarshalIndent(rec, "", "  ")
 		if err != nil {
 			return common.ErrorMsg{Op: "export", Err: err}
 		}
-		if toClipboard {
-			return common.CopyMsg{Text: string(data) + "\n", What: "record " + common.ShortID(rec.ID) + " as JSON"}
-		}
-		if dir == "" {
-			if dir, err = os.Getwd(); err != nil {
-				return common.ErrorMsg{Op: "export", Err: err}
-			}
-		}
-		path := filepath.Join(dir, "mnemo-"+common.ShortID(rec.ID)+".json")
-		if err := os.WriteFile(path, append(data, '\n'), 0o600); err != nil {
-			return common.ErrorMsg{Op: "export", Err: err}
-		}
-		return common.ToastMsg{Text: "exported to " + path}
+		return common.CopyMsg{Text: string(data) + "\n", What: "record " + common.ShortID(rec.ID) + " as JSON"}
 	}
 }
 
@@ -553,11 +544,15 @@ func (m *Model) Busy() string {
 func (m *Model) ShortHelp() []key.Binding {
 	k := &m.c.Keys
 	export := k.Export
+	out := []key.Binding{k.Back, k.Search, k.NextMatch, k.CopyID, k.CopyText}
 	if m.ExportToClipboard {
 		export.SetHelp(export.Help().Key, "copy JSON")
+		out = append(out, export)
 	}
-	out := []key.Binding{k.Back, k.Search, k.NextMatch, k.CopyID, k.CopyText, export}
 	if !m.c.ReadOnly {
+		if !m.ExportToClipboard {
+			out = append(out, export)
+		}
 		out = append(out, k.Forget)
 	}
 	return append(out, k.Help, k.Quit)

@@ -100,7 +100,7 @@ func (h *Help) Lines(width int) []string {
 		var rows []string
 		for _, e := range all {
 			in := (v == "global" && e.action.Global()) || (v != "global" && !e.action.Global() && e.action.In(v))
-			if !in {
+			if !in || h.c.ReadOnly && e.action.Writes() {
 				continue
 			}
 			text := e.keys + " " + e.action.Desc + " " + e.action.Name
@@ -169,7 +169,7 @@ func (p *Palette) Matches() []common.Action {
 	}
 	var out []scored
 	for i, a := range p.c.Keys.Actions() {
-		if len(a.Binding(&p.c.Keys).Keys()) == 0 {
+		if len(a.Binding(&p.c.Keys).Keys()) == 0 || p.c.ReadOnly && a.Writes() {
 			continue
 		}
 		s, ok := Fuzzy(q, a.Name+" "+a.Desc)
