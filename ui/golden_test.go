@@ -37,6 +37,8 @@ func TestGoldenScreens(t *testing.T) {
 		{"explore-preview-toggled", []string{"tab", "j", "p"}},
 		{"browse", []string{"2"}},
 		{"browse-filters", []string{"2", "f"}},
+		// a narrow column sorted: its arrow shows, its title gives way
+		{"browse-sorted-narrow-column", []string{"2", "s", "s"}},
 		{"fetch", []string{"3", "r", "e", "l", "e", "a", "s", "e"}},
 		{"recall", []string{"4", "w", "h", "a", "t", "space", "a", "b", "o", "u", "t", "space", "t", "a", "b", "s", "enter"}},
 		{"detail-learning", []string{"tab", "enter"}},

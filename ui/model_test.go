@@ -248,7 +248,9 @@ func TestBrowseApproveAndRejectCandidates(t *testing.T) {
 	h.keys("space", "k", "space", "a")
 	h.contains("1 failed")
 	h.keys("!")
-	h.contains("is 'active', not a candidate")
+	// a conflict, said as one, with the record's reason
+	h.contains("conflict: approved 0, 1 failed")
+	h.contains("is 'active', not a")
 	h.keys("esc")
 	// reject with confirmation: x then n cancels, x then y rejects
 	idx = candidate()

@@ -38,6 +38,20 @@ func Cut(s string, width int) string {
 	return ansi.Truncate(s, width, "…")
 }
 
+// CutAtWord cuts s to width cells like Cut, but at the end of a word when
+// one ends in the last third of the room, so a message is never cut
+// mid-word where it need not be.
+func CutAtWord(s string, width int) string {
+	if width <= 0 || ansi.StringWidth(s) <= width {
+		return Cut(s, width)
+	}
+	cut := ansi.Truncate(s, width-1, "")
+	if i := strings.LastIndexByte(cut, ' '); i > 0 && ansi.StringWidth(cut[:i]) >= width*2/3 {
+		cut = strings.TrimRight(cut[:i], " ,;:")
+	}
+	return cut + "…"
+}
+
 // PadLeft right-aligns s in width cells.
 func PadLeft(s string, width int) string {
 	w := ansi.StringWidth(s)

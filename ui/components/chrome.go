@@ -220,15 +220,19 @@ func Footer(st *common.Styles, in FooterInfo) string {
 		right = st.Spinner.Render(g[in.SpinFrame%len(g)]) + " " + in.Task + " "
 	}
 	if in.Toast != "" {
-		right = st.Toast.Render(common.Cut(in.Toast, w/2)) + "  " + right
+		right = st.Toast.Render(common.CutAtWord(in.Toast, w/2)) + "  " + right
 	}
 	room := w - 1 - common.Width(right)
+	if right != "" {
+		// Two columns at least between the keys and a message.
+		room -= 2
+	}
 	var left string
 	switch {
 	case in.Error != "" && in.Plain:
-		left = st.Error.Render(common.Cut("error: "+in.Error+"  (! details)", room))
+		left = st.Error.Render(common.CutAtWord("error: "+in.Error+"  (! details)", room))
 	case in.Error != "":
-		left = st.Error.Render(common.Cut("✗ "+in.Error+"  (! details)", room))
+		left = st.Error.Render(common.CutAtWord("✗ "+in.Error+"  (! details)", room))
 	default:
 		left = ShortHelp(st, in.Keys, room)
 	}

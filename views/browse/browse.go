@@ -102,6 +102,9 @@ type reviewedMsg struct {
 	action   contract.ReviewAction
 	done     int
 	failures []string
+	// kind is the failures' kind when they share one (a conflict: the
+	// record was no candidate), else an engine error's.
+	kind contract.ErrorKind
 }
 
 // Init loads the first page.
@@ -210,7 +213,9 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 		}
 		cmds := []tea.Cmd{func() tea.Msg { return common.DataChangedMsg{Cause: common.ChangeReview} }}
 		if len(msg.failures) > 0 {
-			report := fmt.Errorf("%s %d, %d failed:\n%s", verb, msg.done, len(msg.failures), strings.Join(msg.failures, "\n"))
+			// The kind the failures share leads ("conflict: approved 2, 1
+			// failed: 8a8f01f6: record ... is 'active', not a candidate").
+			report := &contract.Error{Kind: msg.kind, Message: fmt.Sprintf("%s %d, %d failed: %s", verb, msg.done, len(msg.failures), strings.Join(msg.failures, "; "))}
 			cmds = append(cmds, common.Fail("review", report))
 		} else {
 			text := verb + " " + common.Plural(msg.done, "record", "records")
@@ -457,7 +462,13 @@ func (m *Model) review(action contract.ReviewAction, ids []string) tea.Cmd {
 		res := reviewedMsg{action: action}
 		for _, id := range ids {
 			if _, err := engine.Review(ctx, contract.ReviewRequest{ID: id, Action: action}); err != nil {
-				res.failures = append(res.failures, common.ShortID(id)+": "+contract.AsError(err).Error())
+				ce := contract.AsError(err)
+				if len(res.failures) == 0 {
+					res.kind = ce.Kind
+				} else if res.kind != ce.Kind {
+					res.kind = contract.KindEngine
+				}
+				res.failures = append(res.failures, common.ShortID(id)+": "+ce.Message)
 				continue
 			}
 			res.done++
@@ -624,11 +635,11 @@ func (m *Model) headerLine() string {
 	var b strings.Builder
 	b.WriteString("  ")
 	for i, c := range m.cols {
-		title := c.title
+		cell := common.Fit(c.title, c.width)
 		if mark := m.sortMark(c.field); mark != "" {
-			title += " " + mark
+			// The sort mark always shows: the title gives way to it.
+			cell = common.Fit(common.Cut(c.title, max(0, c.width-common.Width(mark)-1))+" "+mark, c.width)
 		}
-		cell := common.Fit(title, c.width)
 		if i == m.col {
 			b.WriteString(st.Cursor.Render(cell))
 		} else {

@@ -778,7 +778,8 @@ func (m *Model) previewBox(width, height int) string {
 // PreviewLines is a short, wrapped summary of a record for the preview pane.
 func PreviewLines(st *common.Styles, r *contract.Record, width int, now time.Time) []string {
 	field := func(label, value string) string {
-		return st.Label.Render(common.Fit(label, 10)) + st.Value.Render(common.Fit(value, width-10))
+		// One column at least between the label and its value.
+		return st.Label.Render(common.Fit(label, 11)) + st.Value.Render(common.Fit(value, width-11))
 	}
 	lines := []string{
 		field("kind", string(r.Kind)),
