@@ -63,8 +63,10 @@ func extract(text string) features {
 			f.neg = true
 			continue
 		case hasDigit(lower):
-			f.values = append(f.values, strings.TrimPrefix(lower, "v"))
-			continue
+			if isValue(lower) {
+				f.values = append(f.values, strings.TrimPrefix(lower, "v"))
+			}
+			continue // ids and hashes (call_0165b073) are neither words nor values
 		case numberWords[lower] != "" && lower != "second" && lower != "once":
 			f.values = append(f.values, numberWords[lower])
 			continue
@@ -134,6 +136,21 @@ func tokens(text string) []token {
 
 func isWordRune(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '%' || r == '$'
+}
+
+// isValue tells a number, version, date, time or short quantity (16, 1.22,
+// v2.3.1, 2026-01-02, 10:30, 30ms, 8-bit, 50%) from an id or hash.
+func isValue(s string) bool {
+	if len(s) > 12 || strings.Contains(s, "_") {
+		return false
+	}
+	letters := 0
+	for _, r := range strings.TrimPrefix(s, "v") {
+		if unicode.IsLetter(r) {
+			letters++
+		}
+	}
+	return letters <= 4
 }
 
 func hasDigit(s string) bool {

@@ -12,6 +12,9 @@ import (
 	"mnemo/contract"
 )
 
+// maxDifferences is the most differences a cluster names.
+const maxDifferences = 5
+
 // Relation is how two records of a cluster relate.
 type Relation int
 
@@ -42,7 +45,8 @@ type Cluster struct {
 	Kind     contract.ItemKind
 	Members  []contract.Record
 	Conflict bool
-	// Differences are what the conflicting members disagree on, such as "20 | 39".
+	// Differences are what the conflicting members disagree on, such as
+	// "20 | 39" (the first few, sorted).
 	Differences []string
 	// Latest is the newest member's time (observed_at, else created_at).
 	Latest time.Time
@@ -379,6 +383,9 @@ func (ix *Index) cluster(slots []int32, conflict bool, diffs map[string]bool) Cl
 		c.Differences = append(c.Differences, d)
 	}
 	sort.Strings(c.Differences)
+	if len(c.Differences) > maxDifferences {
+		c.Differences = c.Differences[:maxDifferences]
+	}
 	return c
 }
 
