@@ -77,14 +77,13 @@ func extract(text string) features {
 			continue
 		}
 		w := stem(lower)
-		words[w] = true
+		if !words[w] {
+			words[w] = true
+			f.words = append(f.words, w)
+		}
 		if raw.call || isIdentifier(tok) || (!start && startsUpper(tok)) {
 			f.names[w] = true
 		}
-	}
-	f.words = make([]string, 0, len(words))
-	for w := range words {
-		f.words = append(f.words, w)
 	}
 	sort.Strings(f.words)
 	sort.Strings(f.values)
@@ -102,31 +101,36 @@ type token struct {
 // which words end a sentence.
 func tokens(text string) []token {
 	var out []token
-	rs := []rune(text)
 	i := 0
-	for i < len(rs) {
-		if !isWordRune(rs[i]) {
-			i++
+	for i < len(text) {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if !isWordRune(r) {
+			i += size
 			continue
 		}
-		j := i
-		for j < len(rs) {
-			if isWordRune(rs[j]) {
-				j++
+		j := i + size
+		for j < len(text) {
+			r, size := utf8.DecodeRuneInString(text[j:])
+			if isWordRune(r) {
+				j += size
 				continue
 			}
-			if strings.ContainsRune(".-_/:'%", rs[j]) && j+1 < len(rs) && isWordRune(rs[j+1]) && j > i {
-				j++
-				continue
+			if strings.ContainsRune(".-_/:'%", r) && j+size < len(text) {
+				if next, _ := utf8.DecodeRuneInString(text[j+size:]); isWordRune(next) {
+					j += size
+					continue
+				}
 			}
 			break
 		}
-		t := token{text: string(rs[i:j])}
-		if j < len(rs) && strings.ContainsRune(".!?;:\n", rs[j]) {
-			t.end = true
-		}
-		if j < len(rs) && rs[j] == '(' {
-			t.call = true
+		t := token{text: text[i:j]}
+		if j < len(text) {
+			switch text[j] {
+			case '.', '!', '?', ';', ':', '\n':
+				t.end = true
+			case '(':
+				t.call = true
+			}
 		}
 		out = append(out, t)
 		i = j

@@ -72,15 +72,10 @@ func When(r contract.Record) time.Time {
 type entry struct {
 	rec   contract.Record
 	f     features
-	words []int32          // interned f.words, sorted
-	names map[int32]bool   // the name words
-	text  map[int32]string // every word's text, by interned id
+	words []int32  // interned content words, sorted
+	text  []string // each word's text, in the order of words
+	names []int32  // the name words, sorted
 	gone  bool
-}
-
-type postKey struct {
-	kind contract.ItemKind
-	word int32
 }
 
 type edge struct {
@@ -100,14 +95,14 @@ type Index struct {
 	entries  []entry
 	vocab    map[string]int32
 	df       []int32
-	postings map[postKey][]int32
+	postings map[contract.ItemKind][][]int32 // by kind, then word id
 	adj      map[int32]map[int32]edge
 }
 
 // NewIndex answers an empty index with the given thresholds.
 func NewIndex(cfg Config) *Index {
 	return &Index{cfg: cfg, slots: map[string]int32{}, vocab: map[string]int32{},
-		postings: map[postKey][]int32{}, adj: map[int32]map[int32]edge{}}
+		postings: map[contract.ItemKind][][]int32{}, adj: map[int32]map[int32]edge{}}
 }
 
 // Find answers the clusters of records, largest first, then most recent.
@@ -127,21 +122,31 @@ func (ix *Index) Add(r contract.Record) {
 	if _, ok := ix.slots[r.ID]; ok {
 		ix.Remove(r.ID)
 	}
-	e := entry{rec: r, f: extract(r.Text), names: map[int32]bool{}, text: map[int32]string{}}
-	for _, w := range e.f.words {
+	e := entry{rec: r, f: extract(r.Text)}
+	e.words = make([]int32, len(e.f.words))
+	for i, w := range e.f.words {
 		id, ok := ix.vocab[w]
 		if !ok {
 			id = int32(len(ix.df))
 			ix.vocab[w] = id
 			ix.df = append(ix.df, 0)
 		}
-		e.words = append(e.words, id)
-		e.text[id] = w
-		if e.f.names[w] {
-			e.names[id] = true
+		e.words[i] = id
+	}
+	order := make([]int, len(e.words))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return e.words[order[a]] < e.words[order[b]] })
+	ids, texts := make([]int32, len(order)), make([]string, len(order))
+	for i, o := range order {
+		ids[i], texts[i] = e.words[o], e.f.words[o]
+		if e.f.names[texts[i]] {
+			e.names = append(e.names, ids[i])
 		}
 	}
-	slices.Sort(e.words)
+	e.words, e.text = ids, texts
+	e.f.words, e.f.names = nil, nil
 	slot := int32(len(ix.entries))
 	ix.entries = append(ix.entries, e)
 	ix.slots[r.ID] = slot
@@ -154,11 +159,15 @@ func (ix *Index) Add(r contract.Record) {
 			ix.link(slot, other, edge{rel, diff})
 		}
 	}
+	post := ix.postings[r.Kind]
+	if len(post) < len(ix.df) {
+		post = append(post, make([][]int32, len(ix.df)-len(post))...)
+	}
 	for _, w := range e.words {
 		ix.df[w]++
-		k := postKey{r.Kind, w}
-		ix.postings[k] = append(ix.postings[k], slot)
+		post[w] = append(post[w], slot)
 	}
+	ix.postings[r.Kind] = post
 }
 
 // candidates answers the live records of the same kind sharing a word with
@@ -177,9 +186,15 @@ func (ix *Index) candidates(e *entry) map[int32]bool {
 	})
 	prefix = prefix[:min(n, n-need+1)]
 	out := map[int32]bool{}
+	lo, hi := ix.cfg.MinOverlap*float64(n), float64(n)/ix.cfg.MinOverlap
+	post := ix.postings[e.rec.Kind]
 	for _, w := range prefix {
-		for _, s := range ix.postings[postKey{e.rec.Kind, w}] {
-			if !ix.entries[s].gone {
+		if int(w) >= len(post) {
+			continue
+		}
+		for _, s := range post[w] {
+			o := &ix.entries[s]
+			if m := float64(len(o.words)); !o.gone && m >= lo && m <= hi {
 				out[s] = true
 			}
 		}
@@ -235,6 +250,28 @@ func Relate(a, b contract.Record, cfg Config) (Relation, string) {
 // relation; a difference in values, negation or a name is a conflict at
 // cfg.Conflict; otherwise a repeat at cfg.Repeat.
 func relate(a, b *entry, cfg Config) (Relation, string) {
+	// Cheap rejections first: the sizes alone, then the shared count without
+	// allocating; most candidates stop here.
+	na, nb := float64(len(a.words)), float64(len(b.words))
+	if min(na, nb) < cfg.MinOverlap*max(na, nb) {
+		return None, ""
+	}
+	shared := 0
+	for i, j := 0, 0; i < len(a.words) && j < len(b.words); {
+		switch {
+		case a.words[i] < b.words[j]:
+			i++
+		case a.words[i] > b.words[j]:
+			j++
+		default:
+			shared++
+			i++
+			j++
+		}
+	}
+	if float64(shared) < cfg.MinOverlap*float64(len(a.words)+len(b.words)-shared) {
+		return None, ""
+	}
 	inter := 0
 	var onlyA, onlyB []int32
 	i, j := 0, 0
@@ -288,7 +325,7 @@ func difference(a, b *entry, onlyA, onlyB []int32, sim float64, cfg Config) stri
 		return na + " | " + nb
 	}
 	if sim >= cfg.Swap && len(onlyA) == 1 && len(onlyB) == 1 && len(va) == 0 && len(vb) == 0 {
-		return a.text[onlyA[0]] + " | " + b.text[onlyB[0]]
+		return a.textOf(onlyA[0]) + " | " + b.textOf(onlyB[0])
 	}
 	if sim >= cfg.Swap && len(onlyA)+len(va) == 1 && len(onlyB)+len(vb) == 1 {
 		return strings.Join(append(wordsOf(a, onlyA), va...), "") + " | " + strings.Join(append(wordsOf(b, onlyB), vb...), "")
@@ -300,15 +337,23 @@ func difference(a, b *entry, onlyA, onlyB []int32, sim float64, cfg Config) stri
 func wordsOf(e *entry, ws []int32) []string {
 	out := make([]string, 0, len(ws))
 	for _, w := range ws {
-		out = append(out, e.text[w])
+		out = append(out, e.textOf(w))
 	}
 	return out
 }
 
+// textOf answers the text of one of e's interned words.
+func (e *entry) textOf(w int32) string {
+	if i, ok := slices.BinarySearch(e.words, w); ok {
+		return e.text[i]
+	}
+	return ""
+}
+
 func nameOf(e *entry, ws []int32) string {
 	for _, w := range ws {
-		if e.names[w] {
-			return e.text[w]
+		if _, ok := slices.BinarySearch(e.names, w); ok {
+			return e.textOf(w)
 		}
 	}
 	return ""
