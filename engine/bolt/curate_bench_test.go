@@ -1,0 +1,51 @@
+package bolt_test
+
+import (
+	"context"
+	"testing"
+
+	"mnemo/contract"
+	"mnemo/engine/curate"
+)
+
+// BenchmarkClustersScope times `mnemo clusters` on the shared bench store:
+// read a scope of about a tenth of the store (the workspace whose count is
+// closest to it) with browse to the end, then cluster it. Run it with
+// MNEMO_BENCH_RECORDS=100000 for the 10k scope of docs/curation.md.
+func BenchmarkClustersScope(b *testing.B) {
+	s := sharedStore(b)
+	ctx := context.Background()
+	scan := s.records
+	page, err := s.e.Explore(ctx, contract.ExploreRequest{Facet: contract.FacetWorkspace, Limit: 50, ScanLimit: &scan})
+	if err != nil {
+		b.Fatal(err)
+	}
+	want, best, size := s.records/10, "", 0
+	for _, bk := range page.Buckets {
+		if best == "" || abs(int(bk.Count)-want) < abs(size-want) {
+			best, size = bk.Value, int(bk.Count)
+		}
+	}
+	if best == "" {
+		b.Fatal("the bench store has no workspaces")
+	}
+	filter := contract.MetaFilter{Workspace: &best}
+	var records, clusters int
+	timed(b, func(int) error {
+		rs, err := curate.Scope(ctx, s.e, filter)
+		if err != nil {
+			return err
+		}
+		records, clusters = len(rs), len(curate.Find(rs, curate.DefaultConfig()))
+		return nil
+	})
+	b.ReportMetric(float64(records), "scope-records")
+	b.ReportMetric(float64(clusters), "clusters")
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
