@@ -32,9 +32,11 @@ func BenchmarkFind(b *testing.B) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
+			cpu0 := cpuTime()
 			for b.Loop() {
 				clusters = Find(records, DefaultConfig())
 			}
+			b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 			runtime.ReadMemStats(&after)
 			b.ReportMetric(float64(len(clusters)), "clusters")
 			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/(1<<20), "MiB-alloc/op")
@@ -52,9 +54,11 @@ func BenchmarkIndexAdd(b *testing.B) {
 	}
 	extra := records[100_000:]
 	i := 0
+	cpu0 := cpuTime()
 	for b.Loop() {
 		r := extra[i%len(extra)]
 		ix.Add(r) // a record already there is replaced: the index stays at 100k+1000
 		i++
 	}
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 }

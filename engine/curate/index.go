@@ -106,10 +106,64 @@ func NewIndex(cfg Config) *Index {
 }
 
 // Find answers the clusters of records, largest first, then most recent.
+//
+// It is the classic all-pairs prefix filter: with the whole set at hand,
+// every record's words are ordered by how few records hold them, and only
+// each record's prefix (its len-ceil(t*len)+1 rarest words) is indexed and
+// probed; two records whose overlap reaches t share a prefix word. It finds
+// the same pairs as Index, which probes its full postings instead.
 func Find(records []contract.Record, cfg Config) []Cluster {
 	ix := NewIndex(cfg)
 	for _, r := range records {
-		ix.Add(r)
+		ix.enter(r)
+	}
+	df := make([]int32, len(ix.vocab))
+	for i := range ix.entries {
+		if e := &ix.entries[i]; !e.gone && len(e.words) >= cfg.MinWords {
+			for _, w := range e.words {
+				df[w]++
+			}
+		}
+	}
+	post := map[contract.ItemKind][][]int32{}
+	seen := make([]int32, len(ix.entries))
+	var prefix []int32
+	for x := range ix.entries {
+		e := &ix.entries[x]
+		n := len(e.words)
+		if e.gone || n < cfg.MinWords {
+			continue
+		}
+		prefix = append(prefix[:0], e.words...)
+		sort.Slice(prefix, func(i, j int) bool {
+			a, b := prefix[i], prefix[j]
+			if df[a] != df[b] {
+				return df[a] < df[b]
+			}
+			return a < b
+		})
+		prefix = prefix[:n-int(math.Ceil(cfg.MinOverlap*float64(n)))+1]
+		p := post[e.rec.Kind]
+		if p == nil {
+			p = make([][]int32, len(ix.vocab))
+			post[e.rec.Kind] = p
+		}
+		lo, hi := cfg.MinOverlap*float64(n), float64(n)/cfg.MinOverlap
+		for _, w := range prefix {
+			for _, y := range p[w] {
+				o := &ix.entries[y]
+				if m := float64(len(o.words)); seen[y] == int32(x)+1 || m < lo || m > hi {
+					continue
+				}
+				seen[y] = int32(x) + 1
+				if rel, diff := relate(e, o, cfg); rel != None {
+					ix.link(int32(x), y, edge{rel, diff})
+				}
+			}
+		}
+		for _, w := range prefix {
+			p[w] = append(p[w], int32(x))
+		}
 	}
 	return ix.Clusters()
 }
@@ -119,6 +173,31 @@ func (ix *Index) Len() int { return len(ix.slots) }
 
 // Add puts a record in the index (a record already there is replaced).
 func (ix *Index) Add(r contract.Record) {
+	slot := ix.enter(r)
+	e := &ix.entries[slot]
+	if len(e.words) < ix.cfg.MinWords {
+		return
+	}
+	for other := range ix.candidates(e) {
+		o := &ix.entries[other]
+		if rel, diff := relate(e, o, ix.cfg); rel != None {
+			ix.link(slot, other, edge{rel, diff})
+		}
+	}
+	post := ix.postings[r.Kind]
+	if len(post) < len(ix.df) {
+		post = append(post, make([][]int32, len(ix.df)-len(post))...)
+	}
+	for _, w := range e.words {
+		ix.df[w]++
+		post[w] = append(post[w], slot)
+	}
+	ix.postings[r.Kind] = post
+}
+
+// enter reads a record's words into a new entry (replacing one with its id)
+// and answers its slot.
+func (ix *Index) enter(r contract.Record) int32 {
 	if _, ok := ix.slots[r.ID]; ok {
 		ix.Remove(r.ID)
 	}
@@ -150,24 +229,7 @@ func (ix *Index) Add(r contract.Record) {
 	slot := int32(len(ix.entries))
 	ix.entries = append(ix.entries, e)
 	ix.slots[r.ID] = slot
-	if len(e.words) < ix.cfg.MinWords {
-		return
-	}
-	for other := range ix.candidates(&e) {
-		o := &ix.entries[other]
-		if rel, diff := relate(&e, o, ix.cfg); rel != None {
-			ix.link(slot, other, edge{rel, diff})
-		}
-	}
-	post := ix.postings[r.Kind]
-	if len(post) < len(ix.df) {
-		post = append(post, make([][]int32, len(ix.df)-len(post))...)
-	}
-	for _, w := range e.words {
-		ix.df[w]++
-		post[w] = append(post[w], slot)
-	}
-	ix.postings[r.Kind] = post
+	return slot
 }
 
 // candidates answers the live records of the same kind sharing a word with
