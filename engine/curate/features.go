@@ -1,6 +1,7 @@
 package curate
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -50,12 +51,11 @@ func toSet(s string) map[string]bool {
 
 // extract reads the features of a text.
 func extract(text string) features {
-	f := features{names: map[string]bool{}}
-	words := map[string]bool{}
+	var f features
 	sentenceStart := true
 	for _, raw := range tokens(text) {
 		tok, endsSentence := raw.text, raw.end
-		lower := strings.ToLower(tok)
+		lower := lowerASCII(tok)
 		start := sentenceStart
 		sentenceStart = endsSentence
 		switch {
@@ -77,17 +77,28 @@ func extract(text string) features {
 			continue
 		}
 		w := stem(lower)
-		if !words[w] {
-			words[w] = true
-			f.words = append(f.words, w)
-		}
+		f.words = append(f.words, w)
 		if raw.call || isIdentifier(tok) || (!start && startsUpper(tok)) {
+			if f.names == nil {
+				f.names = map[string]bool{}
+			}
 			f.names[w] = true
 		}
 	}
 	sort.Strings(f.words)
+	f.words = slices.Compact(f.words)
 	sort.Strings(f.values)
 	return f
+}
+
+// lowerASCII lowers a word, without allocating when it is lower-case ASCII already.
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 0x80 || ('A' <= c && c <= 'Z') {
+			return strings.ToLower(s)
+		}
+	}
+	return s
 }
 
 type token struct {

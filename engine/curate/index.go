@@ -125,15 +125,25 @@ func Find(records []contract.Record, cfg Config) []Cluster {
 			}
 		}
 	}
-	post := map[contract.ItemKind][][]int32{}
-	seen := make([]int32, len(ix.entries))
+	// Records are processed shortest first, so every earlier record is no
+	// longer than the current one; postings keep each word's position in its
+	// record's order for the positional filter (PPJoin).
+	type posting struct{ slot, pos int32 }
+	order := make([]int32, 0, len(ix.entries))
+	for i := range ix.entries {
+		if e := &ix.entries[i]; !e.gone && len(e.words) >= cfg.MinWords {
+			order = append(order, int32(i))
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return len(ix.entries[order[i]].words) < len(ix.entries[order[j]].words) })
+	post := map[contract.ItemKind][][]posting{}
+	overlap := make([]int32, len(ix.entries))
+	var touched []int32
 	var prefix []int32
-	for x := range ix.entries {
+	t := cfg.MinOverlap
+	for _, x := range order {
 		e := &ix.entries[x]
 		n := len(e.words)
-		if e.gone || n < cfg.MinWords {
-			continue
-		}
 		prefix = append(prefix[:0], e.words...)
 		sort.Slice(prefix, func(i, j int) bool {
 			a, b := prefix[i], prefix[j]
@@ -142,27 +152,42 @@ func Find(records []contract.Record, cfg Config) []Cluster {
 			}
 			return a < b
 		})
-		prefix = prefix[:n-int(math.Ceil(cfg.MinOverlap*float64(n)))+1]
+		prefix = prefix[:n-int(math.Ceil(t*float64(n)))+1]
 		p := post[e.rec.Kind]
 		if p == nil {
-			p = make([][]int32, len(ix.vocab))
+			p = make([][]posting, len(ix.vocab))
 			post[e.rec.Kind] = p
 		}
-		lo, hi := cfg.MinOverlap*float64(n), float64(n)/cfg.MinOverlap
-		for _, w := range prefix {
+		lo := t * float64(n)
+		touched = touched[:0]
+		for i, w := range prefix {
 			for _, y := range p[w] {
-				o := &ix.entries[y]
-				if m := float64(len(o.words)); seen[y] == int32(x)+1 || m < lo || m > hi {
+				m := len(ix.entries[y.slot].words)
+				if float64(m) < lo || overlap[y.slot] < 0 {
 					continue
 				}
-				seen[y] = int32(x) + 1
-				if rel, diff := relate(e, o, cfg); rel != None {
-					ix.link(int32(x), y, edge{rel, diff})
+				need := int32(math.Ceil(t / (1 + t) * float64(n+m)))
+				bound := 1 + int32(min(n-i-1, m-int(y.pos)-1))
+				if overlap[y.slot] == 0 {
+					touched = append(touched, y.slot)
+				}
+				if overlap[y.slot]+bound >= need {
+					overlap[y.slot]++
+				} else {
+					overlap[y.slot] = -1
 				}
 			}
 		}
-		for _, w := range prefix {
-			p[w] = append(p[w], int32(x))
+		for _, y := range touched {
+			if overlap[y] > 0 {
+				if rel, diff := relate(e, &ix.entries[y], cfg); rel != None {
+					ix.link(x, y, edge{rel, diff})
+				}
+			}
+			overlap[y] = 0
+		}
+		for i, w := range prefix {
+			p[w] = append(p[w], posting{x, int32(i)})
 		}
 	}
 	return ix.Clusters()
@@ -212,16 +237,20 @@ func (ix *Index) enter(r contract.Record) int32 {
 		}
 		e.words[i] = id
 	}
-	order := make([]int, len(e.words))
-	for i := range order {
-		order[i] = i
+	type pair struct {
+		id   int32
+		text string
 	}
-	sort.Slice(order, func(a, b int) bool { return e.words[order[a]] < e.words[order[b]] })
-	ids, texts := make([]int32, len(order)), make([]string, len(order))
-	for i, o := range order {
-		ids[i], texts[i] = e.words[o], e.f.words[o]
-		if e.f.names[texts[i]] {
-			e.names = append(e.names, ids[i])
+	pairs := make([]pair, len(e.words))
+	for i, id := range e.words {
+		pairs[i] = pair{id, e.f.words[i]}
+	}
+	slices.SortFunc(pairs, func(a, b pair) int { return int(a.id) - int(b.id) })
+	ids, texts := e.words, make([]string, len(pairs))
+	for i, p := range pairs {
+		ids[i], texts[i] = p.id, p.text
+		if e.f.names[p.text] {
+			e.names = append(e.names, p.id)
 		}
 	}
 	e.words, e.text = ids, texts
