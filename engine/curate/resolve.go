@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"mnemo/contract"
 )
@@ -251,4 +252,22 @@ func Consolidate(ctx context.Context, e contract.Engine, req contract.Consolidat
 	}
 	built := len(Find(records, cfg))
 	return contract.ConsolidateReceipt{Status: contract.ConsolidateCompleted, Scopes: len(nodes) * kinds, Built: &built}, nil
+}
+
+// RecentScope answers the scope of about the n most recently observed
+// records (active and candidate): those observed at or after the n-th most
+// recent observation (ties may add a few). With fewer records than n it is
+// every observed record. Benchmarks use it for a scope of a given size.
+func RecentScope(ctx context.Context, e contract.Engine, n int) (contract.MetaFilter, error) {
+	q := contract.BrowseQuery{Status: []contract.Status{contract.StatusActive, contract.StatusCandidate},
+		OrderBy: []contract.SortKey{{Field: "observed_at", Dir: "desc"}}, Offset: max(0, n-1), Limit: 1}
+	page, err := e.Browse(ctx, q)
+	if err != nil {
+		return contract.MetaFilter{}, err
+	}
+	at := time.Time{}
+	if len(page.Records) == 1 && page.Records[0].Meta.ObservedAt != nil {
+		at = *page.Records[0].Meta.ObservedAt
+	}
+	return contract.MetaFilter{ObservedAfter: &at}, nil
 }
