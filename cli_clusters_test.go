@@ -127,3 +127,42 @@ func TestClustersUsage(t *testing.T) {
 		t.Errorf("dismissing an unknown cluster: exit %d (%s), want not found", r.code, r.stderr)
 	}
 }
+
+// TestClustersOverHTTP: clusters, their resolution and its undo, beliefs and
+// consolidate work through a server (--remote) as on the store itself.
+func TestClustersOverHTTP(t *testing.T) {
+	c := newTestCLI(t)
+	url := serveStore(t, c.home+"/served")
+	t.Setenv("MNEMO_TOKEN", testOwnerToken)
+	for _, it := range clusterItems {
+		c.ok(it, "--remote", url, "store")
+	}
+	var rep curate.Report
+	c.okJSON(&rep, "", "--remote", url, "clusters")
+	if rep.Count != 2 || rep.Records != 5 {
+		t.Fatalf("clusters over HTTP: %+v", rep)
+	}
+	applied := c.ok("", "--remote", url, "clusters", "--apply", "--keep", "newest")
+	c.okJSON(&rep, "", "--remote", url, "clusters")
+	if rep.Count != 0 {
+		t.Fatalf("after resolving over HTTP: %+v", rep)
+	}
+	c.ok(applied, "--remote", url, "clusters", "--undo")
+	var beliefs []struct {
+		Kind     string   `json:"kind"`
+		Tags     []string `json:"-"`
+		Evidence []string `json:"evidence"`
+	}
+	c.okJSON(&beliefs, "", "--remote", url, "beliefs")
+	if len(beliefs) != 2 || len(beliefs[0].Evidence) != 2 || beliefs[0].Kind != "learning" {
+		t.Fatalf("beliefs over HTTP after undo: %+v", beliefs)
+	}
+	var rec struct {
+		Status string `json:"status"`
+		Built  int    `json:"built"`
+	}
+	c.okJSON(&rec, "", "--remote", url, "consolidate")
+	if rec.Status != "completed" || rec.Built != 2 {
+		t.Fatalf("consolidate over HTTP: %+v", rec)
+	}
+}
