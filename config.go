@@ -11,6 +11,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"mnemo/contract"
+	"mnemo/engine/curate"
 )
 
 // config is the config file (docs/spec/cli.md section 1, default
@@ -32,6 +33,18 @@ type config struct {
 	Mouse *bool  `toml:"mouse"`
 	// Keys maps an action name to the keys bound to it (keymap.go applies it).
 	Keys map[string][]string `toml:"keys"`
+	// Curate holds the thresholds of curation's clusters (docs/curation.md);
+	// settings left out keep their defaults.
+	Curate curate.Config `toml:"curate"`
+}
+
+// curateConfig answers the clustering thresholds: the defaults, overridden by
+// the config file's [curate] table.
+func (c config) curateConfig() curate.Config {
+	if c.Curate == (curate.Config{}) {
+		return curate.DefaultConfig()
+	}
+	return c.Curate
 }
 
 // The themes the TUI draws with.
@@ -66,7 +79,7 @@ func loadConfig(path string, explicit bool) (config, error) {
 
 // parseConfig decodes a config file strictly.
 func parseConfig(path string, data []byte) (config, error) {
-	var cfg config
+	cfg := config{Curate: curate.DefaultConfig()}
 	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
 	if err := dec.Decode(&cfg); err != nil {
 		return config{}, configDecodeError(path, err)
@@ -106,6 +119,9 @@ func configDecodeError(path string, err error) error {
 
 // validate checks what decoding cannot.
 func (c config) validate() error {
+	if err := c.curateConfig().Validate(); err != nil {
+		return fmt.Errorf("[curate] %w", err)
+	}
 	for _, ep := range []struct {
 		table string
 		cfg   endpointConfig

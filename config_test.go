@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"mnemo/contract"
+	"mnemo/engine/curate"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -55,6 +56,8 @@ forget = ["d"]
 		{"syntax", "store = \n", "config.toml:1:"},
 		{"endpoint not a URL", "[answer]\nendpoint = \"localhost:8080\"\n", `[answer] endpoint "localhost:8080" must be an http:// or https:// URL`},
 		{"model without endpoint", "[embedder]\nmodel = \"m\"\n", "[embedder] sets model or api_key_env but no endpoint"},
+		{"curate threshold out of range", "[curate]\nrepeat = 1.5\n", "[curate] curate.repeat is 1.5; it must be above 0 and at most 1"},
+		{"curate unknown key", "[curate]\nrepeats = 0.5\n", `unknown key "curate.repeats" (line 2)`},
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,6 +72,23 @@ forget = ["d"]
 				t.Errorf("error %q, want it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestCurateConfig: the [curate] table overrides the thresholds it names and
+// keeps the defaults of the others; no table means the defaults.
+func TestCurateConfig(t *testing.T) {
+	cfg, err := parseConfig("config.toml", []byte("[curate]\nconflict = 0.95\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := curate.DefaultConfig()
+	want.Conflict = 0.95
+	if got := cfg.curateConfig(); got != want {
+		t.Errorf("curate config %+v, want %+v", got, want)
+	}
+	if got := (config{}).curateConfig(); got != curate.DefaultConfig() {
+		t.Errorf("no [curate] table: %+v, want the defaults", got)
 	}
 }
 

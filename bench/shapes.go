@@ -7,6 +7,7 @@ import (
 
 	"mnemo/bench/corpus"
 	"mnemo/contract"
+	"mnemo/engine/curate"
 )
 
 // wrongAnswer starts the note of a row whose answer was not what the corpus
@@ -106,6 +107,12 @@ func buildShapes(ctx context.Context, e contract.Engine, opts Options, exp expec
 			budgetExploreNarrow, contract.Facets(), narrowed, -1))
 	}
 
+	clusters, err := clustersShape(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	shapes = append(shapes, clusters)
+
 	if !withRetrieval {
 		// A browsing process never searches: even the recall probe would
 		// load the vectors it is measured without.
@@ -152,4 +159,32 @@ func (s shape) judge(ctx context.Context, note string) (string, error) {
 		return note, err
 	}
 	return wrongAnswer + fault + " (" + note + ")", nil
+}
+
+// clustersScope is the scope size the clusters row reads (issue 26's 10k).
+const clustersScope = 10_000
+
+// clustersShape times `mnemo clusters` on a scope of about 10k records (the
+// most recently observed, curate.RecentScope): read with browse to the end
+// and clustered (engine/curate).
+func clustersShape(ctx context.Context, e contract.Engine) (shape, error) {
+	filter, err := curate.RecentScope(ctx, e, clustersScope)
+	if err != nil {
+		return shape{}, fmt.Errorf("clusters scope: %w", err)
+	}
+	want := -1
+	name := fmt.Sprintf("clusters of a scope (the %d most recently observed records)", clustersScope)
+	return shape{name: name, budget: budgetClusters, run: func(ctx context.Context, _ int) (string, error) {
+		rs, err := curate.Scope(ctx, e, filter)
+		if err != nil {
+			return "", err
+		}
+		cs := curate.Find(rs, curate.DefaultConfig())
+		note := fmt.Sprintf("%d records, %d clusters", len(rs), len(cs))
+		if want >= 0 && len(rs) != want {
+			return wrongAnswer + note + fmt.Sprintf(", want %d records as before", want), nil
+		}
+		want = len(rs)
+		return note, nil
+	}}, nil
 }

@@ -104,11 +104,12 @@ func (h *Hit) UnmarshalJSON(data []byte) error {
 		Meta       MemoryMeta `json:"meta"`
 		Score      float32    `json:"score"`
 		Confidence *float32   `json:"confidence"`
+		Evidence   []string   `json:"evidence"`
 	}
 	if err := json.Unmarshal(data, &w); err != nil {
 		return err
 	}
-	*h = Hit{ID: w.ID, Kind: w.Kind, Text: w.Text, Meta: w.Meta, Score: F32(w.Score)}
+	*h = Hit{ID: w.ID, Kind: w.Kind, Text: w.Text, Meta: w.Meta, Score: F32(w.Score), Evidence: w.Evidence}
 	if w.Confidence != nil {
 		c := F32(*w.Confidence)
 		h.Confidence = &c
@@ -196,10 +197,18 @@ func (r *ReviewResult) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// SupersedeRequest marks ID as superseded by By.
+// SupersedeRequest marks ID as superseded by By. With Undo it takes that
+// back: ID, which must be superseded by By, is active again (curation's undo;
+// docs/curation.md).
 type SupersedeRequest struct {
-	ID string `json:"id"`
-	By string `json:"by"`
+	ID   string `json:"id"`
+	By   string `json:"by"`
+	Undo bool   `json:"undo,omitempty"`
+}
+
+// NotSupersededBy is the conflict an undo answers when ID is not superseded by By.
+func NotSupersededBy(id, by string) error {
+	return Conflict("record %s is not superseded by %s", id, by)
 }
 
 // Validate checks both ids are set and differ.

@@ -33,6 +33,8 @@ type Hit struct {
 	Meta       MemoryMeta `json:"meta"`
 	Score      F32        `json:"score"`
 	Confidence *F32       `json:"confidence,omitempty"`
+	// Evidence names the records a belief was drawn from (beliefs only).
+	Evidence []string `json:"evidence,omitempty"`
 }
 
 // HitOf returns the listing hit (score 0) of a stored item.

@@ -201,3 +201,17 @@ func TestErrorsShowInFooterAndPopup(t *testing.T) {
 	h.keys("r")
 	h.lacks("connection lost")
 }
+
+// The explore list's filter says so in the footer and esc clears it (a
+// second esc widens the scope as before).
+func TestExploreFilterClearsWithEsc(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, 80, 24)
+	h.keys("tab", "/", "w", "a", "t", "e", "r", "enter")
+	h.contains("remember to water")
+	h.lacks("question 1 about")
+	h.contains("esc clear filter")
+	h.keys("esc")
+	h.contains("question 1 about")
+	h.lacks("clear filter")
+}

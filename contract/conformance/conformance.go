@@ -88,6 +88,8 @@ func checks() []check {
 		{"explore_exact", checkExploreExact},
 		{"review", checkReview},
 		{"supersede", checkSupersede},
+		{"supersede_undo", checkSupersedeUndo},
+		{"beliefs_evidence", checkBeliefsEvidence},
 		{"statuses_hidden", checkStatusesHidden},
 		{"forget_no_ghost", checkForgetNoGhost},
 		{"restore_exact", checkRestoreExact},

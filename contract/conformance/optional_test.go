@@ -7,6 +7,7 @@ import (
 
 	"mnemo/contract"
 	"mnemo/contract/conformance"
+	"mnemo/engine/curate"
 	"mnemo/engine/memory"
 )
 
@@ -54,6 +55,14 @@ func (o optional) Consolidate(ctx context.Context, req contract.ConsolidateReque
 		return contract.ConsolidateReceipt{Status: contract.ConsolidateCompleted, Scopes: 1, Built: contract.Ptr(0)}, nil
 	}
 	return o.Engine.Consolidate(ctx, req)
+}
+
+// Beliefs derives beliefs as mnemo's engines do (engine/curate).
+func (o optional) Beliefs(ctx context.Context, req contract.BeliefsRequest) ([]contract.Hit, error) {
+	if o.consolidation == contract.ConsolidationNone || o.consolidation == contract.ConsolidationScheduled {
+		return o.Engine.Beliefs(ctx, req)
+	}
+	return curate.Beliefs(ctx, o, req, curate.DefaultConfig())
 }
 
 func resultOf(rep conformance.Report, name string) conformance.Result {

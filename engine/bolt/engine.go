@@ -325,7 +325,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 		ID: "mnemo", Label: "mnemo (bbolt + Bleve)",
 		Description:   "Local memory store: bbolt is the record, Bleve the keyword index, exact vector search over int8 blocks mapped from the store.",
 		FetchModes:    append([]contract.FetchMode(nil), opts.FetchModes...),
-		Consolidation: contract.ConsolidationNone,
+		Consolidation: contract.ConsolidationOnDemand,
 	}
 	if opts.ReadOnly {
 		// Nothing is written: no pid file (another user's process may hold

@@ -54,7 +54,7 @@ func TestDescriptor(t *testing.T) {
 	t.Parallel()
 	e := openStore(t, t.TempDir(), bolt.Options{FetchModes: []contract.FetchMode{contract.ModeKeyword}})
 	d := e.Descriptor()
-	if d.ID != "mnemo" || d.Label != "mnemo (bbolt + Bleve)" || d.Consolidation != contract.ConsolidationNone {
+	if d.ID != "mnemo" || d.Label != "mnemo (bbolt + Bleve)" || d.Consolidation != contract.ConsolidationOnDemand {
 		t.Fatalf("descriptor %+v", d)
 	}
 	if len(d.FetchModes) != 1 || d.FetchModes[0] != contract.ModeKeyword {

@@ -8,6 +8,7 @@ import (
 
 	"mnemo/contract"
 	"mnemo/engine/bolt/internal/index"
+	"mnemo/engine/curate"
 	"mnemo/engine/retrieval"
 )
 
@@ -348,12 +349,13 @@ func (e *Engine) Erase(ctx context.Context, req contract.EraseRequest) (contract
 	return contract.UnsupportedErase(e.desc, req)
 }
 
-// Consolidate is not offered (consolidation: none).
+// Consolidate is on demand: beliefs are derived from the clusters of a
+// reach when read (engine/curate), so it counts them and completes.
 func (e *Engine) Consolidate(ctx context.Context, req contract.ConsolidateRequest) (contract.ConsolidateReceipt, error) {
-	return contract.UnsupportedConsolidate(e.desc, req)
+	return curate.Consolidate(ctx, e, req, curate.DefaultConfig())
 }
 
-// Beliefs are never derived here: always none.
+// Beliefs are derived on read: one learning per cluster of the reach (engine/curate).
 func (e *Engine) Beliefs(ctx context.Context, req contract.BeliefsRequest) ([]contract.Hit, error) {
-	return contract.NoBeliefs(req)
+	return curate.Beliefs(ctx, e, req, curate.DefaultConfig())
 }

@@ -478,6 +478,12 @@ func (e *Engine) Supersede(ctx context.Context, req contract.SupersedeRequest) (
 	if err != nil {
 		return contract.Record{}, err
 	}
+	if req.Undo {
+		if s.status != contract.StatusSuperseded || s.supersededBy != req.By {
+			return contract.Record{}, contract.NotSupersededBy(req.ID, req.By)
+		}
+		return e.restatusLocked(req.ID, s, contract.StatusActive, "")
+	}
 	if _, err := e.loadLocked(req.By); err != nil {
 		return contract.Record{}, err
 	}

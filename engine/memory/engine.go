@@ -591,6 +591,15 @@ func (e *Engine) Supersede(ctx context.Context, req contract.SupersedeRequest) (
 	if !ok {
 		return contract.Record{}, missingRecord(req.ID)
 	}
+	if req.Undo {
+		if s.status != contract.StatusSuperseded || s.supersededBy == nil || *s.supersededBy != req.By {
+			return contract.Record{}, contract.NotSupersededBy(req.ID, req.By)
+		}
+		s.status, s.supersededBy, s.updated = contract.StatusActive, nil, e.stamp()
+		e.logLocked(contract.OpApprove, s, s.updated)
+		e.commitLocked(s.updated)
+		return s.record(), nil
+	}
 	if _, ok := e.records[req.By]; !ok {
 		return contract.Record{}, missingRecord(req.By)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"mnemo/contract"
+	"mnemo/engine/curate"
 	"mnemo/engine/retrieval"
 )
 
@@ -94,7 +95,7 @@ func Open(ctx context.Context, url string, opts Options) (*Engine, error) {
 			Label:         "mnemo (PostgreSQL)",
 			Description:   "Keeps every record in a PostgreSQL database shared by any number of mnemo processes; keyword fetch on PostgreSQL full-text search.",
 			FetchModes:    []contract.FetchMode{contract.ModeKeyword},
-			Consolidation: contract.ConsolidationNone,
+			Consolidation: contract.ConsolidationOnDemand,
 		},
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
@@ -262,14 +263,15 @@ func (e *Engine) Erase(_ context.Context, req contract.EraseRequest) (contract.E
 	return contract.UnsupportedErase(e.desc, req)
 }
 
-// Consolidate is not offered (consolidation: none).
-func (e *Engine) Consolidate(_ context.Context, req contract.ConsolidateRequest) (contract.ConsolidateReceipt, error) {
-	return contract.UnsupportedConsolidate(e.desc, req)
+// Consolidate is on demand: beliefs are derived from the clusters of a
+// reach when read (engine/curate), so it counts them and completes.
+func (e *Engine) Consolidate(ctx context.Context, req contract.ConsolidateRequest) (contract.ConsolidateReceipt, error) {
+	return curate.Consolidate(ctx, e, req, curate.DefaultConfig())
 }
 
-// Beliefs are never derived here: always none.
-func (e *Engine) Beliefs(_ context.Context, req contract.BeliefsRequest) ([]contract.Hit, error) {
-	return contract.NoBeliefs(req)
+// Beliefs are derived on read: one learning per cluster of the reach (engine/curate).
+func (e *Engine) Beliefs(ctx context.Context, req contract.BeliefsRequest) ([]contract.Hit, error) {
+	return curate.Beliefs(ctx, e, req, curate.DefaultConfig())
 }
 
 // ForgetWithin forgets only the ids found inside the reach.

@@ -363,6 +363,10 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			m.focus = focusFacets
 		}
 		return nil
+	case key.Matches(msg, k.Back) && m.filter.Value() != "":
+		// esc clears the list's filter first, then widens the scope.
+		m.filter.SetValue("")
+		return m.debounceContent()
 	case key.Matches(msg, k.Back):
 		if !m.c.Scope.IsRoot() {
 			return func() tea.Msg { return common.WidenMsg{} }
@@ -576,6 +580,11 @@ func (m *Model) ShortHelp() []key.Binding {
 		return []key.Binding{k.Expand, k.Collapse, k.NextPane, k.ForgetScope, k.Help, k.Palette, k.Quit}
 	}
 	out := []key.Binding{k.Expand, k.Collapse, k.NextPane, k.Filter}
+	if m.filter.Value() != "" {
+		clear := k.Back
+		clear.SetHelp(clear.Help().Key, "clear filter")
+		out = append([]key.Binding{clear}, out...)
+	}
 	if !m.c.ReadOnly {
 		out = append(out, k.Forget)
 	}

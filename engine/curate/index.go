@@ -1,0 +1,590 @@
+package curate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"mnemo/contract"
+)
+
+// maxDifferences is the most differences a cluster names.
+const maxDifferences = 5
+
+// Relation is how two records of a cluster relate.
+type Relation int
+
+// Relations between two records.
+const (
+	None Relation = iota
+	// Repeat: the same fact again (reworded, reordered, other metadata).
+	Repeat
+	// Conflict: the same subject with another value.
+	Conflict
+)
+
+func (r Relation) String() string {
+	switch r {
+	case Repeat:
+		return "repeat"
+	case Conflict:
+		return "conflict"
+	}
+	return "none"
+}
+
+// Cluster is a group of records of one kind that say the same thing. Members
+// come suggested keeper first (the newest), then newest first.
+type Cluster struct {
+	// Key names the cluster by its members (the same members, the same key).
+	Key      string
+	Kind     contract.ItemKind
+	Members  []contract.Record
+	Conflict bool
+	// Differences are what the conflicting members disagree on, such as
+	// "20 | 39" (the first few, sorted).
+	Differences []string
+	// Latest is the newest member's time (observed_at, else created_at).
+	Latest time.Time
+}
+
+// IDs answers the members' ids in order.
+func (c Cluster) IDs() []string {
+	out := make([]string, len(c.Members))
+	for i, m := range c.Members {
+		out[i] = m.ID
+	}
+	return out
+}
+
+// When answers when a record's memory was observed: observed_at, else created_at.
+func When(r contract.Record) time.Time {
+	if r.Meta.ObservedAt != nil {
+		return *r.Meta.ObservedAt
+	}
+	return r.CreatedAt
+}
+
+type entry struct {
+	rec   contract.Record
+	f     features
+	words []int32  // interned content words, sorted
+	text  []string // each word's text, in the order of words
+	names []int32  // the name words, sorted
+	gone  bool
+}
+
+type edge struct {
+	rel  Relation
+	diff string
+}
+
+// Index keeps the clusters of a set of records up to date as records are
+// added and removed. A new record is compared with the records it could
+// relate to (those sharing one of its rarer words, found exactly by prefix
+// filtering on the MinOverlap floor) and joins a cluster or starts one.
+// Clusters answers the same clusters as Find over the same records,
+// whatever the order they came in. An Index is not safe for concurrent use.
+type Index struct {
+	cfg      Config
+	slots    map[string]int32
+	entries  []entry
+	vocab    map[string]int32
+	df       []int32
+	postings map[contract.ItemKind][][]int32 // by kind, then word id
+	adj      map[int32]map[int32]edge
+}
+
+// NewIndex answers an empty index with the given thresholds.
+func NewIndex(cfg Config) *Index {
+	return &Index{cfg: cfg, slots: map[string]int32{}, vocab: map[string]int32{},
+		postings: map[contract.ItemKind][][]int32{}, adj: map[int32]map[int32]edge{}}
+}
+
+// Find answers the clusters of records, largest first, then most recent.
+//
+// It is the classic all-pairs prefix filter: with the whole set at hand,
+// every record's words are ordered by how few records hold them, and only
+// each record's prefix (its len-ceil(t*len)+1 rarest words) is indexed and
+// probed; two records whose overlap reaches t share a prefix word. It finds
+// the same pairs as Index, which probes its full postings instead.
+func Find(records []contract.Record, cfg Config) []Cluster {
+	ix := NewIndex(cfg)
+	for _, r := range records {
+		ix.enter(r)
+	}
+	df := make([]int32, len(ix.vocab))
+	for i := range ix.entries {
+		if e := &ix.entries[i]; !e.gone && len(e.words) >= cfg.MinWords {
+			for _, w := range e.words {
+				df[w]++
+			}
+		}
+	}
+	// Records are processed shortest first, so every earlier record is no
+	// longer than the current one; postings keep each word's position in its
+	// record's order for the positional filter (PPJoin).
+	type posting struct{ slot, pos int32 }
+	order := make([]int32, 0, len(ix.entries))
+	for i := range ix.entries {
+		if e := &ix.entries[i]; !e.gone && len(e.words) >= cfg.MinWords {
+			order = append(order, int32(i))
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return len(ix.entries[order[i]].words) < len(ix.entries[order[j]].words) })
+	post := map[contract.ItemKind][][]posting{}
+	overlap := make([]int32, len(ix.entries))
+	var touched []int32
+	var prefix []int32
+	t := cfg.MinOverlap
+	for _, x := range order {
+		e := &ix.entries[x]
+		n := len(e.words)
+		prefix = append(prefix[:0], e.words...)
+		sort.Slice(prefix, func(i, j int) bool {
+			a, b := prefix[i], prefix[j]
+			if df[a] != df[b] {
+				return df[a] < df[b]
+			}
+			return a < b
+		})
+		prefix = prefix[:n-int(math.Ceil(t*float64(n)))+1]
+		p := post[e.rec.Kind]
+		if p == nil {
+			p = make([][]posting, len(ix.vocab))
+			post[e.rec.Kind] = p
+		}
+		lo := t * float64(n)
+		touched = touched[:0]
+		for i, w := range prefix {
+			for _, y := range p[w] {
+				m := len(ix.entries[y.slot].words)
+				if float64(m) < lo || overlap[y.slot] < 0 {
+					continue
+				}
+				need := int32(math.Ceil(t / (1 + t) * float64(n+m)))
+				bound := 1 + int32(min(n-i-1, m-int(y.pos)-1))
+				if overlap[y.slot] == 0 {
+					touched = append(touched, y.slot)
+				}
+				if overlap[y.slot]+bound >= need {
+					overlap[y.slot]++
+				} else {
+					overlap[y.slot] = -1
+				}
+			}
+		}
+		for _, y := range touched {
+			if overlap[y] > 0 {
+				if rel, diff := relate(e, &ix.entries[y], cfg); rel != None {
+					ix.link(x, y, edge{rel, diff})
+				}
+			}
+			overlap[y] = 0
+		}
+		for i, w := range prefix {
+			p[w] = append(p[w], posting{x, int32(i)})
+		}
+	}
+	return ix.Clusters()
+}
+
+// Len answers how many records the index holds.
+func (ix *Index) Len() int { return len(ix.slots) }
+
+// Add puts a record in the index (a record already there is replaced).
+func (ix *Index) Add(r contract.Record) {
+	slot := ix.enter(r)
+	e := &ix.entries[slot]
+	if len(e.words) < ix.cfg.MinWords {
+		return
+	}
+	for other := range ix.candidates(e) {
+		o := &ix.entries[other]
+		if rel, diff := relate(e, o, ix.cfg); rel != None {
+			ix.link(slot, other, edge{rel, diff})
+		}
+	}
+	post := ix.postings[r.Kind]
+	if len(post) < len(ix.df) {
+		post = append(post, make([][]int32, len(ix.df)-len(post))...)
+	}
+	for _, w := range e.words {
+		ix.df[w]++
+		post[w] = append(post[w], slot)
+	}
+	ix.postings[r.Kind] = post
+}
+
+// enter reads a record's words into a new entry (replacing one with its id)
+// and answers its slot.
+func (ix *Index) enter(r contract.Record) int32 {
+	if _, ok := ix.slots[r.ID]; ok {
+		ix.Remove(r.ID)
+	}
+	e := entry{rec: r, f: extract(r.Text)}
+	e.words = make([]int32, len(e.f.words))
+	for i, w := range e.f.words {
+		id, ok := ix.vocab[w]
+		if !ok {
+			id = int32(len(ix.df))
+			ix.vocab[w] = id
+			ix.df = append(ix.df, 0)
+		}
+		e.words[i] = id
+	}
+	type pair struct {
+		id   int32
+		text string
+	}
+	pairs := make([]pair, len(e.words))
+	for i, id := range e.words {
+		pairs[i] = pair{id, e.f.words[i]}
+	}
+	slices.SortFunc(pairs, func(a, b pair) int { return int(a.id) - int(b.id) })
+	ids, texts := e.words, make([]string, len(pairs))
+	for i, p := range pairs {
+		ids[i], texts[i] = p.id, p.text
+		if e.f.names[p.text] {
+			e.names = append(e.names, p.id)
+		}
+	}
+	e.words, e.text = ids, texts
+	e.f.words, e.f.names = nil, nil
+	slot := int32(len(ix.entries))
+	ix.entries = append(ix.entries, e)
+	ix.slots[r.ID] = slot
+	return slot
+}
+
+// candidates answers the live records of the same kind sharing a word with
+// e's prefix: its len-ceil(t*len)+1 rarest words. A record whose overlap
+// reaches t shares at least ceil(t*len) words with e, so it holds one of them.
+func (ix *Index) candidates(e *entry) map[int32]bool {
+	n := len(e.words)
+	need := int(math.Ceil(ix.cfg.MinOverlap * float64(n)))
+	prefix := slices.Clone(e.words)
+	sort.Slice(prefix, func(i, j int) bool {
+		a, b := prefix[i], prefix[j]
+		if ix.df[a] != ix.df[b] {
+			return ix.df[a] < ix.df[b]
+		}
+		return a < b
+	})
+	prefix = prefix[:min(n, n-need+1)]
+	out := map[int32]bool{}
+	lo, hi := ix.cfg.MinOverlap*float64(n), float64(n)/ix.cfg.MinOverlap
+	post := ix.postings[e.rec.Kind]
+	for _, w := range prefix {
+		if int(w) >= len(post) {
+			continue
+		}
+		for _, s := range post[w] {
+			o := &ix.entries[s]
+			if m := float64(len(o.words)); !o.gone && m >= lo && m <= hi {
+				out[s] = true
+			}
+		}
+	}
+	return out
+}
+
+func (ix *Index) link(a, b int32, e edge) {
+	for _, p := range [][2]int32{{a, b}, {b, a}} {
+		m := ix.adj[p[0]]
+		if m == nil {
+			m = map[int32]edge{}
+			ix.adj[p[0]] = m
+		}
+		m[p[1]] = e
+	}
+}
+
+// Remove takes a record out (forgotten or superseded); its cluster splits
+// if it held it together.
+func (ix *Index) Remove(id string) {
+	slot, ok := ix.slots[id]
+	if !ok {
+		return
+	}
+	delete(ix.slots, id)
+	ix.entries[slot].gone = true
+	for other := range ix.adj[slot] {
+		delete(ix.adj[other], slot)
+		if len(ix.adj[other]) == 0 {
+			delete(ix.adj, other)
+		}
+	}
+	delete(ix.adj, slot)
+}
+
+// Relate answers how two records relate, and what they disagree on.
+func Relate(a, b contract.Record, cfg Config) (Relation, string) {
+	ix := NewIndex(cfg)
+	ix.Add(a)
+	ix.Add(b)
+	if a.Kind != b.Kind {
+		return None, ""
+	}
+	ea, eb := &ix.entries[0], &ix.entries[1]
+	if len(ea.words) < cfg.MinWords || len(eb.words) < cfg.MinWords {
+		return None, ""
+	}
+	return relate(ea, eb, cfg)
+}
+
+// relate decides a pair: overlap of content words below the floor is no
+// relation; a difference in values, negation or a name is a conflict at
+// cfg.Conflict; otherwise a repeat at cfg.Repeat.
+func relate(a, b *entry, cfg Config) (Relation, string) {
+	// Cheap rejections first: the sizes alone, then the shared count without
+	// allocating; most candidates stop here.
+	na, nb := float64(len(a.words)), float64(len(b.words))
+	if min(na, nb) < cfg.MinOverlap*max(na, nb) {
+		return None, ""
+	}
+	shared := 0
+	for i, j := 0, 0; i < len(a.words) && j < len(b.words); {
+		switch {
+		case a.words[i] < b.words[j]:
+			i++
+		case a.words[i] > b.words[j]:
+			j++
+		default:
+			shared++
+			i++
+			j++
+		}
+	}
+	if float64(shared) < cfg.MinOverlap*float64(len(a.words)+len(b.words)-shared) {
+		return None, ""
+	}
+	inter := 0
+	var onlyA, onlyB []int32
+	i, j := 0, 0
+	for i < len(a.words) || j < len(b.words) {
+		switch {
+		case j == len(b.words) || (i < len(a.words) && a.words[i] < b.words[j]):
+			onlyA = append(onlyA, a.words[i])
+			i++
+		case i == len(a.words) || b.words[j] < a.words[i]:
+			onlyB = append(onlyB, b.words[j])
+			j++
+		default:
+			inter++
+			i++
+			j++
+		}
+	}
+	union := inter + len(onlyA) + len(onlyB)
+	if union == 0 {
+		return None, ""
+	}
+	sim := float64(inter) / float64(union)
+	if sim < cfg.MinOverlap {
+		return None, ""
+	}
+	diff := difference(a, b, onlyA, onlyB, sim, cfg)
+	switch {
+	case diff != "" && sim >= cfg.Conflict:
+		return Conflict, diff
+	case diff == "" && sim >= cfg.Repeat:
+		return Repeat, ""
+	}
+	return None, ""
+}
+
+// difference names what two records disagree on: a value each has that the
+// other lacks, a negation one has, or a name each has that the other lacks.
+// A pure addition (one side says more) is no disagreement: rewordings add and
+// drop detail. One ordinary word swapped for another (transaction | session,
+// first | last) is a disagreement only at cfg.Swap similarity: below it, most
+// such swaps on the labelled set were rewordings (real | proper).
+func difference(a, b *entry, onlyA, onlyB []int32, sim float64, cfg Config) string {
+	va, vb := minus(a.f.values, b.f.values), minus(b.f.values, a.f.values)
+	if len(va) > 0 && len(vb) > 0 {
+		return strings.Join(va, " ") + " | " + strings.Join(vb, " ")
+	}
+	if a.f.neg != b.f.neg {
+		return "negation"
+	}
+	if na, nb := nameOf(a, onlyA), nameOf(b, onlyB); na != "" && nb != "" {
+		return na + " | " + nb
+	}
+	if sim >= cfg.Swap && len(onlyA) == 1 && len(onlyB) == 1 && len(va) == 0 && len(vb) == 0 {
+		return a.textOf(onlyA[0]) + " | " + b.textOf(onlyB[0])
+	}
+	if sim >= cfg.Swap && len(onlyA)+len(va) == 1 && len(onlyB)+len(vb) == 1 {
+		return strings.Join(append(wordsOf(a, onlyA), va...), "") + " | " + strings.Join(append(wordsOf(b, onlyB), vb...), "")
+	}
+	return ""
+}
+
+// wordsOf answers the text of interned words of e.
+func wordsOf(e *entry, ws []int32) []string {
+	out := make([]string, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, e.textOf(w))
+	}
+	return out
+}
+
+// textOf answers the text of one of e's interned words.
+func (e *entry) textOf(w int32) string {
+	if i, ok := slices.BinarySearch(e.words, w); ok {
+		return e.text[i]
+	}
+	return ""
+}
+
+func nameOf(e *entry, ws []int32) string {
+	for _, w := range ws {
+		if _, ok := slices.BinarySearch(e.names, w); ok {
+			return e.textOf(w)
+		}
+	}
+	return ""
+}
+
+// minus answers the values of a (with repeats) that b lacks.
+func minus(a, b []string) []string {
+	var out []string
+	i, j := 0, 0
+	for i < len(a) {
+		switch {
+		case j == len(b) || a[i] < b[j]:
+			out = append(out, a[i])
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+// Clusters answers the clusters of the live records, largest first, then
+// most recent, then by key.
+func (ix *Index) Clusters() []Cluster {
+	seen := map[int32]bool{}
+	var out []Cluster
+	for start := range ix.adj {
+		if seen[start] {
+			continue
+		}
+		var slots []int32
+		conflict := false
+		diffs := map[string]bool{}
+		queue := []int32{start}
+		seen[start] = true
+		for len(queue) > 0 {
+			s := queue[0]
+			queue = queue[1:]
+			slots = append(slots, s)
+			for o, e := range ix.adj[s] {
+				if e.rel == Conflict {
+					conflict = true
+					diffs[e.diff] = true
+				}
+				if !seen[o] {
+					seen[o] = true
+					queue = append(queue, o)
+				}
+			}
+		}
+		out = append(out, ix.cluster(slots, conflict, diffs))
+	}
+	SortClusters(out)
+	return out
+}
+
+func (ix *Index) cluster(slots []int32, conflict bool, diffs map[string]bool) Cluster {
+	members := make([]contract.Record, len(slots))
+	for i, s := range slots {
+		members[i] = ix.entries[s].rec
+	}
+	sort.Slice(members, func(i, j int) bool { return newer(members[i], members[j]) })
+	ids := make([]string, len(members))
+	for i, m := range members {
+		ids[i] = m.ID
+	}
+	c := Cluster{Key: KeyOf(ids), Kind: members[0].Kind, Members: members, Conflict: conflict, Latest: When(members[0])}
+	for d := range diffs {
+		c.Differences = append(c.Differences, d)
+	}
+	sort.Strings(c.Differences)
+	if len(c.Differences) > maxDifferences {
+		c.Differences = c.Differences[:maxDifferences]
+	}
+	return c
+}
+
+// newer orders records newest first (observed_at, else created_at), then by id.
+func newer(a, b contract.Record) bool {
+	ta, tb := When(a), When(b)
+	if !ta.Equal(tb) {
+		return ta.After(tb)
+	}
+	return a.ID < b.ID
+}
+
+// SortClusters orders clusters largest first, then most recent, then by key.
+func SortClusters(cs []Cluster) {
+	sort.SliceStable(cs, func(i, j int) bool {
+		a, b := cs[i], cs[j]
+		if len(a.Members) != len(b.Members) {
+			return len(a.Members) > len(b.Members)
+		}
+		if !a.Latest.Equal(b.Latest) {
+			return a.Latest.After(b.Latest)
+		}
+		return a.Key < b.Key
+	})
+}
+
+// KeyOf names a set of records by their ids (in any order).
+func KeyOf(ids []string) string {
+	sorted := slices.Clone(ids)
+	slices.Sort(sorted)
+	h := sha256.Sum256([]byte(strings.Join(sorted, "\n")))
+	return hex.EncodeToString(h[:8])
+}
+
+// Within answers how two members of one cluster relate, whatever their
+// similarity: a conflict when they disagree on a value, a negation or a
+// name, else a repeat. Records of different kinds are never related.
+func Within(a, b contract.Record, cfg Config) (Relation, string) {
+	if a.Kind != b.Kind {
+		return None, ""
+	}
+	ix := NewIndex(Config{MinOverlap: 1, Repeat: 1, Conflict: 1, MinWords: 1 << 30})
+	ix.Add(a)
+	ix.Add(b)
+	ea, eb := &ix.entries[0], &ix.entries[1]
+	var onlyA, onlyB []int32
+	for _, w := range ea.words {
+		if !slices.Contains(eb.words, w) {
+			onlyA = append(onlyA, w)
+		}
+	}
+	for _, w := range eb.words {
+		if !slices.Contains(ea.words, w) {
+			onlyB = append(onlyB, w)
+		}
+	}
+	inter := len(ea.words) - len(onlyA)
+	sim := 0.0
+	if u := inter + len(onlyA) + len(onlyB); u > 0 {
+		sim = float64(inter) / float64(u)
+	}
+	if d := difference(ea, eb, onlyA, onlyB, sim, cfg); d != "" {
+		return Conflict, d
+	}
+	return Repeat, ""
+}
