@@ -41,6 +41,9 @@ func TestGoldenScreens(t *testing.T) {
 		{"browse-sorted-narrow-column", []string{"2", "s", "s"}},
 		{"fetch", []string{"3", "r", "e", "l", "e", "a", "s", "e"}},
 		{"recall", []string{"4", "w", "h", "a", "t", "space", "a", "b", "o", "u", "t", "space", "t", "a", "b", "s", "enter"}},
+		// a long answer scrolled down one step, then the question refocused
+		{"recall-scrolled", []string{"4", "w", "h", "a", "t", "space", "a", "b", "o", "u", "t", "space", "t", "a", "b", "s", "enter", "pgdown"}},
+		{"recall-ask-again", []string{"4", "t", "a", "b", "s", "enter", "/", "x"}},
 		{"detail-learning", []string{"tab", "enter"}},
 		{"detail-markdown", []string{"2", "G", "k", "k", "k", "k", "k", "k", "k", "k", "k", "k", "k", "k", "k", "k", "k", "enter"}},
 		{"detail-conversation", []string{"tab", "j", "j", "j", "j", "j", "j", "j", "j", "j", "enter"}},

@@ -260,6 +260,10 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		}
 		return tea.Batch(m.say("demo corpus loaded"), m.changed(common.DataChangedMsg{Cause: common.ChangeDemo}))
 	case tea.MouseWheelMsg:
+		if m.overlay == nil && m.focusedName() == common.ViewRecall {
+			// the wheel scrolls Recall's answer
+			return m.activeView().Update(msg)
+		}
 		k := m.c.Keys.Down
 		if msg.Mouse().Button == tea.MouseWheelUp {
 			k = m.c.Keys.Up

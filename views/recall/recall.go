@@ -51,7 +51,11 @@ type Model struct {
 	gone  map[string]bool
 	stale bool
 	body  []string
-	list  components.List
+	// bodyTop is the first answer line shown: a long answer scrolls
+	// (pgdn/pgup, ctrl+d/ctrl+u, the mouse wheel).
+	bodyTop  int
+	bodyRoom int
+	list     components.List
 }
 
 // New returns the recall view with the question focused.
@@ -180,6 +184,7 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 		m.gone, m.stale = nil, false
 		m.answered = time.Since(m.started)
 		m.focus = focusAnswer
+		m.bodyTop = 0
 		m.rebuild()
 	case common.DataChangedMsg:
 		if m.answer == nil {
@@ -210,6 +215,16 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 			}
 		}
 		m.rebuild()
+	case tea.MouseWheelMsg:
+		if m.answer != nil {
+			switch msg.Button {
+			case tea.MouseWheelDown:
+				m.scrollBody(3)
+			case tea.MouseWheelUp:
+				m.scrollBody(-3)
+			}
+		}
+		return nil
 	case tea.KeyPressMsg:
 		return m.key(msg)
 	}
@@ -254,6 +269,13 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	switch {
+	case key.Matches(msg, k.Search):
+		// one key back to the question, whatever has focus
+		m.focus = focusQuestion
+	case key.Matches(msg, k.PageDown), key.Matches(msg, k.HalfPageDown):
+		m.scrollBody(max(1, m.bodyRoom/2))
+	case key.Matches(msg, k.PageUp), key.Matches(msg, k.HalfPageUp):
+		m.scrollBody(-max(1, m.bodyRoom/2))
 	case key.Matches(msg, k.Up):
 		m.list.Move(-1)
 	case key.Matches(msg, k.Down):
@@ -275,6 +297,11 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		// keys working instead of trapping the user back in the input
 	}
 	return nil
+}
+
+// scrollBody moves the answer's window by delta lines.
+func (m *Model) scrollBody(delta int) {
+	m.bodyTop = max(0, min(m.bodyTop+delta, len(m.body)-max(1, m.bodyRoom)))
 }
 
 // SetSize lays the view out.
@@ -311,6 +338,10 @@ func (m *Model) rebuild() {
 	}
 	citeRoom := min(len(rows), max(3, (m.height-6)/2))
 	m.list.SetHeight(citeRoom)
+	// View's lines above the answer (two inputs, the status, a blank), the
+	// box's borders, and below it a blank, the citations' heading and rows.
+	m.bodyRoom = m.height - 2 - 4 - citeRoom - 2
+	m.scrollBody(0)
 	m.list.SetRows(rows)
 }
 
@@ -339,11 +370,14 @@ func (m *Model) View() string {
 	}
 	lines = append(lines, common.Fit(" "+status, inner), common.Fit("", inner))
 	if m.answer != nil {
-		citeH := m.list.Height
-		room := m.height - 2 - len(lines) - citeH - 2
+		room := m.bodyRoom
 		body := m.body
 		if len(body) > room {
-			body = append(body[:max(0, room-1)], st.Dim.Render(common.Fit(" "+st.Glyphs.Ellipsis, inner)))
+			// a window of the answer, with where it is and how to scroll
+			top := max(0, min(m.bodyTop, len(body)-(room-1)))
+			end := min(len(body), top+max(0, room-1))
+			more := fmt.Sprintf(" lines %d–%d of %d   pgdn/pgup scroll", top+1, end, len(body))
+			body = append(append([]string(nil), body[top:end]...), st.Dim.Render(common.Fit(more, inner)))
 		}
 		lines = append(lines, body...)
 		lines = append(lines, common.Fit("", inner), st.Heading.Render(common.Fit("Citations (enter opens)", inner)))
@@ -373,5 +407,10 @@ func (m *Model) ShortHelp() []key.Binding {
 			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "leave line")),
 		}
 	}
-	return []key.Binding{k.Open, k.NextPane, k.Back, k.Help, k.Quit}
+	ask := key.NewBinding(key.WithKeys(k.Search.Keys()...), key.WithHelp(k.Search.Help().Key, "new question"))
+	out := []key.Binding{ask, k.Open}
+	if len(m.body) > m.bodyRoom {
+		out = append(out, key.NewBinding(key.WithKeys(k.PageDown.Keys()...), key.WithHelp(k.PageDown.Help().Key, "scroll answer")))
+	}
+	return append(out, k.NextPane, k.Help, k.Quit)
 }
