@@ -215,3 +215,17 @@ func TestExploreFilterClearsWithEsc(t *testing.T) {
 	h.contains("question 1 about")
 	h.lacks("clear filter")
 }
+
+// In the filter editor j and k move between the checkbox rows, and the
+// footer lists the editor's keys.
+func TestFilterEditorMovesWithJK(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, 80, 24)
+	h.keys("2", "f")
+	h.contains("▌ status")
+	h.contains("enter apply")
+	h.keys("j")
+	h.contains("▌ kind")
+	h.keys("k")
+	h.contains("▌ status")
+}

@@ -109,6 +109,18 @@ func (e *editor) update(msg tea.KeyPressMsg) tea.Cmd {
 		return e.apply()
 	}
 	if e.row < 2 {
+		// On the checkbox rows j and k move like the arrows (in a text
+		// field they are letters).
+		switch msg.String() {
+		case "k":
+			e.row = (e.row + e.rows() - 1) % e.rows()
+			e.sub = 0
+			return nil
+		case "j":
+			e.row = (e.row + 1) % e.rows()
+			e.sub = 0
+			return nil
+		}
 		n := len(contract.Statuses())
 		if e.row == 1 {
 			n = len(contract.ItemKinds())
@@ -213,8 +225,9 @@ func (e *editor) view(width, height int) string {
 	inner := width - 2
 	var lines []string
 	add := func(s string) { lines = append(lines, common.Fit(s, inner)) }
-	add(" Filters apply together with the scope. ↑/↓ field, tab operator or next value,")
-	add(" space toggles, type the value (ranges a..b, days YYYY-MM-DD), enter applies, esc cancels.")
+	for _, l := range strings.Split(common.Wrap("Filters apply together with the scope. ↑/↓ (j/k on the checkboxes) field, tab operator or next value, space toggles, type the value (ranges a..b, days YYYY-MM-DD), enter applies, esc cancels.", inner-2), "\n") {
+		add(" " + l)
+	}
 	add("")
 	set := func(i int, label string, names []string, on func(int) bool) {
 		var b strings.Builder
