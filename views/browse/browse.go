@@ -714,7 +714,9 @@ func (m *Model) Busy() string {
 func (m *Model) ShortHelp() []key.Binding {
 	k := &m.c.Keys
 	if m.editor != nil {
-		b := func(keys, help string) key.Binding { return key.NewBinding(key.WithKeys(keys), key.WithHelp(keys, help)) }
+		b := func(keys, help string) key.Binding {
+			return key.NewBinding(key.WithKeys(keys), key.WithHelp(keys, help))
+		}
 		return []key.Binding{b("↑/↓", "field"), b("space", "toggle"), b("tab", "operator"), b("enter", "apply"), b("esc", "cancel")}
 	}
 	out := []key.Binding{k.Open, k.Sort, k.AddSort, k.FilterEditor}
