@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"mnemo/contract"
+	"mnemo/ingest"
 )
 
 // importLine is one parsed line of an import file: the item and how to store it.
@@ -124,12 +125,17 @@ type importSummary struct {
 	Replayed int         `json:"replayed"`
 	Failed   int         `json:"failed"`
 	Errors   []lineError `json:"errors"`
+	// Skipped lists the entries of another system's data (import --from)
+	// that were not imported, with where they are and why.
+	Skipped []ingest.Skip `json:"skipped,omitempty"`
 }
 
 // lineError is one failed line.
 type lineError struct {
 	Line  int    `json:"line"`
 	Error string `json:"error"`
+	// Location is where the record came from, for import --from.
+	Location string `json:"location,omitempty"`
 }
 
 // parsedLine is a line on its way from the reader to the store.

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"mnemo/contract"
+)
+
+// importFromRun imports a source fixture and decodes the summary.
+func importFromRun(t *testing.T, c *testCLI, wantCode int, args ...string) importSummary {
+	t.Helper()
+	r := c.run("", append([]string{"import"}, args...)...)
+	if r.code != wantCode || r.stderr != "" {
+		t.Fatalf("import %v: exit %d (want %d), stdout %s, stderr %q", args, r.code, wantCode, r.stdout, r.stderr)
+	}
+	var sum importSummary
+	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
+		t.Fatalf("summary %q: %v", r.stdout, err)
+	}
+	return sum
+}
+
+func TestImportFromIsAReplayAndReportsSkips(t *testing.T) {
+	c := newTestCLI(t)
+	path := "ingest/testdata/chatgpt/conversations.json"
+	sum := importFromRun(t, c, 2, path, "--from", "chatgpt", "--place", "team:acme")
+	if sum.Stored != 2 || sum.Failed != 0 || len(sum.Skipped) != 2 || sum.Skipped[0].Location != "conversations.json#conv-broken" {
+		t.Fatalf("first import: %+v", sum)
+	}
+	// Detected without --from, the same records replay and nothing is new.
+	sum = importFromRun(t, c, 2, path, "--place", "team:acme")
+	if sum.Stored != 0 || sum.Replayed != 2 {
+		t.Fatalf("second import stored something new: %+v", sum)
+	}
+	var page contract.BrowsePage
+	c.okJSON(&page, "", "browse", "--query", `{}`)
+	if page.Total != 2 {
+		t.Fatalf("want 2 records, got %d", page.Total)
+	}
+	for _, r := range page.Records {
+		if !strings.HasPrefix(contract.Deref(r.Meta.Source.ID), "chatgpt:conversations.json#conv-edit/") ||
+			r.Meta.Namespace.String() != "team:acme/source:chatgpt" {
+			t.Errorf("record %s: source %+v namespace %s", r.ID, r.Meta.Source, r.Meta.Namespace)
+		}
+	}
+}
+
+func TestImportFromDryRunStoresNothing(t *testing.T) {
+	c := newTestCLI(t)
+	r := c.run("", "import", "--from", "chatgpt", "--dry-run", "ingest/testdata/chatgpt")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{`"records":2`, `"counts":[{"kind":"conversation","namespace":"source:chatgpt","count":2}]`, `"location":"conversations.json#conv-broken"`} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("dry run lacks %s:\n%s", want, r.stdout)
+		}
+	}
+	// A dry run does not even create the store.
+	if r := c.run("", "browse", "--query", `{}`); r.code != 4 || !strings.Contains(r.stderr, "no store") {
+		t.Errorf("after a dry run: exit %d, %s", r.code, r.stderr)
+	}
+}
+
+func TestImportHelpListsTheSources(t *testing.T) {
+	c := newTestCLI(t)
+	r := c.run("", "import", "--help")
+	for _, name := range []string{"chatgpt"} {
+		if !strings.Contains(r.stdout, "  "+name+" ") {
+			t.Errorf("help lacks %s:\n%s", name, r.stdout)
+		}
+	}
+}
