@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -261,6 +263,9 @@ func drawPreview(s *screen, p *ingest.Preview) {
 		s.blank()
 		s.line(f.Location + "  " + string(f.Item.Type) + "  " + f.Item.Meta.Namespace.String())
 		s.wrapped(f.Item.RenderText(), "  ")
+	}
+	for _, reason := range slices.Sorted(maps.Keys(p.Omitted)) {
+		s.note(fmt.Sprintf("left out by design: %s × %s", reason, count(p.Omitted[reason])))
 	}
 	drawSkipped(s, p.Skipped)
 }

@@ -74,6 +74,8 @@ func (s *jsonlSink) Store(item contract.StoreItem, location string, expiresAt *t
 
 func (s *jsonlSink) Skip(sk Skip) { s.out.Skipped = append(s.out.Skipped, sk) }
 
+func (s *jsonlSink) Omit(string) {}
+
 // Preview is a dry run's answer: what an import would store, stored nowhere.
 type Preview struct {
 	Source  string         `json:"source"`
@@ -81,6 +83,8 @@ type Preview struct {
 	Counts  []PreviewCount `json:"counts"`
 	First   []PreviewItem  `json:"first"`
 	Skipped []Skip         `json:"skipped"`
+	// Omitted counts the entries left out by design, by reason.
+	Omitted map[string]int `json:"omitted"`
 }
 
 // PreviewCount is how many records of a kind land in a namespace.
@@ -102,7 +106,7 @@ type PreviewItem struct {
 // DryRun reads path with src as an import would and tells what it would
 // store: counts per kind and namespace, the first `first` records and every skip.
 func DryRun(ctx context.Context, src Source, path string, place contract.Namespace, first int) (*Preview, error) {
-	ps := &previewSink{p: &Preview{Source: src.Name(), Counts: []PreviewCount{}, First: []PreviewItem{}, Skipped: []Skip{}},
+	ps := &previewSink{p: &Preview{Source: src.Name(), Counts: []PreviewCount{}, First: []PreviewItem{}, Skipped: []Skip{}, Omitted: map[string]int{}},
 		counts: map[[2]string]int{}, first: first}
 	if err := src.Read(ctx, path, &Placed{Source: src.Name(), Place: place, Next: ps}); err != nil {
 		return nil, err
@@ -144,3 +148,5 @@ func (s *previewSink) Store(item contract.StoreItem, location string, expiresAt 
 }
 
 func (s *previewSink) Skip(sk Skip) { s.p.Skipped = append(s.p.Skipped, sk) }
+
+func (s *previewSink) Omit(reason string) { s.p.Omitted[reason]++ }

@@ -46,8 +46,12 @@ type Skip struct {
 type Sink interface {
 	// Record takes one record; an error stops the read.
 	Record(Record) error
-	// Skip notes an entry that is not imported.
+	// Skip notes a bad entry: one that cannot be imported (the import then
+	// exits 2).
 	Skip(Skip)
+	// Omit notes an entry left out by design (a summary line, a hidden system
+	// message); a dry run counts these by reason.
+	Omit(reason string)
 }
 
 // Source reads one system's format.
@@ -64,7 +68,7 @@ type Source interface {
 
 // Sources lists every source, in the order --help shows them.
 func Sources() []Source {
-	return []Source{ChatGPT{}}
+	return []Source{ChatGPT{}, ClaudeCode{}}
 }
 
 // Names lists the --from values.
@@ -121,6 +125,7 @@ type Placed struct {
 type PlacedSink interface {
 	Store(item contract.StoreItem, location string, expiresAt *time.Time, supersededBy string) error
 	Skip(Skip)
+	Omit(reason string)
 }
 
 // Record implements Sink.
@@ -144,6 +149,9 @@ func (p *Placed) Record(r Record) error {
 
 // Skip implements Sink.
 func (p *Placed) Skip(s Skip) { p.Next.Skip(s) }
+
+// Omit implements Sink.
+func (p *Placed) Omit(reason string) { p.Next.Omit(reason) }
 
 func (p *Placed) place(it contract.StoreItem, location string) (contract.StoreItem, error) {
 	segs := append(p.Place.Segments(), it.Meta.Namespace.Segments()...)

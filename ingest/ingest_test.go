@@ -19,6 +19,14 @@ type stored struct {
 type collect struct {
 	stored  []stored
 	skipped []Skip
+	omitted map[string]int
+}
+
+func (c *collect) Omit(reason string) {
+	if c.omitted == nil {
+		c.omitted = map[string]int{}
+	}
+	c.omitted[reason]++
 }
 
 func (c *collect) Store(item contract.StoreItem, location string, expiresAt *time.Time, by string) error {
