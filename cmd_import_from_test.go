@@ -1,7 +1,10 @@
 package main
 
 import (
+	"database/sql"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -71,5 +74,39 @@ func TestImportHelpListsTheSources(t *testing.T) {
 		if !strings.Contains(r.stdout, "  "+name+" ") {
 			t.Errorf("help lacks %s:\n%s", name, r.stdout)
 		}
+	}
+}
+
+func TestImportFromMem0HistorySupersedesEarlierVersions(t *testing.T) {
+	c := newTestCLI(t)
+	ddl, err := os.ReadFile("ingest/testdata/mem0/history.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "history.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(string(ddl)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	sum := importFromRun(t, c, 2, path) // detected; h7 has no text, so exit 2
+	if sum.Stored != 4 || sum.Failed != 0 || len(sum.Skipped) != 1 || sum.Skipped[0].Location != "history.db#history/h7" {
+		t.Fatalf("first import %+v", sum)
+	}
+	sum = importFromRun(t, c, 2, path, "--from", "mem0")
+	if sum.Stored != 0 || sum.Replayed != 4 || sum.Failed != 0 {
+		t.Fatalf("re-import %+v", sum)
+	}
+	var page contract.BrowsePage
+	c.okJSON(&page, "", "browse", "--query", `{"status":"superseded"}`)
+	if page.Total != 2 {
+		t.Errorf("want the 2 earlier versions superseded, got %d", page.Total)
+	}
+	c.okJSON(&page, "", "browse", "--query", `{"status":"active"}`)
+	if page.Total != 2 {
+		t.Errorf("want 2 active memories, got %d", page.Total)
 	}
 }

@@ -31,9 +31,9 @@ type Record struct {
 	Location string
 	// ExpiresAt, when set, is when the record expires.
 	ExpiresAt *time.Time
-	// SupersededBy, when set, is the later version of this record: it is
-	// stored and then superseded by that item.
-	SupersededBy *contract.StoreItem
+	// SupersededBy, when set, is the later version of this record (its item
+	// and location): this one is stored and then superseded by it.
+	SupersededBy *Record
 }
 
 // Skip is an entry of the source that is not imported, and why.
@@ -68,7 +68,7 @@ type Source interface {
 
 // Sources lists every source, in the order --help shows them.
 func Sources() []Source {
-	return []Source{ChatGPT{}, ClaudeCode{}, BasicMemory{}, Letta{}}
+	return []Source{ChatGPT{}, ClaudeCode{}, BasicMemory{}, Letta{}, Mem0{}}
 }
 
 // Names lists the --from values.
@@ -137,7 +137,7 @@ func (p *Placed) Record(r Record) error {
 	}
 	by := ""
 	if r.SupersededBy != nil {
-		succ, err := p.place(*r.SupersededBy, r.Location)
+		succ, err := p.place(r.SupersededBy.Item, r.SupersededBy.Location)
 		if err != nil {
 			p.Next.Skip(Skip{Location: r.Location, Reason: contract.AsError(err).Message})
 			return nil
