@@ -68,7 +68,7 @@ type Source interface {
 
 // Sources lists every source, in the order --help shows them.
 func Sources() []Source {
-	return []Source{ChatGPT{}, ClaudeCode{}, BasicMemory{}, Letta{}, Mem0{}}
+	return []Source{ChatGPT{}, ClaudeCode{}, BasicMemory{}, Letta{}, Mem0{}, LangGraph{}}
 }
 
 // Names lists the --from values.
