@@ -69,6 +69,9 @@ again stores nothing new. See docs/import.md.`,
 				return usageError("--place and --dry-run go with --from SOURCE")
 			}
 			if src != nil {
+				if err := ingest.CheckPath(src, args[0]); err != nil {
+					return err
+				}
 				if dryRun {
 					p, err := ingest.DryRun(cmd.Context(), src, args[0], where, 5)
 					if err != nil {
@@ -203,6 +206,9 @@ func importSourceOf(from, path string) (ingest.Source, error) {
 	}
 	src, err := ingest.Detect(path)
 	if err != nil && strings.Contains(err.Error(), "cannot tell") {
+		if st, serr := os.Stat(path); serr == nil && st.IsDir() {
+			return nil, err // a folder is never the contract's JSONL
+		}
 		return nil, nil
 	}
 	return src, err
@@ -232,8 +238,8 @@ func (a *app) importFrom(ctx context.Context, e contract.Engine, src ingest.Sour
 		sum.Skipped = written.Skipped
 	}
 	err := a.importStream(ctx, e, pr, 0, s)
-	if err == nil && readErr != nil {
-		return readErr
+	if readErr != nil {
+		return readErr // the source's own error says more than the cut import
 	}
 	return err
 }

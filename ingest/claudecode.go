@@ -39,9 +39,15 @@ func (ClaudeCode) Sniff(path string) bool {
 				return true
 			}
 		}
-		// a projects/<project> folder of transcripts
-		matches, _ := filepath.Glob(filepath.Join(path, "*.jsonl"))
-		return len(matches) > 0 && isTranscript(matches[0])
+		// ~/.claude's projects folder, one project's folder of transcripts,
+		// or a folder of projects holding CLAUDE.md files
+		for _, pattern := range []string{"*.jsonl", "*/*.jsonl", "projects/*/*.jsonl"} {
+			if matches, _ := filepath.Glob(filepath.Join(path, pattern)); len(matches) > 0 && isTranscript(matches[0]) {
+				return true
+			}
+		}
+		matches, _ := filepath.Glob(filepath.Join(path, "*", "CLAUDE.md"))
+		return len(matches) > 0
 	}
 	if ccMemoryFile(path, path) {
 		return true

@@ -112,6 +112,22 @@ func Detect(path string) (Source, error) {
 	return nil, contract.Invalid("%s fits more than one source; name it with --from %s", path, strings.Join(names, " or --from "))
 }
 
+// CheckPath tells, before anything is opened for writing, whether path can
+// be read at all: a file or folder that exists, or a URL for a source that
+// reads URLs.
+func CheckPath(src Source, path string) error {
+	if strings.Contains(path, "://") {
+		if !src.Sniff(path) {
+			return contract.Invalid("%s reads a file or a folder, not a URL", src.Name())
+		}
+		return nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		return contract.Invalid("cannot read %s: %v", path, unwrapPath(err))
+	}
+	return nil
+}
+
 // Placed is a Sink adapter: it puts every record under place, sets its source
 // to {"kind": "import", "id": "SOURCE:LOCATION"}, validates it and passes it
 // on; a record that is invalid becomes a skip, so nothing is half-stored.
