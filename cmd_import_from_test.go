@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"mnemo/contract"
 )
@@ -108,5 +113,87 @@ func TestImportFromMem0HistorySupersedesEarlierVersions(t *testing.T) {
 	c.okJSON(&page, "", "browse", "--query", `{"status":"active"}`)
 	if page.Total != 2 {
 		t.Errorf("want 2 active memories, got %d", page.Total)
+	}
+}
+
+// Every source replays: a second import of the same data stores nothing new,
+// and every record names where it came from.
+func TestImportFromEverySourceIsAReplay(t *testing.T) {
+	cases := []struct{ from, path string }{
+		{"chatgpt", "ingest/testdata/chatgpt"},
+		{"claude-code", "ingest/testdata/claude-code"},
+		{"basic-memory", "ingest/testdata/basic-memory/coffee"},
+		{"letta", "ingest/testdata/letta/support.af"},
+		{"letta", "ingest/testdata/letta/support-twice.json"},
+		{"mem0", "ingest/testdata/mem0/pages"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.from+" "+filepath.Base(tc.path), func(t *testing.T) {
+			c := newTestCLI(t)
+			first := importFromRun(t, c, 2, "--from", tc.from, tc.path)
+			if first.Stored == 0 || first.Failed != 0 || len(first.Skipped) == 0 {
+				t.Fatalf("first import %+v (each fixture has a bad entry)", first)
+			}
+			again := importFromRun(t, c, 2, "--from", tc.from, tc.path)
+			if again.Stored != 0 || again.Replayed != first.Stored || len(again.Skipped) != len(first.Skipped) {
+				t.Fatalf("second import %+v after %+v", again, first)
+			}
+			var page contract.BrowsePage
+			c.okJSON(&page, "", "browse", "--query", `{"limit":100}`)
+			if page.Total != first.Stored {
+				t.Errorf("store holds %d records, the import stored %d", page.Total, first.Stored)
+			}
+			for _, r := range page.Records {
+				if r.Meta.Source.Kind != contract.SourceImport || !strings.HasPrefix(contract.Deref(r.Meta.Source.ID), tc.from+":") {
+					t.Errorf("record %s does not trace back: %+v", r.ID, r.Meta.Source)
+				}
+			}
+		})
+	}
+}
+
+func TestImportFromLangGraphIsAReplay(t *testing.T) {
+	base := os.Getenv("MNEMO_TEST_POSTGRES")
+	if base == "" {
+		t.Skip("MNEMO_TEST_POSTGRES is not set")
+	}
+	ddl, err := os.ReadFile("ingest/testdata/langgraph/store.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	schema := fmt.Sprintf("lg_cli_%d", time.Now().UnixNano())
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema+"; SET search_path TO "+schema+";\n"+string(ddl)); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _, _ = conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE") }()
+	url := base + "?search_path=" + schema
+	if strings.Contains(base, "?") {
+		url = base + "&search_path=" + schema
+	}
+	c := newTestCLI(t)
+	first := importFromRun(t, c, 2, url, "--place", "team:acme")
+	if first.Stored != 3 || len(first.Skipped) != 1 {
+		t.Fatalf("first import %+v", first)
+	}
+	again := importFromRun(t, c, 2, url, "--place", "team:acme")
+	if again.Stored != 0 || again.Replayed != 3 {
+		t.Fatalf("second import %+v", again)
+	}
+	var page contract.BrowsePage
+	c.okJSON(&page, "", "browse", "--query", `{"limit":100}`)
+	expiring := 0
+	for _, r := range page.Records {
+		if r.ExpiresAt != nil {
+			expiring++
+		}
+	}
+	if page.Total != 3 || expiring != 1 {
+		t.Errorf("records %d, with expiry %d", page.Total, expiring)
 	}
 }

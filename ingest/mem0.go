@@ -163,7 +163,7 @@ func mem0Namespace(app, user, agent string) contract.Namespace {
 	if app == "" && user == "" && agent == "" {
 		return ns("source", "mem0")
 	}
-	return ns("service", app, "user", user, "agent", agent)
+	return ns("ws", app, "user", user, "agent", agent) // not service: that is a sandbox reads leave out
 }
 
 // mem0Row is one row of history.

@@ -82,7 +82,7 @@ func TestMem0APIPages(t *testing.T) {
 		t.Errorf("seat %+v", seat.item)
 	}
 	kyoto := got["page-1.json#6c9a-02"]
-	if kyoto.item.Meta.Namespace.String() != "service:trips/user:alex/agent:travel-agent" || contract.Deref(kyoto.item.Meta.ThreadID) != "run-42" ||
+	if kyoto.item.Meta.Namespace.String() != "ws:trips/user:alex/agent:travel-agent" || contract.Deref(kyoto.item.Meta.ThreadID) != "run-42" ||
 		kyoto.expires == nil || contract.FormatTime(*kyoto.expires) != "2999-10-31T00:00:00Z" {
 		t.Errorf("kyoto %+v expires %v", kyoto.item.Meta, kyoto.expires)
 	}
