@@ -44,8 +44,10 @@ that source, and one that fits none is read as JSONL. Sources:
 --place NAMESPACE puts everything under that namespace. --dry-run prints what
 would be stored (counts per kind and namespace, the first records, what is
 skipped and why) and stores nothing. An entry that cannot be imported is
-listed with its location under "skipped" and the import exits 2; running it
-again stores nothing new. See docs/import.md.`,
+listed with its location under "skipped" ({"location", "reason"}), a failed
+record's error names its "location" too, and the import exits 2; every record's
+source id is "SOURCE:LOCATION", and running it again stores nothing new. See
+docs/import.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			defaultStatus, err := importStatusFlag(status)
