@@ -175,7 +175,11 @@ func (a *app) importStream(ctx context.Context, e contract.Engine, in io.Reader,
 	a.logger.Info("import", "stored", summary.Stored, "replayed", summary.Replayed, "failed", summary.Failed,
 		"seconds", elapsed.Seconds())
 	if werr := a.answer(summary, func(s *screen) {
-		drawImport(s, summary)
+		if hasLocations(summary.Errors) {
+			drawImportFrom(s, summary)
+		} else {
+			drawImport(s, summary)
+		}
 		drawSkipped(s, summary.Skipped)
 	}); werr != nil && err == nil {
 		err = werr
@@ -244,6 +248,28 @@ func (a *app) importFrom(ctx context.Context, e contract.Engine, src ingest.Sour
 		return readErr // the source's own error says more than the cut import
 	}
 	return err
+}
+
+func hasLocations(errs []lineError) bool {
+	for _, e := range errs {
+		if e.Location != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// drawImportFrom is drawImport for import --from: a failed record is named by
+// its location in the source, not by a line of the stream mnemo made of it.
+func drawImportFrom(s *screen, sum importSummary) {
+	errs := sum.Errors
+	sum.Errors = nil
+	drawImport(s, sum)
+	cells := make([][]cell, len(errs))
+	for i, e := range errs {
+		cells[i] = []cell{{e.Location, s.st.Row}, {e.Error, s.st.Row}}
+	}
+	s.table([]column{{title: "location"}, {title: "error", flex: true}}, cells)
 }
 
 func drawSkipped(s *screen, skipped []ingest.Skip) {

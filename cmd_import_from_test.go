@@ -1,19 +1,13 @@
 package main
 
 import (
-	"context"
-	"database/sql"
 	"encoding/json"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"mnemo/contract"
+	"mnemo/ingest/ingesttest"
 )
 
 // importFromRun imports a source fixture and decodes the summary.
@@ -84,19 +78,7 @@ func TestImportHelpListsTheSources(t *testing.T) {
 
 func TestImportFromMem0HistorySupersedesEarlierVersions(t *testing.T) {
 	c := newTestCLI(t)
-	ddl, err := os.ReadFile("ingest/testdata/mem0/history.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "history.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(string(ddl)); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	path := ingesttest.SQLite(t, "ingest/testdata/mem0/history.sql", "history.db")
 	sum := importFromRun(t, c, 2, path) // detected; h7 has no text, so exit 2
 	if sum.Stored != 4 || sum.Failed != 0 || len(sum.Skipped) != 1 || sum.Skipped[0].Location != "history.db#history/h7" {
 		t.Fatalf("first import %+v", sum)
@@ -153,29 +135,7 @@ func TestImportFromEverySourceIsAReplay(t *testing.T) {
 }
 
 func TestImportFromLangGraphIsAReplay(t *testing.T) {
-	base := os.Getenv("MNEMO_TEST_POSTGRES")
-	if base == "" {
-		t.Skip("MNEMO_TEST_POSTGRES is not set")
-	}
-	ddl, err := os.ReadFile("ingest/testdata/langgraph/store.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	schema := fmt.Sprintf("lg_cli_%d", time.Now().UnixNano())
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema+"; SET search_path TO "+schema+";\n"+string(ddl)); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _, _ = conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE") }()
-	url := base + "?search_path=" + schema
-	if strings.Contains(base, "?") {
-		url = base + "&search_path=" + schema
-	}
+	url := ingesttest.Postgres(t, "ingest/testdata/langgraph/store.sql")
 	c := newTestCLI(t)
 	first := importFromRun(t, c, 2, url, "--place", "team:acme")
 	if first.Stored != 3 || len(first.Skipped) != 1 {

@@ -67,20 +67,7 @@ func (BasicMemory) Read(ctx context.Context, path string, sink Sink) error {
 		root = filepath.Dir(path)
 		return bmRead(root, path, sink)
 	}
-	return filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			sink.Skip(Skip{Location: rel(path, p), Reason: unwrapPath(err).Error()})
-			return nil
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if strings.HasPrefix(d.Name(), ".") && p != path {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	return walkFiles(ctx, path, sink, func(dir string) bool { return strings.HasPrefix(dir, ".") }, func(p string) error {
 		if strings.HasSuffix(p, ".md") {
 			return bmRead(root, p, sink)
 		}

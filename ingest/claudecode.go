@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,27 +85,18 @@ func (c ClaudeCode) Read(ctx context.Context, path string, sink Sink) error {
 		}
 		return c.memoryFile(root, path, sink)
 	}
-	return filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			sink.Skip(Skip{Location: rel(path, p), Reason: unwrapPath(err).Error()})
-			return nil
+	skip := func(dir string) bool {
+		switch dir {
+		case ".git", "node_modules", "vendor", "todos", "shell-snapshots", "statsig", "ide", "plugins":
+			return true
 		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", "node_modules", "vendor", "todos", "shell-snapshots", "statsig", "ide", "plugins":
-				if p != path {
-					return filepath.SkipDir
-				}
-			}
-			return nil
-		}
+		return false
+	}
+	return walkFiles(ctx, path, sink, skip, func(p string) error {
 		switch {
 		case ccMemoryFile(path, p):
 			return c.memoryFile(path, p, sink)
-		case strings.HasSuffix(p, ".jsonl") && strings.Contains(filepath.ToSlash(p), "projects/") || strings.HasSuffix(p, ".jsonl") && filepath.Dir(p) == path:
+		case strings.HasSuffix(p, ".jsonl") && (strings.Contains(filepath.ToSlash(p), "projects/") || filepath.Dir(p) == path):
 			return c.transcript(ctx, path, p, sink)
 		}
 		return nil

@@ -10,6 +10,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -236,6 +237,28 @@ func conversationRecords(turns []contract.Turn, meta contract.MemoryMeta, locate
 		}
 	}
 	return nil
+}
+
+// walkFiles calls fn for every file under root, in lexical order, skipping the
+// folders skip names (root itself is never skipped). A file or folder that
+// cannot be read is a skip; cancelling ctx stops the walk.
+func walkFiles(ctx context.Context, root string, sink Sink, skip func(dir string) bool, fn func(path string) error) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			sink.Skip(Skip{Location: rel(root, p), Reason: unwrapPath(err).Error()})
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != root && skip(d.Name()) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		return fn(p)
+	})
 }
 
 // rel is path relative to root, or its base name when root is the file.

@@ -1,56 +1,15 @@
 package ingest
 
 import (
-	"context"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"mnemo/contract"
+	"mnemo/ingest/ingesttest"
 )
 
-// langgraphStore loads testdata/langgraph/store.sql into a fresh schema of
-// the test database and returns a URL whose search_path names it.
-func langgraphStore(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("MNEMO_TEST_POSTGRES")
-	if base == "" {
-		t.Skip("MNEMO_TEST_POSTGRES is not set")
-	}
-	ddl, err := os.ReadFile("testdata/langgraph/store.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	schema := fmt.Sprintf("lg_test_%d", time.Now().UnixNano())
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema+"; SET search_path TO "+schema+";\n"+string(ddl)); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c, err := pgx.Connect(context.Background(), base)
-		if err == nil {
-			_, _ = c.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-			c.Close(context.Background())
-		}
-	})
-	sep := "?"
-	if strings.Contains(base, "?") {
-		sep = "&"
-	}
-	return base + sep + "search_path=" + schema
-}
-
 func TestLangGraphStoreRows(t *testing.T) {
-	url := langgraphStore(t)
+	url := ingesttest.Postgres(t, "testdata/langgraph/store.sql")
 	c := read(t, LangGraph{}, url, "")
 	got := map[string]stored{}
 	for _, s := range c.stored {

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -51,16 +50,9 @@ func mem0JSON(h []byte) bool {
 // Read implements Source.
 func (Mem0) Read(ctx context.Context, path string, sink Sink) error {
 	if isDir(path) {
-		return filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				sink.Skip(Skip{Location: rel(path, p), Reason: unwrapPath(err).Error()})
+		return walkFiles(ctx, path, sink, func(string) bool { return false }, func(p string) error {
+			if !strings.HasSuffix(p, ".json") {
 				return nil
-			}
-			if d.IsDir() || !strings.HasSuffix(p, ".json") {
-				return nil
-			}
-			if err := ctx.Err(); err != nil {
-				return err
 			}
 			return mem0Page(path, p, sink)
 		})

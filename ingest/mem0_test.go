@@ -1,37 +1,15 @@
 package ingest
 
 import (
-	"context"
-	"database/sql"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"mnemo/contract"
+	"mnemo/ingest/ingesttest"
 )
 
-// historyDB builds a mem0 history.db from testdata/mem0/history.sql.
-func historyDB(t testing.TB) string {
-	t.Helper()
-	ddl, err := os.ReadFile("testdata/mem0/history.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "history.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.ExecContext(context.Background(), string(ddl)); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 func TestMem0HistoryKeepsTheLatestAndSupersedesTheRest(t *testing.T) {
-	path := historyDB(t)
+	path := ingesttest.SQLite(t, "testdata/mem0/history.sql", "history.db")
 	c := read(t, Mem0{}, path, "")
 	var texts []string
 	byText := map[string]stored{}
