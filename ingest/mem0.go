@@ -183,8 +183,20 @@ func mem0History(ctx context.Context, path string, sink Sink) error {
 		}
 	}
 	crows.Close()
-	for _, need := range []string{"id", "memory_id", "new_memory", "event", "created_at"} {
-		if !cols[need] {
+	// The schema before mem0 0.1.x named the text new_value and the time
+	// timestamp; either is read.
+	first := func(names ...string) string {
+		for _, n := range names {
+			if cols[n] {
+				return n
+			}
+		}
+		return ""
+	}
+	textCol, timeCol := first("new_memory", "new_value"), first("created_at", "timestamp")
+	for need, col := range map[string]string{"new_memory": textCol, "created_at": timeCol, "id": first("id"),
+		"memory_id": first("memory_id"), "event": first("event")} {
+		if col == "" {
 			return contract.Invalid("%s is not a mem0 history database: table history has no column %s", path, need)
 		}
 	}
@@ -194,9 +206,9 @@ func mem0History(ctx context.Context, path string, sink Sink) error {
 		}
 		return def
 	}
-	q := `SELECT CAST(id AS TEXT), COALESCE(CAST(memory_id AS TEXT), ''), COALESCE(new_memory, ''), COALESCE(event, ''),
-		COALESCE(CAST(created_at AS TEXT), ''), ` + opt("is_deleted", "'0'") + `, ` + opt("actor_id", "''") + `
-		FROM history ORDER BY created_at, rowid`
+	q := `SELECT CAST(id AS TEXT), COALESCE(CAST(memory_id AS TEXT), ''), COALESCE(` + textCol + `, ''), COALESCE(event, ''),
+		COALESCE(CAST(` + timeCol + ` AS TEXT), ''), ` + opt("is_deleted", "'0'") + `, ` + opt("actor_id", "''") + `
+		FROM history ORDER BY ` + timeCol + `, rowid`
 	rows, err := db.QueryContext(ctx, q)
 	if err != nil {
 		return contract.Invalid("cannot read %s: %v", path, err)

@@ -74,3 +74,14 @@ func TestMem0APIPages(t *testing.T) {
 		t.Errorf("skipped %+v", c.skipped)
 	}
 }
+
+func TestMem0HistoryOfTheFirstSchema(t *testing.T) {
+	path := ingesttest.SQLite(t, "testdata/mem0/history-v0.sql", "history.db")
+	c := read(t, Mem0{}, path, "")
+	if len(c.stored) != 2 || c.stored[0].item.Text != "Codes in Python and Go" || c.stored[1].by != c.stored[0].item.Fingerprint() {
+		t.Fatalf("records %+v", c.stored)
+	}
+	if at := c.stored[1].item.Meta.ObservedAt; at == nil || contract.FormatTime(*at) != "2024-08-01T10:00:00Z" {
+		t.Errorf("observed_at %v", at)
+	}
+}
