@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -155,5 +156,43 @@ func TestImportFromLangGraphIsAReplay(t *testing.T) {
 	}
 	if page.Total != 3 || expiring != 1 {
 		t.Errorf("records %d, with expiry %d", page.Total, expiring)
+	}
+}
+
+func TestImportFromTextNamesSkipsByLocation(t *testing.T) {
+	c := newTestCLI(t)
+	r := c.run("", "import", "-o", "text", "--from", "letta", "ingest/testdata/letta/support.af")
+	if r.code != 2 {
+		t.Fatalf("exit %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"stored 5", "skipped 1", "support.af#agents/agent-7f1e/block_ids/block-missing", "names a block"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("text summary lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+func TestImportDetection(t *testing.T) {
+	c := newTestCLI(t)
+	dir := t.TempDir()
+	// A folder holding a CLAUDE.md and basic-memory notes fits two sources.
+	for name, text := range map[string]string{"CLAUDE.md": "# Rules\n\nBe brief.\n",
+		"note.md": "---\ntitle: Note\npermalink: note\n---\n\n- [fact] water boils at 100C\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := c.run("", "import", dir)
+	if r.code != 2 || !strings.Contains(r.stderr, "fits more than one source; name it with --from claude-code or --from basic-memory") {
+		t.Errorf("ambiguous folder: exit %d, %s", r.code, r.stderr)
+	}
+	empty := t.TempDir()
+	r = c.run("", "import", empty)
+	if r.code != 2 || !strings.Contains(r.stderr, "cannot tell which system") {
+		t.Errorf("folder of nothing: exit %d, %s", r.code, r.stderr)
+	}
+	r = c.run("", "import", "--dry-run", "some.jsonl")
+	if r.code != 2 || !strings.Contains(r.stderr, "--place and --dry-run go with --from") {
+		t.Errorf("dry run of JSONL: exit %d, %s", r.code, r.stderr)
 	}
 }

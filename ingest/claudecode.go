@@ -96,7 +96,8 @@ func (c ClaudeCode) Read(ctx context.Context, path string, sink Sink) error {
 		switch {
 		case ccMemoryFile(path, p):
 			return c.memoryFile(path, p, sink)
-		case strings.HasSuffix(p, ".jsonl") && (strings.Contains(filepath.ToSlash(p), "projects/") || filepath.Dir(p) == path):
+		case strings.HasSuffix(p, ".jsonl") && (strings.Contains(filepath.ToSlash(p), "projects/") || isTranscript(p)):
+			// not ~/.claude/history.jsonl, the prompt history
 			return c.transcript(ctx, path, p, sink)
 		}
 		return nil
