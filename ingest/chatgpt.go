@@ -1,10 +1,12 @@
 package ingest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -72,18 +74,24 @@ type chatgptMessage struct {
 // Read implements Source.
 func (ChatGPT) Read(ctx context.Context, path string, sink Sink) error {
 	file := chatgptFile(path)
-	data, err := readFile(file)
+	f, err := os.Open(file)
 	if err != nil {
-		return err
+		return contract.Invalid("cannot read %s: %v", file, unwrapPath(err))
 	}
+	defer f.Close()
 	name := filepath.Base(file)
-	var raw []json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return contract.Invalid("%s is not a ChatGPT conversations.json (a JSON array of conversations): %v", file, err)
+	// Streamed one conversation at a time: an export can be hundreds of MB.
+	dec := json.NewDecoder(bufio.NewReaderSize(f, 256<<10))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return contract.Invalid("%s is not a ChatGPT conversations.json (a JSON array of conversations)", file)
 	}
-	for i, r := range raw {
+	for i := 0; dec.More(); i++ {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		var r json.RawMessage
+		if err := dec.Decode(&r); err != nil {
+			return contract.Invalid("%s is not valid JSON after conversation %d (byte %d): %v", file, i, dec.InputOffset(), err)
 		}
 		where := fmt.Sprintf("%s$[%d]", name, i)
 		var c chatgptConversation
