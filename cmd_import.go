@@ -5,22 +5,27 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"mnemo/contract"
+	"mnemo/ingest"
 )
 
 func newImportCommand(a *app) *cobra.Command {
 	var (
-		status string
-		batch  int
+		status, from, place string
+		batch               int
+		dryRun              bool
 	)
 	cmd := &cobra.Command{
-		Use:   "import FILE|-",
-		Short: "Store a JSONL file of items (any size), in batches",
+		Use:   "import FILE|-|PATH",
+		Short: "Store a JSONL file of items, or another system's memory (--from)",
 		Long: `Store every line of a JSONL file ("-" reads stdin). A line is a StoreItem, or the
 export format {"id", "item"} with mnemo's optional "status" ("active",
 "candidate", "superseded" with "superseded_by") and "expires_at". Lines go to the
@@ -30,7 +35,19 @@ A line that is malformed or invalid, or whose id is not its item's fingerprint, 
 reported with its line number and every other line is still stored. Running the
 same file again replays what was stored. Prints {"stored", "replayed", "failed",
 "errors": [{"line", "error"}]}; exits 0 when every line was stored or replayed,
-2 otherwise. A progress bar goes to stderr when it is a terminal.`,
+2 otherwise. A progress bar goes to stderr when it is a terminal.
+
+--from SOURCE reads another system's memory at PATH (a file, a folder or a
+URL) instead; without --from, a PATH that only one source fits is read as
+that source, and one that fits none is read as JSONL. Sources:
+` + importSourcesHelp() + `
+--place NAMESPACE puts everything under that namespace. --dry-run prints what
+would be stored (counts per kind and namespace, the first records, what is
+skipped and why) and stores nothing. An entry that cannot be imported is
+listed with its location under "skipped" ({"location", "reason"}), a failed
+record's error names its "location" too, and the import exits 2; every record's
+source id is "SOURCE:LOCATION", and running it again stores nothing new. See
+docs/import.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			defaultStatus, err := importStatusFlag(status)
@@ -39,6 +56,36 @@ same file again replays what was stored. Prints {"stored", "replayed", "failed",
 			}
 			if batch < 1 || batch > contract.MaxStoreMany {
 				return usageError("--batch must be between 1 and 100")
+			}
+			src, err := importSourceOf(from, args[0])
+			if err != nil {
+				return err
+			}
+			var where contract.Namespace
+			if place != "" {
+				if where, err = contract.ParseNamespace(place); err != nil {
+					return usageError("--place: " + contract.AsError(err).Message)
+				}
+			}
+			if src == nil && (place != "" || dryRun) {
+				return usageError("--place and --dry-run go with --from SOURCE")
+			}
+			if src != nil {
+				if err := ingest.CheckPath(src, args[0]); err != nil {
+					return err
+				}
+				if dryRun {
+					p, err := ingest.DryRun(cmd.Context(), src, args[0], where, 5)
+					if err != nil {
+						return err
+					}
+					return a.answer(p, func(s *screen) { drawPreview(s, p) })
+				}
+				e, err := a.engine(cmd.Context())
+				if err != nil {
+					return err
+				}
+				return a.importFrom(cmd.Context(), e, src, args[0], where, importSettings{status: defaultStatus, batch: batch})
 			}
 			in, size, closeIn, err := a.openImportSource(args[0])
 			if err != nil {
@@ -54,6 +101,9 @@ same file again replays what was stored. Prints {"stored", "replayed", "failed",
 	}
 	cmd.Flags().StringVar(&status, "status", "", "status of lines that name none: active (default) or candidate")
 	cmd.Flags().IntVar(&batch, "batch", contract.MaxStoreMany, "items per store_many call (1..100)")
+	cmd.Flags().StringVar(&from, "from", "", "read another system's memory: "+strings.Join(ingest.Names(), ", "))
+	cmd.Flags().StringVar(&place, "place", "", "with --from: put everything under this namespace")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "with --from: print what would be stored, store nothing")
 	return cmd
 }
 
@@ -100,6 +150,9 @@ func unwrapPathError(err error) error {
 type importSettings struct {
 	status contract.Status
 	batch  int
+	// finish, when set, completes the summary once the import ran (import
+	// --from names each failed line's location and adds what was skipped).
+	finish func(*importSummary)
 }
 
 // importStream runs an import and prints its summary on stdout in every case.
@@ -112,6 +165,9 @@ func (a *app) importStream(ctx context.Context, e contract.Engine, in io.Reader,
 	}
 	started := time.Now()
 	summary, err := im.run(ctx, in)
+	if s.finish != nil {
+		s.finish(&summary)
+	}
 	if bar != nil {
 		bar.finish()
 	}
@@ -121,14 +177,132 @@ func (a *app) importStream(ctx context.Context, e contract.Engine, in io.Reader,
 	for _, u := range im.unknownMeta {
 		fmt.Fprintf(a.stderr, "mnemo import: line %d: meta key %q is not part of the contract; it is ignored (not kept) wherever it appears in this file\n", u.Line, u.Key)
 	}
-	if werr := a.answer(summary, func(s *screen) { drawImport(s, summary, a.holds(ctx, e)) }); werr != nil && err == nil {
+	if werr := a.answer(summary, func(s *screen) {
+		if hasLocations(summary.Errors) {
+			drawImportFrom(s, summary, a.holds(ctx, e))
+		} else {
+			drawImport(s, summary, a.holds(ctx, e))
+		}
+		drawSkipped(s, summary.Skipped)
+	}); werr != nil && err == nil {
 		err = werr
 	}
 	if err != nil {
 		return err
 	}
-	if summary.Failed > 0 {
+	if summary.Failed > 0 || len(summary.Skipped) > 0 {
 		return exitError{code: exitInvalid}
 	}
 	return nil
+}
+
+func importSourcesHelp() string {
+	var b strings.Builder
+	for _, s := range ingest.Sources() {
+		fmt.Fprintf(&b, "  %-13s %s\n", s.Name(), s.Describe())
+	}
+	return b.String()
+}
+
+// importSourceOf is the source --from names, or the one PATH fits; nil means
+// the contract's own JSONL.
+func importSourceOf(from, path string) (ingest.Source, error) {
+	if from != "" {
+		return ingest.Lookup(from)
+	}
+	if path == "-" || strings.Contains(path, "://") && !strings.HasPrefix(path, "postgres") {
+		return nil, nil
+	}
+	src, err := ingest.Detect(path)
+	if err != nil && strings.Contains(err.Error(), "cannot tell") {
+		if st, serr := os.Stat(path); serr == nil && st.IsDir() {
+			return nil, err // a folder is never the contract's JSONL
+		}
+		return nil, nil
+	}
+	return src, err
+}
+
+// importFrom streams what src reads into the import as export lines, then
+// names each failed line by its location and adds what the source skipped.
+func (a *app) importFrom(ctx context.Context, e contract.Engine, src ingest.Source, path string, place contract.Namespace, s importSettings) error {
+	pr, pw := io.Pipe()
+	done := make(chan *ingest.Written, 1)
+	var readErr error
+	go func() {
+		w, err := ingest.WriteJSONL(ctx, src, path, place, pw)
+		readErr = err
+		pw.CloseWithError(err)
+		done <- w
+	}()
+	var written *ingest.Written
+	s.finish = func(sum *importSummary) {
+		_, _ = io.Copy(io.Discard, pr)
+		written = <-done
+		for i := range sum.Errors {
+			if n := sum.Errors[i].Line; n >= 1 && n <= len(written.Locations) {
+				sum.Errors[i].Location = written.Locations[n-1]
+			}
+		}
+		sum.Skipped = written.Skipped
+	}
+	err := a.importStream(ctx, e, pr, 0, s)
+	if readErr != nil {
+		return readErr // the source's own error says more than the cut import
+	}
+	return err
+}
+
+func hasLocations(errs []lineError) bool {
+	for _, e := range errs {
+		if e.Location != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// drawImportFrom is drawImport for import --from: a failed record is named by
+// its location in the source, not by a line of the stream mnemo made of it.
+func drawImportFrom(s *screen, sum importSummary, holds *contract.RecordCounts) {
+	errs := sum.Errors
+	sum.Errors = nil
+	drawImport(s, sum, holds)
+	cells := make([][]cell, len(errs))
+	for i, e := range errs {
+		cells[i] = []cell{{e.Location, s.st.Row}, {e.Error, s.st.Row}}
+	}
+	s.table([]column{{title: "location"}, {title: "error", flex: true}}, cells)
+}
+
+func drawSkipped(s *screen, skipped []ingest.Skip) {
+	if len(skipped) == 0 {
+		return
+	}
+	s.line(s.st.Error.Render("skipped " + count(len(skipped))))
+	cells := make([][]cell, len(skipped))
+	for i, k := range skipped {
+		cells[i] = []cell{{k.Location, s.st.Row}, {k.Reason, s.st.Row}}
+	}
+	s.table([]column{{title: "location"}, {title: "reason", flex: true}}, cells)
+}
+
+func drawPreview(s *screen, p *ingest.Preview) {
+	s.line(fmt.Sprintf("dry run of %s: would store %s records, skip %s", p.Source, count(p.Records), count(len(p.Skipped))))
+	if len(p.Counts) > 0 {
+		cells := make([][]cell, len(p.Counts))
+		for i, c := range p.Counts {
+			cells[i] = []cell{{c.Namespace, s.st.Row}, {string(c.Kind), s.st.Row}, {count(c.Count), s.st.Number}}
+		}
+		s.table([]column{{title: "namespace"}, {title: "kind"}, {title: "records", right: true}}, cells)
+	}
+	for _, f := range p.First {
+		s.blank()
+		s.line(f.Location + "  " + string(f.Item.Type) + "  " + f.Item.Meta.Namespace.String())
+		s.wrapped(f.Item.RenderText(), "  ")
+	}
+	for _, reason := range slices.Sorted(maps.Keys(p.Omitted)) {
+		s.note(fmt.Sprintf("left out by design: %s × %s", reason, count(p.Omitted[reason])))
+	}
+	drawSkipped(s, p.Skipped)
 }

@@ -6,13 +6,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"mnemo/contract"
+	"mnemo/ingest"
 )
 
 // importLine is one parsed line of an import file: the item and how to store it.
@@ -67,6 +70,13 @@ func parseImportLine(data []byte) (importLine, error) {
 	case env.ID != nil:
 		return out, contract.Invalid("an \"id\" goes with {\"id\", \"item\"}, not beside a bare StoreItem")
 	}
+	if missing := missingItemFields(itemJSON); len(missing) > 0 {
+		word := "field"
+		if len(missing) > 1 {
+			word = "fields"
+		}
+		return out, contract.Invalid("invalid item: missing %s %s", word, strings.Join(missing, ", "))
+	}
 	if err := json.Unmarshal(itemJSON, &out.item); err != nil {
 		return out, contract.Invalid("invalid item: %s", jsonErrorText(err))
 	}
@@ -108,6 +118,51 @@ func parseImportLine(data []byte) (importLine, error) {
 	return out, nil
 }
 
+// missingItemFields lists, in the wire order, every field a StoreItem of the
+// line's type needs and lacks (turns' role and text included), so one run
+// names them all instead of one per attempt. It is empty when the line is not
+// an object or names no known type: the decoder's own error says more then.
+func missingItemFields(data []byte) []string {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(data, &obj) != nil || obj == nil {
+		return nil
+	}
+	var typ string
+	if raw, ok := obj["type"]; !ok {
+		return []string{"`type`"}
+	} else if json.Unmarshal(raw, &typ) != nil {
+		return nil
+	}
+	var need []string
+	switch contract.ItemKind(typ) {
+	case contract.KindDocument:
+		need = []string{"body"}
+	case contract.KindConversation:
+		need = []string{"turns"}
+	case contract.KindLearning:
+		need = []string{"text", "kind", "confidence"}
+	default:
+		return nil
+	}
+	var missing []string
+	for _, k := range need {
+		if _, ok := obj[k]; !ok {
+			missing = append(missing, "`"+k+"`")
+		}
+	}
+	var turns []map[string]json.RawMessage
+	if raw, ok := obj["turns"]; ok && typ == string(contract.KindConversation) && json.Unmarshal(raw, &turns) == nil {
+		for i, t := range turns {
+			for _, k := range []string{"role", "text"} {
+				if _, ok := t[k]; !ok && t != nil {
+					missing = append(missing, fmt.Sprintf("`turns[%d].%s`", i, k))
+				}
+			}
+		}
+	}
+	return missing
+}
+
 // isRecordID tells whether s looks like a fingerprint: 40 lowercase hex digits.
 func isRecordID(s string) bool {
 	if len(s) != 40 {
@@ -128,12 +183,17 @@ type importSummary struct {
 	Replayed int         `json:"replayed"`
 	Failed   int         `json:"failed"`
 	Errors   []lineError `json:"errors"`
+	// Skipped lists the entries of another system's data (import --from)
+	// that were not imported, with where they are and why.
+	Skipped []ingest.Skip `json:"skipped,omitempty"`
 }
 
 // lineError is one failed line.
 type lineError struct {
 	Line  int    `json:"line"`
 	Error string `json:"error"`
+	// Location is where the record came from, for import --from.
+	Location string `json:"location,omitempty"`
 }
 
 // parsedLine is a line on its way from the reader to the store.
