@@ -241,11 +241,14 @@ func crashingHolder(t *testing.T, dir string) {
 			return
 		}
 		_, _ = io.Copy(io.Discard, r.Body)
+		// The listener goes first, as a dead process's does: the caller,
+		// seeing its connection end, finds no holder left to attach to.
+		_ = l.Close()
+		_ = os.Remove(SocketPath(dir))
 		conn, _, err := w.(http.Hijacker).Hijack()
 		if err == nil {
 			_ = conn.Close()
 		}
-		_ = l.Close()
 	})
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })
