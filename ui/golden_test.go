@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -83,4 +84,32 @@ func TestGoldenPlain(t *testing.T) {
 		h.keys("enter")
 		golden.RequireEqual(t, goldenScreen(h.screen()))
 	})
+}
+
+// TestGoldenReader: a session that may not write (a reader's token over
+// --remote, or --readonly) offers no write action: Browse's footer has no
+// approve, reject or forget, and help lists none of them.
+// writeAction is a write action's name as a footer or help shows it.
+var writeAction = regexp.MustCompile(`\b(approve|reject|forget|undo|edit)\b`)
+
+func TestGoldenReader(t *testing.T) {
+	t.Parallel()
+	for _, s := range []struct {
+		name string
+		keys []string
+	}{
+		{"reader-browse-80x24", []string{"2"}},
+		{"reader-help-80x24", []string{"?"}},
+	} {
+		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, 80, 24, func(o *Options) { o.ReadOnly = true })
+			h.keys(s.keys...)
+			screen := h.screen()
+			if w := writeAction.FindString(screen); w != "" {
+				t.Errorf("a reader's screen offers %q:\n%s", w, screen)
+			}
+			golden.RequireEqual(t, goldenScreen(screen))
+		})
+	}
 }
