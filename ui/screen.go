@@ -36,9 +36,12 @@ func (m *model) render() string {
 		return components.Message(w, h, fmt.Sprintf("mnemo needs %dx%d; this terminal is %dx%d", MinWidth, MinHeight, w, h))
 	}
 	st := &m.c.Styles
-	inScope := -1
+	inScope, listFilter := -1, ""
 	if !m.detailOpen {
 		inScope = m.activeView().Total()
+		if f, ok := m.activeView().(interface{ ListFilter() string }); ok {
+			listFilter = f.ListFilter()
+		}
 	}
 	var b strings.Builder
 	b.Grow(w * h * 4)
@@ -49,7 +52,7 @@ func (m *model) render() string {
 	if !components.HeaderShowsCount(st, hi) {
 		counted = components.HeaderCount(hi)
 	}
-	b.WriteString(components.ScopeLine(st, w, m.c.Scope, inScope, m.c.Total, m.c.ReadOnly, m.liveLabel(), counted))
+	b.WriteString(components.ScopeLine(st, w, m.c.Scope, inScope, m.c.Total, m.c.ReadOnly, m.liveLabel(), counted, listFilter))
 	b.WriteByte('\n')
 	b.WriteString(m.body())
 	b.WriteByte('\n')

@@ -211,9 +211,18 @@ func TestExploreFilterClearsWithEsc(t *testing.T) {
 	h.contains("remember to water")
 	h.lacks("question 1 about")
 	h.contains("esc clear filter")
+	h.contains(`all records · contains "water"`)
 	h.keys("esc")
 	h.contains("question 1 about")
 	h.lacks("clear filter")
+	h.lacks("contains")
+	h.contains("all records")
+	// backspace back to an empty filter, then once more: the filter closes
+	h.keys("/", "x", "backspace")
+	h.contains("contains: ▌")
+	h.keys("backspace")
+	h.lacks("contains: ")
+	h.contains("question 1 about")
 }
 
 // In the filter editor j and k move between the checkbox rows, and the

@@ -174,7 +174,11 @@ func drawTabs(st *common.Styles, in HeaderInfo, short bool) string {
 // with the live indicator (drawn by the caller; empty when not live) before
 // the count. counted is the header's count when the header had no room for
 // it ("1,432 records · 74 to review"), empty otherwise.
-func ScopeLine(st *common.Styles, width int, scope common.Scope, inScope, total int, readOnly bool, live, counted string) string {
+//
+// listFilter, when set, is the text the active list is filtered by: the line
+// says so after the scope ("all records · contains "kafka""), since the count
+// on the right is then the filtered one.
+func ScopeLine(st *common.Styles, width int, scope common.Scope, inScope, total int, readOnly bool, live, counted, listFilter string) string {
 	right := ""
 	switch {
 	case inScope >= 0 && total >= 0:
@@ -192,7 +196,14 @@ func ScopeLine(st *common.Styles, width int, scope common.Scope, inScope, total 
 	if readOnly {
 		right = st.Warning.Render("read-only") + "  " + right
 	}
-	crumbs := Breadcrumbs(st, scope, width-common.Width(right)-2)
+	room := width - common.Width(right) - 2
+	filtered := ""
+	if listFilter != "" {
+		filtered = common.Cut(" · contains \""+listFilter+"\"", max(0, room/2))
+		room -= common.Width(filtered)
+		filtered = st.Warning.Render(filtered)
+	}
+	crumbs := Breadcrumbs(st, scope, room) + filtered
 	pad := width - 1 - common.Width(crumbs) - common.Width(right)
 	return " " + crumbs + strings.Repeat(" ", max(0, pad)) + right
 }

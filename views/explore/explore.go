@@ -132,6 +132,10 @@ func (m *Model) Total() int {
 	return m.total
 }
 
+// ListFilter is the text the records list is filtered by ("" when it is
+// not): the scope line says so while it is.
+func (m *Model) ListFilter() string { return m.content }
+
 // Records are the records loaded so far, for tests.
 func (m *Model) Records() []contract.Record { return m.records }
 
@@ -349,6 +353,10 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		case msg.String() == "enter":
 			m.filtering = false
 			return nil
+		case msg.String() == "backspace" && m.filter.Value() == "":
+			// backspace on an empty filter closes it, as esc does
+			m.filtering = false
+			return m.debounceContent()
 		}
 		if m.filter.Update(msg) {
 			return m.debounceContent()
