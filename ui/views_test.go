@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"mnemo/contract"
+	"mnemo/ui/uitest"
 )
 
 func TestDetailSearch(t *testing.T) {
@@ -237,4 +238,24 @@ func TestFilterEditorMovesWithJK(t *testing.T) {
 	h.contains("▌ kind")
 	h.keys("k")
 	h.contains("▌ status")
+}
+
+// At 80 columns a store whose last path element is long (a temporary
+// directory) is cut to the room left: the view names stay.
+func TestHeaderKeepsViewNamesWithALongStoreName(t *testing.T) {
+	t.Parallel()
+	e, err := uitest.Fixture()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := harnessOn(t, e, "/tmp/tmp.Xq3ZkL0pVw-a-long-store-name", 80, 24)
+	header := strings.SplitN(h.screen(), "\n", 2)[0]
+	for _, want := range []string{"[1 Explore]", "2 Browse", "3 Fetch", "4 Recall", "5 Activity", "? help"} {
+		if !strings.Contains(header, want) {
+			t.Fatalf("header lacks %q:\n%s", want, header)
+		}
+	}
+	if !strings.Contains(header, "…") {
+		t.Fatalf("header does not show the label cut:\n%s", header)
+	}
 }

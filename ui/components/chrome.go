@@ -113,7 +113,9 @@ func layoutHeader(st *common.Styles, in HeaderInfo) (string, bool) {
 		switch {
 		case fits(short, info):
 			store = short
-		case fits(short, 0):
+		case fits("…", 0):
+			// the short label is cut to the room left (a long temporary
+			// directory's name), the view names stay
 			store, showCount, info = short, false, 0
 		default:
 			right = drawTabs(st, in, true) + " " + help + " "
