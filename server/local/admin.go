@@ -30,13 +30,17 @@ const (
 type Status struct {
 	// PID is the process holding the store.
 	PID int `json:"pid"`
+	// Holder names this holding of the store (one process may hold it,
+	// let go and hold it again): an attached process that gets Unavailable
+	// tells by it whether the holder it asked is the one serving now.
+	Holder string `json:"holder"`
 	// Records counts every record, service sandboxes included.
 	Records int              `json:"records"`
 	Index   bolt.IndexStatus `json:"index"`
 }
 
-func statusOf(e *bolt.Engine) Status {
-	return Status{PID: os.Getpid(), Records: e.Len(), Index: e.IndexStatus()}
+func statusOf(e *bolt.Engine, holder string) Status {
+	return Status{PID: os.Getpid(), Holder: holder, Records: e.Len(), Index: e.IndexStatus()}
 }
 
 type checkRequest struct {
@@ -44,10 +48,10 @@ type checkRequest struct {
 }
 
 // adminHandler serves the socket's own endpoints.
-func adminHandler(e *bolt.Engine) http.Handler {
+func adminHandler(e *bolt.Engine, holder string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+adminStatus, func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, statusOf(e), nil)
+		writeJSON(w, statusOf(e, holder), nil)
 	})
 	mux.HandleFunc("POST "+adminCheck, func(w http.ResponseWriter, r *http.Request) {
 		var req checkRequest
@@ -94,6 +98,12 @@ func (s *Store) admin(ctx context.Context, method, path string, req, out any) er
 	if legacy {
 		return contract.Unsupported("the store is held by a server of an earlier mnemo, which does not answer this; stop it, or run the command on that server's host with the same mnemo")
 	}
+	return s.askHolder(ctx, method, path, req, out)
+}
+
+// askHolder sends one request to whichever process serves the socket now
+// (it takes no lock: attach calls it while switching roles).
+func (s *Store) askHolder(ctx context.Context, method, path string, req, out any) error {
 	var body io.Reader
 	if req != nil {
 		b, err := json.Marshal(req)
@@ -141,7 +151,7 @@ func (s *Store) admin(ctx context.Context, method, path string, req, out any) er
 func (s *Store) Status(ctx context.Context) (Status, error) {
 	return call(s, ctx, "status", again, func(e contract.Engine) (Status, error) {
 		if b, ok := e.(*bolt.Engine); ok {
-			return statusOf(b), nil
+			return statusOf(b, s.holding()), nil
 		}
 		var st Status
 		err := s.admin(ctx, http.MethodGet, adminStatus, nil, &st)

@@ -31,6 +31,7 @@ package local
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -141,6 +142,8 @@ type Store struct {
 	// legacy: attached to a server of an earlier mnemo over its HTTP
 	// address, which has none of the socket's own endpoints.
 	legacy bool
+	// holder names the holding this process attached to (Status.Holder).
+	holder string
 	// takeovers counts the role switches after Open (tests and info).
 	takeovers atomic.Int64
 }
@@ -325,6 +328,7 @@ func (s *Store) attachServer(ctx context.Context, addr string) error {
 	}
 	s.gen++
 	s.role, s.engine, s.client, s.bolt, s.serve, s.legacy = Attached, c, c, nil, nil, true
+	s.holder = ""
 	return nil
 }
 
@@ -362,9 +366,17 @@ func (s *Store) attach(ctx context.Context) error {
 		}
 		return contract.Unavailable("the process holding store %s does not answer on its socket: %s", s.dir, contract.AsError(err).Message)
 	}
+	var st Status
+	if err := s.askHolder(cctx, http.MethodGet, adminStatus, nil, &st); err != nil {
+		if dialable(s.sock) != nil {
+			return errNoHolder
+		}
+		return err
+	}
 	s.gen++
 	s.role, s.engine, s.client, s.bolt, s.serve, s.legacy = Attached, c, c, nil, nil, false
-	s.log.Debug("attached to the process holding the store", "dir", s.dir)
+	s.holder = st.Holder
+	s.log.Debug("attached to the process holding the store", "dir", s.dir, "holder", st.Holder)
 	return nil
 }
 
@@ -635,13 +647,30 @@ func call[T any](s *Store, ctx context.Context, what string, r retry, op func(co
 }
 
 // stoppedAnswering tells whether err is the Unavailable answer of a holder
-// that has stopped serving since (its socket no longer takes calls).
+// that has stopped serving since: its socket no longer takes calls, or
+// another holding answers on it now (a process may take the store over
+// between the old holder's answer and this look).
 func (s *Store) stoppedAnswering(gen uint64, err error) bool {
 	var ce *contract.Error
 	if !errors.As(err, &ce) || ce.Kind != contract.KindUnavailable || s.isHolding(gen) {
 		return false
 	}
-	return dialable(s.sock) != nil
+	if dialable(s.sock) != nil {
+		return true
+	}
+	s.mu.RLock()
+	legacy, was := s.legacy, s.holder
+	s.mu.RUnlock()
+	if legacy {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var st Status
+	if err := s.askHolder(ctx, http.MethodGet, adminStatus, nil, &st); err != nil {
+		return holderGone(err) || dialable(s.sock) != nil
+	}
+	return st.Holder != was
 }
 
 // isHolding tells whether generation gen is this process holding the store.
@@ -661,6 +690,26 @@ type socketServer struct {
 	done  chan struct{}
 	// keep stops the holder's background work (keepUp); kept is closed when it has.
 	keep, kept chan struct{}
+	// holder names this holding (Status.Holder).
+	holder string
+}
+
+// newHolderName names a holding of the store uniquely among the holdings
+// of every process.
+func newHolderName() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%d-%x", os.Getpid(), b)
+}
+
+// holding names this process's holding of the store ("" when attached).
+func (s *Store) holding() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.serve == nil {
+		return ""
+	}
+	return s.serve.holder
 }
 
 // startSocket listens on path (removing a socket left by a holder that died:
@@ -679,9 +728,9 @@ func startSocket(path string, e *bolt.Engine, log *slog.Logger) (*socketServer, 
 	l = peerChecked{l}
 	api := httpapi.New(e, httpapi.Options{Open: true, AuditReader: e, Logger: log, MaxItemBytes: -1,
 		ListingRate: httpapi.Rate{PerSecond: -1}, MaxStreamsPerPrincipal: -1})
-	srv := &socketServer{path: path, l: l, api: api, done: make(chan struct{})}
+	srv := &socketServer{path: path, l: l, api: api, done: make(chan struct{}), holder: newHolderName()}
 	mux := http.NewServeMux()
-	mux.Handle(adminPrefix, adminHandler(e))
+	mux.Handle(adminPrefix, adminHandler(e, srv.holder))
 	mux.Handle("/", api)
 	srv.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),

@@ -225,7 +225,7 @@ func TestCloseSettlesWithNobodyAttached(t *testing.T) {
 }
 
 // crashingHolder stands in for a holder that dies with a call in flight: it
-// answers the descriptor, then takes the first other call, closes its
+// answers the descriptor and its status, then takes the first other call, closes its
 // connection without an answer and stops listening, leaving the lock free.
 func crashingHolder(t *testing.T, dir string) {
 	t.Helper()
@@ -238,6 +238,11 @@ func crashingHolder(t *testing.T, dir string) {
 		if r.URL.Path == wire.PathPrefix+wire.EndpointDescriptor {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write([]byte(`{"id":"mnemo","label":"about to crash","fetch_modes":["keyword"],"consolidation":"none"}`))
+			return
+		}
+		if r.URL.Path == adminStatus {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"pid":1,"holder":"about-to-crash"}`))
 			return
 		}
 		_, _ = io.Copy(io.Discard, r.Body)
