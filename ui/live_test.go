@@ -493,15 +493,15 @@ func TestLiveCandidatesToReview(t *testing.T) {
 	a := w.store("a candidate from an agent", "team:acme", contract.StatusCandidate)
 	b := w.store("another candidate", "user:kim", contract.StatusCandidate)
 	h.follow()
-	h.contains("14 records · 2 to review")
+	h.contains("14 records · 12 active · 2 to review")
 	w.store("an active fact", "team:acme", contract.StatusActive)
 	h.catchUp()
-	h.contains("15 records · 2 to review")
+	h.contains("15 records · 13 active · 2 to review")
 	if _, err := w.e.Review(context.Background(), contract.ReviewRequest{ID: a, Action: contract.ReviewApprove}); err != nil {
 		t.Fatal(err)
 	}
 	h.catchUp()
-	h.contains("15 records · 1 to review")
+	h.contains("15 records · 14 active · 1 to review")
 	if _, err := w.e.Review(context.Background(), contract.ReviewRequest{ID: b, Action: contract.ReviewReject}); err != nil {
 		t.Fatal(err)
 	}
@@ -510,14 +510,16 @@ func TestLiveCandidatesToReview(t *testing.T) {
 	h.lacks("to review")
 }
 
-// A read-only session cannot review: its header counts candidates instead.
+// A read-only session counts in the same words as every other surface
+// (mnemo info's): what awaits review is said so, though this session
+// offers no key to review it.
 func TestCandidatesReadOnly(t *testing.T) {
 	t.Parallel()
 	w := newWriter(t, 3)
 	w.store("a candidate", "team:acme", contract.StatusCandidate)
 	h := newLiveHarness(t, w, 80, 24, func(o *Options) { o.ReadOnly = true })
-	h.contains("4 records · 1 candidate")
-	h.lacks("to review")
+	h.contains("4 records · 3 active · 1 to review")
+	h.lacks("a approve")
 }
 
 // toastGone clears the footer's toast, as its timer would.
@@ -538,4 +540,30 @@ func TestLiveHeadStaysInView(t *testing.T) {
 		t.Fatalf("explore's cursor moved to %v, want record %s", got, id)
 	}
 	h.contains("arrived at the head")
+}
+
+// The header counts a scope in mnemo info's words (contract.CountRecords),
+// each state apart: an expired record and a superseded one are said, not
+// folded into "records".
+func TestHeaderCountsAsInfoDoes(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t, 5)
+	ctx := context.Background()
+	w.tick()
+	past := w.now().Add(-time.Minute)
+	it := contract.Learning("a fact that has expired", contract.LearningFact, 0.7, contract.MemoryMeta{Namespace: contract.MustNamespace("team:acme")})
+	if _, err := w.e.StoreWith(ctx, it, contract.WriteOptions{ExpiresAt: &past}); err != nil {
+		t.Fatal(err)
+	}
+	w.store("awaiting a person", "team:acme", contract.StatusCandidate)
+	want, err := contract.CountRecords(ctx, w.e, contract.MetaFilter{}, w.now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Expired != 1 || want.ToReview != 1 || want.Active != 5 {
+		t.Fatalf("fixture counts %+v, want 5 active, 1 to review, 1 expired", want)
+	}
+	h := newLiveHarness(t, w, 120, 40)
+	h.contains("5 active · 1 to review · 1 expired")
+	h.contains("of 7 records")
 }

@@ -44,9 +44,9 @@ type model struct {
 	mouse  bool
 	undo   []undoEntry
 	live   liveFeed
-	// candidates counts the records awaiting review in the session's base
-	// scope (the header), -1 until known.
-	candidates int
+	// counts is what the session's base scope holds (the header), nil
+	// until known.
+	counts *contract.RecordCounts
 }
 
 // view is one registered view of the session.
@@ -61,11 +61,10 @@ type overlay interface {
 	View(width, height int) string
 }
 
-// totalMsg is the header's counts: the records in the session's base scope
-// and the candidates among them.
+// totalMsg is the header's counts of the session's base scope.
 type totalMsg struct {
-	total, candidates int
-	err               error
+	counts contract.RecordCounts
+	err    error
 }
 
 type demoLoadedMsg struct{ err error }
@@ -97,7 +96,7 @@ func newModel(opts Options) *model {
 		r := *opts.Reach
 		c.Scope.Base.Reach = &r
 	}
-	m := &model{c: c, opts: opts, mouse: opts.Mouse, candidates: -1}
+	m := &model{c: c, opts: opts, mouse: opts.Mouse}
 	m.live.enabled = opts.Live && opts.Engine != nil
 	m.status.tasks = map[string]string{}
 	for _, s := range Registry() {
@@ -153,13 +152,10 @@ func (m *model) focusedName() string {
 func (m *model) totalCmd() tea.Cmd {
 	engine, ctx := m.c.Engine, m.c.Context()
 	base := m.c.Scope.Base.Clone()
+	now := m.c.Now
 	return func() tea.Msg {
-		page, err := engine.Browse(ctx, contract.BrowseQuery{Filter: base, Limit: 1})
-		if err != nil {
-			return totalMsg{err: err}
-		}
-		cands, err := engine.Browse(ctx, contract.BrowseQuery{Filter: base, Status: []contract.Status{contract.StatusCandidate}, Limit: 1})
-		return totalMsg{total: page.Total, candidates: cands.Total, err: err}
+		counts, err := contract.CountRecords(ctx, engine, base, now())
+		return totalMsg{counts: counts, err: err}
 	}
 }
 
@@ -212,7 +208,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		if msg.err != nil {
 			return m.fail("count records", msg.err)
 		}
-		m.c.Total, m.candidates = msg.total, msg.candidates
+		m.c.Total, m.counts = msg.counts.Total(), &msg.counts
 		return nil
 	case AccessMsg:
 		return m.access(msg)

@@ -77,7 +77,7 @@ func (m *model) body() string {
 }
 
 func (m *model) headerInfo() components.HeaderInfo {
-	return components.HeaderInfo{Width: m.c.Width, Store: m.c.StoreLabel, Total: m.c.Total, Candidates: m.candidates,
+	return components.HeaderInfo{Width: m.c.Width, Store: m.c.StoreLabel, Counts: m.counts,
 		ReadOnly: m.c.ReadOnly, Plain: m.c.Plain, Tabs: m.tabs,
 		Active: m.active, HelpKey: common.KeyLabel(m.c.Keys.Help.Keys())}
 }

@@ -2,6 +2,7 @@ package components
 
 import (
 	"fmt"
+	"mnemo/contract"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -26,21 +27,21 @@ type Tab struct {
 type HeaderInfo struct {
 	Width int
 	Store string
-	Total int // records in the store, -1 until known
-	// Candidates awaiting review in the store, -1 until known; shown when
-	// there are some ("· 12 to review", "12 candidates" in a read-only
-	// session, which cannot review them).
-	Candidates int
-	ReadOnly   bool
-	Plain      bool
-	Tabs       []Tab
-	Active     int
-	HelpKey    string
+	// Counts is what the session's base scope holds (nil until known), in
+	// the words every surface counts by: "1,351 active · 74 to review".
+	Counts   *contract.RecordCounts
+	ReadOnly bool
+	Plain    bool
+	Tabs     []Tab
+	Active   int
+	HelpKey  string
 }
 
 type headerKey struct {
-	width, active, total, candidates int
-	dark, readOnly                   bool
+	width, active  int
+	counts         contract.RecordCounts
+	counted        bool
+	dark, readOnly bool
 }
 
 // Header is the top line: app name, store, record count, the view tabs with
@@ -52,29 +53,46 @@ type Header struct {
 
 // View draws the header (or returns the last drawing when nothing it shows changed).
 func (h *Header) View(st *common.Styles, in HeaderInfo) string {
-	k := headerKey{width: in.Width, active: in.Active, total: in.Total, candidates: in.Candidates, dark: st.Dark, readOnly: in.ReadOnly}
+	k := headerKey{width: in.Width, active: in.Active, counted: in.Counts != nil, dark: st.Dark, readOnly: in.ReadOnly}
+	if in.Counts != nil {
+		k.counts = *in.Counts
+	}
 	if k != h.key || h.line == "" {
 		h.line, h.key = drawHeader(st, in), k
 	}
 	return h.line
 }
 
-// HeaderCount is the header's count: "1,432 records · 74 to review".
+// HeaderCount is the header's count, in the words of mnemo info
+// (contract.RecordCounts.Words): "1,351 active · 74 to review · 7 expired".
 func HeaderCount(in HeaderInfo) string {
-	count := "… records"
-	if in.Total >= 0 {
-		count = common.Plural(in.Total, "record", "records")
+	if in.Counts == nil {
+		return "… records"
 	}
-	if in.Candidates > 0 {
-		review := common.Thousands(in.Candidates) + " to review"
-		if in.ReadOnly {
-			review = common.Plural(in.Candidates, "candidate", "candidates")
+	words := in.Counts.Words(common.Thousands)
+	if in.Plain {
+		words = strings.ReplaceAll(words, countSep, ", ")
+	}
+	return words
+}
+
+// countSep parts the words of a count.
+const countSep = " · "
+
+// fitCount drops the last parts of a count (the rarer states: superseded,
+// expired, sandboxes) until it is at most width cells; "" when not even
+// the first part fits.
+func fitCount(count string, width int) string {
+	sep := countSep
+	if !strings.Contains(count, sep) {
+		sep = ", "
+	}
+	for common.Width(count) > width {
+		i := strings.LastIndex(count, sep)
+		if i < 0 {
+			return ""
 		}
-		sep := " · "
-		if in.Plain {
-			sep = ", "
-		}
-		count += sep + review
+		count = count[:i]
 	}
 	return count
 }
@@ -175,7 +193,7 @@ func drawTabs(st *common.Styles, in HeaderInfo, short bool) string {
 // (inScope of total; either -1 when unknown), marked read-only when it is,
 // with the live indicator (drawn by the caller; empty when not live) before
 // the count. counted is the header's count when the header had no room for
-// it ("1,432 records · 74 to review"), empty otherwise.
+// it ("1,351 active · 74 to review"), empty otherwise.
 //
 // listFilter, when set, is the text the active list is filtered by: the line
 // says so after the scope ("all records · contains "kafka""), since the count
@@ -184,13 +202,21 @@ func ScopeLine(st *common.Styles, width int, scope common.Scope, inScope, total 
 	right := ""
 	switch {
 	case inScope >= 0 && total >= 0:
-		right = st.ScopeCount.Render(common.Thousands(inScope)) + " of " + common.Thousands(total) + " "
+		right = st.ScopeCount.Render(common.Thousands(inScope)) + " of " + common.Plural(total, "record", "records") + " "
 	case total >= 0:
-		right = common.Thousands(total) + " "
+		right = common.Plural(total, "record", "records") + " "
 	}
-	if counted != "" && total >= 0 {
-		// The header had no room for its count: "12 of 1,432 records · 74 to review".
-		right = strings.TrimSuffix(right, " ") + strings.TrimPrefix(counted, common.Thousands(total)) + " "
+	if counted != "" && total >= 0 && listFilter == "" {
+		// The header had no room for its count: "12 of 1,432 · 1,351 active
+		// · 74 to review", as much of it as leaves the scope room (a list
+		// filter's words come first).
+		sep := countSep
+		if strings.Contains(counted, ", ") && !strings.Contains(counted, countSep) {
+			sep = ", "
+		}
+		if fit := fitCount(counted, width-common.Width(right)-common.Width(sep)-24); fit != "" {
+			right = strings.TrimSuffix(right, " ") + sep + fit + " "
+		}
 	}
 	if live != "" {
 		right = live + "  " + right

@@ -64,7 +64,7 @@ ssh_keys = [%q]
 	}
 	// alice's session goes on, narrowed: one record, read-only.
 	narrowed := foreign(bobRecords, strayRecords, aliceRecords[:2], aliceRecords[3:])
-	wants := []string{"read-only", "1 record ", "writer keeps release", "you now act as alice (reader)"}
+	wants := []string{"read-only", "1 of 1 record", "writer keeps release", "you now act as alice (reader)"}
 	var screen string
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		screen = alice.screen()
