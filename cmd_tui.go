@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
+	"fmt"
+	"mnemo/engine/curate"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -73,6 +75,15 @@ func (a *app) runTUI(ctx context.Context, f tuiFlags) error {
 		Mouse:      a.cfg.Mouse != nil && *a.cfg.Mouse,
 		Logger:     a.logger,
 		Live:       true,
+		Curate:     a.cfg.curateConfig(),
+	}
+	// Dismissed clusters are this user's, beside the other state (as
+	// `mnemo clusters --dismiss` keeps them); a file that cannot be read
+	// leaves the session its own.
+	if d, err := curate.LoadDismissed(a.dismissedPath(), a.storeKey()); err == nil {
+		opts.Dismissed = d
+	} else {
+		fmt.Fprintf(a.stderr, "mnemo: dismissed clusters are kept for this session only: %v\n", err)
 	}
 	// The process's own terminal is the TUI's default; other streams (tests,
 	// pipes handed in by a host) are passed explicitly.

@@ -4,6 +4,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"mnemo/contract"
+	"mnemo/engine/curate"
 	"mnemo/ui/common"
 	"mnemo/views/forget"
 )
@@ -15,8 +16,12 @@ import (
 // maxUndo is the most records a forget keeps in memory to undo it.
 const maxUndo = 10000
 
+// undoEntry is one undoable step: a forget (its records), a resolution
+// (its supersedes) or a dismissal (its cluster).
 type undoEntry struct {
-	records []contract.Record
+	records    []contract.Record
+	superseded []curate.Done
+	dismissed  *curate.Cluster
 }
 
 type forgottenMsg struct {
@@ -177,6 +182,9 @@ func (m *model) undoLast() tea.Cmd {
 	}
 	last := m.undo[len(m.undo)-1]
 	m.undo = m.undo[:len(m.undo)-1]
+	if last.records == nil {
+		return m.undoCuration(last)
+	}
 	m.start("undo", "restoring")
 	engine, ctx := m.c.Engine, m.c.Context()
 	return func() tea.Msg {

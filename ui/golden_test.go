@@ -49,6 +49,9 @@ func TestGoldenScreens(t *testing.T) {
 		{"detail-markdown", []string{"2", "G", "k", "k", "k", "k", "k", "k", "k", "k", "k", "k", "k", "k", "k", "k", "k", "enter"}},
 		{"detail-conversation", []string{"tab", "j", "j", "j", "j", "j", "j", "j", "j", "j", "enter"}},
 		{"forget-dialog", []string{"enter", "j", "j", "enter", "D"}},
+		{"curate", []string{"6"}},
+		// a cluster open, its members side by side, the second one chosen
+		{"curate-cluster", []string{"6", "enter", "l"}},
 		{"help", []string{"?"}},
 		{"palette", []string{":", "f", "o", "r"}},
 	}

@@ -180,7 +180,7 @@ func (m *model) livePage(msg livePageMsg) tea.Cmd {
 		l.started = msg.err == nil
 		if !l.loaded {
 			l.loaded = true
-			cmds = append(cmds, m.totalCmd(), m.activate())
+			cmds = append(cmds, m.totalCmd(), m.clusterCmd(), m.activate())
 		}
 	}
 	if msg.err != nil {
@@ -257,7 +257,7 @@ func (m *model) liveFlush() tea.Cmd {
 		m.opts.Applied(changes)
 	}
 	if !overflow && !cut && !m.touchesScope(changes) {
-		return tea.Batch(append(cmds, m.totalCmd())...)
+		return tea.Batch(append(cmds, m.totalCmd(), m.clusterCmd())...)
 	}
 	dc := common.DataChangedMsg{Cause: common.ChangeLive}
 	switch {

@@ -53,8 +53,8 @@ func TestRegistryDrivesTabsKeysPaletteAndHelp(t *testing.T) {
 func TestCatalogueRefusesBadRegistrations(t *testing.T) {
 	t.Parallel()
 	bad := []common.ViewInfo{
-		{Name: "watch", Title: "Watch", Keys: []string{"6"}, Actions: []string{"frobnicate"}},
-		{Name: "watch", Title: "Watch", Keys: []string{"6"}, Actions: []string{"quit"}},
+		{Name: "watch", Title: "Watch", Keys: []string{"7"}, Actions: []string{"frobnicate"}},
+		{Name: "watch", Title: "Watch", Keys: []string{"7"}, Actions: []string{"quit"}},
 	}
 	for _, v := range bad {
 		if _, err := common.Catalogue(append(viewInfos(), v)); err == nil || !strings.Contains(err.Error(), `view "watch" offers`) {
@@ -66,7 +66,7 @@ func TestCatalogueRefusesBadRegistrations(t *testing.T) {
 	}
 	// a new view with a key of its own is one registration: its switch action,
 	// default key and scope follow
-	watch := common.ViewInfo{Name: "watch", Title: "Watch", Keys: []string{"6"}, Actions: []string{"up", "down", "open"}}
+	watch := common.ViewInfo{Name: "watch", Title: "Watch", Keys: []string{"7"}, Actions: []string{"up", "down", "open"}}
 	b, err := common.DefaultBindings(append(viewInfos(), watch))
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestCatalogueRefusesBadRegistrations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := km.View("watch").Keys(); len(got) != 1 || got[0] != "6" {
+	if got := km.View("watch").Keys(); len(got) != 1 || got[0] != "7" {
 		t.Fatalf("watch view keys = %v", got)
 	}
 	if a, _ := km.Action("open"); !a.In("watch") {

@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"mnemo/contract"
+	"mnemo/engine/curate"
 	"mnemo/ui/common"
 	"mnemo/ui/components"
 	"mnemo/views/detail"
@@ -46,7 +47,8 @@ type model struct {
 	live   liveFeed
 	// counts is what the session's base scope holds (the header), nil
 	// until known.
-	counts *contract.RecordCounts
+	counts   *contract.RecordCounts
+	curation curation
 }
 
 // view is one registered view of the session.
@@ -96,6 +98,13 @@ func newModel(opts Options) *model {
 		r := *opts.Reach
 		c.Scope.Base.Reach = &r
 	}
+	if opts.Curate == (curate.Config{}) {
+		opts.Curate = curate.DefaultConfig()
+	}
+	c.Dismissed = opts.Dismissed
+	if c.Dismissed == nil {
+		c.Dismissed = curate.SessionDismissed()
+	}
 	m := &model{c: c, opts: opts, mouse: opts.Mouse}
 	m.live.enabled = opts.Live && opts.Engine != nil
 	m.status.tasks = map[string]string{}
@@ -117,7 +126,7 @@ func (m *model) Init() tea.Cmd {
 	if m.live.enabled {
 		return tea.Batch(tea.RequestBackgroundColor, m.liveStart())
 	}
-	return tea.Batch(tea.RequestBackgroundColor, m.totalCmd(), m.activate())
+	return tea.Batch(tea.RequestBackgroundColor, m.totalCmd(), m.clusterCmd(), m.activate())
 }
 
 func (m *model) activeView() common.View { return m.views[m.active].pane }
@@ -188,6 +197,9 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return cmd
 	}
 	if cmd, ok := m.liveMsg(msg); ok {
+		return cmd
+	}
+	if cmd, ok := m.curationMsg(msg); ok {
 		return cmd
 	}
 	switch msg := msg.(type) {
@@ -300,7 +312,7 @@ func (m *model) changed(msg common.DataChangedMsg) tea.Cmd {
 	if m.detailOpen && msg.Goes(m.detail.ID()) {
 		m.detailOpen = false
 	}
-	return tea.Batch(m.broadcast(msg), m.totalCmd(), m.activate())
+	return tea.Batch(m.broadcast(msg), m.totalCmd(), m.clusterCmd(), m.activate())
 }
 
 // access starts again from a new principal's reach (serve mode reloaded its
@@ -315,7 +327,7 @@ func (m *model) access(msg AccessMsg) tea.Cmd {
 		base.Reach = &r
 	}
 	stale := m.broadcast(common.DataChangedMsg{Cause: common.ChangeAccess})
-	cmd := tea.Batch(stale, m.setScope(common.Scope{Base: base}), m.totalCmd(), m.say(msg.Note))
+	cmd := tea.Batch(stale, m.setScope(common.Scope{Base: base}), m.totalCmd(), m.clusterCmd(), m.say(msg.Note))
 	if m.live.enabled {
 		// follow the feed under the new reach, from its head
 		l := &m.live

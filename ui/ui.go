@@ -14,6 +14,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"mnemo/contract"
+	"mnemo/engine/curate"
 	"mnemo/ui/common"
 )
 
@@ -77,6 +78,15 @@ type Options struct {
 	// SSH session passes the program's life, so a waiting poll of the change
 	// feed ends when its TUI quits.
 	Context context.Context
+	// Curate holds the clustering thresholds (the config's [curate]); the
+	// zero value means curate.DefaultConfig.
+	Curate curate.Config
+	// Dismissed holds the clusters the user dismissed; nil keeps them for
+	// the session only (SSH sessions: nothing is written on the server).
+	Dismissed *curate.Dismissed
+	// MaxClustered is the most records of the session's reach it clusters
+	// in the background (0: DefaultMaxClustered).
+	MaxClustered int
 	// Live follows the store's change feed: the session updates itself as
 	// other writers change the store (the binary and SSH sessions set it).
 	Live bool

@@ -4,6 +4,7 @@ import (
 	"mnemo/ui/common"
 	"mnemo/views/activity"
 	"mnemo/views/browse"
+	"mnemo/views/curate"
 	"mnemo/views/detail"
 	"mnemo/views/explore"
 	"mnemo/views/fetch"
@@ -62,6 +63,10 @@ func Registry() []ViewSpec {
 		{ViewInfo: common.ViewInfo{Name: common.ViewActivity, Title: "Activity", Keys: []string{"5"},
 			Actions: with(listActions(), []string{"open", "copy-id", "pause-feed"})},
 			New: func(c *common.Common) common.View { return activity.New(c) }},
+		{ViewInfo: common.ViewInfo{Name: common.ViewCurate, Title: "Curate", Keys: []string{"6"},
+			Actions: with(listActions(), []string{"open", "prev-column", "next-column", "keep-newest", "keep-confident",
+				"keep-this", "dismiss"}, recordActions())},
+			New: func(c *common.Common) common.View { return curate.New(c) }},
 	}
 }
 

@@ -103,7 +103,7 @@ func TestReadOnlyHasNoEdit(t *testing.T) {
 	}
 	w := newHarness(t, 120, 40)
 	// typed into help's filter, and the description it finds
-	for typed, action := range map[string]string{"scope": "forget scope", "undo": "undo forget", "appro": "approve", "rejec": "reject"} {
+	for typed, action := range map[string]string{"scope": "forget scope", "und": "undo", "appro": "approve", "rejec": "reject"} {
 		for _, hs := range []*harness{h, w} {
 			hs.keys("?")
 			for _, r := range typed {
@@ -250,7 +250,7 @@ func TestHeaderKeepsViewNamesWithALongStoreName(t *testing.T) {
 	}
 	h := harnessOn(t, e, "/tmp/tmp.Xq3ZkL0pVw-a-long-store-name", 80, 24)
 	header := strings.SplitN(h.screen(), "\n", 2)[0]
-	for _, want := range []string{"[1 Explore]", "2 Browse", "3 Fetch", "4 Recall", "5 Activity", "? help"} {
+	for _, want := range []string{"[1 Explore]", "2 Browse", "3 Fetch", "4 Recall", "5 Activity", "6 Curate", "?"} {
 		if !strings.Contains(header, want) {
 			t.Fatalf("header lacks %q:\n%s", want, header)
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 )
 
 // Dismissed holds the clusters a person said are different ("these are
@@ -16,10 +17,19 @@ import (
 // judgement, kept beside their other state rather than written into the
 // memory agents read. A dismissed cluster stays hidden while its members are
 // a subset of what was dismissed; a new record joining it brings it back.
+// A Dismissed is safe for concurrent use (a TUI clusters in the background
+// while its user dismisses).
 type Dismissed struct {
-	path  string
+	mu    sync.Mutex
+	path  string // "" keeps the dismissals in memory only
 	store string
 	file  dismissedFile
+}
+
+// SessionDismissed answers dismissals kept in memory only, for as long as
+// the value lives: an SSH session's, which writes nothing on the server.
+func SessionDismissed() *Dismissed {
+	return &Dismissed{file: dismissedFile{Version: 1, Stores: map[string][][]string{}}}
 }
 
 type dismissedFile struct {
@@ -49,6 +59,12 @@ func LoadDismissed(path, store string) (*Dismissed, error) {
 
 // Hidden tells whether a cluster was dismissed and nothing new joined it.
 func (d *Dismissed) Hidden(c Cluster) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.hidden(c)
+}
+
+func (d *Dismissed) hidden(c Cluster) bool {
 	for _, set := range d.file.Stores[d.store] {
 		all := true
 		for _, id := range c.IDs() {
@@ -66,17 +82,37 @@ func (d *Dismissed) Hidden(c Cluster) bool {
 
 // Dismiss records a cluster as dismissed and saves the file.
 func (d *Dismissed) Dismiss(c Cluster) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	ids := c.IDs()
 	slices.Sort(ids)
 	d.file.Stores[d.store] = append(d.file.Stores[d.store], ids)
 	return d.save()
 }
 
+// Undismiss takes back the last dismissal of exactly these members (undo).
+func (d *Dismissed) Undismiss(c Cluster) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ids := c.IDs()
+	slices.Sort(ids)
+	sets := d.file.Stores[d.store]
+	for i := len(sets) - 1; i >= 0; i-- {
+		if slices.Equal(sets[i], ids) {
+			d.file.Stores[d.store] = slices.Delete(sets, i, i+1)
+			return d.save()
+		}
+	}
+	return nil
+}
+
 // Visible answers the clusters not hidden by a dismissal, and how many were.
 func (d *Dismissed) Visible(cs []Cluster) ([]Cluster, int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	out := make([]Cluster, 0, len(cs))
 	for _, c := range cs {
-		if !d.Hidden(c) {
+		if !d.hidden(c) {
 			out = append(out, c)
 		}
 	}
@@ -84,6 +120,9 @@ func (d *Dismissed) Visible(cs []Cluster) ([]Cluster, int) {
 }
 
 func (d *Dismissed) save() error {
+	if d.path == "" {
+		return nil
+	}
 	data, err := json.MarshalIndent(d.file, "", "  ")
 	if err != nil {
 		return err

@@ -44,3 +44,32 @@ func TestDismissed(t *testing.T) {
 		t.Fatalf("a broken file: %v, want an error naming it", err)
 	}
 }
+
+// Undismiss takes a dismissal back (the TUI's undo), saved; a session's
+// dismissals write no file.
+func TestUndismissAndSessionDismissals(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "dismissed.json")
+	d, err := LoadDismissed(path, "/stores/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "The worker runs as a systemd unit with Restart=on-failure and a RestartSec of five seconds."
+	pair := Find([]contract.Record{rec("x", contract.KindDocument, text), rec("y", contract.KindDocument, text)}, DefaultConfig())
+	if err := d.Dismiss(pair[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Undismiss(pair[0]); err != nil {
+		t.Fatal(err)
+	}
+	again, err := LoadDismissed(path, "/stores/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Hidden(pair[0]) {
+		t.Fatal("an undismissed cluster stays hidden after reloading")
+	}
+	s := SessionDismissed()
+	if err := s.Dismiss(pair[0]); err != nil || !s.Hidden(pair[0]) {
+		t.Fatalf("a session dismissal: %v, hidden %v", err, s.Hidden(pair[0]))
+	}
+}

@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"mnemo/contract"
+	"mnemo/engine/curate"
 )
 
 // Common is the per-session kernel handed to every view by pointer. Only the
@@ -34,6 +35,12 @@ type Common struct {
 	ScopeGen int
 	// Total is the number of records in the store (the header's count), -1 until known.
 	Total int
+	// Clusters is the latest background clustering of the base scope, nil
+	// until it first answers (the curate view lists them, Explore and
+	// Browse mark their records).
+	Clusters *Clusters
+	// Dismissed holds the clusters this user said are different.
+	Dismissed *curate.Dismissed
 	// Timer replaces tea.Tick (tests run timers without waiting); nil means tea.Tick.
 	Timer func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
 }

@@ -17,6 +17,7 @@ const (
 	ViewFetch    = "fetch"
 	ViewRecall   = "recall"
 	ViewActivity = "activity"
+	ViewCurate   = "curate"
 	ViewDetail   = "detail"
 )
 
@@ -49,6 +50,7 @@ type KeyMap struct {
 	Approve, Reject, Select, Sort, AddSort, FilterEditor           key.Binding
 	TogglePreview, Export, LoadDemo, CycleMode                     key.Binding
 	PrevColumn, NextColumn, PauseLive, PauseFeed                   key.Binding
+	KeepNewest, KeepConfident, KeepThis, Dismiss                   key.Binding
 
 	// views are the keys that show each view, by view name.
 	views map[string]*key.Binding
@@ -79,7 +81,8 @@ func (a Action) Binding(km *KeyMap) *key.Binding { return a.binding(km) }
 // --readonly) offers none of them, in footers, in help or in the palette.
 func (a Action) Writes() bool {
 	switch a.Name {
-	case "forget", "forget-scope", "undo", "approve", "reject", "load-demo", "export":
+	case "forget", "forget-scope", "undo", "approve", "reject", "load-demo", "export",
+		"keep-newest", "keep-confident", "keep-this", "dismiss":
 		// export edits the record on a local TUI; over SSH (never read-only
 		// there for this reason alone) the footer still offers its copy.
 		return true
@@ -140,7 +143,7 @@ func actionTable() []Action {
 		a("copy-text", "copy text", k("Y"), func(k *KeyMap) *key.Binding { return &k.CopyText }),
 		a("forget", "forget", k("d"), func(k *KeyMap) *key.Binding { return &k.Forget }),
 		a("forget-scope", "forget scope", k("D"), func(k *KeyMap) *key.Binding { return &k.ForgetScope }),
-		a("undo", "undo forget", k("u"), func(k *KeyMap) *key.Binding { return &k.Undo }),
+		a("undo", "undo", k("u"), func(k *KeyMap) *key.Binding { return &k.Undo }),
 		a("approve", "approve", k("a"), func(k *KeyMap) *key.Binding { return &k.Approve }),
 		a("reject", "reject", k("x"), func(k *KeyMap) *key.Binding { return &k.Reject }),
 		a("select", "select", k("space"), func(k *KeyMap) *key.Binding { return &k.Select }),
@@ -154,6 +157,10 @@ func actionTable() []Action {
 		a("load-demo", "load demo", k("L"), func(k *KeyMap) *key.Binding { return &k.LoadDemo }),
 		a("cycle-mode", "next mode", k("tab"), func(k *KeyMap) *key.Binding { return &k.CycleMode }),
 		a("pause-feed", "pause / resume the feed", k("space"), func(k *KeyMap) *key.Binding { return &k.PauseFeed }),
+		a("keep-newest", "keep newest", k("n"), func(k *KeyMap) *key.Binding { return &k.KeepNewest }),
+		a("keep-confident", "keep confident", k("c"), func(k *KeyMap) *key.Binding { return &k.KeepConfident }),
+		a("keep-this", "keep this", k("K"), func(k *KeyMap) *key.Binding { return &k.KeepThis }),
+		a("dismiss", "dismiss", k("x"), func(k *KeyMap) *key.Binding { return &k.Dismiss }),
 	}
 }
 

@@ -80,6 +80,7 @@ type ForgetRequestMsg struct{ Target ForgetTarget }
 const (
 	ChangeForget  = "forget"
 	ChangeUndo    = "undo"
+	ChangeCurate  = "curate" // a cluster resolved
 	ChangeReview  = "review"
 	ChangeDemo    = "demo"
 	ChangeRefresh = "refresh" // the user pressed r

@@ -14,6 +14,7 @@ type Glyphs struct {
 	Expanded, Collapsed, Leaf            string
 	Active, Candidate, Superseded        string
 	Selected                             string
+	Clustered                            string // a record in a cluster to curate
 	Bar                                  string
 	Crumb                                string
 	None                                 string
@@ -26,7 +27,7 @@ func unicodeGlyphs() Glyphs {
 	return Glyphs{
 		Horizontal: "─", Vertical: "│", TopLeft: "┌", TopRight: "┐", BottomLeft: "└", BotRt: "┘",
 		Expanded: "▾", Collapsed: "▸", Leaf: " ",
-		Active: "●", Candidate: "○", Superseded: "×", Selected: "✓",
+		Active: "●", Candidate: "○", Superseded: "×", Selected: "✓", Clustered: "≈",
 		Bar: "█", Crumb: " › ", None: "—", Ellipsis: "…", Cursor: "▌",
 		Spinner: []string{"⣾", "⣽", "⣻", "⢿", "⡿", "⣟", "⣯", "⣷"},
 	}
@@ -36,7 +37,7 @@ func asciiGlyphs() Glyphs {
 	return Glyphs{
 		Horizontal: "-", Vertical: "|", TopLeft: "+", TopRight: "+", BottomLeft: "+", BotRt: "+",
 		Expanded: "v", Collapsed: ">", Leaf: " ",
-		Active: "*", Candidate: "?", Superseded: "x", Selected: "+",
+		Active: "*", Candidate: "?", Superseded: "x", Selected: "+", Clustered: "~",
 		Bar: "#", Crumb: " > ", None: "-", Ellipsis: "...", Cursor: ">",
 		Spinner: []string{"|", "/", "-", "\\"},
 	}

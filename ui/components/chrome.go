@@ -120,7 +120,7 @@ func layoutHeader(st *common.Styles, in HeaderInfo) (string, bool) {
 	// way first (to its last element), then the count (the scope line
 	// below says "N of M" anyway), and only when even that leaves no room
 	// do the inactive tabs show just their keys.
-	right := drawTabs(st, in, false) + " " + help + " "
+	right := drawTabs(st, in, false, "  ") + " " + help + " "
 	store := in.Store
 	fits := func(label string, info int) bool {
 		return w-common.Width(left)-common.Width(right)-info-3 >= common.Width(label)
@@ -136,7 +136,13 @@ func layoutHeader(st *common.Styles, in HeaderInfo) (string, bool) {
 			// directory's name), the view names stay
 			store, showCount, info = short, false, 0
 		default:
-			right = drawTabs(st, in, true) + " " + help + " "
+			// the tabs close up and the help hint keeps only its key
+			// before the view names give way
+			store, showCount, info = short, false, 0
+			right = drawTabs(st, in, false, " ") + " " + st.HelpHint.Render(in.HelpKey) + " "
+			if !fits("…", 0) {
+				right = drawTabs(st, in, true, "  ") + " " + help + " "
+			}
 		}
 	}
 	room := w - common.Width(left) - common.Width(right)
@@ -172,7 +178,7 @@ func ShortStoreLabel(label string) string {
 	return "…/" + trimmed[i+1:]
 }
 
-func drawTabs(st *common.Styles, in HeaderInfo, short bool) string {
+func drawTabs(st *common.Styles, in HeaderInfo, short bool, sep string) string {
 	var tabs strings.Builder
 	for i, t := range in.Tabs {
 		label := fmt.Sprintf("%s %s", t.Keys, t.Title)
@@ -184,7 +190,7 @@ func drawTabs(st *common.Styles, in HeaderInfo, short bool) string {
 		default:
 			tabs.WriteString(st.Tab.Render(label))
 		}
-		tabs.WriteString("  ")
+		tabs.WriteString(sep)
 	}
 	return tabs.String()
 }

@@ -37,6 +37,9 @@ type Model struct {
 	c      *common.Common
 	width  int
 	height int
+	// clustered counts the records of the view's query in clusters to
+	// curate (the title's "≈ N in clusters").
+	clustered int
 
 	cols    []column
 	col     int
@@ -225,6 +228,8 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 	case common.DataChangedMsg:
 		m.stale = true
 		m.live = msg.Live()
+	case common.ClustersMsg:
+		m.rebuild()
 	case editorCancelMsg:
 		m.editor = nil
 	case editorDoneMsg:
@@ -553,14 +558,18 @@ func (m *Model) rebuild() {
 		rows[i] = m.row(st, &m.records[i], now)
 	}
 	m.list.SetRows(rows)
+	m.clustered = m.c.Clusters.Count(m.Query())
 }
 
 func (m *Model) row(st *common.Styles, r *contract.Record, now time.Time) components.Row {
 	g := st.Glyphs
 	var plain, styled strings.Builder
 	sel := "  "
-	if m.selected[r.ID] {
+	switch {
+	case m.selected[r.ID]:
 		sel = g.Selected + " "
+	case m.c.Clusters.In(r.ID):
+		sel = g.Clustered + " "
 	}
 	plain.WriteString(sel)
 	styled.WriteString(st.Selected.Render(sel))
@@ -678,6 +687,9 @@ func (m *Model) View() string {
 		title = fmt.Sprintf("Browse  %s loaded of %s matching", common.Thousands(len(m.records)), common.Thousands(m.total))
 		if len(m.selected) > 0 {
 			title += fmt.Sprintf("  %d selected", len(m.selected))
+		}
+		if m.clustered > 0 {
+			title += fmt.Sprintf("  %s %s in clusters", st.Glyphs.Clustered, common.Thousands(m.clustered))
 		}
 		if m.newAbove > 0 {
 			up := "▲"

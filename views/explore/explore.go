@@ -37,7 +37,10 @@ type Model struct {
 	c      *common.Common
 	width  int
 	height int
-	focus  focus
+	// clustered counts the records of the view's query in clusters to
+	// curate (the title's "≈ N in clusters").
+	clustered int
+	focus     focus
 
 	roots     []*node
 	rows      []*node
@@ -296,6 +299,8 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 	case common.DataChangedMsg:
 		m.stale = true
 		m.live = msg.Live()
+	case common.ClustersMsg:
+		m.rebuildRows()
 	case contentMsg:
 		if msg.text == m.filter.Value() && msg.text != m.content {
 			m.content = msg.text
@@ -678,14 +683,16 @@ func (m *Model) rebuildRows() {
 	now := m.c.Now()
 	rows := make([]components.Row, len(m.records))
 	for i := range m.records {
-		rows[i] = RecordRow(&m.c.Styles, &m.records[i], inner, now)
+		rows[i] = RecordRow(&m.c.Styles, &m.records[i], inner, now, m.c.Clusters.In(m.records[i].ID))
 	}
 	m.recList.SetRows(rows)
+	m.clustered = m.c.Clusters.Count(m.browseQuery())
 }
 
 // RecordRow renders one record as a list row: status mark, text, kind,
-// confidence and age. Status is a glyph and a word-free mark, never colour alone.
-func RecordRow(st *common.Styles, r *contract.Record, width int, now time.Time) components.Row {
+// confidence and age. Status is a glyph and a word-free mark, never colour
+// alone; a record in a cluster to curate has the cluster mark before its text.
+func RecordRow(st *common.Styles, r *contract.Record, width int, now time.Time, clustered bool) components.Row {
 	g := st.Glyphs
 	mark, markStyle, textStyle := g.Active, st.Row, st.Row
 	switch r.Status {
@@ -709,10 +716,15 @@ func RecordRow(st *common.Styles, r *contract.Record, width int, now time.Time) 
 		kindW, confW = 0, 0
 		textW = width - 2 - agoW - 1
 	}
+	cl := ""
+	if clustered {
+		cl = g.Clustered + " "
+		textW -= 2
+	}
 	text := common.Fit(common.OneLine(r.Text), textW)
 	var b, p strings.Builder
-	p.WriteString(mark + " " + text)
-	b.WriteString(markStyle.Render(mark) + " " + textStyle.Render(text))
+	p.WriteString(mark + " " + cl + text)
+	b.WriteString(markStyle.Render(mark) + " " + st.Warning.Render(cl) + textStyle.Render(text))
 	if kindW > 0 {
 		kind := " " + common.Fit(kind, kindW)
 		c := " " + common.PadLeft(conf, confW)
@@ -766,6 +778,9 @@ func (m *Model) View() string {
 	title := "Records"
 	if m.loaded {
 		title = fmt.Sprintf("Records %s of %s loaded", common.Thousands(len(m.records)), common.Thousands(m.total))
+		if m.clustered > 0 {
+			title += fmt.Sprintf("  %s %s in clusters", st.Glyphs.Clustered, common.Thousands(m.clustered))
+		}
 	}
 	records := components.Box(st, title, lines, rw, recH, m.focus == focusRecords)
 	if below != "" {

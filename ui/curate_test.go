@@ -1,0 +1,161 @@
+package ui
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"mnemo/contract"
+	"mnemo/engine/memory"
+	"mnemo/ui/common"
+	"mnemo/ui/uitest"
+	"mnemo/views/curate"
+)
+
+// curationStore holds two clusters: a conflict (the pool size changed) of
+// three and a repeat of two, and a record that relates to neither.
+func curationStore(t *testing.T) *memory.Engine {
+	t.Helper()
+	ctx := context.Background()
+	e := memory.New()
+	at := uitest.Now().Add(-48 * time.Hour)
+	store := func(text string, conf float32, hoursLater int) {
+		t.Helper()
+		obs := at.Add(time.Duration(hoursLater) * time.Hour)
+		ns := "team:acme"
+		if strings.Contains(text, "digest") {
+			ns = "team:ops"
+		}
+		it := contract.Learning(text, contract.LearningFact, conf, contract.MemoryMeta{
+			Namespace: contract.MustNamespace(ns), ObservedAt: &obs})
+		if _, err := e.Store(ctx, it); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store("Postgres 16 (billing-db) has a connection limit of 200; billing-api uses a PgBouncer pool of 20", 0.9, 0)
+	store("Postgres 16 (billing-db) has a connection limit of 200; billing-api uses a PgBouncer pool of 39", 0.6, 5)
+	store("Postgres 16 (billing-db) has a connection limit of 200; billing-api uses a PgBouncer pool of 23", 0.5, 10)
+	store("The nightly digest job runs at 02:00 UTC on the worker host and mails the on-call channel", 0.7, 1)
+	store("The nightly digest job runs at 02:00 UTC on the worker host and mails the on-call channel.", 0.7, 2)
+	store("Kim prefers tabs over spaces in every Go repository of the team", 0.8, 3)
+	return e
+}
+
+func (m *model) curateView() *curate.Model { return m.viewNamed("curate").(*curate.Model) }
+
+func activeCount(t *testing.T, e contract.Engine) int {
+	t.Helper()
+	page, err := e.Browse(context.Background(), contract.BrowseQuery{Status: []contract.Status{contract.StatusActive}, Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page.Total
+}
+
+// A curator resolves a conflict in one key (the newest stays, the rest are
+// superseded by it), and u puts every record back as it was.
+func TestCurateKeepNewestAndUndo(t *testing.T) {
+	t.Parallel()
+	e := curationStore(t)
+	h := harnessOn(t, e, "~/mnemo", 120, 40)
+	h.keys("6")
+	h.contains("Curate  2 clusters · 1 conflict · 5 records")
+	if n := len(h.m.curateView().Clusters()); n != 2 {
+		t.Fatalf("%d clusters listed, want 2", n)
+	}
+	h.keys("n")
+	h.contains("kept the newest of 3, superseded 2 (u undoes)")
+	h.contains("Curate  1 cluster · 0 conflicts · 2 records")
+	if got := activeCount(t, e); got != 4 {
+		t.Fatalf("%d active after keeping the newest of 3, want 4", got)
+	}
+	page, err := e.Browse(context.Background(), contract.BrowseQuery{Status: []contract.Status{contract.StatusSuperseded}, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range page.Records {
+		if r.SupersededBy == nil {
+			t.Fatalf("%s superseded by nobody", r.ID)
+		}
+		by, err := e.Get(context.Background(), contract.GetRequest{IDs: []string{*r.SupersededBy}})
+		if err != nil || len(by) != 1 || by[0].Text != "Postgres 16 (billing-db) has a connection limit of 200; billing-api uses a PgBouncer pool of 23" {
+			t.Fatalf("superseded by %v (%v), want the newest (pool of 23)", by, err)
+		}
+	}
+	h.keys("u")
+	h.contains("restored 2 records")
+	if got := activeCount(t, e); got != 6 {
+		t.Fatalf("%d active after undo, want all 6", got)
+	}
+	h.contains("Curate  2 clusters · 1 conflict · 5 records")
+}
+
+// Inside a cluster: l moves to the next member, K keeps it; x dismisses a
+// cluster (it stays hidden), and u brings it back.
+func TestCurateKeepThisAndDismiss(t *testing.T) {
+	t.Parallel()
+	e := curationStore(t)
+	h := harnessOn(t, e, "~/mnemo", 120, 40)
+	h.keys("6", "enter")
+	h.contains("Cluster 1 of 2 · conflict")
+	h.keys("l", "l", "K")
+	h.contains("kept the one chosen of 3, superseded 2")
+	page, err := e.Browse(context.Background(), contract.BrowseQuery{Status: []contract.Status{contract.StatusActive},
+		Filters: []contract.BrowseFilter{{Field: "content", Op: "contains", Text: "PgBouncer"}}, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Records) != 1 || page.Records[0].Text != "Postgres 16 (billing-db) has a connection limit of 200; billing-api uses a PgBouncer pool of 20" {
+		t.Fatalf("active PgBouncer records %v, want only the third member (the oldest, pool of 20)", page.Records)
+	}
+	// the next cluster opened in its place
+	h.contains("Cluster 1 of 1 · repeat")
+	h.keys("x")
+	h.contains("dismissed 2 as different (u undoes)")
+	h.contains("No repeats or conflicts in this scope. 1 cluster is dismissed.")
+	h.keys("u")
+	h.contains("the dismissed cluster is back")
+	h.contains("Curate  1 cluster")
+}
+
+// A reader sees the clusters and is offered no action: no key resolves.
+func TestCurateReaderSeesNoActions(t *testing.T) {
+	t.Parallel()
+	e := curationStore(t)
+	h := harnessOn(t, e, "~/mnemo", 120, 40, func(o *Options) { o.ReadOnly = true })
+	h.keys("6")
+	h.contains("Curate  2 clusters")
+	h.lacks("keep newest")
+	h.lacks("dismiss")
+	h.keys("n", "enter", "K", "x")
+	if got := activeCount(t, e); got != 6 {
+		t.Fatalf("a reader's keys changed the store: %d active, want 6", got)
+	}
+	h.lacks("keep this")
+}
+
+// Explore and Browse mark the records in clusters and count them.
+func TestExploreAndBrowseMarkClusteredRecords(t *testing.T) {
+	t.Parallel()
+	h := harnessOn(t, curationStore(t), "~/mnemo", 120, 40)
+	h.contains("≈ 5 in clusters")
+	h.contains("● ≈ Postgres 16")
+	h.keys("2")
+	h.contains("≈ 5 in clusters")
+	h.contains("≈ ● act")
+}
+
+// The drill-down scope applies: narrowed to a namespace, the view lists
+// only the clusters with members in it.
+func TestCurateFollowsTheScope(t *testing.T) {
+	t.Parallel()
+	h := harnessOn(t, curationStore(t), "~/mnemo", 120, 40)
+	h.keys("6")
+	h.contains("2 clusters")
+	h.send(common.NarrowMsg{Crumb: common.Crumb{Facet: contract.FacetNamespace, Value: "team:ops"}})
+	h.keys("6")
+	h.contains("Curate  1 cluster · 0 conflicts · 2 records")
+	h.contains("nightly digest")
+	h.lacks("PgBouncer")
+}

@@ -1,0 +1,205 @@
+package ui
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"mnemo/contract"
+	"mnemo/engine/curate"
+	"mnemo/ui/common"
+)
+
+// The curation flow: the shell clusters the base scope in the background
+// (at start, and again after the data changes, one run at a time), hands the
+// views the result (common.Clusters), and runs what the curate view asks:
+// a resolution (supersedes, curate.Apply) or a dismissal, each undoable.
+
+// DefaultMaxClustered is the most records of the base scope the session
+// clusters: every one is read (curate.Scope) and held while clustering.
+const DefaultMaxClustered = 200_000
+
+// reclusterPause is the least time between two clusterings of a session
+// whose store keeps changing.
+const reclusterPause = 2 * time.Second
+
+type clustersMsg struct {
+	gen      int
+	clusters *common.Clusters
+}
+
+type reclusterMsg struct{}
+
+type resolvedMsg struct {
+	what string
+	keys []string
+	done []curate.Done
+	err  error
+}
+
+type dismissedMsg struct {
+	cluster curate.Cluster
+	undo    bool
+	err     error
+}
+
+// curation tracks the background clustering.
+type curation struct {
+	gen     int
+	running bool
+	// dirty says the data changed while a run was under way: run again.
+	dirty bool
+}
+
+// clusterCmd starts a clustering of the base scope, or marks one under way
+// as stale.
+func (m *model) clusterCmd() tea.Cmd {
+	if m.c.Engine == nil {
+		return nil
+	}
+	cu := &m.curation
+	if cu.running {
+		cu.dirty = true
+		return nil
+	}
+	cu.running, cu.dirty = true, false
+	cu.gen++
+	gen := cu.gen
+	engine, ctx, base := m.c.Engine, m.c.Context(), m.c.Scope.Base.Clone()
+	cfg, dismissed, limit := m.opts.Curate, m.c.Dismissed, m.opts.MaxClustered
+	if limit <= 0 {
+		limit = DefaultMaxClustered
+	}
+	m.start("cluster", "clustering")
+	return func() tea.Msg {
+		return clustersMsg{gen: gen, clusters: clusterScope(ctx, engine, base, cfg, dismissed, limit)}
+	}
+}
+
+func clusterScope(ctx context.Context, engine contract.Engine, base contract.MetaFilter, cfg curate.Config, dismissed *curate.Dismissed, limit int) *common.Clusters {
+	page, err := engine.Browse(ctx, contract.BrowseQuery{Filter: base,
+		Status: []contract.Status{contract.StatusActive, contract.StatusCandidate}, Limit: 1})
+	if err != nil {
+		return &common.Clusters{Err: err}
+	}
+	if page.Total > limit {
+		return &common.Clusters{TooMany: page.Total}
+	}
+	records, err := curate.Scope(ctx, engine, base)
+	if err != nil {
+		return &common.Clusters{Err: err}
+	}
+	visible, hidden := dismissed.Visible(curate.Find(records, cfg))
+	return newClusters(visible, len(records), hidden)
+}
+
+func newClusters(list []curate.Cluster, records, dismissed int) *common.Clusters {
+	c := &common.Clusters{List: list, Of: map[string]int{}, Records: records, Dismissed: dismissed}
+	for i, cl := range list {
+		for _, r := range cl.Members {
+			c.Of[r.ID] = i
+		}
+	}
+	return c
+}
+
+// without answers the clusters with those of the given keys left out (a
+// resolution or a dismissal shows at once, before the next clustering).
+func without(c *common.Clusters, keys ...string) *common.Clusters {
+	if c == nil {
+		return nil
+	}
+	drop := map[string]bool{}
+	for _, k := range keys {
+		drop[k] = true
+	}
+	var list []curate.Cluster
+	for _, cl := range c.List {
+		if !drop[cl.Key] {
+			list = append(list, cl)
+		}
+	}
+	return newClusters(list, c.Records, c.Dismissed)
+}
+
+// curationMsg handles the flow's messages; ok is false for any other message.
+func (m *model) curationMsg(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case clustersMsg:
+		if msg.gen != m.curation.gen {
+			return nil, true
+		}
+		m.curation.running = false
+		m.done("cluster")
+		m.c.Clusters = msg.clusters
+		cmd := m.broadcast(common.ClustersMsg{})
+		if m.curation.dirty {
+			cmd = tea.Batch(cmd, m.c.Tick(reclusterPause, func(time.Time) tea.Msg { return reclusterMsg{} }))
+		}
+		return cmd, true
+	case reclusterMsg:
+		return m.clusterCmd(), true
+	case common.ResolveMsg:
+		if m.c.ReadOnly || len(msg.Steps) == 0 {
+			return nil, true
+		}
+		engine, ctx := m.c.Engine, m.c.Context()
+		m.start("resolve", "resolving")
+		keys := make([]string, len(msg.Steps))
+		for i, s := range msg.Steps {
+			keys[i] = s.Cluster
+		}
+		return func() tea.Msg {
+			done, err := curate.Apply(ctx, engine, msg.Steps)
+			return resolvedMsg{what: msg.What, keys: keys, done: done, err: err}
+		}, true
+	case resolvedMsg:
+		m.done("resolve")
+		if msg.err != nil {
+			return m.fail("resolve", msg.err), true
+		}
+		m.undo = append(m.undo, undoEntry{superseded: msg.done})
+		m.c.Clusters = without(m.c.Clusters, msg.keys...)
+		text := msg.what + ", superseded " + strconv.Itoa(len(msg.done)) +
+			" (" + common.KeyLabel(m.c.Keys.Undo.Keys()) + " undoes)"
+		return tea.Batch(m.broadcast(common.ClustersMsg{}), m.say(text),
+			m.changed(common.DataChangedMsg{Cause: common.ChangeCurate})), true
+	case common.DismissMsg:
+		if m.c.ReadOnly {
+			return nil, true
+		}
+		d, c := m.c.Dismissed, msg.Cluster
+		return func() tea.Msg { return dismissedMsg{cluster: c, err: d.Dismiss(c)} }, true
+	case dismissedMsg:
+		if msg.err != nil {
+			return m.fail("dismiss", msg.err), true
+		}
+		if msg.undo {
+			return tea.Batch(m.say("the dismissed cluster is back"), m.clusterCmd()), true
+		}
+		m.undo = append(m.undo, undoEntry{dismissed: &msg.cluster})
+		m.c.Clusters = without(m.c.Clusters, msg.cluster.Key)
+		m.c.Clusters.Dismissed++
+		return tea.Batch(m.broadcast(common.ClustersMsg{}),
+			m.say("dismissed "+strconv.Itoa(len(msg.cluster.Members))+" as different ("+
+				common.KeyLabel(m.c.Keys.Undo.Keys())+" undoes)")), true
+	}
+	return nil, false
+}
+
+// undoCuration takes back a resolution or a dismissal.
+func (m *model) undoCuration(last undoEntry) tea.Cmd {
+	engine, ctx := m.c.Engine, m.c.Context()
+	if last.dismissed != nil {
+		d, c := m.c.Dismissed, *last.dismissed
+		return func() tea.Msg { return dismissedMsg{cluster: c, undo: true, err: d.Undismiss(c)} }
+	}
+	m.start("undo", "restoring")
+	done := last.superseded
+	return func() tea.Msg {
+		err := curate.Undo(ctx, engine, done)
+		return restoredMsg{count: len(done), err: err}
+	}
+}
