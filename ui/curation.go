@@ -18,16 +18,23 @@ import (
 // a resolution (supersedes, curate.Apply) or a dismissal, each undoable.
 
 // DefaultMaxClustered is the most records of the base scope the session
-// clusters: every one is read (curate.Scope) and held while clustering.
-const DefaultMaxClustered = 200_000
+// clusters: every one is read (curate.Scope) and held while clustering, and
+// a pass over 10k records costs about a second of CPU (docs/curation.md).
+const DefaultMaxClustered = 50_000
 
 // reclusterPause is the least time between two clusterings of a session
-// whose store keeps changing.
-const reclusterPause = 2 * time.Second
+// whose store keeps changing; the pause is also at least reclusterShare
+// times the last pass, so clustering takes at most a fifth of a core
+// however busy the store.
+const (
+	reclusterPause = 2 * time.Second
+	reclusterShare = 5
+)
 
 type clustersMsg struct {
 	gen      int
 	clusters *common.Clusters
+	took     time.Duration
 }
 
 type reclusterMsg struct{}
@@ -51,6 +58,8 @@ type curation struct {
 	running bool
 	// dirty says the data changed while a run was under way: run again.
 	dirty bool
+	// took is how long the last pass took.
+	took time.Duration
 }
 
 // clusterCmd starts a clustering of the base scope, or marks one under way
@@ -74,7 +83,9 @@ func (m *model) clusterCmd() tea.Cmd {
 	}
 	m.start("cluster", "clustering")
 	return func() tea.Msg {
-		return clustersMsg{gen: gen, clusters: clusterScope(ctx, engine, base, cfg, dismissed, limit)}
+		start := time.Now()
+		c := clusterScope(ctx, engine, base, cfg, dismissed, limit)
+		return clustersMsg{gen: gen, clusters: c, took: time.Since(start)}
 	}
 }
 
@@ -131,12 +142,13 @@ func (m *model) curationMsg(msg tea.Msg) (tea.Cmd, bool) {
 		if msg.gen != m.curation.gen {
 			return nil, true
 		}
-		m.curation.running = false
+		m.curation.running, m.curation.took = false, msg.took
 		m.done("cluster")
 		m.c.Clusters = msg.clusters
 		cmd := m.broadcast(common.ClustersMsg{})
 		if m.curation.dirty {
-			cmd = tea.Batch(cmd, m.c.Tick(reclusterPause, func(time.Time) tea.Msg { return reclusterMsg{} }))
+			pause := max(reclusterPause, reclusterShare*msg.took)
+			cmd = tea.Batch(cmd, m.c.Tick(pause, func(time.Time) tea.Msg { return reclusterMsg{} }))
 		}
 		return cmd, true
 	case reclusterMsg:
