@@ -17,6 +17,9 @@ type features struct {
 	words  []string // sorted, unique
 	values []string // sorted, with repeats
 	names  map[string]bool
+	// topics are the content words said twice or more: what the text is
+	// about ("the user keyring … a user keyring").
+	topics map[string]bool
 	neg    bool
 }
 
@@ -86,6 +89,14 @@ func extract(text string) features {
 		}
 	}
 	sort.Strings(f.words)
+	for i := 1; i < len(f.words); i++ {
+		if f.words[i] == f.words[i-1] {
+			if f.topics == nil {
+				f.topics = map[string]bool{}
+			}
+			f.topics[f.words[i]] = true
+		}
+	}
 	f.words = slices.Compact(f.words)
 	sort.Strings(f.values)
 	return f

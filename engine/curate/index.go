@@ -74,8 +74,9 @@ type entry struct {
 	f     features
 	words []int32  // interned content words, sorted
 	text  []string // each word's text, in the order of words
-	names []int32  // the name words, sorted
-	gone  bool
+	names  []int32 // the name words, sorted
+	topics []int32 // the words said twice or more, sorted
+	gone   bool
 }
 
 type edge struct {
@@ -252,9 +253,12 @@ func (ix *Index) enter(r contract.Record) int32 {
 		if e.f.names[p.text] {
 			e.names = append(e.names, p.id)
 		}
+		if e.f.topics[p.text] {
+			e.topics = append(e.topics, p.id)
+		}
 	}
 	e.words, e.text = ids, texts
-	e.f.words, e.f.names = nil, nil
+	e.f.words, e.f.names, e.f.topics = nil, nil, nil
 	slot := int32(len(ix.entries))
 	ix.entries = append(ix.entries, e)
 	ix.slots[r.ID] = slot
@@ -388,6 +392,11 @@ func relate(a, b *entry, cfg Config) (Relation, string) {
 	if sim < cfg.MinOverlap {
 		return None, ""
 	}
+	if otherTopic(a, onlyA) || otherTopic(b, onlyB) {
+		// Each says twice what the other never says: the same template
+		// about two subjects (the user keyring, the process keyring).
+		return None, ""
+	}
 	diff := difference(a, b, onlyA, onlyB, sim, cfg)
 	switch {
 	case diff != "" && sim >= cfg.Conflict:
@@ -396,6 +405,17 @@ func relate(a, b *entry, cfg Config) (Relation, string) {
 		return Repeat, ""
 	}
 	return None, ""
+}
+
+// otherTopic tells whether one of e's words that the other record lacks is
+// one e says twice or more: a subject of its own.
+func otherTopic(e *entry, only []int32) bool {
+	for _, w := range only {
+		if _, ok := slices.BinarySearch(e.topics, w); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // difference names what two records disagree on: a value each has that the
