@@ -70,12 +70,12 @@ func When(r contract.Record) time.Time {
 }
 
 type entry struct {
-	rec   contract.Record
-	f     features
-	words []int32  // interned content words, sorted
-	text  []string // each word's text, in the order of words
-	names  []int32 // the name words, sorted
-	topics []int32 // the words said twice or more, sorted
+	rec    contract.Record
+	f      features
+	words  []int32  // interned content words, sorted
+	text   []string // each word's text, in the order of words
+	names  []int32  // the name words, sorted
+	topics []int32  // the words said twice or more, sorted
 	gone   bool
 }
 
