@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"mnemo/contract"
+	"mnemo/engine/curate"
 	"mnemo/engine/memory"
 	"mnemo/ui/common"
 	"mnemo/ui/uitest"
-	"mnemo/views/curate"
+	curateview "mnemo/views/curate"
 )
 
 // curationStore holds two clusters: a conflict (the pool size changed) of
@@ -42,7 +43,7 @@ func curationStore(t *testing.T) *memory.Engine {
 	return e
 }
 
-func (m *model) curateView() *curate.Model { return m.viewNamed("curate").(*curate.Model) }
+func (m *model) curateView() *curateview.Model { return m.viewNamed("curate").(*curateview.Model) }
 
 func activeCount(t *testing.T, e contract.Engine) int {
 	t.Helper()
@@ -158,4 +159,40 @@ func TestCurateFollowsTheScope(t *testing.T) {
 	h.contains("Curate  1 cluster · 0 conflicts · 2 records")
 	h.contains("nightly digest")
 	h.lacks("PgBouncer")
+}
+
+// A live session keeps its clusters up to date from the change feed, one
+// index step a change: what it lists after stores and forgets elsewhere is
+// what clustering the store from scratch finds.
+func TestCurateFollowsTheFeedIncrementally(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t, 0)
+	w.store("Kim prefers tabs over spaces in every Go repository of the team", "team:acme", contract.StatusActive)
+	h := newLiveHarness(t, w, 120, 40)
+	h.keys("6")
+	h.contains("No repeats or conflicts in this scope.")
+	built := h.m.curation.index
+	if built == nil {
+		t.Fatal("a live session kept no index after its first pass")
+	}
+	a := w.store("The billing worker retries a declined card three times over two days", "team:acme", contract.StatusActive)
+	w.store("The billing worker retries a declined card 5 times over two days", "team:acme", contract.StatusActive)
+	w.store("The billing worker retries a declined card three times over two days.", "team:acme", contract.StatusCandidate)
+	h.follow()
+	h.contains("Curate  1 cluster · 1 conflict · 3 records")
+	if h.m.curation.index != built {
+		t.Fatal("the session clustered from scratch instead of applying the feed to its index")
+	}
+	w.forget(a)
+	h.catchUp()
+	h.contains("Curate  1 cluster · 1 conflict · 2 records")
+	records, err := curate.Scope(context.Background(), w.e, contract.MetaFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scratch := curate.Find(records, curate.DefaultConfig())
+	got := h.m.curateView().Clusters()
+	if len(scratch) != len(got) || len(got) != 1 || scratch[0].Key != got[0].Key {
+		t.Fatalf("incremental clusters %v, from scratch %v", got, scratch)
+	}
 }

@@ -253,6 +253,7 @@ func (m *model) liveFlush() tea.Cmd {
 	changes, removed, stored, overflow, reset, cut := l.pending, l.removed, l.stored, l.overflow, l.reset, l.cut
 	l.pending, l.unseen, l.removed, l.stored, l.overflow, l.reset, l.cut = nil, 0, nil, false, false, false, false
 	cmds := []tea.Cmd{m.broadcast(common.ChangesMsg{Changes: changes, Reset: reset})}
+	m.curation.follow(changes, overflow || cut || reset)
 	if m.opts.Applied != nil {
 		m.opts.Applied(changes)
 	}
