@@ -55,9 +55,9 @@ func TestRunOnReferenceEngine(t *testing.T) {
 		t.Fatalf("engine reports %d superseded (err %v), want %d", sup.Total, err, visibleSuperseded)
 	}
 
-	// browse shapes, root facets, two narrows, clusters, fetch in three modes and
+	// browse shapes, root facets, two narrows, clusters and their upkeep, fetch in three modes and
 	// keyword under two filters, recall
-	wantRows := 6 + len(contract.Facets()) + 1 + 1 + 3 + 2 + 1
+	wantRows := 6 + len(contract.Facets()) + 1 + 2 + 3 + 2 + 1
 	if len(tab.Rows) != wantRows {
 		t.Fatalf("%d rows, want %d", len(tab.Rows), wantRows)
 	}

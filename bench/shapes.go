@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"mnemo/bench/corpus"
 	"mnemo/contract"
@@ -111,7 +112,11 @@ func buildShapes(ctx context.Context, e contract.Engine, opts Options, exp expec
 	if err != nil {
 		return nil, err
 	}
-	shapes = append(shapes, clusters)
+	upkeep, err := upkeepShape(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	shapes = append(shapes, clusters, upkeep)
 
 	if !withRetrieval {
 		// A browsing process never searches: even the recall probe would
@@ -159,6 +164,40 @@ func (s shape) judge(ctx context.Context, note string) (string, error) {
 		return note, err
 	}
 	return wrongAnswer + fault + " (" + note + ")", nil
+}
+
+// upkeepShape times what a live TUI does for each change of the feed: one
+// record into the curate.Index of its reach (the curate.MaxLiveScope most
+// recently observed records) and, as a forget would, out again. The note
+// says how long building that index took.
+func upkeepShape(ctx context.Context, e contract.Engine) (shape, error) {
+	filter, err := curate.RecentScope(ctx, e, curate.MaxLiveScope)
+	if err != nil {
+		return shape{}, fmt.Errorf("upkeep scope: %w", err)
+	}
+	rs, err := curate.Scope(ctx, e, filter)
+	if err != nil {
+		return shape{}, fmt.Errorf("upkeep scope: %w", err)
+	}
+	start := time.Now()
+	ix := curate.NewIndex(curate.DefaultConfig())
+	for _, r := range rs {
+		ix.Add(r)
+	}
+	built := time.Since(start)
+	name := fmt.Sprintf("cluster upkeep: one change into a live TUI's index of %d records", len(rs))
+	n := 0
+	return shape{name: name, budget: budgetUpkeep, run: func(ctx context.Context, _ int) (string, error) {
+		if len(rs) == 0 {
+			return "no records", nil
+		}
+		n++
+		r := rs[n%len(rs)]
+		r.ID = fmt.Sprintf("upkeep-%d", n)
+		ix.Add(r)
+		ix.Remove(r.ID)
+		return fmt.Sprintf("index built in %.1f s", built.Seconds()), nil
+	}}, nil
 }
 
 // clustersScope is the scope size the clusters row reads (issue 26's 10k).

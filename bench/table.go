@@ -88,6 +88,9 @@ var (
 	// budgetClusters is issue 26's: the clusters of a 10k scope in 2 s at 1M
 	// records (held at 100k too, where the scope is about 10k as well).
 	budgetClusters = budgets{Budget{P95: msd(2000)}, Budget{P95: msd(2000)}}
+	// budgetUpkeep: a change reaches a live TUI within about 50 ms; keeping
+	// its clusters up to date takes a fifth of that at most.
+	budgetUpkeep = budgets{Budget{P95: msd(10)}, Budget{P95: msd(10)}}
 )
 
 // importBudget is the store_many import floor in records per second.

@@ -18,9 +18,9 @@ import (
 // a resolution (supersedes, curate.Apply) or a dismissal, each undoable.
 
 // DefaultMaxClustered is the most records of the base scope the session
-// clusters: every one is read (curate.Scope) and held while clustering, and
-// a pass over 10k records costs about a second of CPU (docs/curation.md).
-const DefaultMaxClustered = 50_000
+// clusters: every one is read (curate.Scope) and held in its index, and a
+// pass over 10k records costs about a second of CPU (docs/curation.md).
+const DefaultMaxClustered = curate.MaxLiveScope
 
 // reclusterPause is the least time between two clusterings of a session
 // whose store keeps changing; the pause is also at least reclusterShare

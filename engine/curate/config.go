@@ -24,6 +24,10 @@ type Config struct {
 	MinWords int `toml:"min_words" json:"min_words"`
 }
 
+// MaxLiveScope is the most records a TUI session clusters and keeps up to
+// date from the change feed: each is held in its index (docs/curation.md).
+const MaxLiveScope = 50_000
+
 // DefaultConfig answers the thresholds chosen on the labelled set.
 func DefaultConfig() Config {
 	return Config{MinOverlap: 0.7, Repeat: 0.7, Conflict: 0.9, Swap: 0.85, MinWords: 3}
