@@ -109,7 +109,9 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 }
 
 // add appends changes (oldest first), keeping the cursor on the change it
-// was on unless it was on the newest.
+// was on unless it was on the newest. Only the new changes are matched
+// against the scope and only the rows that come into view are drawn, so a
+// flush costs what it brings, not the thousand changes kept.
 func (m *Model) add(changes []contract.Change) {
 	if len(changes) == 0 {
 		return
@@ -120,18 +122,26 @@ func (m *Model) add(changes []contract.Change) {
 	}
 	row := m.list.Cursor - m.list.Offset
 	m.seen += len(changes)
+	removed := map[string]bool{}
 	for _, c := range changes {
 		if c.Op.Removes() {
 			m.gone[c.ID] = true
+			removed[c.ID] = true
 		} else if c.Record != nil {
 			delete(m.gone, c.ID) // stored again (an undo elsewhere)
+			removed[c.ID] = true // its row, if shown, says so no more
 		}
 	}
 	m.changes = append(m.changes, changes...)
-	if over := len(m.changes) - Keep; over > 0 {
+	over := max(0, len(m.changes)-Keep)
+	if over > 0 {
 		m.changes = append(m.changes[:0:0], m.changes[over:]...)
 	}
-	m.refilter()
+	if len(changes) >= Keep || m.width == 0 {
+		m.refilter()
+	} else {
+		m.prepend(len(m.changes)-len(changes), over, removed)
+	}
 	if at == 0 {
 		return
 	}
@@ -139,9 +149,54 @@ func (m *Model) add(changes []contract.Change) {
 		if m.changes[j].Seq == at {
 			m.list.Cursor, m.list.Offset = i, i-row
 			m.list.SetRows(m.list.Rows)
+			m.drawVisible()
 			return
 		}
 	}
+}
+
+// prepend lists the changes from index first on (the new ones) above the
+// rows shown, whose indexes moved down by over (the changes dropped from
+// the front); rows of changes whose record a new change removed or brought
+// back are drawn again.
+func (m *Model) prepend(first, over int, removed map[string]bool) {
+	f := m.c.Filter()
+	rest := f.Clone()
+	rest.Reach, rest.Statuses = nil, nil
+	content := !rest.IsEmpty()
+	var shown []int
+	var rows []components.Row
+	for i := len(m.changes) - 1; i >= first; i-- {
+		if m.matches(f, content, &m.changes[i]) {
+			shown = append(shown, i)
+			rows = append(rows, components.Row{})
+		}
+	}
+	for k, j := range m.shown {
+		j -= over
+		if j < 0 {
+			continue
+		}
+		r := components.Row{}
+		if k < len(m.list.Rows) {
+			r = m.list.Rows[k]
+		}
+		if removed[m.changes[j].ID] {
+			r = components.Row{}
+		}
+		shown = append(shown, j)
+		rows = append(rows, r)
+	}
+	if over > 0 {
+		for seq := range m.rendered {
+			if len(m.changes) == 0 || seq < m.changes[0].Seq {
+				delete(m.rendered, seq)
+			}
+		}
+	}
+	m.shown = shown
+	m.list.SetRows(rows)
+	m.drawVisible()
 }
 
 // matches is `mnemo watch --filter` under the current scope: a change with
@@ -192,6 +247,7 @@ func (m *Model) current() *contract.Change {
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	k := &m.c.Keys
 	if m.list.MoveByKey(k, msg) {
+		m.drawVisible()
 		return nil
 	}
 	if key.Matches(msg, k.PauseFeed) {
@@ -239,11 +295,14 @@ func (m *Model) columns() cols {
 	return c
 }
 
+// rebuild lists the shown changes. A row is drawn when it first comes into
+// view, and kept while its columns and state stay: a burst of changes under
+// a live feed draws only the rows on screen (a writer with a TUI attached
+// pays for what is seen, not for the thousand kept).
 func (m *Model) rebuild() {
 	if m.width == 0 {
 		return
 	}
-	st := &m.c.Styles
 	cl := m.columns()
 	old := m.rendered
 	if cl != m.renderedFor {
@@ -253,15 +312,30 @@ func (m *Model) rebuild() {
 	rows := make([]components.Row, len(m.shown))
 	for i, j := range m.shown {
 		c := &m.changes[j]
-		gone := m.gone[c.ID]
-		r, ok := old[c.Seq]
-		if !ok || r.gone != gone || r.id != c.ID {
-			r = renderedRow{row: m.row(st, c, cl), id: c.ID, gone: gone}
+		if r, ok := old[c.Seq]; ok && r.gone == m.gone[c.ID] && r.id == c.ID {
+			m.rendered[c.Seq] = r
+			rows[i] = r.row
 		}
-		m.rendered[c.Seq] = r
-		rows[i] = r.row
 	}
 	m.list.SetRows(rows)
+	m.drawVisible()
+}
+
+// drawVisible draws the rows of the list's window not drawn yet (a row's
+// Plain is never empty once drawn).
+func (m *Model) drawVisible() {
+	st := &m.c.Styles
+	cl := m.renderedFor
+	end := min(len(m.list.Rows), m.list.Offset+m.list.Height)
+	for i := max(0, m.list.Offset); i < end; i++ {
+		if m.list.Rows[i].Plain != "" {
+			continue
+		}
+		c := &m.changes[m.shown[i]]
+		r := renderedRow{row: m.row(st, c, cl), id: c.ID, gone: m.gone[c.ID]}
+		m.rendered[c.Seq] = r
+		m.list.Rows[i] = r.row
+	}
 }
 
 func (m *Model) row(st *common.Styles, c *contract.Change, cl cols) components.Row {
