@@ -69,4 +69,3 @@ func TestRecordBytesAreTheGoldens(t *testing.T) {
 		}
 	}
 }
-

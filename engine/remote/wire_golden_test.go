@@ -58,8 +58,14 @@ func TestRequestBytesAreTheGoldens(t *testing.T) {
 		},
 		func() error { _, err := contract.StoreMany(ctx, c, nil); return err },
 		func() error { _, err := contract.StoreMany(ctx, c, []contract.StoreItem{item}); return err },
-		func() error { _, err := c.StoreManyWith(ctx, nil, contract.WriteOptions{Status: contract.StatusCandidate}); return err },
-		func() error { _, err := contract.ForgetWithin(ctx, c, nil, contract.ReachOf(contract.MustNamespace("team:acme"))); return err },
+		func() error {
+			_, err := c.StoreManyWith(ctx, nil, contract.WriteOptions{Status: contract.StatusCandidate})
+			return err
+		},
+		func() error {
+			_, err := contract.ForgetWithin(ctx, c, nil, contract.ReachOf(contract.MustNamespace("team:acme")))
+			return err
+		},
 		func() error { _, err := c.Forget(ctx, contract.ForgetIDs()); return err },
 		func() error { _, err := c.Get(ctx, contract.GetRequest{IDs: []string{"a"}}); return err },
 	}

@@ -34,7 +34,7 @@ func Metas() []Meta {
 			ThreadID: p("thread-7"), Turns: &contract.TurnRange{First: 3, Last: 1 << 31},
 			AgentID: p("agent:x"), ToolCall: &contract.ToolCallRef{Name: "grep", ID: p("call-1")},
 			Source: contract.SourceRef{Kind: contract.SourceConversation, ID: p("conv-9")},
-			Tags: []string{"billing", "ünï", ""}, ObservedAt: &at, Derive: contract.Ptr(true),
+			Tags:   []string{"billing", "ünï", ""}, ObservedAt: &at, Derive: contract.Ptr(true),
 			ObservedActor: &contract.ObservedActor{ID: "u1", Name: p("Ana")},
 		}},
 		{Name: "empty strings and zeros", Text: "x", Meta: contract.MemoryMeta{
