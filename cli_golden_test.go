@@ -77,7 +77,7 @@ func buildFixtureStore(t *testing.T, dir string) {
 		if f.status != "" {
 			r, err = e.StoreWith(ctx, it, contract.WriteOptions{Status: f.status})
 		} else {
-			r, err = e.Store(ctx, it)
+			r, err = contract.Store(ctx, e, it)
 		}
 		if err != nil {
 			t.Fatal(err)

@@ -208,7 +208,7 @@ when read, so this counts them and completes (docs/curation.md).`,
 			if err != nil {
 				return err
 			}
-			rec, err := e.Consolidate(cmd.Context(), req)
+			rec, err := contract.Consolidate(cmd.Context(), e, req)
 			if err != nil {
 				return err
 			}
@@ -247,7 +247,7 @@ one learning per cluster of repeats or conflicts, tagged belief, holding the kep
 			if err != nil {
 				return err
 			}
-			hits, err := e.Beliefs(cmd.Context(), req)
+			hits, err := contract.Beliefs(cmd.Context(), e, req)
 			if err != nil {
 				return err
 			}

@@ -193,7 +193,7 @@ func (p forgetPlan) run(ctx context.Context, e contract.Engine) (forgetAnswer, e
 	var rep contract.ForgetReport
 	var err error
 	if p.reach != nil {
-		rep, err = e.ForgetWithin(ctx, p.ids, *p.reach)
+		rep, err = contract.ForgetWithin(ctx, e, p.ids, *p.reach)
 	} else {
 		rep, err = e.Forget(ctx, contract.ForgetIDs(p.ids...))
 	}

@@ -116,11 +116,11 @@ func TestTwoServersOverOneDatabase(t *testing.T) {
 	}
 	a, b := client(addrA), client(addrB)
 	it := contract.Document("the failover server reads what the first one stored", contract.MemoryMeta{Tags: []string{"failover"}})
-	rc, err := a.Store(ctx, it)
+	rc, err := contract.Store(ctx, a, it)
 	if err != nil || rc.Replayed {
 		t.Fatalf("store through A: %+v %v", rc, err)
 	}
-	if rc2, err := b.Store(ctx, it); err != nil || !rc2.Replayed || rc2.ID != rc.ID {
+	if rc2, err := contract.Store(ctx, b, it); err != nil || !rc2.Replayed || rc2.ID != rc.ID {
 		t.Fatalf("the same store through B: %+v %v", rc2, err)
 	}
 	seen := func(e *remote.Client, want int) {
@@ -166,7 +166,7 @@ func TestTwoServersOverOneDatabase(t *testing.T) {
 		t.Fatalf("server A exited %d", code)
 	}
 	// B serves on alone.
-	if _, err := b.Store(ctx, it); err != nil {
+	if _, err := contract.Store(ctx, b, it); err != nil {
 		t.Fatalf("store through B after A stopped: %v", err)
 	}
 	if code := stopB(); code != 0 {

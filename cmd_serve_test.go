@@ -222,7 +222,7 @@ func TestServeOnAPrivateUnixSocketNeedsNoToken(t *testing.T) {
 	}
 	ctx := context.Background()
 	meta := contract.MetaFromSource(contract.SourceAgent, nil)
-	if _, err := cl.Store(ctx, contract.Document("over a socket", meta)); err != nil {
+	if _, err := contract.Store(ctx, cl, contract.Document("over a socket", meta)); err != nil {
 		t.Fatal(err)
 	}
 	page, err := cl.List(ctx, contract.ListRequest{Limit: 5})

@@ -68,7 +68,7 @@ Example:
 			if withOpts {
 				receipt, err = e.StoreWith(cmd.Context(), item, opts)
 			} else {
-				receipt, err = e.Store(cmd.Context(), item)
+				receipt, err = contract.Store(cmd.Context(), e, item)
 			}
 			if err != nil {
 				return err

@@ -119,7 +119,7 @@ func TestRunFlagsWrongAnswers(t *testing.T) {
 
 func TestRunRefusesAUsedStore(t *testing.T) {
 	e := memory.New()
-	if _, err := e.Store(context.Background(), contract.Document("already here", contract.MemoryMeta{})); err != nil {
+	if _, err := contract.Store(context.Background(), e, contract.Document("already here", contract.MemoryMeta{})); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Run(context.Background(), e, Options{Records: 100}); err == nil || !strings.Contains(err.Error(), "empty store") {

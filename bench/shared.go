@@ -78,7 +78,7 @@ func StoreLatencies(ctx context.Context, s *local.Store, label string) ([]time.D
 					return
 				}
 				start := time.Now()
-				_, err := s.Store(ctx, it)
+				_, err := contract.Store(ctx, s, it)
 				d := time.Since(start)
 				mu.Lock()
 				if err != nil && firstErr == nil {

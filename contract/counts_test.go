@@ -29,12 +29,12 @@ func TestCountRecordsSaysWhatAScopeHolds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(e.StoreMany(ctx, active))
+	must(contract.StoreMany(ctx, e, active))
 	must(e.StoreManyWith(ctx, []contract.StoreItem{doc(10, "team:acme"), doc(11, "team:acme")}, contract.WriteOptions{Status: contract.StatusCandidate}))
 	must(e.StoreManyWith(ctx, []contract.StoreItem{doc(20, "team:acme"), doc(21, "team:acme")}, contract.WriteOptions{ExpiresAt: &past}))
 	must(e.StoreManyWith(ctx, []contract.StoreItem{doc(22, "team:acme")}, contract.WriteOptions{Status: contract.StatusCandidate, ExpiresAt: &past}))
 	must(e.Supersede(ctx, contract.SupersedeRequest{ID: active[0].Fingerprint(), By: active[1].Fingerprint()}))
-	must(e.StoreMany(ctx, []contract.StoreItem{doc(30, "team:acme/service:digest"), doc(31, "team:acme/service:digest/agent:x"), doc(32, "team:acme/service:digest/service:inner")}))
+	must(contract.StoreMany(ctx, e, []contract.StoreItem{doc(30, "team:acme/service:digest"), doc(31, "team:acme/service:digest/agent:x"), doc(32, "team:acme/service:digest/service:inner")}))
 
 	c, err := contract.CountRecords(ctx, e, contract.MetaFilter{}, now)
 	if err != nil {

@@ -7,8 +7,13 @@ import (
 
 func trimSpace(s string) string { return strings.TrimSpace(s) }
 
-// Engine is the memory contract every engine implements: tinymemory's
-// MemoryEngine plus mnemo's browse, review, supersede and full-record get.
+// Engine is what every engine implements: tinymemory's MemoryEngine without
+// its default methods, plus mnemo's browse, review, supersede and full-record
+// get. The convenience forms are plain functions over it, written once in
+// defaults.go: Store and StoreMany (no options), and Erase, Consolidate,
+// Beliefs and ForgetWithin, whose defaults an engine overrides by
+// implementing Eraser, Consolidator, BeliefSource or ScopedForgetter. Call
+// those through the functions, never by asserting the optional interface.
 // Every method validates its request first, so every engine refuses the same
 // malformed call with the same error. Engines are safe for concurrent use.
 type Engine interface {
@@ -17,12 +22,11 @@ type Engine interface {
 	// Health never fails; trouble is reported as degraded or down.
 	Health(ctx context.Context) Health
 
-	// Store writes one item; an identical item is a replay. On return the item
-	// is readable by list, get and forget and ranked by fetch and recall.
-	Store(ctx context.Context, item StoreItem) (StoreReceipt, error)
+	// StoreWith writes one item with options (wait, status, expiry); an
+	// identical item is a replay. Unless opts.Wait is accepted, on return the
+	// item is readable by list, get and forget and ranked by fetch and recall.
 	StoreWith(ctx context.Context, item StoreItem, opts WriteOptions) (StoreReceipt, error)
-	// StoreMany writes 1..100 items at once; in-batch duplicates replay their first copy.
-	StoreMany(ctx context.Context, items []StoreItem) ([]StoreReceipt, error)
+	// StoreManyWith writes 1..100 items at once; in-batch duplicates replay their first copy.
 	StoreManyWith(ctx context.Context, items []StoreItem, opts WriteOptions) ([]StoreReceipt, error)
 
 	Recall(ctx context.Context, req RecallRequest) (RecallAnswer, error)
@@ -33,10 +37,6 @@ type Engine interface {
 	Get(ctx context.Context, req GetRequest) ([]Hit, error)
 
 	Forget(ctx context.Context, target ForgetTarget) (ForgetReport, error)
-	ForgetWithin(ctx context.Context, ids []string, reach Reach) (ForgetReport, error)
-	Erase(ctx context.Context, req EraseRequest) (EraseReport, error)
-	Consolidate(ctx context.Context, req ConsolidateRequest) (ConsolidateReceipt, error)
-	Beliefs(ctx context.Context, req BeliefsRequest) ([]Hit, error)
 
 	// Browse is the exactly counted, sorted, keyset-paged listing (docs/spec/contract.md §4).
 	Browse(ctx context.Context, q BrowseQuery) (BrowsePage, error)

@@ -30,7 +30,7 @@ func bigStore(b *testing.B, n int) *memory.Engine {
 		batch = append(batch, contract.Learning(fmt.Sprintf("record %d remembers fact %d", i, i*31%1000),
 			contract.LearningFact, float32(i%100)/100, meta))
 		if len(batch) == cap(batch) || i == n-1 {
-			if _, err := e.StoreMany(ctx, batch); err != nil {
+			if _, err := contract.StoreMany(ctx, e, batch); err != nil {
 				b.Fatal(err)
 			}
 			batch = batch[:0]

@@ -108,7 +108,7 @@ func applyEdit(ctx context.Context, e contract.Engine, rec contract.Record, edit
 	if item.Fingerprint() == rec.ID {
 		return "", nil
 	}
-	receipt, err := e.Store(ctx, item)
+	receipt, err := contract.Store(ctx, e, item)
 	if err != nil {
 		return "", err
 	}

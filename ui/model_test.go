@@ -283,7 +283,7 @@ func TestWelcomeOnEmptyStore(t *testing.T) {
 	h := harnessOn(t, e, "empty", 80, 24, func(o *Options) {
 		o.LoadDemo = func(ctx context.Context) error {
 			loaded = true
-			_, err := e.Store(ctx, contract.Learning("demo learning", contract.LearningFact, 0.9, contract.MemoryMeta{}))
+			_, err := contract.Store(ctx, e, contract.Learning("demo learning", contract.LearningFact, 0.9, contract.MemoryMeta{}))
 			return err
 		}
 	})

@@ -18,13 +18,13 @@ func TestBrowsePagesThroughContinuations(t *testing.T) {
 	for i := 0; i < 450; i++ {
 		batch = append(batch, contract.Learning(fmt.Sprintf("learning number %03d", i), contract.LearningFact, 0.5, contract.MemoryMeta{}))
 		if len(batch) == contract.MaxStoreMany {
-			if _, err := e.StoreMany(ctx, batch); err != nil {
+			if _, err := contract.StoreMany(ctx, e, batch); err != nil {
 				t.Fatal(err)
 			}
 			batch = nil
 		}
 	}
-	if _, err := e.StoreMany(ctx, batch); err != nil {
+	if _, err := contract.StoreMany(ctx, e, batch); err != nil {
 		t.Fatal(err)
 	}
 	h := harnessOn(t, e, "paging", 80, 24)
@@ -77,7 +77,7 @@ func TestExploreRecordsPageAsTheCursorMoves(t *testing.T) {
 		for i := start; i < min(250, start+contract.MaxStoreMany); i++ {
 			batch = append(batch, contract.Document(fmt.Sprintf("document %03d", i), contract.MemoryMeta{Tags: []string{fmt.Sprintf("t%d", i%60)}}))
 		}
-		if _, err := e.StoreMany(ctx, batch); err != nil {
+		if _, err := contract.StoreMany(ctx, e, batch); err != nil {
 			t.Fatal(err)
 		}
 	}

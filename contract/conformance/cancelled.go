@@ -34,9 +34,9 @@ func Cancelled(e contract.Engine) error {
 		op   string
 		call func() error
 	}{
-		{"store", func() error { _, err := e.Store(ctx, item); return err }},
+		{"store", func() error { _, err := contract.Store(ctx, e, item); return err }},
 		{"store_with", func() error { _, err := e.StoreWith(ctx, item, contract.WriteOptions{}); return err }},
-		{"store_many", func() error { _, err := e.StoreMany(ctx, []contract.StoreItem{item}); return err }},
+		{"store_many", func() error { _, err := contract.StoreMany(ctx, e, []contract.StoreItem{item}); return err }},
 		{"store_many_with", func() error {
 			_, err := e.StoreManyWith(ctx, []contract.StoreItem{item}, contract.WriteOptions{})
 			return err
@@ -62,7 +62,7 @@ func Cancelled(e contract.Engine) error {
 		{"forget_by_id", func() error { _, err := e.Forget(ctx, contract.ForgetIDs(id)); return err }},
 		{"forget_by_filter", func() error { _, err := e.Forget(ctx, contract.ForgetFilter(filter)); return err }},
 		{"forget_within", func() error {
-			_, err := e.ForgetWithin(ctx, []string{id}, contract.ReachSubtree(contract.Root()))
+			_, err := contract.ForgetWithin(ctx, e, []string{id}, contract.ReachSubtree(contract.Root()))
 			return err
 		}},
 		{"review", func() error {

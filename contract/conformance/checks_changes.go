@@ -280,7 +280,7 @@ func changesOrderOnce(r *run, attempt int) error {
 	if _, err := r.e.Forget(r.ctx, contract.ForgetFilter(filtered)); err != nil {
 		return engineErr(err)
 	}
-	if _, err := r.e.ForgetWithin(r.ctx, []string{id(f), id(g)}, contract.ReachExact(ns)); err != nil {
+	if _, err := contract.ForgetWithin(r.ctx, r.e, []string{id(f), id(g)}, contract.ReachExact(ns)); err != nil {
 		return engineErr(err)
 	}
 	all, err := feedAfter(r.ctx, r.e, head, nil)

@@ -62,10 +62,10 @@ func checkBeliefsEvidence(r *run) error {
 		return err
 	}
 	reach := contract.ReachExact(node)
-	if _, err := r.e.Consolidate(r.ctx, contract.ConsolidateRequest{Reach: reach}); err != nil {
+	if _, err := contract.Consolidate(r.ctx, r.e, contract.ConsolidateRequest{Reach: reach}); err != nil {
 		return engineErr(err)
 	}
-	hits, err := r.e.Beliefs(r.ctx, contract.BeliefsRequest{Reach: reach, Limit: 10})
+	hits, err := contract.Beliefs(r.ctx, r.e, contract.BeliefsRequest{Reach: reach, Limit: 10})
 	if err != nil {
 		return engineErr(err)
 	}

@@ -182,7 +182,7 @@ func checkNamespaces(r *run) error {
 		return fail("explore by namespace answered %v; want %v", gotBuckets, wantBuckets)
 	}
 
-	rep, err := r.e.ForgetWithin(r.ctx, []string{idA, idScout, idJob}, of(b))
+	rep, err := contract.ForgetWithin(r.ctx, r.e, []string{idA, idScout, idJob}, of(b))
 	if err != nil {
 		return engineErr(err)
 	}
@@ -218,7 +218,7 @@ func checkNamespaces(r *run) error {
 	} else if len(got) != 0 {
 		return fail("after forgetting job the exact(job) listing is %s", named(got))
 	}
-	rep, err = r.e.ForgetWithin(r.ctx, []string{idScout, idRoot}, subtree(a))
+	rep, err = contract.ForgetWithin(r.ctx, r.e, []string{idScout, idRoot}, subtree(a))
 	if err != nil {
 		return engineErr(err)
 	}

@@ -133,11 +133,11 @@ func checkErase(r *run) error {
 	if _, err := r.storeNew(node, below, sibling); err != nil {
 		return err
 	}
-	_, err := r.e.Erase(r.ctx, contract.EraseRequest{Reach: contract.ReachSubtree(contract.Root())})
+	_, err := contract.Erase(r.ctx, r.e, contract.EraseRequest{Reach: contract.ReachSubtree(contract.Root())})
 	if err == nil || !(errors.Is(err, contract.ErrInvalidRequest) || errors.Is(err, contract.ErrUnsupported)) {
 		return fail("erasing the whole tree without whole_tree answered %v; want invalid request or unsupported", err)
 	}
-	_, err = r.e.Erase(r.ctx, contract.EraseRequest{Reach: contract.ReachSubtree(erased)})
+	_, err = contract.Erase(r.ctx, r.e, contract.EraseRequest{Reach: contract.ReachSubtree(erased)})
 	if errors.Is(err, contract.ErrUnsupported) {
 		return skip("the engine does not erase: %v", err)
 	}
@@ -322,7 +322,7 @@ func checkStoreMany(r *run) error {
 			return fail("store_many of a held batch answered %+v for item %d; want a replay", rec, i)
 		}
 	}
-	_, err = r.e.StoreMany(r.ctx, nil)
+	_, err = contract.StoreMany(r.ctx, r.e, nil)
 	return wantKind(err, contract.KindInvalidRequest, "store_many of no items")
 }
 
@@ -623,11 +623,11 @@ func checkConsolidate(r *run) error {
 		return err
 	}
 	reach := contract.ReachExact(node)
-	_, err := r.e.Consolidate(r.ctx, contract.ConsolidateRequest{Reach: reach, Kinds: []contract.ItemKind{contract.KindDocument, contract.KindDocument}})
+	_, err := contract.Consolidate(r.ctx, r.e, contract.ConsolidateRequest{Reach: reach, Kinds: []contract.ItemKind{contract.KindDocument, contract.KindDocument}})
 	if e := wantKind(err, contract.KindInvalidRequest, "consolidate naming a kind twice"); e != nil {
 		return e
 	}
-	rec, err := r.e.Consolidate(r.ctx, contract.ConsolidateRequest{Reach: reach, Kinds: []contract.ItemKind{contract.KindDocument}})
+	rec, err := contract.Consolidate(r.ctx, r.e, contract.ConsolidateRequest{Reach: reach, Kinds: []contract.ItemKind{contract.KindDocument}})
 	switch r.desc.Consolidation {
 	case contract.ConsolidationNone:
 		if e := wantKind(err, contract.KindUnsupported, "consolidate on an engine that declares none"); e != nil {
@@ -648,11 +648,11 @@ func checkConsolidate(r *run) error {
 			return fail("an engine that consolidates on a schedule answered `%s`; want scheduled", rec.Status)
 		}
 	}
-	_, err = r.e.Beliefs(r.ctx, contract.BeliefsRequest{Reach: reach, Limit: 0})
+	_, err = contract.Beliefs(r.ctx, r.e, contract.BeliefsRequest{Reach: reach, Limit: 0})
 	if e := wantKind(err, contract.KindInvalidRequest, "beliefs with limit 0"); e != nil {
 		return e
 	}
-	hits, err := r.e.Beliefs(r.ctx, contract.BeliefsRequest{Reach: reach, Limit: 10, Query: contract.Ptr("A fact to build on")})
+	hits, err := contract.Beliefs(r.ctx, r.e, contract.BeliefsRequest{Reach: reach, Limit: 10, Query: contract.Ptr("A fact to build on")})
 	if err != nil {
 		return engineErr(err)
 	}

@@ -60,7 +60,7 @@ func (r *run) store(it contract.StoreItem) (contract.StoreReceipt, error) {
 	// The fingerprint, not the receipt, is remembered: cleanup must never forget
 	// an id a faulty engine made up, which could name someone else's item.
 	r.remember(it.Fingerprint())
-	rec, err := r.e.Store(r.ctx, it)
+	rec, err := contract.Store(r.ctx, r.e, it)
 	if err != nil {
 		return rec, engineErr(err)
 	}
@@ -80,7 +80,7 @@ func (r *run) storeMany(items []contract.StoreItem) ([]contract.StoreReceipt, er
 	for _, it := range items {
 		r.remember(it.Fingerprint())
 	}
-	recs, err := r.e.StoreMany(r.ctx, items)
+	recs, err := contract.StoreMany(r.ctx, r.e, items)
 	if err != nil {
 		return recs, engineErr(err)
 	}

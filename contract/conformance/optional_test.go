@@ -54,13 +54,13 @@ func (o optional) Consolidate(ctx context.Context, req contract.ConsolidateReque
 	case o.consolidation != contract.ConsolidationNone || o.answerAnyway:
 		return contract.ConsolidateReceipt{Status: contract.ConsolidateCompleted, Scopes: 1, Built: contract.Ptr(0)}, nil
 	}
-	return o.Engine.Consolidate(ctx, req)
+	return contract.Consolidate(ctx, o.Engine, req)
 }
 
 // Beliefs derives beliefs as mnemo's engines do (engine/curate).
 func (o optional) Beliefs(ctx context.Context, req contract.BeliefsRequest) ([]contract.Hit, error) {
 	if o.consolidation == contract.ConsolidationNone || o.consolidation == contract.ConsolidationScheduled {
-		return o.Engine.Beliefs(ctx, req)
+		return contract.Beliefs(ctx, o.Engine, req)
 	}
 	return curate.Beliefs(ctx, o, req, curate.DefaultConfig())
 }

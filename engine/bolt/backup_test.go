@@ -49,7 +49,7 @@ func fillForBackup(t *testing.T, e interface {
 			items = append(items, contract.Document(fmt.Sprintf("document %d about backups", i), m))
 		}
 	}
-	if _, err := e.StoreMany(ctx, items[:30]); err != nil {
+	if _, err := contract.StoreMany(ctx, e, items[:30]); err != nil {
 		t.Fatal(err)
 	}
 	past, future := time.Now().Add(-time.Hour), time.Now().Add(240*time.Hour)
@@ -143,7 +143,7 @@ func TestBackupWhileWritersStore(t *testing.T) {
 				for j := range items {
 					items[j] = contract.Document(fmt.Sprintf("writer %d batch %d item %d", w, i, j), contract.MemoryMeta{Namespace: sandbox})
 				}
-				if _, err := src.StoreMany(ctx, items); err != nil {
+				if _, err := contract.StoreMany(ctx, src, items); err != nil {
 					t.Error(err)
 					return
 				}

@@ -70,7 +70,7 @@ func fillStore(t testing.TB, e *bolt.Engine, n int, seed int64) {
 	}
 	unicode := []string{"Élan vital in ÉTÉ notes", "Жук и жаба: заметка", "straße and STRASSE", "ﬁle ligature Kelvin sign K"}
 	for _, s := range unicode {
-		if _, err := e.Store(ctx, contract.Document(s, contract.MemoryMeta{Tags: []string{"unicode"}})); err != nil {
+		if _, err := contract.Store(ctx, e, contract.Document(s, contract.MemoryMeta{Tags: []string{"unicode"}})); err != nil {
 			t.Fatal(err)
 		}
 	}

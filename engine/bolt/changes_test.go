@@ -72,7 +72,7 @@ func TestStoreFromVersion2Migrates(t *testing.T) {
 	if err != nil || len(p.Changes) != 0 || p.Head != 0 {
 		t.Fatalf("a migrated store's feed: %+v %v; want empty at head 0", p, err)
 	}
-	r, err := e.Store(ctx, contract.Document("after the migration", contract.MemoryMeta{Namespace: contract.MustNamespace("team:t1")}))
+	r, err := contract.Store(ctx, e, contract.Document("after the migration", contract.MemoryMeta{Namespace: contract.MustNamespace("team:t1")}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,11 +104,11 @@ func TestCheckFindsAFeedThatDisagrees(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	e := openStore(t, dir, bolt.Options{})
-	r, err := e.Store(ctx, contract.Document("checked by the feed", contract.MemoryMeta{}))
+	r, err := contract.Store(ctx, e, contract.Document("checked by the feed", contract.MemoryMeta{}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Store(ctx, contract.Document("a second one", contract.MemoryMeta{})); err != nil {
+	if _, err := contract.Store(ctx, e, contract.Document("a second one", contract.MemoryMeta{})); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Close(); err != nil {

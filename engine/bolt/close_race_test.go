@@ -29,7 +29,7 @@ func TestReadsRacingCloseAreUnavailable(t *testing.T) {
 			for i := range items {
 				items[i] = contract.Document(fmt.Sprintf("racing note %d-%d about closing", batch, i), contract.MemoryMeta{Tags: []string{"race"}})
 			}
-			recs, err := e.StoreMany(ctx, items)
+			recs, err := contract.StoreMany(ctx, e, items)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -198,7 +198,7 @@ func TestStoreFromVersion3MigratesAndCompacts(t *testing.T) {
 	if p, err := e.Browse(ctx, contract.BrowseQuery{Filters: []contract.BrowseFilter{{Field: "content", Op: "contains", Text: "ünïcödé"}}}); err != nil || p.Total != 1 {
 		t.Fatalf("contains on a version 1 record: %+v %v", p, err)
 	}
-	fresh, err := e.Store(ctx, contract.Document(strings.Repeat("written after the migration, compressed ", 30), contract.MemoryMeta{}))
+	fresh, err := contract.Store(ctx, e, contract.Document(strings.Repeat("written after the migration, compressed ", 30), contract.MemoryMeta{}))
 	if err != nil {
 		t.Fatal(err)
 	}

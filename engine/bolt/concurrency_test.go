@@ -30,7 +30,7 @@ func TestConcurrentReadersAndWriters(t *testing.T) {
 				items := markerItems(10, fmt.Sprintf("w%d-%d", w, i))
 				// Counted before the write: a reader may see it before StoreMany returns.
 				written.Add(10)
-				if _, err := e.StoreMany(ctx, items); err != nil {
+				if _, err := contract.StoreMany(ctx, e, items); err != nil {
 					errs <- err
 					return
 				}
@@ -104,7 +104,7 @@ func TestVectorsPersist(t *testing.T) {
 		t.Fatal(err)
 	}
 	items := markerItems(30, "vectors")
-	if _, err := e.StoreMany(ctx, items); err != nil {
+	if _, err := contract.StoreMany(ctx, e, items); err != nil {
 		t.Fatal(err)
 	}
 	q := contract.FetchRequest{Query: marker + " note 7", Mode: contract.ModeVector, Limit: 5}

@@ -21,7 +21,7 @@ func TestCheckRepairsAWrongContentFile(t *testing.T) {
 	}
 	for i := range 50 {
 		it := contract.Document("a note about the pelican migration number "+string(rune('a'+i%26))+string(rune('a'+i/26)), contract.MemoryMeta{})
-		if _, err := e.Store(ctx, it); err != nil {
+		if _, err := contract.Store(ctx, e, it); err != nil {
 			t.Fatal(err)
 		}
 	}

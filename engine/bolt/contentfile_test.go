@@ -29,7 +29,7 @@ func containsIDs(t *testing.T, e *bolt.Engine, needle string) []string {
 func storeText(t *testing.T, e *bolt.Engine, text string) string {
 	t.Helper()
 	it := contract.Document(text, contract.MemoryMeta{Tags: []string{"content-file"}})
-	if _, err := e.Store(context.Background(), it); err != nil {
+	if _, err := contract.Store(context.Background(), e, it); err != nil {
 		t.Fatal(err)
 	}
 	return it.Fingerprint()

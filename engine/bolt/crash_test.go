@@ -126,7 +126,7 @@ func TestCloseBeforeTheIndexCatchesUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	items := markerItems(80, "batch")
-	if _, err := e.StoreMany(ctx, items); err != nil {
+	if _, err := contract.StoreMany(ctx, e, items); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Close(); err != nil {
@@ -169,11 +169,11 @@ func crashChild(dir string) {
 		os.Exit(2)
 	}
 	kept, gone := markerItems(50, "kept"), markerItems(30, "gone")
-	if _, err := e.StoreMany(ctx, kept); err == nil {
-		_, err = e.StoreMany(ctx, gone)
+	if _, err := contract.StoreMany(ctx, e, kept); err == nil {
+		_, err = contract.StoreMany(ctx, e, gone)
 	}
 	if err == nil {
-		_, err = e.Store(ctx, contract.Document(marker+" stored alone", contract.MemoryMeta{Tags: []string{"gone"}}))
+		_, err = contract.Store(ctx, e, contract.Document(marker+" stored alone", contract.MemoryMeta{Tags: []string{"gone"}}))
 	}
 	if err == nil {
 		_, err = e.Forget(ctx, contract.ForgetFilter(contract.MetaFilter{TagsAny: []string{"gone"}}))
@@ -196,7 +196,7 @@ func TestMissingIndexIsRebuiltInTheBackground(t *testing.T) {
 	}
 	items := markerItems(300, "rebuild")
 	for i := 0; i < len(items); i += 100 {
-		if _, err := e.StoreMany(ctx, items[i:i+100]); err != nil {
+		if _, err := contract.StoreMany(ctx, e, items[i:i+100]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -218,7 +218,7 @@ func TestMissingIndexIsRebuiltInTheBackground(t *testing.T) {
 	}
 	// A write during the rebuild must reach the index too.
 	extra := contract.Document(marker+" note written during the rebuild", contract.MemoryMeta{})
-	if _, err := e.Store(ctx, extra); err != nil {
+	if _, err := contract.Store(ctx, e, extra); err != nil {
 		t.Fatal(err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -241,7 +241,7 @@ func TestCorruptIndexIsRebuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	items := markerItems(40, "corrupt")
-	if _, err := e.StoreMany(ctx, items); err != nil {
+	if _, err := contract.StoreMany(ctx, e, items); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Close(); err != nil {
@@ -273,7 +273,7 @@ func TestForgetLeavesNoGhostAfterReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	items := markerItems(20, "ghost")
-	if _, err := e.StoreMany(ctx, items); err != nil {
+	if _, err := contract.StoreMany(ctx, e, items); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.WaitIndex(ctx); err != nil {

@@ -38,7 +38,7 @@ func TestConformanceWithForeignData(t *testing.T) {
 	ctx := context.Background()
 	e := openStore(t, t.TempDir(), bolt.Options{})
 	foreign := contract.Document("foreign note that the suite must leave alone", contract.MemoryMeta{Tags: []string{"foreign"}})
-	if _, err := e.Store(ctx, foreign); err != nil {
+	if _, err := contract.Store(ctx, e, foreign); err != nil {
 		t.Fatal(err)
 	}
 	if err := conformance.Run(ctx, e).Err(); err != nil {
@@ -127,7 +127,7 @@ func TestReviewAndSupersede(t *testing.T) {
 		t.Fatalf("fetch after approve: %v %v", page.Hits, err)
 	}
 	newer := learning("the deploy window is thursday", 0.9)
-	nr, err := e.Store(ctx, newer)
+	nr, err := contract.Store(ctx, e, newer)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func TestRootExploreUnderEveryReachMatchesTheReference(t *testing.T) {
 	}
 	for _, eng := range []contract.Engine{e, ref} {
 		for at := 0; at < len(items); at += 100 {
-			if _, err := eng.StoreMany(ctx, items[at:at+100]); err != nil {
+			if _, err := contract.StoreMany(ctx, eng, items[at:at+100]); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -149,7 +149,7 @@ func TestRootExploreAnswersAtOpenOnlyWhileTheStoreIsUnchanged(t *testing.T) {
 		t.Fatal("an explore under another reach was answered before the table loaded")
 	}
 	// A write makes every entry stale.
-	if _, err := e.Store(ctx, contract.Document("written after the entries", contract.MemoryMeta{Tags: []string{"late"}})); err != nil {
+	if _, err := contract.Store(ctx, e, contract.Document("written after the entries", contract.MemoryMeta{Tags: []string{"late"}})); err != nil {
 		t.Fatal(err)
 	}
 	if !waits(e, root(contract.FacetTag, 5)) {
@@ -238,7 +238,7 @@ func TestFilteredExploreSeesEveryWrite(t *testing.T) {
 	item := func(text string) contract.StoreItem {
 		return contract.Learning(text, contract.LearningFact, 0.5, contract.MemoryMeta{Tags: []string{"billing"}})
 	}
-	if _, err := e.StoreMany(ctx, []contract.StoreItem{item("one"), item("two")}); err != nil {
+	if _, err := contract.StoreMany(ctx, e, []contract.StoreItem{item("one"), item("two")}); err != nil {
 		t.Fatal(err)
 	}
 	if got := count(contract.FacetKind); got["total"] != 2 || got["learning"] != 2 {

@@ -66,10 +66,10 @@ func TestLearnedEmbedderLearnsFromTheStore(t *testing.T) {
 	if got := e.EmbedderModel(); got != retrieval.LearnedModelPrefix+"-g0" {
 		t.Errorf("a new store embeds with %q, want the generation 0 id", got)
 	}
-	if _, err := e.StoreMany(ctx, vehicleItems(100)); err != nil {
+	if _, err := contract.StoreMany(ctx, e, vehicleItems(100)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.StoreMany(ctx, vehicleItems(140)[100:]); err != nil {
+	if _, err := contract.StoreMany(ctx, e, vehicleItems(140)[100:]); err != nil {
 		t.Fatal(err)
 	}
 	// Keyword search does not wait for the learning.
@@ -91,7 +91,7 @@ func TestLearnedEmbedderLearnsFromTheStore(t *testing.T) {
 	for i := range more {
 		more[i].Text += " (later)"
 	}
-	if _, err := e.StoreMany(ctx, more); err != nil {
+	if _, err := contract.StoreMany(ctx, e, more); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.WaitEmbedder(ctx); err != nil {
@@ -131,7 +131,7 @@ func TestLearnedEmbedderIsDeterministic(t *testing.T) {
 	for i, batch := range []int{100, 7} {
 		e := openStore(t, t.TempDir(), bolt.Options{})
 		for lo := 0; lo < len(items); lo += batch {
-			if _, err := e.StoreMany(ctx, items[lo:min(lo+batch, len(items))]); err != nil {
+			if _, err := contract.StoreMany(ctx, e, items[lo:min(lo+batch, len(items))]); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -167,7 +167,7 @@ func TestLearnedEmbedderUpgradesAnOlderModel(t *testing.T) {
 	}
 	items := vehicleItems(140)
 	for _, batch := range [][]contract.StoreItem{items[:100], items[100:]} {
-		if _, err := e.StoreMany(ctx, batch); err != nil {
+		if _, err := contract.StoreMany(ctx, e, batch); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -191,7 +191,7 @@ func TestLargeStoreAnswersBeforeItsTableLoads(t *testing.T) {
 		fresh = append(fresh, contract.Document(fmt.Sprintf("written while loading %d", i), contract.MemoryMeta{
 			Namespace: contract.MustNamespace("team:acme/agent:late"), Tags: []string{"billing"}}))
 	}
-	if _, err := e.StoreMany(ctx, fresh); err != nil {
+	if _, err := contract.StoreMany(ctx, e, fresh); err != nil {
 		t.Fatal(err)
 	}
 	var gone []string

@@ -344,11 +344,6 @@ func (e *Engine) recallHits(ctx context.Context, req contract.RecallRequest) ([]
 	return hits, nil
 }
 
-// Erase is not offered: forget removes items (contract default).
-func (e *Engine) Erase(ctx context.Context, req contract.EraseRequest) (contract.EraseReport, error) {
-	return contract.UnsupportedErase(e.desc, req)
-}
-
 // Consolidate is on demand: beliefs are derived from the clusters of a
 // reach when read (engine/curate), so it counts them and completes.
 func (e *Engine) Consolidate(ctx context.Context, req contract.ConsolidateRequest) (contract.ConsolidateReceipt, error) {

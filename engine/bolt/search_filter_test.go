@@ -40,7 +40,7 @@ func TestKeywordFiltersTheIndexDoesNotHold(t *testing.T) {
 		items = append(items, contract.Document(text, m))
 	}
 	for chunk := range slices.Chunk(items, 100) {
-		if _, err := e.StoreMany(ctx, chunk); err != nil {
+		if _, err := contract.StoreMany(ctx, e, chunk); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -75,7 +75,7 @@ func TestSavedTableIsReadBackAndReplayed(t *testing.T) {
 	e := openStore(t, dir, opts)
 	storeCorpus(t, e, 400)
 	again := contract.Document("stored, forgotten and stored again", contract.MemoryMeta{Tags: []string{"again"}})
-	if _, err := e.Store(ctx, again); err != nil {
+	if _, err := contract.Store(ctx, e, again); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.WaitIndex(ctx); err != nil {
@@ -103,7 +103,7 @@ func TestSavedTableIsReadBackAndReplayed(t *testing.T) {
 	if _, err := e.Forget(ctx, contract.ForgetTarget{IDs: []string{page.Records[1].ID, again.Fingerprint()}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Store(ctx, again); err != nil {
+	if _, err := contract.Store(ctx, e, again); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Close(); err != nil {
@@ -207,7 +207,7 @@ func TestSavedTableForgetsForgottenMetadata(t *testing.T) {
 	e := openStore(t, dir, opts)
 	storeCorpus(t, e, 300)
 	for i := range 2 {
-		if _, err := e.Store(ctx, secret(i)); err != nil {
+		if _, err := contract.Store(ctx, e, secret(i)); err != nil {
 			t.Fatal(err)
 		}
 	}

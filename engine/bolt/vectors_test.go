@@ -41,7 +41,7 @@ func TestVectorSearchIsExactOverBlocks(t *testing.T) {
 	seen := map[string]bool{}
 	for start := 0; start < len(items); start += contract.MaxStoreMany {
 		batch := items[start:min(start+contract.MaxStoreMany, len(items))]
-		if _, err := e.StoreMany(ctx, batch); err != nil {
+		if _, err := contract.StoreMany(ctx, e, batch); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -143,7 +143,7 @@ func TestForgetClearsTheStoredVector(t *testing.T) {
 	dir := t.TempDir()
 	e := openStore(t, dir, bolt.Options{Embedder: retrieval.NewHashEmbedder()})
 	items := markerItems(40, "forgotten-vector")
-	if _, err := e.StoreMany(ctx, items); err != nil {
+	if _, err := contract.StoreMany(ctx, e, items); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.WaitEmbedder(ctx); err != nil {
@@ -187,7 +187,7 @@ func TestVectorsMigrateFromPerRecordLayout(t *testing.T) {
 	e := openStore(t, dir, bolt.Options{Embedder: retrieval.NewHashEmbedder()})
 	items := markerItems(1500, "migrated")
 	for start := 0; start < len(items); start += contract.MaxStoreMany {
-		if _, err := e.StoreMany(ctx, items[start:min(start+contract.MaxStoreMany, len(items))]); err != nil {
+		if _, err := contract.StoreMany(ctx, e, items[start:min(start+contract.MaxStoreMany, len(items))]); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -13,11 +13,6 @@ import (
 // nowMillis is the clock truncated to the millisecond precision records carry.
 func (e *Engine) nowMillis() int64 { return e.clock().UTC().UnixMilli() }
 
-// Store writes one item; it is ranked by fetch and recall on return.
-func (e *Engine) Store(ctx context.Context, item contract.StoreItem) (contract.StoreReceipt, error) {
-	return e.StoreWith(ctx, item, contract.WriteOptions{})
-}
-
 // StoreWith writes one item with options: wait, status and expires_at.
 func (e *Engine) StoreWith(ctx context.Context, item contract.StoreItem, opts contract.WriteOptions) (contract.StoreReceipt, error) {
 	if err := item.Validate(); err != nil {
@@ -40,11 +35,6 @@ func (e *Engine) StoreWith(ctx context.Context, item contract.StoreItem, opts co
 		}
 	}
 	return rs[0], nil
-}
-
-// StoreMany writes 1..100 items in one transaction.
-func (e *Engine) StoreMany(ctx context.Context, items []contract.StoreItem) ([]contract.StoreReceipt, error) {
-	return e.StoreManyWith(ctx, items, contract.WriteOptions{})
 }
 
 // StoreManyWith writes 1..100 items with options. The items are readable by

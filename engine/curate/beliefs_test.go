@@ -23,7 +23,7 @@ func TestBeliefs(t *testing.T) {
 		contract.Learning(text, contract.LearningKinds()[0], 0.5, contract.MemoryMeta{Source: meta.Source, AgentID: contract.Ptr("b")}),
 		contract.Learning("Prune roses in late winter just as buds swell.", contract.LearningKinds()[0], 0.8, meta),
 	} {
-		r, err := e.Store(ctx, it)
+		r, err := contract.Store(ctx, e, it)
 		if err != nil {
 			t.Fatal(err)
 		}

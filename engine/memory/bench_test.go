@@ -14,7 +14,7 @@ func filled(b *testing.B, n int) *Engine {
 	ctx := context.Background()
 	for i := range n {
 		it := doc(fmt.Sprintf("note %d about deploys, tabs and the release train number %d", i, i%97))
-		if _, err := e.Store(ctx, it); err != nil {
+		if _, err := contract.Store(ctx, e, it); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -57,7 +57,7 @@ func BenchmarkStore(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		if _, err := e.Store(context.Background(), doc(fmt.Sprintf("stored note %d", i))); err != nil {
+		if _, err := contract.Store(context.Background(), e, doc(fmt.Sprintf("stored note %d", i))); err != nil {
 			b.Fatal(err)
 		}
 	}

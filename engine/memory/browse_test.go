@@ -135,7 +135,7 @@ func FuzzListCursor(f *testing.F) {
 	}
 	e := New()
 	for i := range 5 {
-		if _, err := e.Store(context.Background(), doc(fmt.Sprintf("fuzz %d", i))); err != nil {
+		if _, err := contract.Store(context.Background(), e, doc(fmt.Sprintf("fuzz %d", i))); err != nil {
 			f.Fatal(err)
 		}
 	}

@@ -117,11 +117,6 @@ func (s *stored) hit() contract.Hit {
 	return h
 }
 
-// Store writes one active item.
-func (e *Engine) Store(ctx context.Context, item contract.StoreItem) (contract.StoreReceipt, error) {
-	return e.StoreWith(ctx, item, contract.WriteOptions{})
-}
-
 // StoreWith writes one item with a status and an expiry. A held fingerprint is a
 // replay and leaves the held record exactly as it was, whatever its status.
 func (e *Engine) StoreWith(ctx context.Context, item contract.StoreItem, opts contract.WriteOptions) (contract.StoreReceipt, error) {
@@ -142,11 +137,6 @@ func (e *Engine) StoreWith(ctx context.Context, item contract.StoreItem, opts co
 	r := e.storeLocked(item, opts, now)
 	e.commitLocked(now)
 	return r, nil
-}
-
-// StoreMany writes a batch of active items.
-func (e *Engine) StoreMany(ctx context.Context, items []contract.StoreItem) ([]contract.StoreReceipt, error) {
-	return e.StoreManyWith(ctx, items, contract.WriteOptions{})
 }
 
 // StoreManyWith validates the whole batch, then writes it under one lock; a
@@ -505,26 +495,6 @@ func (e *Engine) Forget(ctx context.Context, target contract.ForgetTarget) (cont
 		}
 	}
 	return contract.ForgetReport{Forgotten: n}, nil
-}
-
-// ForgetWithin forgets only the ids found inside the reach.
-func (e *Engine) ForgetWithin(ctx context.Context, ids []string, reach contract.Reach) (contract.ForgetReport, error) {
-	return contract.ForgetWithinByGet(ctx, e, ids, reach)
-}
-
-// Erase is not offered (the contract's default).
-func (e *Engine) Erase(_ context.Context, req contract.EraseRequest) (contract.EraseReport, error) {
-	return contract.UnsupportedErase(e.desc, req)
-}
-
-// Consolidate is not offered (the contract's default).
-func (e *Engine) Consolidate(_ context.Context, req contract.ConsolidateRequest) (contract.ConsolidateReceipt, error) {
-	return contract.UnsupportedConsolidate(e.desc, req)
-}
-
-// Beliefs are never built, so there are none.
-func (e *Engine) Beliefs(_ context.Context, req contract.BeliefsRequest) ([]contract.Hit, error) {
-	return contract.NoBeliefs(req)
 }
 
 // Browse answers the browse query over a snapshot of every record.

@@ -70,7 +70,7 @@ func TestStoreReplayKeepsHeldRecord(t *testing.T) {
 	if id != it.Fingerprint() {
 		t.Fatalf("id %s is not the fingerprint", id)
 	}
-	r, err := e.Store(ctx, it)
+	r, err := contract.Store(ctx, e, it)
 	if err != nil || !r.Replayed || r.ID != id {
 		t.Fatalf("replay: %+v %v", r, err)
 	}
@@ -93,7 +93,7 @@ func TestStoreManyBatchDuplicatesReplayFirstCopy(t *testing.T) {
 	ctx := context.Background()
 	e := New()
 	a, b := doc("alpha"), doc("beta")
-	rs, err := e.StoreMany(ctx, []contract.StoreItem{a, b, a})
+	rs, err := contract.StoreMany(ctx, e, []contract.StoreItem{a, b, a})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,13 +103,13 @@ func TestStoreManyBatchDuplicatesReplayFirstCopy(t *testing.T) {
 			t.Fatalf("receipt %d: %+v want %+v", i, rs[i], want[i])
 		}
 	}
-	_, err = e.StoreMany(ctx, []contract.StoreItem{doc("gamma"), doc("  ")})
+	_, err = contract.StoreMany(ctx, e, []contract.StoreItem{doc("gamma"), doc("  ")})
 	wantErr(t, err, contract.KindInvalidRequest, "document body must not be empty")
 	page, _ := e.List(ctx, contract.ListRequest{Limit: 10})
 	if len(page.Items) != 2 {
 		t.Fatalf("a refused batch wrote %d items", len(page.Items)-2)
 	}
-	_, err = e.StoreMany(ctx, nil)
+	_, err = contract.StoreMany(ctx, e, nil)
 	wantErr(t, err, contract.KindInvalidRequest, "store_many takes between 1 and 100 items")
 }
 
@@ -315,7 +315,7 @@ func TestGetOrderAndReach(t *testing.T) {
 	}
 	_, err := e.Get(ctx, contract.GetRequest{IDs: []string{" "}})
 	wantErr(t, err, contract.KindInvalidRequest, "an id must not be blank")
-	rep, _ := e.ForgetWithin(ctx, []string{ia, ib}, contract.ReachOf(contract.MustNamespace("team:acme/agent:w")))
+	rep, _ := contract.ForgetWithin(ctx, e, []string{ia, ib}, contract.ReachOf(contract.MustNamespace("team:acme/agent:w")))
 	if rep.Forgotten != 1 {
 		t.Fatalf("forget_within %+v", rep)
 	}
@@ -401,11 +401,11 @@ func TestReturnedValuesDoNotAliasEngineState(t *testing.T) {
 func TestUnsupportedDefaults(t *testing.T) {
 	ctx := context.Background()
 	e := New()
-	_, err := e.Erase(ctx, contract.EraseRequest{Reach: contract.ReachExact(contract.Root())})
+	_, err := contract.Erase(ctx, e, contract.EraseRequest{Reach: contract.ReachExact(contract.Root())})
 	wantErr(t, err, contract.KindUnsupported, "engine `memory` does not erase")
-	_, err = e.Consolidate(ctx, contract.ConsolidateRequest{})
+	_, err = contract.Consolidate(ctx, e, contract.ConsolidateRequest{})
 	wantErr(t, err, contract.KindUnsupported, "engine `memory` does not consolidate memory")
-	b, err := e.Beliefs(ctx, contract.BeliefsRequest{Limit: 3})
+	b, err := contract.Beliefs(ctx, e, contract.BeliefsRequest{Limit: 3})
 	if err != nil || len(b) != 0 {
 		t.Fatalf("beliefs %v %v", b, err)
 	}
@@ -420,7 +420,7 @@ func TestConcurrentUse(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 50 {
-				r, err := e.Store(ctx, doc(fmt.Sprintf("worker %d item %d", w, i)))
+				r, err := contract.Store(ctx, e, doc(fmt.Sprintf("worker %d item %d", w, i)))
 				if err != nil {
 					t.Error(err)
 					return

@@ -97,7 +97,7 @@ func TestBackupRestoresEveryRecordExactly(t *testing.T) {
 			for j := range items {
 				items[j] = contract.Document(fmt.Sprintf("writer batch %d item %d", i, j), contract.MemoryMeta{Namespace: sandbox})
 			}
-			if _, err := src.StoreMany(ctx, items); err != nil {
+			if _, err := contract.StoreMany(ctx, src, items); err != nil {
 				t.Error(err)
 				return
 			}

@@ -35,7 +35,7 @@ func benchStore(b *testing.B) *postgres.Engine {
 	} else if held == 0 {
 		var batch []contract.StoreItem
 		flush := func() {
-			if _, err := e.StoreMany(ctx, batch); err != nil {
+			if _, err := contract.StoreMany(ctx, e, batch); err != nil {
 				b.Fatal(err)
 			}
 			batch = batch[:0]

@@ -52,7 +52,7 @@ func TestChangesAcrossEngines(t *testing.T) {
 	}()
 	time.Sleep(200 * time.Millisecond)
 	stored := time.Now()
-	r, err := b.Store(ctx, contract.Document("written by the other process", contract.MemoryMeta{}))
+	r, err := contract.Store(ctx, b, contract.Document("written by the other process", contract.MemoryMeta{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestChangesAcrossEngines(t *testing.T) {
 			defer wg.Done()
 			for i := range each {
 				it := contract.Document(fmt.Sprintf("concurrent writer %d item %d", w, i), contract.MemoryMeta{})
-				if _, err := e.Store(ctx, it); err != nil {
+				if _, err := contract.Store(ctx, e, it); err != nil {
 					t.Error(err)
 					return
 				}

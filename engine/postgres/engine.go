@@ -258,11 +258,6 @@ func (e *Engine) inTx(ctx context.Context, iso pgx.TxIsoLevel, f func(pgx.Tx) er
 	return nil
 }
 
-// Erase is not offered: forget removes items (contract default).
-func (e *Engine) Erase(_ context.Context, req contract.EraseRequest) (contract.EraseReport, error) {
-	return contract.UnsupportedErase(e.desc, req)
-}
-
 // Consolidate is on demand: beliefs are derived from the clusters of a
 // reach when read (engine/curate), so it counts them and completes.
 func (e *Engine) Consolidate(ctx context.Context, req contract.ConsolidateRequest) (contract.ConsolidateReceipt, error) {
@@ -272,9 +267,4 @@ func (e *Engine) Consolidate(ctx context.Context, req contract.ConsolidateReques
 // Beliefs are derived on read: one learning per cluster of the reach (engine/curate).
 func (e *Engine) Beliefs(ctx context.Context, req contract.BeliefsRequest) ([]contract.Hit, error) {
 	return curate.Beliefs(ctx, e, req, curate.DefaultConfig())
-}
-
-// ForgetWithin forgets only the ids found inside the reach.
-func (e *Engine) ForgetWithin(ctx context.Context, ids []string, reach contract.Reach) (contract.ForgetReport, error) {
-	return contract.ForgetWithinByGet(ctx, e, ids, reach)
 }

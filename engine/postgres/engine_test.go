@@ -28,7 +28,7 @@ func TestConformanceWithForeignData(t *testing.T) {
 	ctx := context.Background()
 	e := openStore(t, pgtest.URL(t), postgres.Options{})
 	foreign := contract.Document("foreign note that the suite must leave alone", contract.MemoryMeta{Tags: []string{"foreign"}})
-	if _, err := e.Store(ctx, foreign); err != nil {
+	if _, err := contract.Store(ctx, e, foreign); err != nil {
 		t.Fatal(err)
 	}
 	if err := conformance.Run(ctx, e).Err(); err != nil {

@@ -122,7 +122,7 @@ func TestOutageDuringLoad(t *testing.T) {
 					contract.Document(fmt.Sprintf("writer %d note %d", w, i), contract.MemoryMeta{Tags: []string{"load"}}),
 					contract.Document(fmt.Sprintf("writer %d note %d bis", w, i), contract.MemoryMeta{Tags: []string{"load"}}),
 				}
-				rs, err := e.StoreMany(ctx, items)
+				rs, err := contract.StoreMany(ctx, e, items)
 				if err != nil {
 					errCount.Add(1)
 					var ce *contract.Error
@@ -213,7 +213,7 @@ func TestRealRestartDuringLoad(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; !stop.Load(); i++ {
-				r, err := e.Store(ctx, contract.Document(fmt.Sprintf("writer %d note %d", w, i), contract.MemoryMeta{}))
+				r, err := contract.Store(ctx, e, contract.Document(fmt.Sprintf("writer %d note %d", w, i), contract.MemoryMeta{}))
 				mu.Lock()
 				if err != nil {
 					errs++

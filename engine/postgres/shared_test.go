@@ -51,7 +51,7 @@ func TestTwoPoolsStoreTheSameItems(t *testing.T) {
 					if w == 2 {
 						i = n - 1 - start
 					}
-					r, err := e.Store(ctx, items[i])
+					r, err := contract.Store(ctx, e, items[i])
 					if err != nil {
 						errs <- err
 						return
@@ -61,7 +61,7 @@ func TestTwoPoolsStoreTheSameItems(t *testing.T) {
 					continue
 				}
 				end := min(start+1+w*7, n)
-				rs, err := e.StoreMany(ctx, items[start:end])
+				rs, err := contract.StoreMany(ctx, e, items[start:end])
 				if err != nil {
 					errs <- err
 					return
@@ -127,7 +127,7 @@ func TestWriteThroughOneReadThroughTheOther(t *testing.T) {
 	if err != nil || len(page.Hits) != 1 {
 		t.Fatalf("fetch through a after b's approve: %+v %v", page, err)
 	}
-	if _, err := b.Store(ctx, by); err != nil {
+	if _, err := contract.Store(ctx, b, by); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.Supersede(ctx, contract.SupersedeRequest{ID: it.Fingerprint(), By: by.Fingerprint()}); err != nil {

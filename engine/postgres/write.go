@@ -168,11 +168,6 @@ func lastService(ns contract.Namespace) int16 {
 	return last
 }
 
-// Store writes one active item.
-func (e *Engine) Store(ctx context.Context, item contract.StoreItem) (contract.StoreReceipt, error) {
-	return e.StoreWith(ctx, item, contract.WriteOptions{})
-}
-
 // StoreWith writes one item with a status and an expiry; a held fingerprint is
 // a replay and leaves the held record as it was.
 func (e *Engine) StoreWith(ctx context.Context, item contract.StoreItem, opts contract.WriteOptions) (contract.StoreReceipt, error) {
@@ -187,11 +182,6 @@ func (e *Engine) StoreWith(ctx context.Context, item contract.StoreItem, opts co
 		return contract.StoreReceipt{}, err
 	}
 	return out[0], nil
-}
-
-// StoreMany writes a batch of active items.
-func (e *Engine) StoreMany(ctx context.Context, items []contract.StoreItem) ([]contract.StoreReceipt, error) {
-	return e.StoreManyWith(ctx, items, contract.WriteOptions{})
 }
 
 // StoreManyWith validates the whole batch, then writes it in one transaction;

@@ -31,7 +31,7 @@ func BenchmarkOverHTTP(b *testing.B) {
 			meta.Tags = []string{fmt.Sprintf("t%d", (start+i)%13)}
 			items[i] = contract.Document(fmt.Sprintf("note %d about deploys and tabs and tests", start+i), meta)
 		}
-		recs, err := store.StoreMany(ctx, items)
+		recs, err := contract.StoreMany(ctx, store, items)
 		if err != nil {
 			b.Fatal(err)
 		}

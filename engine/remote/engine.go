@@ -12,37 +12,30 @@ import (
 	"mnemo/server/wire"
 )
 
-// Store writes one item.
-func (c *Client) Store(ctx context.Context, item contract.StoreItem) (contract.StoreReceipt, error) {
-	var out contract.StoreReceipt
-	err := c.call(ctx, wire.OpStore, item, &out)
-	return out, err
-}
-
-// StoreWith writes one item with options.
+// StoreWith writes one item with options; without options the body is the
+// bare item, as every server reads it.
 func (c *Client) StoreWith(ctx context.Context, item contract.StoreItem, opts contract.WriteOptions) (contract.StoreReceipt, error) {
-	var out contract.StoreReceipt
-	err := c.call(ctx, wire.OpStore, wire.StoreWithBody{Item: item, Options: opts}, &out)
-	return out, err
-}
-
-// StoreMany writes a batch.
-func (c *Client) StoreMany(ctx context.Context, items []contract.StoreItem) ([]contract.StoreReceipt, error) {
-	if items == nil {
-		items = []contract.StoreItem{}
+	var body any = wire.StoreWithBody{Item: item, Options: opts}
+	if opts == (contract.WriteOptions{}) {
+		body = item
 	}
-	var out []contract.StoreReceipt
-	err := c.call(ctx, wire.OpStoreMany, items, &out)
+	var out contract.StoreReceipt
+	err := c.call(ctx, wire.OpStore, body, &out)
 	return out, err
 }
 
-// StoreManyWith writes a batch with options.
+// StoreManyWith writes a batch with options; without options the body is the
+// bare array of items, as every server reads it.
 func (c *Client) StoreManyWith(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
 	if items == nil {
 		items = []contract.StoreItem{}
 	}
+	var body any = wire.StoreManyBody{Items: items, Options: opts}
+	if opts == (contract.WriteOptions{}) {
+		body = items
+	}
 	var out []contract.StoreReceipt
-	err := c.call(ctx, wire.OpStoreMany, wire.StoreManyBody{Items: items, Options: opts}, &out)
+	err := c.call(ctx, wire.OpStoreMany, body, &out)
 	return out, err
 }
 

@@ -64,7 +64,7 @@ func TestLoadAcrossTwoServers(t *testing.T) {
 	owner := loadClient(t, urls[0], loadOwnerToken)
 	strayMeta := contract.MetaFromSource(contract.SourceAgent, nil)
 	strayMeta.Namespace = contract.MustNamespace("team:other")
-	stray, err := owner.Store(ctx, contract.Document("stray note outside the load namespace", strayMeta))
+	stray, err := contract.Store(ctx, owner, contract.Document("stray note outside the load namespace", strayMeta))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestLoadAcrossTwoServers(t *testing.T) {
 				item, word := loadItem(a, seq)
 				seq++
 				t0 := time.Now()
-				rec, err := c.Store(ctx, item)
+				rec, err := contract.Store(ctx, c, item)
 				if err != nil {
 					failures.add("agent %d store: %v", a, err)
 					return
@@ -100,7 +100,7 @@ func TestLoadAcrossTwoServers(t *testing.T) {
 					seq++
 				}
 				t0 = time.Now()
-				recs, err := c.StoreMany(ctx, items)
+				recs, err := contract.StoreMany(ctx, c, items)
 				if err != nil {
 					failures.add("agent %d store_many: %v", a, err)
 					return

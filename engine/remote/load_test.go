@@ -313,7 +313,7 @@ func runLoad(t *testing.T, cfg loadConfig) loadFigures {
 	// A record outside team:load: browsers must never see or count it.
 	strayMeta := contract.MetaFromSource(contract.SourceAgent, nil)
 	strayMeta.Namespace = contract.MustNamespace("team:other")
-	stray, err := owner.Store(ctx, contract.Document("stray note outside the load namespace", strayMeta))
+	stray, err := contract.Store(ctx, owner, contract.Document("stray note outside the load namespace", strayMeta))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +346,7 @@ func runLoad(t *testing.T, cfg loadConfig) loadFigures {
 				item, word := loadItem(a, seq)
 				seq++
 				t0 := time.Now()
-				rec, err := c.Store(ctx, item)
+				rec, err := contract.Store(ctx, c, item)
 				if err != nil {
 					failures.add("agent %d store: %v", a, err)
 					return
@@ -363,7 +363,7 @@ func runLoad(t *testing.T, cfg loadConfig) loadFigures {
 					seq++
 				}
 				t0 = time.Now()
-				recs, err := c.StoreMany(ctx, items)
+				recs, err := contract.StoreMany(ctx, c, items)
 				if err != nil {
 					failures.add("agent %d store_many: %v", a, err)
 					return

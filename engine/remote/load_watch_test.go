@@ -734,7 +734,7 @@ func startWatchProcess(t *testing.T, ctx context.Context, wg *sync.WaitGroup, bi
 	meta := contract.MetaFromSource(contract.SourceAgent, nil)
 	meta.Namespace = contract.MustNamespace("team:other")
 	for i := 0; ; i++ {
-		if _, err := owner.Store(ctx, contract.Document(fmt.Sprintf("warm-up %d for mnemo watch", i), meta)); err != nil {
+		if _, err := contract.Store(ctx, owner, contract.Document(fmt.Sprintf("warm-up %d for mnemo watch", i), meta)); err != nil {
 			t.Fatal(err)
 		}
 		select {
@@ -765,7 +765,7 @@ func TestScanPageAgreesWithTheDecoder(t *testing.T) {
 	e := memory.New()
 	ctx := context.Background()
 	for _, text := range []string{`plain`, `{"seq":7,"at":"x","op":"store","id":"fake"}`, "quotes \" and\nlines"} {
-		if _, err := e.Store(ctx, contract.Document(text, contract.MemoryMeta{})); err != nil {
+		if _, err := contract.Store(ctx, e, contract.Document(text, contract.MemoryMeta{})); err != nil {
 			t.Fatal(err)
 		}
 	}

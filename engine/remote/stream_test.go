@@ -123,7 +123,7 @@ func TestChangesFollowOneStreamAndResumeWhenItBreaks(t *testing.T) {
 	go func() {
 		var out []string
 		for i := range n {
-			r, err := writer.Store(ctx, contract.Document(fmt.Sprintf("note %d", i), contract.MemoryMeta{}))
+			r, err := contract.Store(ctx, writer, contract.Document(fmt.Sprintf("note %d", i), contract.MemoryMeta{}))
 			if err != nil {
 				t.Error(err)
 				break
@@ -167,7 +167,7 @@ func TestChangesLongPollAServerWithoutTheStream(t *testing.T) {
 	wg.Go(func() {
 		time.Sleep(100 * time.Millisecond)
 		for i := range 20 {
-			r, err := c.Store(ctx, contract.Document(fmt.Sprintf("note %d", i), contract.MemoryMeta{}))
+			r, err := contract.Store(ctx, c, contract.Document(fmt.Sprintf("note %d", i), contract.MemoryMeta{}))
 			if err != nil {
 				t.Error(err)
 				return
@@ -192,7 +192,7 @@ func TestChangesWithoutChangeStreamLongPoll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Store(context.Background(), contract.Document("one", contract.MemoryMeta{})); err != nil {
+	if _, err := contract.Store(context.Background(), c, contract.Document("one", contract.MemoryMeta{})); err != nil {
 		t.Fatal(err)
 	}
 	if got := follow(t, c, 0, 1, nil); len(got) != 1 {
@@ -260,7 +260,7 @@ func TestChangeStreamOpenWaitsOutARateLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.CloseIdleStreams)
-	if _, err := c.Store(context.Background(), contract.Document("one", contract.MemoryMeta{})); err != nil {
+	if _, err := contract.Store(context.Background(), c, contract.Document("one", contract.MemoryMeta{})); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()

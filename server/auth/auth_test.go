@@ -142,9 +142,9 @@ func TestConfineBindsReadsAndWritesToTheReach(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := memory.New()
-	in, _ := e.Store(ctx, doc("team:acme/agent:a", "inside"))
-	out, _ := e.Store(ctx, doc("team:other", "outside"))
-	sandbox, _ := e.Store(ctx, doc("team:acme/service:billing", "sandboxed"))
+	in, _ := contract.Store(ctx, e, doc("team:acme/agent:a", "inside"))
+	out, _ := contract.Store(ctx, e, doc("team:other", "outside"))
+	sandbox, _ := contract.Store(ctx, e, doc("team:acme/service:billing", "sandboxed"))
 	reach := contract.ReachSubtree(contract.MustNamespace("team:acme"))
 	log := &memoryLog{}
 	alice := auth.Confine(e, &auth.Principal{Name: "alice", Role: auth.RoleCurator, Reach: &reach}, auth.WithAudit(log), auth.WithVia("test"))
@@ -170,11 +170,11 @@ func TestConfineBindsReadsAndWritesToTheReach(t *testing.T) {
 	if n := e.Len(); n != 2 {
 		t.Fatalf("the store holds %d records, want 2", n)
 	}
-	_, err = alice.Store(ctx, doc("team:other", "sneaky"))
+	_, err = contract.Store(ctx, alice, doc("team:other", "sneaky"))
 	if !wire.IsForbidden(err) {
 		t.Fatalf("store outside: %v", err)
 	}
-	_, err = alice.Erase(ctx, contract.EraseRequest{Reach: reach})
+	_, err = contract.Erase(ctx, alice, contract.EraseRequest{Reach: reach})
 	if !wire.IsForbidden(err) {
 		t.Fatalf("curator erase: %v", err)
 	}
@@ -247,8 +247,8 @@ reach = { at = "team:gamma/agent:bot", inherit = true }
 	}
 	ctx := context.Background()
 	e := memory.New()
-	gamma, _ := e.Store(ctx, doc("team:gamma", "gamma"))
-	_, _ = e.Store(ctx, contract.Document("at the root", contract.MetaFromSource(contract.SourceAgent, nil)))
+	gamma, _ := contract.Store(ctx, e, doc("team:gamma", "gamma"))
+	_, _ = contract.Store(ctx, e, contract.Document("at the root", contract.MetaFromSource(contract.SourceAgent, nil)))
 	hits, err := auth.Confine(e, gina).List(ctx, contract.ListRequest{Limit: 10})
 	if err != nil || len(hits.Items) != 1 || hits.Items[0].ID != gamma.ID {
 		t.Fatalf("gina lists %+v, %v", hits.Items, err)

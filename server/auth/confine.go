@@ -205,11 +205,6 @@ func (c *Confined) Descriptor() contract.Descriptor { return c.e.Descriptor() }
 // Health is the engine's.
 func (c *Confined) Health(ctx context.Context) contract.Health { return c.e.Health(ctx) }
 
-// Store writes one item where the principal may write.
-func (c *Confined) Store(ctx context.Context, item contract.StoreItem) (contract.StoreReceipt, error) {
-	return c.StoreWith(ctx, item, contract.WriteOptions{})
-}
-
 // StoreWith writes one item where the principal may write.
 func (c *Confined) StoreWith(ctx context.Context, item contract.StoreItem, opts contract.WriteOptions) (contract.StoreReceipt, error) {
 	if err := c.checkStore(ctx, wire.OpStore, []contract.StoreItem{item}); err != nil {
@@ -221,11 +216,6 @@ func (c *Confined) StoreWith(ctx context.Context, item contract.StoreItem, opts 
 	}
 	c.record(ctx, audit.Event{Op: wire.OpStore, IDs: []string{rec.ID}, Where: where([]contract.StoreItem{item}), Count: stored(rec)})
 	return rec, nil
-}
-
-// StoreMany writes a batch where the principal may write.
-func (c *Confined) StoreMany(ctx context.Context, items []contract.StoreItem) ([]contract.StoreReceipt, error) {
-	return c.StoreManyWith(ctx, items, contract.WriteOptions{})
 }
 
 // StoreManyWith writes a batch where the principal may write; one item outside
@@ -459,7 +449,7 @@ func (c *Confined) Beliefs(ctx context.Context, req contract.BeliefsRequest) ([]
 		}
 		req.Reach = r
 	}
-	return c.e.Beliefs(ctx, req)
+	return contract.Beliefs(ctx, c.e, req)
 }
 
 // Forget removes ids inside the principal's reach, or what a filter selects
@@ -553,7 +543,7 @@ func (c *Confined) forgetWithin(ctx context.Context, op string, ids []string, re
 	if err != nil {
 		return contract.ForgetReport{}, 0, err
 	}
-	rep, err := c.e.ForgetWithin(ctx, uniq, reach)
+	rep, err := contract.ForgetWithin(ctx, c.e, uniq, reach)
 	if err != nil {
 		return rep, 0, err
 	}
@@ -658,7 +648,7 @@ func (c *Confined) Erase(ctx context.Context, req contract.EraseRequest) (contra
 	if !c.p.Unlimited && !req.Reach.Within(c.p.Bound()) {
 		return contract.EraseReport{}, c.refuse(ctx, ev, Forbidden("principal `%s` cannot erase outside its reach", c.p.Name))
 	}
-	rep, err := c.e.Erase(ctx, req)
+	rep, err := contract.Erase(ctx, c.e, req)
 	if err != nil {
 		return rep, err
 	}
@@ -680,7 +670,7 @@ func (c *Confined) Consolidate(ctx context.Context, req contract.ConsolidateRequ
 		}
 		req.Reach = r
 	}
-	rec, err := c.e.Consolidate(ctx, req)
+	rec, err := contract.Consolidate(ctx, c.e, req)
 	if err != nil {
 		return rec, err
 	}

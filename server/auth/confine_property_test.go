@@ -56,7 +56,7 @@ func newPropertyFixture(t *testing.T, e contract.Engine) *propertyFixture {
 	ctx := context.Background()
 	for start := 0; start < len(batch); start += contract.MaxStoreMany {
 		chunk := batch[start:min(start+contract.MaxStoreMany, len(batch))]
-		recs, err := e.StoreMany(ctx, chunk)
+		recs, err := contract.StoreMany(ctx, e, chunk)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,7 +234,7 @@ func TestConfinedReadsAndForgetsTouchWhatBothReachesAdmit(t *testing.T) {
 			back[j] = f.items[id]
 		}
 		for start := 0; start < len(back); start += contract.MaxStoreMany {
-			if _, err := store.StoreMany(ctx, back[start:min(start+contract.MaxStoreMany, len(back))]); err != nil {
+			if _, err := contract.StoreMany(ctx, store, back[start:min(start+contract.MaxStoreMany, len(back))]); err != nil {
 				t.Fatal(err)
 			}
 		}

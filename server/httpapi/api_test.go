@@ -114,7 +114,7 @@ func (f *fixture) seed(t *testing.T, ctx context.Context, ns, text string) strin
 	t.Helper()
 	meta := contract.MetaFromSource(contract.SourceAgent, nil)
 	meta.Namespace = contract.MustNamespace(ns)
-	rec, err := f.owner.Store(ctx, contract.Document(text, meta))
+	rec, err := contract.Store(ctx, f.owner, contract.Document(text, meta))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +400,7 @@ func TestConcurrentWritesDoNotSkewRecordsAgainstTotal(t *testing.T) {
 		for i := 0; ctx.Err() == nil; i++ {
 			meta := contract.MetaFromSource(contract.SourceAgent, nil)
 			meta.Namespace = contract.MustNamespace("team:acme/agent:busy")
-			if _, err := alice.Store(ctx, contract.Document(fmt.Sprintf("busy write %d", i), meta)); err != nil {
+			if _, err := contract.Store(ctx, alice, contract.Document(fmt.Sprintf("busy write %d", i), meta)); err != nil {
 				if ctx.Err() == nil {
 					t.Error(err)
 				}

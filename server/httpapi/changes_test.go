@@ -152,7 +152,7 @@ func TestChangesExpiredOverHTTP(t *testing.T) {
 	c := client(t, srv.URL, ownerToken)
 	for _, text := range []string{"one", "two", "three", "four"} {
 		time.Sleep(time.Millisecond)
-		if _, err := c.Store(context.Background(), contract.Document(text, contract.MemoryMeta{})); err != nil {
+		if _, err := contract.Store(context.Background(), c, contract.Document(text, contract.MemoryMeta{})); err != nil {
 			t.Fatal(err)
 		}
 	}

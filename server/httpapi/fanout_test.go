@@ -69,7 +69,7 @@ func (f *fanFixture) store(t *testing.T, ns string, texts ...string) []string {
 	for i, text := range texts {
 		items[i] = contract.Document(text, meta)
 	}
-	recs, err := client(t, f.url, ownerToken).StoreMany(context.Background(), items)
+	recs, err := contract.StoreMany(context.Background(), client(t, f.url, ownerToken), items)
 	if err != nil {
 		t.Error(err)
 		return nil

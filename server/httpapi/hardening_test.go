@@ -42,7 +42,7 @@ func TestPagesAreCappedAtTheBoundary(t *testing.T) {
 		items = append(items, doc("team:acme/agent:bulk", fmt.Sprintf("bulk note %d", i)))
 	}
 	for start := 0; start < len(items); start += contract.MaxStoreMany {
-		if _, err := f.owner.StoreMany(ctx, items[start:min(start+contract.MaxStoreMany, len(items))]); err != nil {
+		if _, err := contract.StoreMany(ctx, f.owner, items[start:min(start+contract.MaxStoreMany, len(items))]); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -38,10 +38,10 @@ func (h *Handler) operations() map[string]operation {
 			return e.Supersede(ctx, r)
 		})},
 		wire.OpErase: {maxBody: small, serve: typed(func(ctx context.Context, e *auth.Confined, r contract.EraseRequest) (any, error) {
-			return e.Erase(ctx, r)
+			return contract.Erase(ctx, e, r)
 		})},
 		wire.OpConsolidate: {maxBody: small, serve: typed(func(ctx context.Context, e *auth.Confined, r contract.ConsolidateRequest) (any, error) {
-			return e.Consolidate(ctx, r)
+			return contract.Consolidate(ctx, e, r)
 		})},
 		wire.OpBeliefs: {maxBody: small, serve: typed(serveBeliefs)},
 		wire.OpRestore: {maxBody: big, serve: typed(func(ctx context.Context, e *auth.Confined, r wire.RestoreBody) (any, error) {
@@ -101,7 +101,7 @@ func serveStore(ctx context.Context, e *auth.Confined, body []byte) (any, error)
 	if err := decode(body, &item); err != nil {
 		return nil, err
 	}
-	return e.Store(ctx, item)
+	return contract.Store(ctx, e, item)
 }
 
 func serveStoreMany(ctx context.Context, e *auth.Confined, body []byte) (any, error) {
@@ -117,7 +117,7 @@ func serveStoreMany(ctx context.Context, e *auth.Confined, body []byte) (any, er
 	if err := decode(body, &items); err != nil {
 		return nil, err
 	}
-	return nonNil(e.StoreMany(ctx, items))
+	return nonNil(contract.StoreMany(ctx, e, items))
 }
 
 // nonNil writes an empty list as [] rather than null.
@@ -160,7 +160,7 @@ func serveGetRecords(ctx context.Context, e *auth.Confined, r contract.GetReques
 }
 
 func serveBeliefs(ctx context.Context, e *auth.Confined, r contract.BeliefsRequest) (any, error) {
-	return nonNil(e.Beliefs(ctx, r))
+	return nonNil(contract.Beliefs(ctx, e, r))
 }
 
 func serveForget(ctx context.Context, e *auth.Confined, t contract.ForgetTarget) (any, error) {

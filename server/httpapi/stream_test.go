@@ -227,7 +227,7 @@ func TestChangeStreamErrors(t *testing.T) {
 	meta.Namespace = contract.MustNamespace("team:acme")
 	for _, text := range []string{"one", "two", "three", "four"} {
 		time.Sleep(time.Millisecond)
-		if _, err := c.Store(context.Background(), contract.Document(text, meta)); err != nil {
+		if _, err := contract.Store(context.Background(), c, contract.Document(text, meta)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -249,7 +249,7 @@ func TestChangeStreamErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys.Replace(fewer)
-	if _, err := c.Store(context.Background(), contract.Document("after the reload", meta)); err != nil {
+	if _, err := contract.Store(context.Background(), c, contract.Document("after the reload", meta)); err != nil {
 		t.Fatal(err)
 	}
 	ev := alice.next(t)
@@ -321,7 +321,7 @@ func TestChangeStreamOutlivesTheServerTimeoutsAndEndsWithItsClient(t *testing.T)
 	s.page(t)
 	time.Sleep(800 * time.Millisecond)
 	c := client(t, srv.URL, ownerToken)
-	rec, err := c.Store(context.Background(), contract.Document("after the timeouts", contract.MemoryMeta{}))
+	rec, err := contract.Store(context.Background(), c, contract.Document("after the timeouts", contract.MemoryMeta{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +372,7 @@ func TestChangeStreamDropsASlowClientWithoutHoldingUpWriters(t *testing.T) {
 			items[i] = contract.Document(fmt.Sprintf("%d.%d %s", b, i, text), contract.MemoryMeta{})
 		}
 		t0 := time.Now()
-		recs, err := c.StoreMany(ctx, items)
+		recs, err := contract.StoreMany(ctx, c, items)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,7 +30,7 @@ func (f *fixture) seedWipe(t *testing.T) {
 			items = append(items, contract.Document(fmt.Sprintf("wipe candidate %d at %s", i, ns), meta))
 		}
 	}
-	if _, err := f.owner.StoreMany(context.Background(), items); err != nil {
+	if _, err := contract.StoreMany(context.Background(), f.owner, items); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -165,17 +165,17 @@ func TestAuditLogIsConfinedByTheReadersReach(t *testing.T) {
 	f.seed(t, ctx, "user:priya/service:billing", "sandboxed under priya")
 	f.seedWipe(t)
 	alice := client(t, f.srv.URL, aliceToken)
-	if _, err := alice.Store(ctx, doc("team:acme/agent:bot", "alice writes")); err != nil {
+	if _, err := contract.Store(ctx, alice, doc("team:acme/agent:bot", "alice writes")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := alice.Store(ctx, doc("team:gamma", "alice tries gamma")); !wire.IsForbidden(err) {
+	if _, err := contract.Store(ctx, alice, doc("team:gamma", "alice tries gamma")); !wire.IsForbidden(err) {
 		t.Fatalf("alice stored outside: %v", err)
 	}
 	post(t, f.srv.URL, aliceToken, "forget", fmt.Sprintf(`{"ids":[%q,%q]}`, f.acme1, f.other))
 	post(t, f.srv.URL, aliceToken, "forget", `{"filter":{"reach":{"at":"team:acme/agent:bot"},"tags_any":["wipe-test"]}}`)
 	post(t, f.srv.URL, "not-a-token", "list", `{"limit":1}`)
 	priya := client(t, f.srv.URL, priyaToken)
-	if _, err := priya.Store(ctx, doc("user:priya/agent:helper", "priya writes")); err != nil {
+	if _, err := contract.Store(ctx, priya, doc("user:priya/agent:helper", "priya writes")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := priya.Forget(ctx, contract.ForgetIDs(priyaAgent)); err != nil {

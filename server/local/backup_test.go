@@ -23,7 +23,7 @@ func TestBackupAndRestoreThroughTheHolder(t *testing.T) {
 	}
 	sandboxed := learning("in the digest's sandbox")
 	sandboxed.Meta.Namespace = contract.MustNamespace("team:acme/service:digest")
-	if _, err := holder.StoreMany(ctx, []contract.StoreItem{learning("one"), learning("two"), sandboxed}); err != nil {
+	if _, err := contract.StoreMany(ctx, holder, []contract.StoreItem{learning("one"), learning("two"), sandboxed}); err != nil {
 		t.Fatal(err)
 	}
 	var fromHolder, fromAttached bytes.Buffer

@@ -37,7 +37,7 @@ func BenchmarkStore(b *testing.B) {
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					if _, err := s.Store(context.Background(), learning(fmt.Sprintf("%s note %d", name, n.Add(1)))); err != nil {
+					if _, err := contract.Store(context.Background(), s, learning(fmt.Sprintf("%s note %d", name, n.Add(1)))); err != nil {
 						b.Error(err)
 						return
 					}
@@ -62,7 +62,7 @@ func BenchmarkGet(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer holder.Close()
-			r, err := holder.Store(context.Background(), learning("the record every get reads"))
+			r, err := contract.Store(context.Background(), holder, learning("the record every get reads"))
 			if err != nil {
 				b.Fatal(err)
 			}

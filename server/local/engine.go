@@ -43,19 +43,9 @@ func (s *Store) Health(ctx context.Context) contract.Health {
 	return h
 }
 
-// Store is the contract's Store.
-func (s *Store) Store(ctx context.Context, item contract.StoreItem) (contract.StoreReceipt, error) {
-	return call(s, ctx, "store", again, func(e contract.Engine) (contract.StoreReceipt, error) { return e.Store(ctx, item) })
-}
-
 // StoreWith is the contract's StoreWith.
 func (s *Store) StoreWith(ctx context.Context, item contract.StoreItem, opts contract.WriteOptions) (contract.StoreReceipt, error) {
 	return call(s, ctx, "store", again, func(e contract.Engine) (contract.StoreReceipt, error) { return e.StoreWith(ctx, item, opts) })
-}
-
-// StoreMany is the contract's StoreMany.
-func (s *Store) StoreMany(ctx context.Context, items []contract.StoreItem) ([]contract.StoreReceipt, error) {
-	return call(s, ctx, "store_many", again, func(e contract.Engine) ([]contract.StoreReceipt, error) { return e.StoreMany(ctx, items) })
 }
 
 // StoreManyWith is the contract's StoreManyWith.
@@ -100,22 +90,24 @@ func (s *Store) Forget(ctx context.Context, target contract.ForgetTarget) (contr
 
 // ForgetWithin is the contract's ForgetWithin.
 func (s *Store) ForgetWithin(ctx context.Context, ids []string, reach contract.Reach) (contract.ForgetReport, error) {
-	return call(s, ctx, "forget", once, func(e contract.Engine) (contract.ForgetReport, error) { return e.ForgetWithin(ctx, ids, reach) })
+	return call(s, ctx, "forget", once, func(e contract.Engine) (contract.ForgetReport, error) {
+		return contract.ForgetWithin(ctx, e, ids, reach)
+	})
 }
 
 // Erase is the contract's Erase.
 func (s *Store) Erase(ctx context.Context, req contract.EraseRequest) (contract.EraseReport, error) {
-	return call(s, ctx, "erase", once, func(e contract.Engine) (contract.EraseReport, error) { return e.Erase(ctx, req) })
+	return call(s, ctx, "erase", once, func(e contract.Engine) (contract.EraseReport, error) { return contract.Erase(ctx, e, req) })
 }
 
 // Consolidate is the contract's Consolidate.
 func (s *Store) Consolidate(ctx context.Context, req contract.ConsolidateRequest) (contract.ConsolidateReceipt, error) {
-	return call(s, ctx, "consolidate", once, func(e contract.Engine) (contract.ConsolidateReceipt, error) { return e.Consolidate(ctx, req) })
+	return call(s, ctx, "consolidate", once, func(e contract.Engine) (contract.ConsolidateReceipt, error) { return contract.Consolidate(ctx, e, req) })
 }
 
 // Beliefs is the contract's Beliefs.
 func (s *Store) Beliefs(ctx context.Context, req contract.BeliefsRequest) ([]contract.Hit, error) {
-	return call(s, ctx, "beliefs", again, func(e contract.Engine) ([]contract.Hit, error) { return e.Beliefs(ctx, req) })
+	return call(s, ctx, "beliefs", again, func(e contract.Engine) ([]contract.Hit, error) { return contract.Beliefs(ctx, e, req) })
 }
 
 // Browse is the contract's Browse.

@@ -75,11 +75,11 @@ func TestSecondOpenAttaches(t *testing.T) {
 		t.Fatalf("socket = %v, %v; want mode 0600", st, err)
 	}
 	ctx := context.Background()
-	r1, err := second.Store(ctx, learning("stored through the socket"))
+	r1, err := contract.Store(ctx, second, learning("stored through the socket"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r2, err := first.Store(ctx, learning("stored by the holder"))
+	r2, err := contract.Store(ctx, first, learning("stored by the holder"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestTakeoverWhenTheHolderCloses(t *testing.T) {
 	first := open(t, dir)
 	second := open(t, dir)
 	ctx := context.Background()
-	r, err := first.Store(ctx, learning("before the holder stopped"))
+	r, err := contract.Store(ctx, first, learning("before the holder stopped"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestChangesAcrossATakeover(t *testing.T) {
 		t.Fatal(err)
 	}
 	third := open(t, dir)
-	r, err := third.Store(ctx, learning("after the takeover"))
+	r, err := contract.Store(ctx, third, learning("after the takeover"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestCloseSettlesWithNobodyAttached(t *testing.T) {
 	for i := range 50 {
 		items = append(items, learning("bulk note "+string(rune('a'+i%26))+string(rune('a'+i/26))))
 	}
-	if _, err := s.StoreMany(ctx, items); err != nil {
+	if _, err := contract.StoreMany(ctx, s, items); err != nil {
 		t.Fatal(err)
 	}
 	s.SetBulk(false)
@@ -269,7 +269,7 @@ func TestInFlightCallsWhenTheHolderDies(t *testing.T) {
 		call  func(s *Store) error
 		retry bool
 	}{
-		{"store", func(s *Store) error { _, err := s.Store(ctx, learning("sent twice at worst")); return err }, true},
+		{"store", func(s *Store) error { _, err := contract.Store(ctx, s, learning("sent twice at worst")); return err }, true},
 		{"forget", func(s *Store) error { _, err := s.Forget(ctx, contract.ForgetIDs(strings.Repeat("a", 40))); return err }, false},
 		{"review", func(s *Store) error {
 			_, err := s.Review(ctx, contract.ReviewRequest{ID: strings.Repeat("b", 40), Action: contract.ReviewApprove})

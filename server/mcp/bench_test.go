@@ -18,7 +18,7 @@ func benchTools(b *testing.B) *Tools {
 	ctx := context.Background()
 	for i := range 1000 {
 		meta := contract.MemoryMeta{Namespace: placeNS, Source: contract.SourceRef{Kind: contract.SourceAgent}, Tags: []string{fmt.Sprintf("t%d", i%7)}}
-		if _, err := e.Store(ctx, contract.Learning(fmt.Sprintf("learning number %d about tabs", i), contract.LearningFact, 0.8, meta)); err != nil {
+		if _, err := contract.Store(ctx, e, contract.Learning(fmt.Sprintf("learning number %d about tabs", i), contract.LearningFact, 0.8, meta)); err != nil {
 			b.Fatal(err)
 		}
 	}

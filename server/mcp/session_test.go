@@ -149,7 +149,7 @@ func seed(t *testing.T, e contract.Engine) seeded {
 	t.Helper()
 	ctx := context.Background()
 	store := func(item contract.StoreItem) string {
-		r, err := e.Store(ctx, item)
+		r, err := contract.Store(ctx, e, item)
 		if err != nil {
 			t.Fatalf("seed: %v", err)
 		}

@@ -332,7 +332,7 @@ func (t *Tools) store(ctx context.Context, obj map[string]any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	receipt, err := t.engine.Store(ctx, item)
+	receipt, err := contract.Store(ctx, t.engine, item)
 	if err != nil {
 		return nil, err
 	}
@@ -478,7 +478,7 @@ func (t *Tools) forgetIDs(ctx context.Context, a args) (any, error) {
 	if r := t.scope.reach(); r != nil {
 		// forget_within checks the reach once more as it removes, so the
 		// removal itself is confined, not only the read before it.
-		report, err = t.engine.ForgetWithin(ctx, found, *r)
+		report, err = contract.ForgetWithin(ctx, t.engine, found, *r)
 	} else {
 		report, err = t.engine.Forget(ctx, contract.ForgetIDs(found...))
 	}

@@ -299,8 +299,8 @@ func TestRefersToRanksTheDaysFirst(t *testing.T) {
 	meta := func(at *time.Time) contract.MemoryMeta {
 		return contract.MemoryMeta{Namespace: placeNS, Source: contract.SourceRef{Kind: contract.SourceAgent}, ObservedAt: at}
 	}
-	older, _ := e.Store(ctx, contract.Document("standup notes about tabs and spaces, long and detailed about tabs", meta(day(-3))))
-	onDay, _ := e.Store(ctx, contract.Document("standup notes", meta(day(-1))))
+	older, _ := contract.Store(ctx, e, contract.Document("standup notes about tabs and spaces, long and detailed about tabs", meta(day(-3))))
+	onDay, _ := contract.Store(ctx, e, contract.Document("standup notes", meta(day(-1))))
 	c := connect(t, placedTools(e))
 	from := fixedNow.AddDate(0, 0, -1).Format("2006-01-02")
 	got := ids(t, c.ok(ToolFetch, fmt.Sprintf(`{"query":"standup notes tabs","mode":"keyword","refers_to":{"from":%q}}`, from)), "hits")

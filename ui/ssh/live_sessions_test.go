@@ -30,7 +30,7 @@ func TestLiveSessionsFollowOnlyTheirReach(t *testing.T) {
 		t.Helper()
 		meta := contract.MetaFromSource(contract.SourceAgent, nil)
 		meta.Namespace = contract.MustNamespace(ns)
-		rec, err := srv.store.Store(ctx, contract.Document(text, meta))
+		rec, err := contract.Store(ctx, srv.store, contract.Document(text, meta))
 		if err != nil {
 			t.Fatal(err)
 		}

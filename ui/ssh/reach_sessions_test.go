@@ -119,7 +119,7 @@ func startScopedWith(t *testing.T, keysTOML string) *scopedServer {
 		for _, r := range set {
 			meta := contract.MetaFromSource(contract.SourceAgent, nil)
 			meta.Namespace = contract.MustNamespace(r.ns)
-			if _, err := store.Store(ctx, contract.Document(r.text, meta)); err != nil {
+			if _, err := contract.Store(ctx, store, contract.Document(r.text, meta)); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -45,7 +45,7 @@ ssh_keys = [%q]
 	// Stored after the revocation, in bob's old reach: he must never see it.
 	meta := contract.MetaFromSource(contract.SourceAgent, nil)
 	meta.Namespace = contract.MustNamespace("user:bob")
-	if _, err := srv.store.Store(context.Background(), contract.Document("bob's late zeppelin note", meta)); err != nil {
+	if _, err := contract.Store(context.Background(), srv.store, contract.Document("bob's late zeppelin note", meta)); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -123,15 +123,6 @@ func (s *sessionEngine) Health(ctx context.Context) contract.Health {
 	return s.engine().Health(ctx)
 }
 
-func (s *sessionEngine) Store(ctx context.Context, item contract.StoreItem) (contract.StoreReceipt, error) {
-	ctx, done, err := s.write(ctx)
-	if err != nil {
-		return contract.StoreReceipt{}, err
-	}
-	defer done()
-	return s.engine().Store(ctx, item)
-}
-
 func (s *sessionEngine) StoreWith(ctx context.Context, item contract.StoreItem, opts contract.WriteOptions) (contract.StoreReceipt, error) {
 	ctx, done, err := s.write(ctx)
 	if err != nil {
@@ -139,15 +130,6 @@ func (s *sessionEngine) StoreWith(ctx context.Context, item contract.StoreItem, 
 	}
 	defer done()
 	return s.engine().StoreWith(ctx, item, opts)
-}
-
-func (s *sessionEngine) StoreMany(ctx context.Context, items []contract.StoreItem) ([]contract.StoreReceipt, error) {
-	ctx, done, err := s.write(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	return s.engine().StoreMany(ctx, items)
 }
 
 func (s *sessionEngine) StoreManyWith(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
@@ -237,7 +219,7 @@ func (s *sessionEngine) ForgetWithin(ctx context.Context, ids []string, reach co
 		return contract.ForgetReport{}, err
 	}
 	defer done()
-	return s.engine().ForgetWithin(ctx, ids, reach)
+	return contract.ForgetWithin(ctx, s.engine(), ids, reach)
 }
 
 func (s *sessionEngine) Erase(ctx context.Context, req contract.EraseRequest) (contract.EraseReport, error) {
@@ -246,7 +228,7 @@ func (s *sessionEngine) Erase(ctx context.Context, req contract.EraseRequest) (c
 		return contract.EraseReport{}, err
 	}
 	defer done()
-	return s.engine().Erase(ctx, req)
+	return contract.Erase(ctx, s.engine(), req)
 }
 
 func (s *sessionEngine) Consolidate(ctx context.Context, req contract.ConsolidateRequest) (contract.ConsolidateReceipt, error) {
@@ -255,7 +237,7 @@ func (s *sessionEngine) Consolidate(ctx context.Context, req contract.Consolidat
 		return contract.ConsolidateReceipt{}, err
 	}
 	defer done()
-	return s.engine().Consolidate(ctx, req)
+	return contract.Consolidate(ctx, s.engine(), req)
 }
 
 func (s *sessionEngine) Beliefs(ctx context.Context, req contract.BeliefsRequest) ([]contract.Hit, error) {
@@ -264,7 +246,7 @@ func (s *sessionEngine) Beliefs(ctx context.Context, req contract.BeliefsRequest
 		return nil, err
 	}
 	defer done()
-	return s.engine().Beliefs(ctx, req)
+	return contract.Beliefs(ctx, s.engine(), req)
 }
 
 func (s *sessionEngine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.BrowsePage, error) {

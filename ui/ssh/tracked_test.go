@@ -24,7 +24,7 @@ func (s slowForget) Forget(ctx context.Context, t contract.ForgetTarget) (contra
 func TestShutdownWaitsForWritesInFlightAndRefusesNewCalls(t *testing.T) {
 	ctx := context.Background()
 	mem := memory.New()
-	rec, err := mem.Store(ctx, contract.Document("bye", contract.MetaFromSource(contract.SourceAgent, nil)))
+	rec, err := contract.Store(ctx, mem, contract.Document("bye", contract.MetaFromSource(contract.SourceAgent, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -303,7 +303,7 @@ func RunConversations(ctx context.Context, e contract.Engine, convs []Conv) (Con
 		}
 		for lo := 0; lo < len(items); lo += contract.MaxStoreMany {
 			hi := min(lo+contract.MaxStoreMany, len(items))
-			rec, err := e.StoreMany(ctx, items[lo:hi])
+			rec, err := contract.StoreMany(ctx, e, items[lo:hi])
 			if err != nil {
 				return res, fmt.Errorf("storing %s: %w", c.Namespace, err)
 			}

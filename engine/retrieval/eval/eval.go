@@ -184,7 +184,7 @@ func Load(ctx context.Context, e contract.Engine, notes []Note) (map[string]stri
 		for i, n := range batch {
 			items[i] = n.Item
 		}
-		receipts, err := e.StoreMany(ctx, items)
+		receipts, err := contract.StoreMany(ctx, e, items)
 		if err != nil {
 			return nil, fmt.Errorf("storing the corpus: %w", err)
 		}

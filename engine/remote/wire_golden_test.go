@@ -1,0 +1,93 @@
+package remote_test
+
+import (
+	"context"
+	"flag"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"mnemo/contract"
+	"mnemo/engine/remote"
+)
+
+var update = flag.Bool("update", false, "rewrite the goldens from the current code")
+
+// TestRequestBytesAreTheGoldens: what the client sends is byte for byte what
+// the goldens say (written by the client of b344131): servers of every
+// version read these bodies. (StoreWith without options now sends the bare
+// item, the body Store always sent, where b344131 sent {"item", "options": {}}:
+// Store is StoreWith without options since contract.Engine lost its Store.)
+func TestRequestBytesAreTheGoldens(t *testing.T) {
+	var mu sync.Mutex
+	var b strings.Builder
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		data, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		b.WriteString(r.Method + " " + r.URL.Path + "\n" + string(data) + "\n")
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/v1/store":
+			_, _ = io.WriteString(w, `{"id":"a","replayed":false}`)
+		case "/v1/store_many", "/v1/get":
+			_, _ = io.WriteString(w, `[]`)
+		default:
+			_, _ = io.WriteString(w, `{}`)
+		}
+	}))
+	defer srv.Close()
+	c, err := remote.New(srv.URL, "token", remote.WithRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	item := contract.Document("a <note> & more", contract.MemoryMeta{Namespace: contract.MustNamespace("team:acme")})
+	expires := time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)
+	calls := []func() error{
+		func() error { _, err := contract.Store(ctx, c, item); return err },
+		func() error {
+			_, err := c.StoreWith(ctx, item, contract.WriteOptions{Wait: contract.WaitAccepted, Status: contract.StatusCandidate, ExpiresAt: &expires})
+			return err
+		},
+		func() error { _, err := contract.StoreMany(ctx, c, nil); return err },
+		func() error { _, err := contract.StoreMany(ctx, c, []contract.StoreItem{item}); return err },
+		func() error {
+			_, err := c.StoreManyWith(ctx, nil, contract.WriteOptions{Status: contract.StatusCandidate})
+			return err
+		},
+		func() error {
+			_, err := contract.ForgetWithin(ctx, c, nil, contract.ReachOf(contract.MustNamespace("team:acme")))
+			return err
+		},
+		func() error { _, err := c.Forget(ctx, contract.ForgetIDs()); return err },
+		func() error { _, err := c.Get(ctx, contract.GetRequest{IDs: []string{"a"}}); return err },
+	}
+	for i, call := range calls {
+		if err := call(); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	path := filepath.Join("testdata", "requests.golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to write it)", err)
+	}
+	if got := b.String(); got != string(want) {
+		t.Errorf("requests differ from the golden:\n%s\nwant\n%s", got, want)
+	}
+}
