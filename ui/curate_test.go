@@ -30,7 +30,7 @@ func curationStore(t *testing.T) *memory.Engine {
 		}
 		it := contract.Learning(text, contract.LearningFact, conf, contract.MemoryMeta{
 			Namespace: contract.MustNamespace(ns), ObservedAt: &obs})
-		if _, err := e.Store(ctx, it); err != nil {
+		if _, err := contract.Store(ctx, e, it); err != nil {
 			t.Fatal(err)
 		}
 	}
