@@ -11,6 +11,7 @@ import (
 
 	"mnemo/contract"
 	"mnemo/engine/bolt"
+	"mnemo/importer"
 )
 
 func TestImportReportsMalformedLinesAndStoresTheRest(t *testing.T) {
@@ -154,7 +155,7 @@ func TestImportOfASupersededLineWhoseSuccessorIsMissing(t *testing.T) {
 	if r.code != 2 {
 		t.Fatalf("exit %d, want 2: %s %s", r.code, r.stdout, r.stderr)
 	}
-	var summary importSummary
+	var summary importer.Summary
 	if err := json.Unmarshal([]byte(r.stdout), &summary); err != nil {
 		t.Fatal(err)
 	}

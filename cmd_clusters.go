@@ -11,6 +11,7 @@ import (
 
 	"mnemo/contract"
 	"mnemo/engine/curate"
+	"mnemo/jsonerr"
 	"mnemo/ui/common"
 )
 
@@ -63,7 +64,7 @@ are different: it stays hidden until a new record joins it (docs/curation.md).`,
 			if undo {
 				var in clustersApplied
 				if err := json.NewDecoder(a.stdin).Decode(&in); err != nil {
-					return contract.Invalid("--undo reads the JSON that --apply printed on stdin: %s", jsonErrorText(err))
+					return contract.Invalid("--undo reads the JSON that --apply printed on stdin: %s", jsonerr.Text(err))
 				}
 				if err := curate.Undo(ctx, e, in.Done); err != nil {
 					return err

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mnemo/contract"
+	"mnemo/importer"
 	"mnemo/ingest"
 )
 
@@ -152,19 +153,19 @@ type importSettings struct {
 	batch  int
 	// finish, when set, completes the summary once the import ran (import
 	// --from names each failed line's location and adds what was skipped).
-	finish func(*importSummary)
+	finish func(*importer.Summary)
 }
 
 // importStream runs an import and prints its summary on stdout in every case.
 func (a *app) importStream(ctx context.Context, e contract.Engine, in io.Reader, size int64, s importSettings) error {
-	im := &importer{engine: e, batch: s.batch, defaultStatus: s.status, logger: a.logger}
+	im := &importer.Importer{Engine: e, Batch: s.batch, DefaultStatus: s.status, Logger: a.logger}
 	var bar *progressBar
 	if a.isTerminal(a.stderr) {
 		bar = newProgressBar(a.stderr, size, time.Now)
-		im.onProgress = bar.update
+		im.OnProgress = bar.update
 	}
 	started := time.Now()
-	summary, err := im.run(ctx, in)
+	summary, err := im.Run(ctx, in)
 	if s.finish != nil {
 		s.finish(&summary)
 	}
@@ -174,7 +175,7 @@ func (a *app) importStream(ctx context.Context, e contract.Engine, in io.Reader,
 	elapsed := time.Since(started)
 	a.logger.Info("import", "stored", summary.Stored, "replayed", summary.Replayed, "failed", summary.Failed,
 		"seconds", elapsed.Seconds())
-	for _, u := range im.unknownMeta {
+	for _, u := range im.UnknownMeta() {
 		fmt.Fprintf(a.stderr, "mnemo import: line %d: meta key %q is not part of the contract; it is ignored (not kept) wherever it appears in this file\n", u.Line, u.Key)
 	}
 	if werr := a.answer(summary, func(s *screen) {
@@ -236,7 +237,7 @@ func (a *app) importFrom(ctx context.Context, e contract.Engine, src ingest.Sour
 		done <- w
 	}()
 	var written *ingest.Written
-	s.finish = func(sum *importSummary) {
+	s.finish = func(sum *importer.Summary) {
 		_, _ = io.Copy(io.Discard, pr)
 		written = <-done
 		for i := range sum.Errors {
@@ -253,7 +254,7 @@ func (a *app) importFrom(ctx context.Context, e contract.Engine, src ingest.Sour
 	return err
 }
 
-func hasLocations(errs []lineError) bool {
+func hasLocations(errs []importer.LineError) bool {
 	for _, e := range errs {
 		if e.Location != "" {
 			return true
@@ -264,7 +265,7 @@ func hasLocations(errs []lineError) bool {
 
 // drawImportFrom is drawImport for import --from: a failed record is named by
 // its location in the source, not by a line of the stream mnemo made of it.
-func drawImportFrom(s *screen, sum importSummary, holds *contract.RecordCounts) {
+func drawImportFrom(s *screen, sum importer.Summary, holds *contract.RecordCounts) {
 	errs := sum.Errors
 	sum.Errors = nil
 	drawImport(s, sum, holds)

@@ -10,6 +10,7 @@ import (
 
 	"mnemo/contract"
 	"mnemo/engine/remote"
+	"mnemo/importer"
 	"mnemo/ui"
 )
 
@@ -92,9 +93,9 @@ func (a *app) runTUI(ctx context.Context, f tuiFlags) error {
 }
 
 // storeDemo stores the demo corpus; a second run replays it.
-func storeDemo(ctx context.Context, e contract.Engine) (importSummary, error) {
-	im := &importer{engine: e, batch: contract.MaxStoreMany, defaultStatus: contract.StatusActive}
-	summary, err := im.run(ctx, bytes.NewReader(demoCorpus))
+func storeDemo(ctx context.Context, e contract.Engine) (importer.Summary, error) {
+	im := &importer.Importer{Engine: e, Batch: contract.MaxStoreMany, DefaultStatus: contract.StatusActive}
+	summary, err := im.Run(ctx, bytes.NewReader(demoCorpus))
 	if err == nil && summary.Failed > 0 {
 		err = contract.EngineErr("the demo corpus has %d bad lines (first: line %d: %s)", summary.Failed,
 			summary.Errors[0].Line, summary.Errors[0].Error)

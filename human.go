@@ -13,6 +13,7 @@ import (
 	"mnemo/backup"
 	"mnemo/contract"
 	"mnemo/engine/bolt"
+	"mnemo/importer"
 	"mnemo/server/audit"
 	"mnemo/ui/common"
 )
@@ -443,7 +444,7 @@ func drawAudit(s *screen, events []audit.Event) {
 
 // drawImport is import's and demo's summary; holds, when known, is what the
 // store holds afterwards, in the words info and the TUI use.
-func drawImport(s *screen, sum importSummary, holds *contract.RecordCounts) {
+func drawImport(s *screen, sum importer.Summary, holds *contract.RecordCounts) {
 	parts := []string{
 		s.st.Toast.Render("stored " + counted(sum.Stored, "new record", "new records")),
 		"replayed " + count(sum.Replayed) + " already held",

@@ -1,4 +1,4 @@
-package main
+package importer
 
 import (
 	"context"
@@ -70,7 +70,7 @@ func TestParseImportLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseImportLine([]byte(tt.line))
+			got, err := parseLine([]byte(tt.line))
 			if tt.wantErr != "" {
 				if err == nil {
 					t.Fatalf("parsed %s without error, want %q", tt.line, tt.wantErr)
@@ -117,7 +117,7 @@ func FuzzParseImportLine(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := parseImportLine(data)
+		got, err := parseLine(data)
 		if err != nil {
 			if contract.KindOf(err) != contract.KindInvalidRequest {
 				t.Fatalf("error of kind %q: %v", contract.KindOf(err), err)
@@ -178,13 +178,13 @@ func TestImportFindsTheLineAnEngineRefusesAndStoresTheRest(t *testing.T) {
 		lines = append(lines, fmt.Sprintf(`{"type":"document","body":{"text":%q},"meta":{"source":{"kind":"agent"}}}`, text))
 	}
 	e := pickyEngine{memory.New()}
-	im := &importer{engine: e, batch: 3, defaultStatus: contract.StatusActive}
-	summary, err := im.run(context.Background(), strings.NewReader(strings.Join(lines, "\n")))
+	im := &Importer{Engine: e, Batch: 3, DefaultStatus: contract.StatusActive}
+	summary, err := im.Run(context.Background(), strings.NewReader(strings.Join(lines, "\n")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if summary.Stored != 6 || summary.Failed != 1 || len(summary.Errors) != 1 ||
-		summary.Errors[0] != (lineError{Line: 5, Error: "invalid request: this server refuses forbidden text"}) {
+		summary.Errors[0] != (LineError{Line: 5, Error: "invalid request: this server refuses forbidden text"}) {
 		t.Errorf("summary: %+v", summary)
 	}
 	if e.Len() != 6 {
@@ -214,8 +214,8 @@ func TestImportStopsOnAnEngineFailureAndKeepsWhatWasStored(t *testing.T) {
 	}
 	left := 2
 	e := failingEngine{memory.New(), &left}
-	im := &importer{engine: e, batch: 3, defaultStatus: contract.StatusActive}
-	summary, err := im.run(context.Background(), strings.NewReader(strings.Join(lines, "\n")))
+	im := &Importer{Engine: e, Batch: 3, DefaultStatus: contract.StatusActive}
+	summary, err := im.Run(context.Background(), strings.NewReader(strings.Join(lines, "\n")))
 	if err == nil || err.Error() != "engine error: no space left on device" {
 		t.Fatalf("error %v, want the engine's", err)
 	}
@@ -254,12 +254,68 @@ func TestImportInterruptedSaysSo(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e := memory.New()
-	im := &importer{engine: e, batch: 5, defaultStatus: contract.StatusActive}
-	summary, err := im.run(ctx, &slowReader{lines: lines, cancel: cancel, after: 20})
+	im := &Importer{Engine: e, Batch: 5, DefaultStatus: contract.StatusActive}
+	summary, err := im.Run(ctx, &slowReader{lines: lines, cancel: cancel, after: 20})
 	if err == nil || err.Error() != "unavailable: import interrupted; what was stored stays, and running it again replays it" {
 		t.Fatalf("error %v, want the interruption", err)
 	}
 	if summary.Stored > 20 || summary.Stored != e.Len() {
 		t.Errorf("summary %+v, engine holds %d", summary, e.Len())
+	}
+}
+
+// TestImportStoresSupersedesAndReplays runs a whole file through a real
+// in-memory engine: a superseded line names a successor further down, an
+// unknown meta key is reported once with its first line, and the same file
+// again replays every line.
+func TestImportStoresSupersedesAndReplays(t *testing.T) {
+	ctx := context.Background()
+	e := memory.New()
+	lines := strings.Join([]string{
+		`{"item":` + xDocument + `,"superseded_by":"` + tabsLearningID + `"}`,
+		`{"type":"learning","text":"likes short names","kind":"preference","confidence":0.7,"meta":{"source":{"kind":"agent"},"mood":"sunny"}}`,
+		``,
+		tabsLearning,
+		`{"type":"learning","text":"also","kind":"preference","confidence":0.7,"meta":{"source":{"kind":"agent"},"mood":"rainy"}}`,
+	}, "\n")
+	im := &Importer{Engine: e, Batch: 2, DefaultStatus: contract.StatusCandidate}
+	got, err := im.Run(ctx, strings.NewReader(lines))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Stored != 4 || got.Replayed != 0 || got.Failed != 0 || len(got.Errors) != 0 {
+		t.Fatalf("first run = %+v, want 4 stored", got)
+	}
+	if u := im.UnknownMeta(); len(u) != 1 || u[0] != (UnknownKey{Key: "mood", Line: 2}) {
+		t.Errorf("unknown meta = %+v, want mood first on line 2", u)
+	}
+	recs, err := e.GetRecords(ctx, contract.GetRequest{IDs: []string{xDocumentID, tabsLearningID}})
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("get = %v, %v", recs, err)
+	}
+	for _, r := range recs {
+		want := contract.StatusCandidate
+		if r.ID == xDocumentID {
+			want = contract.StatusSuperseded
+		}
+		if r.Status != want {
+			t.Errorf("%s is %s, want %s", r.ID, r.Status, want)
+		}
+	}
+	again, err := (&Importer{Engine: e, Batch: 100, DefaultStatus: contract.StatusCandidate}).Run(ctx, strings.NewReader(lines))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Stored != 0 || again.Replayed != 4 || again.Failed != 0 {
+		t.Errorf("second run = %+v, want 4 replayed", again)
+	}
+}
+
+func TestImportRefusesABatchOutOfRange(t *testing.T) {
+	for _, n := range []int{0, contract.MaxStoreMany + 1} {
+		_, err := (&Importer{Engine: memory.New(), Batch: n}).Run(context.Background(), strings.NewReader(tabsLearning))
+		if contract.KindOf(err) != contract.KindInvalidRequest {
+			t.Errorf("batch %d: err = %v, want invalid request", n, err)
+		}
 	}
 }
