@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,15 +8,15 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/adrg/xdg"
-	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"mnemo/cliout"
 	"mnemo/contract"
 	"mnemo/engine/postgres"
+	"mnemo/storeopen"
 )
 
 // globalFlags are the flags every command shares (docs/spec/cli.md section 1).
@@ -56,7 +53,7 @@ type app struct {
 	logger     *slog.Logger
 	logFile    *os.File
 
-	store  *openStore
+	store  *storeopen.Store
 	closed bool
 	// command is the name of the command running (a read command never
 	// creates a store).
@@ -71,22 +68,16 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
 		stdout:     stdout,
 		stderr:     stderr,
 		getenv:     os.Getenv,
-		isTerminal: streamIsTerminal,
+		isTerminal: cliout.IsTerminal,
 		now:        time.Now,
 		logger:     slog.New(slog.DiscardHandler),
 	}
 }
 
-// streamIsTerminal tells whether a stream is an interactive terminal.
-func streamIsTerminal(stream any) bool {
-	f, ok := stream.(*os.File)
-	return ok && term.IsTerminal(f.Fd())
-}
-
 // setup resolves the config file and logging before any command runs.
 func (a *app) setup(cmd *cobra.Command) error {
 	a.command = cmd.Name()
-	if err := a.checkOutputFlags(); err != nil {
+	if err := cliout.CheckFormat(a.flags.json, a.flags.output); err != nil {
 		return err
 	}
 	a.configPath = a.flags.config
@@ -143,9 +134,9 @@ func (a *app) storeDir() string {
 		if postgres.IsURL(a.cfg.DB) {
 			return a.cfg.DB
 		}
-		return expandHome(a.cfg.DB)
+		return storeopen.ExpandHome(a.cfg.DB)
 	case a.cfg.Store != "":
-		return expandHome(a.cfg.Store)
+		return storeopen.ExpandHome(a.cfg.Store)
 	}
 	return filepath.Join(a.xdgDir("XDG_DATA_HOME", xdg.DataHome), "mnemo")
 }
@@ -162,15 +153,6 @@ func (a *app) remoteURL() string {
 	return a.cfg.Remote
 }
 
-func expandHome(p string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(home, strings.TrimPrefix(p, "~"))
-		}
-	}
-	return p
-}
-
 // close releases the engine and the log file; safe to call twice.
 func (a *app) close() {
 	if a.closed {
@@ -178,7 +160,7 @@ func (a *app) close() {
 	}
 	a.closed = true
 	if a.store != nil {
-		if err := a.store.close(); err != nil {
+		if err := a.store.Close(); err != nil {
 			a.logger.Error("closing the store", "err", err)
 		}
 		a.store = nil
@@ -189,37 +171,21 @@ func (a *app) close() {
 	}
 }
 
-// writeJSON prints one JSON value on stdout: indented for a person at a
-// terminal, compact otherwise. HTML characters stay as they are.
-func (a *app) writeJSON(v any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if a.isTerminal(a.stdout) {
-		enc.SetIndent("", "  ")
-	}
-	if err := enc.Encode(v); err != nil {
-		return contract.EngineErr("cannot encode the answer: %w", err)
-	}
-	_, err := a.stdout.Write(buf.Bytes())
-	return err
+// out is where and how this invocation answers (cliout).
+func (a *app) out() cliout.Out {
+	return cliout.Out{Stdout: a.stdout, Getenv: a.getenv, IsTerminal: a.isTerminal, Now: a.now,
+		JSON: a.flags.json, Format: a.flags.output}
 }
 
-// jsonLines writes one compact JSON value per line.
-type jsonLines struct {
-	w   *bufio.Writer
-	enc *json.Encoder
-}
+// answer prints a command's result: the human form drawn by draw when a
+// person reads stdout, else v as the contract JSON.
+func (a *app) answer(v any, draw func(s *cliout.Screen)) error { return a.out().Answer(v, draw) }
 
-func newJSONLines(w io.Writer) *jsonLines {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	return &jsonLines{w: bw, enc: enc}
-}
+// human tells whether stdout gets the human form.
+func (a *app) human() bool { return a.out().Human() }
 
-func (j *jsonLines) write(v any) error { return j.enc.Encode(v) }
-func (j *jsonLines) flush() error      { return j.w.Flush() }
+// writeJSON prints one JSON value on stdout (cliout.Out.WriteJSON).
+func (a *app) writeJSON(v any) error { return a.out().WriteJSON(v) }
 
 // readInput reads all of stdin, refusing to wait on an interactive terminal.
 func (a *app) readInput(what string) ([]byte, error) {

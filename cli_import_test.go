@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"mnemo/cliout"
 	"mnemo/contract"
 	"mnemo/engine/bolt"
 	"mnemo/importer"
@@ -121,7 +122,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 		t.Errorf("export with the sandbox's reach: %q", sandbox)
 	}
 
-	var info infoReport
+	var info cliout.Info
 	c.okJSON(&info, "", "info")
 	// info counts every record, the service sandbox's included.
 	wantRecords := 254
@@ -190,7 +191,7 @@ func TestForgetDryRunAndConfirmation(t *testing.T) {
 	c.ok(jsonl(styleLearning, runbookDoc, supportChat), "import", "-")
 	styleID := fingerprintOf(t, styleLearning)
 
-	var dry dryRunReport
+	var dry cliout.DryRun
 	c.okJSON(&dry, "", "forget", "--filter", `{"tags_any":["style","ops"]}`, "--dry-run")
 	if !dry.DryRun || dry.WouldForget != 2 {
 		t.Errorf("dry run by filter: %+v", dry)

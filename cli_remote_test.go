@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"mnemo/cliout"
 	"mnemo/contract"
 	"mnemo/engine/bolt"
 	"mnemo/importer"
@@ -58,7 +59,7 @@ func TestRemoteCommands(t *testing.T) {
 	if page.Total != 1 || page.Records[0].ID != receipt.ID {
 		t.Errorf("browse over HTTP: %+v", page)
 	}
-	var info infoReport
+	var info cliout.Info
 	c.okJSON(&info, "", "--remote", url, "info")
 	if info.Store != url || info.Records != 3 || info.Index != nil {
 		t.Errorf("info over HTTP: %+v", info)

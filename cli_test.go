@@ -9,8 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"mnemo/cliout"
 	"mnemo/contract"
 	"mnemo/importer"
+	"mnemo/storeopen"
 )
 
 // cliResult is what one invocation printed and returned.
@@ -225,7 +227,7 @@ func TestStoreAndReadCommands(t *testing.T) {
 		Version    string              `json:"version"`
 		Store      string              `json:"store"`
 		Records    int                 `json:"records"`
-		Index      indexInfo           `json:"index"`
+		Index      storeopen.Index     `json:"index"`
 		Descriptor contract.Descriptor `json:"descriptor"`
 		Config     string              `json:"config"`
 		Log        string              `json:"log"`
@@ -397,7 +399,7 @@ func TestConfigFileErrors(t *testing.T) {
 	if code := run([]string{"info"}, strings.NewReader(""), &out, &errOut); code != 0 {
 		t.Fatalf("info: exit %d, %s", code, errOut.String())
 	}
-	var info infoReport
+	var info cliout.Info
 	if err := json.Unmarshal(out.Bytes(), &info); err != nil || info.Store != other {
 		t.Errorf("info with store from the config: %s (%v)", out.String(), err)
 	}

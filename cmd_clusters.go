@@ -2,17 +2,15 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/adrg/xdg"
 	"github.com/spf13/cobra"
 
+	"mnemo/cliout"
 	"mnemo/contract"
 	"mnemo/engine/curate"
 	"mnemo/jsonerr"
-	"mnemo/ui/common"
 )
 
 // clustersApplied is what `mnemo clusters --apply` prints; --undo reads it back.
@@ -115,7 +113,7 @@ are different: it stays hidden until a new record joins it (docs/curation.md).`,
 				return a.writeJSON(out)
 			}
 			rep := curate.NewReport(len(records), clusters, hidden, limit)
-			return a.answer(rep, func(s *screen) { drawClusters(s, rep) })
+			return a.answer(rep, func(s *cliout.Screen) { cliout.DrawClusters(s, rep) })
 		},
 	}
 	cmd.Flags().StringVar(&filter, "filter", "", "a MetaFilter as JSON: the scope")
@@ -139,35 +137,6 @@ func (a *app) storeKey() string {
 		return url
 	}
 	return a.storeDir()
-}
-
-func drawClusters(s *screen, r curate.Report) {
-	if r.Count == 0 {
-		s.none("clusters")
-	}
-	for i, c := range r.Clusters {
-		kind := "repeats"
-		if c.Conflict {
-			kind = "conflict"
-		}
-		head := fmt.Sprintf("%d. %s · %d %s · %s", i+1, kind, c.Size, common.ShortKind(c.Kind), c.Key)
-		if len(c.Differences) > 0 {
-			head += " · " + strings.Join(c.Differences, ", ")
-		}
-		s.line(s.st.Kind.Render(printable(head, false)))
-		for j, m := range c.Members {
-			mark := "  "
-			if j == 0 {
-				mark = "✓ "
-			}
-			prefix := fmt.Sprintf("  %s%s  %s  ", mark, common.ShortID(m.ID), m.When[:10])
-			s.line(prefix + common.Cut(printable(common.OneLine(m.Text), false), max(10, s.width-common.Width(prefix))))
-		}
-	}
-	s.note(fmt.Sprintf("%d %s", r.Count, common.Plural(r.Count, "cluster", "clusters")),
-		fmt.Sprintf("%d conflicting", r.Conflicts),
-		fmt.Sprintf("%d of %d records", r.Clustered, r.Records),
-		fmt.Sprintf("%d dismissed", r.Dismissed))
 }
 
 // reachOrAll reads a --reach flag; none means the whole tree.

@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"mnemo/cliout"
 	"mnemo/contract"
 	"mnemo/importer"
 	"mnemo/ingest"
@@ -80,7 +79,7 @@ docs/import.md.`,
 					if err != nil {
 						return err
 					}
-					return a.answer(p, func(s *screen) { drawPreview(s, p) })
+					return a.answer(p, func(s *cliout.Screen) { cliout.DrawPreview(s, p) })
 				}
 				e, err := a.engine(cmd.Context())
 				if err != nil {
@@ -159,10 +158,10 @@ type importSettings struct {
 // importStream runs an import and prints its summary on stdout in every case.
 func (a *app) importStream(ctx context.Context, e contract.Engine, in io.Reader, size int64, s importSettings) error {
 	im := &importer.Importer{Engine: e, Batch: s.batch, DefaultStatus: s.status, Logger: a.logger}
-	var bar *progressBar
+	var bar *cliout.ProgressBar
 	if a.isTerminal(a.stderr) {
-		bar = newProgressBar(a.stderr, size, time.Now)
-		im.OnProgress = bar.update
+		bar = cliout.NewProgressBar(a.stderr, size, time.Now)
+		im.OnProgress = bar.Update
 	}
 	started := time.Now()
 	summary, err := im.Run(ctx, in)
@@ -170,7 +169,7 @@ func (a *app) importStream(ctx context.Context, e contract.Engine, in io.Reader,
 		s.finish(&summary)
 	}
 	if bar != nil {
-		bar.finish()
+		bar.Finish()
 	}
 	elapsed := time.Since(started)
 	a.logger.Info("import", "stored", summary.Stored, "replayed", summary.Replayed, "failed", summary.Failed,
@@ -178,13 +177,8 @@ func (a *app) importStream(ctx context.Context, e contract.Engine, in io.Reader,
 	for _, u := range im.UnknownMeta() {
 		fmt.Fprintf(a.stderr, "mnemo import: line %d: meta key %q is not part of the contract; it is ignored (not kept) wherever it appears in this file\n", u.Line, u.Key)
 	}
-	if werr := a.answer(summary, func(s *screen) {
-		if hasLocations(summary.Errors) {
-			drawImportFrom(s, summary, a.holds(ctx, e))
-		} else {
-			drawImport(s, summary, a.holds(ctx, e))
-		}
-		drawSkipped(s, summary.Skipped)
+	if werr := a.answer(summary, func(s *cliout.Screen) {
+		cliout.DrawImportAnswer(s, summary, a.holds(ctx, e))
 	}); werr != nil && err == nil {
 		err = werr
 	}
@@ -252,58 +246,4 @@ func (a *app) importFrom(ctx context.Context, e contract.Engine, src ingest.Sour
 		return readErr // the source's own error says more than the cut import
 	}
 	return err
-}
-
-func hasLocations(errs []importer.LineError) bool {
-	for _, e := range errs {
-		if e.Location != "" {
-			return true
-		}
-	}
-	return false
-}
-
-// drawImportFrom is drawImport for import --from: a failed record is named by
-// its location in the source, not by a line of the stream mnemo made of it.
-func drawImportFrom(s *screen, sum importer.Summary, holds *contract.RecordCounts) {
-	errs := sum.Errors
-	sum.Errors = nil
-	drawImport(s, sum, holds)
-	cells := make([][]cell, len(errs))
-	for i, e := range errs {
-		cells[i] = []cell{{e.Location, s.st.Row}, {e.Error, s.st.Row}}
-	}
-	s.table([]column{{title: "location"}, {title: "error", flex: true}}, cells)
-}
-
-func drawSkipped(s *screen, skipped []ingest.Skip) {
-	if len(skipped) == 0 {
-		return
-	}
-	s.line(s.st.Error.Render("skipped " + count(len(skipped))))
-	cells := make([][]cell, len(skipped))
-	for i, k := range skipped {
-		cells[i] = []cell{{k.Location, s.st.Row}, {k.Reason, s.st.Row}}
-	}
-	s.table([]column{{title: "location"}, {title: "reason", flex: true}}, cells)
-}
-
-func drawPreview(s *screen, p *ingest.Preview) {
-	s.line(fmt.Sprintf("dry run of %s: would store %s records, skip %s", p.Source, count(p.Records), count(len(p.Skipped))))
-	if len(p.Counts) > 0 {
-		cells := make([][]cell, len(p.Counts))
-		for i, c := range p.Counts {
-			cells[i] = []cell{{c.Namespace, s.st.Row}, {string(c.Kind), s.st.Row}, {count(c.Count), s.st.Number}}
-		}
-		s.table([]column{{title: "namespace"}, {title: "kind"}, {title: "records", right: true}}, cells)
-	}
-	for _, f := range p.First {
-		s.blank()
-		s.line(f.Location + "  " + string(f.Item.Type) + "  " + f.Item.Meta.Namespace.String())
-		s.wrapped(f.Item.RenderText(), "  ")
-	}
-	for _, reason := range slices.Sorted(maps.Keys(p.Omitted)) {
-		s.note(fmt.Sprintf("left out by design: %s × %s", reason, count(p.Omitted[reason])))
-	}
-	drawSkipped(s, p.Skipped)
 }

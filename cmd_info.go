@@ -2,12 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 
 	"github.com/spf13/cobra"
 
+	"mnemo/cliout"
 	"mnemo/contract"
-	"mnemo/server/wire"
 )
 
 func newHealthCommand(a *app) *cobra.Command {
@@ -23,7 +22,7 @@ engine is serving (ok or degraded), 1 when it is down.`,
 				return err
 			}
 			h := e.Health(cmd.Context())
-			if err := a.answer(h, func(s *screen) { drawHealth(s, h) }); err != nil {
+			if err := a.answer(h, func(s *cliout.Screen) { cliout.DrawHealth(s, h) }); err != nil {
 				return err
 			}
 			if !h.IsServing() {
@@ -32,22 +31,6 @@ engine is serving (ok or degraded), 1 when it is down.`,
 			return nil
 		},
 	}
-}
-
-// infoReport is `mnemo info`'s answer.
-type infoReport struct {
-	Version string `json:"version"`
-	Store   string `json:"store"`
-	Records int    `json:"records"`
-	// Counts says what the records are (contract.RecordCounts): active, to
-	// review, superseded, expired, in service sandboxes.
-	Counts contract.RecordCounts `json:"counts"`
-	Index  *indexInfo            `json:"index"`
-	// HeldBy is the process holding a local store (docs/sharing.md).
-	HeldBy     int                 `json:"held_by,omitempty"`
-	Descriptor contract.Descriptor `json:"descriptor"`
-	Config     string              `json:"config"`
-	Log        string              `json:"log"`
 }
 
 func newInfoCommand(a *app) *cobra.Command {
@@ -66,54 +49,33 @@ file --debug writes to.`,
 			if err != nil {
 				return err
 			}
-			count, err := countRecords(cmd.Context(), s)
+			count, err := s.Records(cmd.Context())
 			if err != nil {
 				return err
 			}
-			counts, err := contract.CountRecords(cmd.Context(), s.engine, contract.MetaFilter{}, a.now())
+			counts, err := contract.CountRecords(cmd.Context(), s.Engine, contract.MetaFilter{}, a.now())
 			if err != nil {
 				return err
 			}
-			report := infoReport{
+			report := cliout.Info{
 				Version:    version(),
-				Store:      s.label,
+				Store:      s.Label,
 				Records:    count,
 				Counts:     counts,
-				Descriptor: s.engine.Descriptor(),
+				Descriptor: s.Engine.Descriptor(),
 				Config:     a.configPath,
 				Log:        a.logPath,
 			}
-			if s.indexStatus != nil {
-				st := s.indexStatus()
+			if s.IndexStatus != nil {
+				st := s.IndexStatus()
 				report.Index = &st
 			}
-			if s.heldBy != nil {
-				report.HeldBy = s.heldBy(cmd.Context())
+			if s.HeldBy != nil {
+				report.HeldBy = s.HeldBy(cmd.Context())
 			}
-			return a.answer(report, func(s *screen) { drawInfo(s, report) })
+			return a.answer(report, func(s *cliout.Screen) { cliout.DrawInfo(s, report) })
 		},
 	}
-}
-
-// recordCounter is an engine that counts every record it holds, service
-// sandboxes included (engine/memory and engine/bolt).
-type recordCounter interface{ Len() int }
-
-// countRecords counts every record. The contract's reads never enter service
-// sandboxes without a reach naming them, so an engine that cannot count them
-// reports explore's exact total of everything else.
-func countRecords(ctx context.Context, s *openStore) (int, error) {
-	if s.recordCount != nil {
-		return s.recordCount(ctx)
-	}
-	if c, ok := s.engine.(recordCounter); ok {
-		return c.Len(), nil
-	}
-	page, err := s.engine.Explore(ctx, contract.ExploreRequest{Facet: contract.FacetStatus, Limit: len(contract.Statuses())})
-	if err != nil {
-		return 0, err
-	}
-	return int(page.Total), nil
 }
 
 // holds is what the store holds now, for a human summary after a write
@@ -127,20 +89,4 @@ func (a *app) holds(ctx context.Context, e contract.Engine) *contract.RecordCoun
 		return nil
 	}
 	return &c
-}
-
-// tokenHint says what a person at the command line does about a refused
-// token, where the server's own words speak of HTTP headers.
-func tokenHint(err error, url, token string) error {
-	if !errors.Is(err, contract.ErrUnauthorized) || wire.IsForbidden(err) {
-		return err
-	}
-	var ce *contract.Error
-	if token == "" {
-		ce = contract.Unauthorized("the server at %s needs a token: set MNEMO_TOKEN to yours (mnemo serve prints the owner's; the keys file names the others'), or point --remote at another server", url)
-	} else {
-		ce = contract.Unauthorized("the server at %s does not know the token in MNEMO_TOKEN: check it, or point --remote at the server that issued it", url)
-	}
-	ce.Err = err
-	return ce
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"mnemo/cliout"
 	"mnemo/contract"
 	"mnemo/engine/remote"
 	"mnemo/importer"
@@ -59,15 +60,15 @@ func (a *app) runTUI(ctx context.Context, f tuiFlags) error {
 	readOnly := f.readOnly
 	if !readOnly {
 		// A reader's token over --remote: the TUI offers no write action.
-		writes, err := remote.Writes(ctx, s.engine)
+		writes, err := remote.Writes(ctx, s.Engine)
 		if err != nil {
 			return err
 		}
 		readOnly = !writes
 	}
 	opts := ui.Options{
-		Engine:     s.engine,
-		StoreLabel: s.label,
+		Engine:     s.Engine,
+		StoreLabel: s.Label,
 		Keys:       keys,
 		ReadOnly:   readOnly,
 		Plain:      f.plain || a.cfg.Theme == themePlain,
@@ -85,7 +86,7 @@ func (a *app) runTUI(ctx context.Context, f tuiFlags) error {
 	}
 	if !readOnly {
 		opts.LoadDemo = func(ctx context.Context) error {
-			_, err := storeDemo(ctx, s.engine)
+			_, err := storeDemo(ctx, s.Engine)
 			return err
 		}
 	}
@@ -123,7 +124,7 @@ is stored twice. Prints the import summary; --no-tui only stores.`,
 				return err
 			}
 			summary, err := storeDemo(cmd.Context(), e)
-			if werr := a.answer(summary, func(s *screen) { drawImport(s, summary, a.holds(cmd.Context(), e)) }); err == nil {
+			if werr := a.answer(summary, func(s *cliout.Screen) { cliout.DrawImport(s, summary, a.holds(cmd.Context(), e)) }); err == nil {
 				err = werr
 			}
 			if err != nil || noTUI {

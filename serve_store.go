@@ -14,13 +14,14 @@ import (
 	"mnemo/engine/postgres"
 	"mnemo/server"
 	"mnemo/server/local"
+	"mnemo/storeopen"
 )
 
 // servedStoreOf says how to serve an opened store: a directory store owns its
 // directory; a PostgreSQL store may be served by any number of processes,
 // which share the owner token kept in the database.
-func (a *app) servedStoreOf(ctx context.Context, s *openStore) (*server.Store, error) {
-	switch e := s.engine.(type) {
+func (a *app) servedStoreOf(ctx context.Context, s *storeopen.Store) (*server.Store, error) {
+	switch e := s.Engine.(type) {
 	case *local.Store:
 		// The other processes of this user reach the store through its
 		// socket whichever process holds it; the server is one more of them
@@ -54,5 +55,5 @@ func (a *app) servedStoreOf(ctx context.Context, s *openStore) (*server.Store, e
 				return tok, nil
 			}}, nil
 	}
-	return nil, lockedError{message: fmt.Sprintf("the store is already served by another mnemo process at %s", s.label)}
+	return nil, lockedError{message: fmt.Sprintf("the store is already served by another mnemo process at %s", s.Label)}
 }
