@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"mnemo/cliout"
+	"mnemo/config"
 	"mnemo/contract"
-	"mnemo/engine/postgres"
 	"mnemo/storeopen"
 )
 
@@ -47,9 +47,11 @@ type app struct {
 
 	flags globalFlags
 
-	cfg        config
+	// settings are the resolved settings and where each came from (config);
+	// cfg and configPath are its config file and that file's path.
+	settings   *config.Settings
+	cfg        config.File
 	configPath string
-	logPath    string
 	logger     *slog.Logger
 	logFile    *os.File
 
@@ -74,23 +76,20 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
 	}
 }
 
-// setup resolves the config file and logging before any command runs.
+// setup resolves the settings (config) and logging before any command runs.
 func (a *app) setup(cmd *cobra.Command) error {
 	a.command = cmd.Name()
 	if err := cliout.CheckFormat(a.flags.json, a.flags.output); err != nil {
 		return err
 	}
-	a.configPath = a.flags.config
-	explicit := a.configPath != ""
-	if !explicit {
-		a.configPath = filepath.Join(a.xdgDir("XDG_CONFIG_HOME", xdg.ConfigHome), "mnemo", "config.toml")
-	}
-	cfg, err := loadConfig(a.configPath, explicit)
+	settings, err := config.Resolve(config.Input{
+		Flags:  config.Flags{DB: a.flags.db, Remote: a.flags.remote, Config: a.flags.config},
+		Getenv: a.getenv, ConfigHome: xdg.ConfigHome, DataHome: xdg.DataHome, StateHome: xdg.StateHome,
+	})
 	if err != nil {
 		return err
 	}
-	a.cfg = cfg
-	a.logPath = filepath.Join(a.xdgDir("XDG_STATE_HOME", xdg.StateHome), "mnemo", "mnemo.log")
+	a.settings, a.cfg, a.configPath = settings, settings.File, settings.ConfigPath.Value
 	if a.flags.debug {
 		if err := a.openLog(); err != nil {
 			return err
@@ -100,20 +99,11 @@ func (a *app) setup(cmd *cobra.Command) error {
 	return nil
 }
 
-// xdgDir reads an XDG base directory from the environment at call time (the xdg
-// package reads it once at start, which tests and long-lived hosts outlive).
-func (a *app) xdgDir(env, fallback string) string {
-	if v := a.getenv(env); v != "" && filepath.IsAbs(v) {
-		return v
-	}
-	return fallback
-}
-
 func (a *app) openLog() error {
-	if err := os.MkdirAll(filepath.Dir(a.logPath), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(a.settings.Log.Value), 0o700); err != nil {
 		return contract.ConfigErr("cannot create the log directory: %w", err)
 	}
-	f, err := os.OpenFile(a.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(a.settings.Log.Value, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return contract.ConfigErr("cannot open the log file: %w", err)
 	}
@@ -123,35 +113,13 @@ func (a *app) openLog() error {
 }
 
 // storeDir is the store location, a directory or a postgres:// URL: --db, then
-// MNEMO_DB, then the config file's db (or store), then $XDG_DATA_HOME/mnemo.
-func (a *app) storeDir() string {
-	switch {
-	case a.flags.db != "":
-		return a.flags.db
-	case a.getenv("MNEMO_DB") != "":
-		return a.getenv("MNEMO_DB")
-	case a.cfg.DB != "":
-		if postgres.IsURL(a.cfg.DB) {
-			return a.cfg.DB
-		}
-		return storeopen.ExpandHome(a.cfg.DB)
-	case a.cfg.Store != "":
-		return storeopen.ExpandHome(a.cfg.Store)
-	}
-	return filepath.Join(a.xdgDir("XDG_DATA_HOME", xdg.DataHome), "mnemo")
-}
+// MNEMO_DB, then the config file's db (or store), then $XDG_DATA_HOME/mnemo
+// (config.Resolve).
+func (a *app) storeDir() string { return a.settings.Store.Value }
 
 // remoteURL is the server to talk to instead of a store: --remote, then
 // MNEMO_REMOTE, then the config file's remote.
-func (a *app) remoteURL() string {
-	switch {
-	case a.flags.remote != "":
-		return a.flags.remote
-	case a.getenv("MNEMO_REMOTE") != "":
-		return a.getenv("MNEMO_REMOTE")
-	}
-	return a.cfg.Remote
-}
+func (a *app) remoteURL() string { return a.settings.Remote.Value }
 
 // close releases the engine and the log file; safe to call twice.
 func (a *app) close() {

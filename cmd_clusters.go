@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"path/filepath"
 
-	"github.com/adrg/xdg"
 	"github.com/spf13/cobra"
 
 	"mnemo/cliout"
@@ -81,7 +80,7 @@ are different: it stays hidden until a new record joins it (docs/curation.md).`,
 			if err != nil {
 				return contract.ConfigErr("%s", err)
 			}
-			clusters, hidden := dismissed.Visible(curate.Find(records, a.cfg.curateConfig()))
+			clusters, hidden := dismissed.Visible(curate.Find(records, a.cfg.CurateConfig()))
 			if dismiss != "" {
 				for _, c := range clusters {
 					if c.Key == dismiss {
@@ -128,7 +127,7 @@ are different: it stays hidden until a new record joins it (docs/curation.md).`,
 
 // dismissedPath is where dismissed clusters are kept.
 func (a *app) dismissedPath() string {
-	return filepath.Join(a.xdgDir("XDG_STATE_HOME", xdg.StateHome), "mnemo", "dismissed.json")
+	return filepath.Join(a.settings.StateDir, "dismissed.json")
 }
 
 // storeKey names the store dismissals belong to: the server, else the store.

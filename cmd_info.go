@@ -38,11 +38,14 @@ func newInfoCommand(a *app) *cobra.Command {
 		Use:   "info",
 		Short: "Describe the store: version, location, record count, index state",
 		Long: `Print {"version", "store", "records", "counts", "index": {"state", "applied_seq"},
-"descriptor", "config", "log", "held_by"}. "records" counts every record, service sandboxes
+"descriptor", "config", "log", "held_by", "settings"}. "records" counts every record, service sandboxes
 included; "counts" says what they are, each counted once: {"active", "to_review",
 "superseded", "expired", "in_sandboxes"} (the words the TUI's header uses); "held_by" is the pid of the process holding a
 local store (this one, or the one every other process reaches it through); "config" is the config file read (or that would be read) and "log" the
-file --debug writes to.`,
+file --debug writes to. "settings" is every setting as {"value", "source"}, the source saying where
+the value came from: "flag --db", "env MNEMO_DB", "config file PATH" or "default" (store, remote,
+token, config, log, and each key the config file sets). A token is only said to be set and a
+password in a URL is masked; on a terminal, the settings not at their default are listed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := a.openedStore(cmd.Context())
@@ -64,7 +67,8 @@ file --debug writes to.`,
 				Counts:     counts,
 				Descriptor: s.Engine.Descriptor(),
 				Config:     a.configPath,
-				Log:        a.logPath,
+				Log:        a.settings.Log.Value,
+				Settings:   a.settings.Report(),
 			}
 			if s.IndexStatus != nil {
 				st := s.IndexStatus()

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mnemo/cliout"
+	"mnemo/config"
 	"mnemo/contract"
 	"mnemo/engine/remote"
 	"mnemo/importer"
@@ -71,7 +72,7 @@ func (a *app) runTUI(ctx context.Context, f tuiFlags) error {
 		StoreLabel: s.Label,
 		Keys:       keys,
 		ReadOnly:   readOnly,
-		Plain:      f.plain || a.cfg.Theme == themePlain,
+		Plain:      f.plain || a.cfg.Theme == config.ThemePlain,
 		Mouse:      a.cfg.Mouse != nil && *a.cfg.Mouse,
 		Logger:     a.logger,
 		Live:       true,

@@ -52,7 +52,7 @@ var readCommands = map[string]bool{
 
 // openOptions are the settings every store this invocation opens shares.
 func (a *app) openOptions() storeopen.Options {
-	opts := storeopen.Options{Logger: a.logger, Token: a.getenv("MNEMO_TOKEN"), MustExist: readCommands[a.command],
+	opts := storeopen.Options{Logger: a.logger, Token: a.settings.Token(), MustExist: readCommands[a.command],
 		TakeoverWait: a.lockTimeout}
 	if ep := a.cfg.Embedder; ep.Endpoint != "" {
 		opts.Embedder = &retrieval.OpenAIConfig{Endpoint: ep.Endpoint, Model: ep.Model, APIKeyEnv: ep.APIKeyEnv}

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/adrg/xdg"
-
 	"mnemo/contract"
 	"mnemo/engine/bolt"
 	"mnemo/engine/postgres"
@@ -32,7 +30,7 @@ func (a *app) servedStoreOf(ctx context.Context, s *storeopen.Store) (*server.St
 			HostKeyPath: filepath.Join(e.Dir(), bolt.HostKeyFile),
 			Token:       func() (string, error) { return server.OwnerTokenFile(tokenPath) }}, nil
 	case *postgres.Engine:
-		dir := filepath.Join(a.xdgDir("XDG_STATE_HOME", xdg.StateHome), "mnemo",
+		dir := filepath.Join(a.settings.StateDir,
 			fmt.Sprintf("postgres-%08x", contract.FNV1a32([]byte(e.Label()))))
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, contract.ConfigErr("cannot create %s: %w", dir, err)

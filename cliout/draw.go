@@ -13,6 +13,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"mnemo/backup"
+	"mnemo/config"
 	"mnemo/contract"
 	"mnemo/engine/bolt"
 	"mnemo/engine/curate"
@@ -367,6 +368,22 @@ func DrawInfo(s *Screen, r Info) {
 		{"config", r.Config},
 		{"log", r.Log},
 	})
+	drawSettings(s, r.Settings)
+}
+
+// drawSettings lists the settings somebody set, each with where it came from;
+// one at its default goes unsaid.
+func drawSettings(s *Screen, settings map[string]config.Setting) {
+	keys := config.NonDefault(settings)
+	if len(keys) == 0 {
+		return
+	}
+	s.Blank()
+	cells := make([][]Cell, len(keys))
+	for i, k := range keys {
+		cells[i] = []Cell{{k, s.St.Label}, {settings[k].Value, s.St.Row}, {settings[k].Source, s.St.Dim}}
+	}
+	s.Table([]Column{{Title: "config"}, {Title: "value"}, {Title: "from", Flex: true}}, cells)
 }
 
 // healthStyle colours a state word: ready and ok green, the rest amber or red.
@@ -628,6 +645,10 @@ type Info struct {
 	Descriptor contract.Descriptor `json:"descriptor"`
 	Config     string              `json:"config"`
 	Log        string              `json:"log"`
+	// Settings is every setting with where its value came from (a flag, an
+	// environment variable, the config file or the default); secrets are
+	// never in it (config.Settings.Report).
+	Settings map[string]config.Setting `json:"settings"`
 }
 
 // DryRun is forget --dry-run's answer: what a forget would remove.
