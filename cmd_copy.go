@@ -71,12 +71,9 @@ func (a *app) copyStores(ctx context.Context, srcLoc, dstLoc string, reach *cont
 	var bar *cliout.CopyProgress
 	if a.isTerminal(a.stderr) {
 		bar = cliout.NewCopyProgress(a.stderr)
-		opts.Progress = bar.Update
+		opts.Progress, opts.Walked = bar.Update, bar.Finish
 	}
 	rep, err := storecopy.Copy(ctx, from, storecopy.Store{Engine: dst.Engine, Label: dst.Label}, opts)
-	if bar != nil {
-		bar.Finish()
-	}
 	if err != nil {
 		return err
 	}

@@ -85,7 +85,10 @@ docs/import.md.`,
 				if err != nil {
 					return err
 				}
-				return a.importFrom(cmd.Context(), e, src, args[0], where, importSettings{status: defaultStatus, batch: batch})
+				return a.importStream(cmd.Context(), e, 0, importSettings{status: defaultStatus, batch: batch},
+					func(im *importer.Importer) (importer.Summary, error) {
+						return im.RunFrom(cmd.Context(), src, args[0], where)
+					})
 			}
 			in, size, closeIn, err := a.openImportSource(args[0])
 			if err != nil {
@@ -96,7 +99,8 @@ docs/import.md.`,
 			if err != nil {
 				return err
 			}
-			return a.importStream(cmd.Context(), e, in, size, importSettings{status: defaultStatus, batch: batch})
+			return a.importStream(cmd.Context(), e, size, importSettings{status: defaultStatus, batch: batch},
+				func(im *importer.Importer) (importer.Summary, error) { return im.Run(cmd.Context(), in) })
 		},
 	}
 	cmd.Flags().StringVar(&status, "status", "", "status of lines that name none: active (default) or candidate")
@@ -150,13 +154,13 @@ func unwrapPathError(err error) error {
 type importSettings struct {
 	status contract.Status
 	batch  int
-	// finish, when set, completes the summary once the import ran (import
-	// --from names each failed line's location and adds what was skipped).
-	finish func(*importer.Summary)
 }
 
-// importStream runs an import and prints its summary on stdout in every case.
-func (a *app) importStream(ctx context.Context, e contract.Engine, in io.Reader, size int64, s importSettings) error {
+// importStream runs an import (run, on the importer it is handed) with a
+// progress bar on a terminal (size is the input's, 0 when unknown), and
+// prints its summary on stdout in every case.
+func (a *app) importStream(ctx context.Context, e contract.Engine, size int64, s importSettings,
+	run func(*importer.Importer) (importer.Summary, error)) error {
 	im := &importer.Importer{Engine: e, Batch: s.batch, DefaultStatus: s.status, Logger: a.logger}
 	var bar *cliout.ProgressBar
 	if a.isTerminal(a.stderr) {
@@ -164,10 +168,7 @@ func (a *app) importStream(ctx context.Context, e contract.Engine, in io.Reader,
 		im.OnProgress = bar.Update
 	}
 	started := time.Now()
-	summary, err := im.Run(ctx, in)
-	if s.finish != nil {
-		s.finish(&summary)
-	}
+	summary, err := run(im)
 	if bar != nil {
 		bar.Finish()
 	}
@@ -216,34 +217,4 @@ func importSourceOf(from, path string) (ingest.Source, error) {
 		return nil, nil
 	}
 	return src, err
-}
-
-// importFrom streams what src reads into the import as export lines, then
-// names each failed line by its location and adds what the source skipped.
-func (a *app) importFrom(ctx context.Context, e contract.Engine, src ingest.Source, path string, place contract.Namespace, s importSettings) error {
-	pr, pw := io.Pipe()
-	done := make(chan *ingest.Written, 1)
-	var readErr error
-	go func() {
-		w, err := ingest.WriteJSONL(ctx, src, path, place, pw)
-		readErr = err
-		pw.CloseWithError(err)
-		done <- w
-	}()
-	var written *ingest.Written
-	s.finish = func(sum *importer.Summary) {
-		_, _ = io.Copy(io.Discard, pr)
-		written = <-done
-		for i := range sum.Errors {
-			if n := sum.Errors[i].Line; n >= 1 && n <= len(written.Locations) {
-				sum.Errors[i].Location = written.Locations[n-1]
-			}
-		}
-		sum.Skipped = written.Skipped
-	}
-	err := a.importStream(ctx, e, pr, 0, s)
-	if readErr != nil {
-		return readErr // the source's own error says more than the cut import
-	}
-	return err
 }

@@ -257,6 +257,36 @@ type errImportCut struct{ cause error }
 func (e errImportCut) Error() string { return e.cause.Error() }
 func (e errImportCut) Unwrap() error { return e.cause }
 
+// RunFrom imports what src reads at path (another system's memory, ingest),
+// placed under place: the source's records stream into Run as export lines,
+// each failed line is named by its location in the source, and the summary
+// lists what the source skipped. An error of the source itself wins over the
+// import's, which only says the stream was cut.
+func (im *Importer) RunFrom(ctx context.Context, src ingest.Source, path string, place contract.Namespace) (Summary, error) {
+	pr, pw := io.Pipe()
+	done := make(chan *ingest.Written, 1)
+	var readErr error
+	go func() {
+		w, err := ingest.WriteJSONL(ctx, src, path, place, pw)
+		readErr = err
+		pw.CloseWithError(err)
+		done <- w
+	}()
+	sum, err := im.Run(ctx, pr)
+	_, _ = io.Copy(io.Discard, pr)
+	written := <-done
+	for i := range sum.Errors {
+		if n := sum.Errors[i].Line; n >= 1 && n <= len(written.Locations) {
+			sum.Errors[i].Location = written.Locations[n-1]
+		}
+	}
+	sum.Skipped = written.Skipped
+	if readErr != nil {
+		return sum, readErr
+	}
+	return sum, err
+}
+
 // Run reads r to the end, storing every valid line. Lines that fail are listed
 // in the summary; an engine failure stops the import (what was stored stays).
 func (im *Importer) Run(ctx context.Context, r io.Reader) (Summary, error) {

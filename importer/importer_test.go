@@ -11,6 +11,7 @@ import (
 
 	"mnemo/contract"
 	"mnemo/engine/memory"
+	"mnemo/ingest"
 )
 
 const (
@@ -142,13 +143,16 @@ func FuzzParseImportLine(f *testing.F) {
 }
 
 // pickyEngine is a real reference engine that, like a server with stricter
-// rules than the contract, refuses items whose text names "forbidden".
-type pickyEngine struct{ *memory.Engine }
+// rules than the contract, refuses items whose text names its word.
+type pickyEngine struct {
+	*memory.Engine
+	word string
+}
 
 func (p pickyEngine) refuses(items []contract.StoreItem) error {
 	for _, it := range items {
-		if strings.Contains(it.RenderText(), "forbidden") {
-			return contract.Invalid("this server refuses forbidden text")
+		if strings.Contains(it.RenderText(), p.word) {
+			return contract.Invalid("this server refuses %s text", p.word)
 		}
 	}
 	return nil
@@ -177,7 +181,7 @@ func TestImportFindsTheLineAnEngineRefusesAndStoresTheRest(t *testing.T) {
 		}
 		lines = append(lines, fmt.Sprintf(`{"type":"document","body":{"text":%q},"meta":{"source":{"kind":"agent"}}}`, text))
 	}
-	e := pickyEngine{memory.New()}
+	e := pickyEngine{memory.New(), "forbidden"}
 	im := &Importer{Engine: e, Batch: 3, DefaultStatus: contract.StatusActive}
 	summary, err := im.Run(context.Background(), strings.NewReader(strings.Join(lines, "\n")))
 	if err != nil {
@@ -317,5 +321,41 @@ func TestImportRefusesABatchOutOfRange(t *testing.T) {
 		if contract.KindOf(err) != contract.KindInvalidRequest {
 			t.Errorf("batch %d: err = %v, want invalid request", n, err)
 		}
+	}
+}
+
+// TestRunFromNamesLocations imports another system's memory (mem0's API
+// pages): each record's source id is its location, a refused record is named
+// by its location rather than a line of the stream, and what the source
+// skipped is listed.
+func TestRunFromNamesLocations(t *testing.T) {
+	ctx := context.Background()
+	src, err := ingest.Lookup("mem0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := pickyEngine{memory.New(), "Kyoto"}
+	place, err := contract.ParseNamespace("team:acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	im := &Importer{Engine: e, Batch: 2, DefaultStatus: contract.StatusActive}
+	sum, err := im.RunFrom(ctx, src, "../ingest/testdata/mem0/pages", place)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Stored != 2 || sum.Failed != 1 || len(sum.Errors) != 1 || sum.Errors[0].Location != "page-1.json#6c9a-02" ||
+		sum.Errors[0].Error != "invalid request: this server refuses Kyoto text" {
+		t.Errorf("summary %+v", sum)
+	}
+	if len(sum.Skipped) != 2 || sum.Skipped[0].Location != "page-2.json#6c9a-04" || sum.Skipped[1].Location != "page-2.json$.results[2]" {
+		t.Errorf("skipped %+v", sum.Skipped)
+	}
+	again, err := (&Importer{Engine: e.Engine, Batch: 100, DefaultStatus: contract.StatusActive}).RunFrom(ctx, src, "../ingest/testdata/mem0/pages", place)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Stored != 1 || again.Replayed != 2 || again.Failed != 0 {
+		t.Errorf("second run %+v, want the refused record stored and the rest replayed", again)
 	}
 }

@@ -73,8 +73,11 @@ type Options struct {
 	// store (open it with Clock.Now as its clock); nil when the destination
 	// was opened otherwise.
 	Clock *Clock
-	// Progress, when set, is told how many records were read of how many.
+	// Progress, when set, is told how many records were read of how many;
+	// Walked, when set, is told once the walk is over, before the
+	// verification reads both stores.
 	Progress func(done, total int)
+	Walked   func()
 }
 
 // Clock is the destination's clock during a copy: it reads the time of
@@ -160,6 +163,9 @@ func Copy(ctx context.Context, src, dst Store, opts Options) (Report, error) {
 		}
 		return page.NextCursor, nil
 	})
+	if opts.Walked != nil {
+		opts.Walked()
+	}
 	fresh, replayed, werr := writer.wait()
 	rep.Copied, rep.Replayed = fresh, replayed
 	if err == nil {

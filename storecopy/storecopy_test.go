@@ -107,15 +107,16 @@ func TestCopyKeepsTimesIntoAHeldDirectory(t *testing.T) {
 	defer func() { _ = dst.Close() }()
 	var progress []int
 	rep, err := Copy(ctx, Store{Engine: src, Label: "src"}, Store{Engine: dst, Label: "dst"},
-		Options{Sample: 6, Clock: copyClock, Progress: func(done, total int) { progress = append(progress, done, total) }})
+		Options{Sample: 6, Clock: copyClock, Progress: func(done, total int) { progress = append(progress, done, total) },
+			Walked: func() { progress = append(progress, -1) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !rep.TimesKept || !rep.Verified || rep.Sampled != 6 {
 		t.Fatalf("report %+v, want times kept and verified", rep)
 	}
-	if len(progress) != 2 || progress[0] != 6 || progress[1] != 6 {
-		t.Errorf("progress %v, want one page of 6 of 6", progress)
+	if len(progress) != 3 || progress[0] != 6 || progress[1] != 6 || progress[2] != -1 {
+		t.Errorf("progress %v, want one page of 6 of 6, then the walk's end", progress)
 	}
 	a, _ := src.GetRecords(ctx, contract.GetRequest{IDs: []string{ids["approved"]}})
 	b, _ := dst.GetRecords(ctx, contract.GetRequest{IDs: []string{ids["approved"]}})
