@@ -46,7 +46,7 @@ func hitRow(h contract.Hit) recordRow {
 	return recordRow{id: h.ID, text: h.Text, kind: h.Kind, meta: h.Meta, confidence: h.Confidence, score: h.Score}
 }
 
-// records adds a table of records: short id, kind, namespace, text first,
+// Records adds a table of records: short id, kind, namespace, text first,
 // and the columns cols asks for.
 func (s *Screen) Records(rows []recordRow, cols hitColumns) {
 	st := s.St
@@ -108,7 +108,7 @@ func (s *Screen) Records(rows []recordRow, cols hitColumns) {
 	s.Table(header, cells)
 }
 
-// statusWord shows a status as a glyph and a word, so it never rests on colour
+// StatusWord shows a status as a glyph and a word, so it never rests on colour
 // (as the TUI's browse view does).
 func StatusWord(g common.Glyphs, status contract.Status) string {
 	switch status {
@@ -120,7 +120,7 @@ func StatusWord(g common.Glyphs, status contract.Status) string {
 	return g.Active + " active"
 }
 
-// note adds dim lines of parts joined by " · " (totals, next-page hints),
+// Note adds dim lines of parts joined by " · " (totals, next-page hints),
 // breaking between parts to fit the Screen and never inside one, so a cursor
 // stays whole and copies whole.
 func (s *Screen) Note(parts ...string) {
@@ -142,9 +142,10 @@ func (s *Screen) Note(parts ...string) {
 	}
 }
 
-// none says a listing is empty.
+// None says a listing is empty.
 func (s *Screen) None(what string) { s.Line(s.St.Missing.Render("no " + what)) }
 
+// DrawList draws the human form of the list answer.
 func DrawList(s *Screen, page contract.ListPage) {
 	if len(page.Items) == 0 && page.NextCursor == nil {
 		s.None("items")
@@ -162,6 +163,7 @@ func DrawList(s *Screen, page contract.ListPage) {
 	s.Note(parts...)
 }
 
+// DrawFetch draws the human form of the fetch answer.
 func DrawFetch(s *Screen, page contract.FetchPage, mode contract.FetchMode) {
 	if len(page.Hits) == 0 && len(page.Beliefs) == 0 {
 		s.None("hits")
@@ -188,6 +190,7 @@ func DrawFetch(s *Screen, page contract.FetchPage, mode contract.FetchMode) {
 	}
 }
 
+// DrawRecall draws the human form of the recall answer.
 func DrawRecall(s *Screen, answer contract.RecallAnswer) {
 	text := strings.TrimSpace(answer.Answer)
 	if text == "" {
@@ -247,6 +250,7 @@ func DrawGet(s *Screen, hits []contract.Hit) {
 	}
 }
 
+// DrawBrowse draws the human form of the browse answer.
 func DrawBrowse(s *Screen, page contract.BrowsePage, query []byte, counts string) {
 	if len(page.Records) == 0 {
 		s.None("records")
@@ -329,7 +333,7 @@ func DrawExplore(s *Screen, page contract.ExplorePage) {
 	s.Note(parts...)
 }
 
-// keyValues adds aligned "key  value" lines.
+// KeyValues adds aligned "key  value" lines.
 func (s *Screen) KeyValues(pairs [][2]string) {
 	w := 0
 	for _, p := range pairs {
@@ -340,6 +344,7 @@ func (s *Screen) KeyValues(pairs [][2]string) {
 	}
 }
 
+// DrawInfo draws the human form of the info answer.
 func DrawInfo(s *Screen, r Info) {
 	d := r.Descriptor
 	modes := make([]string, len(d.FetchModes))
@@ -397,6 +402,7 @@ func healthStyle(s *Screen, state string) lipgloss.Style {
 	return s.St.Warning
 }
 
+// DrawHealth draws the human form of the health answer.
 func DrawHealth(s *Screen, h contract.Health) {
 	line := healthStyle(s, string(h.State)).Render(string(h.State))
 	if h.Reason != "" {
@@ -405,6 +411,7 @@ func DrawHealth(s *Screen, h contract.Health) {
 	s.Line(line)
 }
 
+// DrawAudit draws the human form of the audit answer.
 func DrawAudit(s *Screen, events []audit.Event) {
 	if len(events) == 0 {
 		s.None("audit events")
@@ -493,6 +500,7 @@ func DrawImport(s *Screen, sum importer.Summary, holds *contract.RecordCounts) {
 	}
 }
 
+// DrawForget draws the human form of the forget answer.
 func DrawForget(s *Screen, r wire.ForgetAnswer, skipWhy string) {
 	if r.Forgotten == 0 {
 		s.Line("nothing was forgotten")
@@ -504,6 +512,7 @@ func DrawForget(s *Screen, r wire.ForgetAnswer, skipWhy string) {
 	}
 }
 
+// DrawDryRun is forget --dry-run's answer.
 func DrawDryRun(s *Screen, r DryRun) {
 	s.Line("would forget " + s.St.Count.Render(Counted(r.WouldForget, "record", "records")) + s.St.Dim.Render(" (dry run: nothing was removed)"))
 	for _, id := range r.IDs {
@@ -703,6 +712,7 @@ func DrawImportFrom(s *Screen, sum importer.Summary, holds *contract.RecordCount
 	s.Table([]Column{{Title: "location"}, {Title: "error", Flex: true}}, cells)
 }
 
+// DrawSkipped lists the entries of another system's data that were not imported, and why.
 func DrawSkipped(s *Screen, skipped []ingest.Skip) {
 	if len(skipped) == 0 {
 		return
@@ -715,6 +725,7 @@ func DrawSkipped(s *Screen, skipped []ingest.Skip) {
 	s.Table([]Column{{Title: "location"}, {Title: "reason", Flex: true}}, cells)
 }
 
+// DrawPreview is import --from --dry-run's answer: counts, the first records, what is left out.
 func DrawPreview(s *Screen, p *ingest.Preview) {
 	s.Line(fmt.Sprintf("dry run of %s: would store %s records, skip %s", p.Source, Count(p.Records), Count(len(p.Skipped))))
 	if len(p.Counts) > 0 {
@@ -735,6 +746,7 @@ func DrawPreview(s *Screen, p *ingest.Preview) {
 	DrawSkipped(s, p.Skipped)
 }
 
+// DrawClusters draws the human form of the clusters answer.
 func DrawClusters(s *Screen, r curate.Report) {
 	if r.Count == 0 {
 		s.None("clusters")

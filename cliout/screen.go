@@ -185,16 +185,16 @@ func (o Out) terminalWidth() int {
 	return defaultWidth
 }
 
-// line adds one line of styled parts.
+// Line adds one line of styled parts.
 func (s *Screen) Line(parts ...string) {
 	s.buf.WriteString(strings.Join(parts, ""))
 	s.buf.WriteByte('\n')
 }
 
-// blank adds an empty line.
+// Blank adds an empty line.
 func (s *Screen) Blank() { s.buf.WriteByte('\n') }
 
-// wrapped adds text word-wrapped to the Screen's width, indented by indent.
+// Wrapped adds text word-wrapped to the Screen's width, indented by indent.
 // Stored text reaches the terminal only as printable characters and newlines.
 func (s *Screen) Wrapped(text, indent string) {
 	w := max(20, s.width-common.Width(indent))
@@ -204,7 +204,7 @@ func (s *Screen) Wrapped(text, indent string) {
 	}
 }
 
-// flush writes everything collected.
+// Flush writes everything collected.
 func (s *Screen) Flush() error {
 	_, err := io.WriteString(s.out, s.buf.String())
 	return err
@@ -292,9 +292,10 @@ type Cell struct {
 	Style lipgloss.Style
 }
 
+// PlainCell is a cell without style.
 func PlainCell(text string) Cell { return Cell{Text: text, Style: lipgloss.NewStyle()} }
 
-// table adds a borderless table (bold headers, two spaces between columns) at
+// Table adds a borderless table (bold headers, two spaces between columns) at
 // most the Screen's width (fitColumns), cells cut with an ellipsis and kept on
 // one line; lipgloss's table lays it out and styles it.
 func (s *Screen) Table(cols []Column, rows [][]Cell) {
@@ -400,7 +401,7 @@ func dropColumns(cols []Column, rows [][]Cell, width int) ([]Column, [][]Cell) {
 // tabs and every other control character become spaces.
 func oneLineCell(s string) string { return Printable(s, false) }
 
-// printable replaces control characters (C0, DEL, C1: what could move the
+// Printable replaces control characters (C0, DEL, C1: what could move the
 // cursor or start an escape sequence on the terminal) with spaces, keeping
 // newlines when asked. Stored text is data, never terminal commands.
 func Printable(s string, keepNewlines bool) string {
