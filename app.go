@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,15 +8,15 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/adrg/xdg"
-	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"mnemo/cliout"
+	"mnemo/config"
 	"mnemo/contract"
-	"mnemo/engine/postgres"
+	"mnemo/storeopen"
 )
 
 // globalFlags are the flags every command shares (docs/spec/cli.md section 1).
@@ -50,13 +47,15 @@ type app struct {
 
 	flags globalFlags
 
-	cfg        config
+	// settings are the resolved settings and where each came from (config);
+	// cfg and configPath are its config file and that file's path.
+	settings   *config.Settings
+	cfg        config.File
 	configPath string
-	logPath    string
 	logger     *slog.Logger
 	logFile    *os.File
 
-	store  *openStore
+	store  *storeopen.Store
 	closed bool
 	// command is the name of the command running (a read command never
 	// creates a store).
@@ -71,35 +70,26 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
 		stdout:     stdout,
 		stderr:     stderr,
 		getenv:     os.Getenv,
-		isTerminal: streamIsTerminal,
+		isTerminal: cliout.IsTerminal,
 		now:        time.Now,
 		logger:     slog.New(slog.DiscardHandler),
 	}
 }
 
-// streamIsTerminal tells whether a stream is an interactive terminal.
-func streamIsTerminal(stream any) bool {
-	f, ok := stream.(*os.File)
-	return ok && term.IsTerminal(f.Fd())
-}
-
-// setup resolves the config file and logging before any command runs.
+// setup resolves the settings (config) and logging before any command runs.
 func (a *app) setup(cmd *cobra.Command) error {
 	a.command = cmd.Name()
-	if err := a.checkOutputFlags(); err != nil {
+	if err := cliout.CheckFormat(a.flags.json, a.flags.output); err != nil {
 		return err
 	}
-	a.configPath = a.flags.config
-	explicit := a.configPath != ""
-	if !explicit {
-		a.configPath = filepath.Join(a.xdgDir("XDG_CONFIG_HOME", xdg.ConfigHome), "mnemo", "config.toml")
-	}
-	cfg, err := loadConfig(a.configPath, explicit)
+	settings, err := config.Resolve(config.Input{
+		Flags:  config.Flags{DB: a.flags.db, Remote: a.flags.remote, Config: a.flags.config},
+		Getenv: a.getenv, ConfigHome: xdg.ConfigHome, DataHome: xdg.DataHome, StateHome: xdg.StateHome,
+	})
 	if err != nil {
 		return err
 	}
-	a.cfg = cfg
-	a.logPath = filepath.Join(a.xdgDir("XDG_STATE_HOME", xdg.StateHome), "mnemo", "mnemo.log")
+	a.settings, a.cfg, a.configPath = settings, settings.File, settings.ConfigPath.Value
 	if a.flags.debug {
 		if err := a.openLog(); err != nil {
 			return err
@@ -109,20 +99,11 @@ func (a *app) setup(cmd *cobra.Command) error {
 	return nil
 }
 
-// xdgDir reads an XDG base directory from the environment at call time (the xdg
-// package reads it once at start, which tests and long-lived hosts outlive).
-func (a *app) xdgDir(env, fallback string) string {
-	if v := a.getenv(env); v != "" && filepath.IsAbs(v) {
-		return v
-	}
-	return fallback
-}
-
 func (a *app) openLog() error {
-	if err := os.MkdirAll(filepath.Dir(a.logPath), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(a.settings.Log.Value), 0o700); err != nil {
 		return contract.ConfigErr("cannot create the log directory: %w", err)
 	}
-	f, err := os.OpenFile(a.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(a.settings.Log.Value, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return contract.ConfigErr("cannot open the log file: %w", err)
 	}
@@ -132,44 +113,13 @@ func (a *app) openLog() error {
 }
 
 // storeDir is the store location, a directory or a postgres:// URL: --db, then
-// MNEMO_DB, then the config file's db (or store), then $XDG_DATA_HOME/mnemo.
-func (a *app) storeDir() string {
-	switch {
-	case a.flags.db != "":
-		return a.flags.db
-	case a.getenv("MNEMO_DB") != "":
-		return a.getenv("MNEMO_DB")
-	case a.cfg.DB != "":
-		if postgres.IsURL(a.cfg.DB) {
-			return a.cfg.DB
-		}
-		return expandHome(a.cfg.DB)
-	case a.cfg.Store != "":
-		return expandHome(a.cfg.Store)
-	}
-	return filepath.Join(a.xdgDir("XDG_DATA_HOME", xdg.DataHome), "mnemo")
-}
+// MNEMO_DB, then the config file's db (or store), then $XDG_DATA_HOME/mnemo
+// (config.Resolve).
+func (a *app) storeDir() string { return a.settings.Store.Value }
 
 // remoteURL is the server to talk to instead of a store: --remote, then
 // MNEMO_REMOTE, then the config file's remote.
-func (a *app) remoteURL() string {
-	switch {
-	case a.flags.remote != "":
-		return a.flags.remote
-	case a.getenv("MNEMO_REMOTE") != "":
-		return a.getenv("MNEMO_REMOTE")
-	}
-	return a.cfg.Remote
-}
-
-func expandHome(p string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(home, strings.TrimPrefix(p, "~"))
-		}
-	}
-	return p
-}
+func (a *app) remoteURL() string { return a.settings.Remote.Value }
 
 // close releases the engine and the log file; safe to call twice.
 func (a *app) close() {
@@ -178,7 +128,7 @@ func (a *app) close() {
 	}
 	a.closed = true
 	if a.store != nil {
-		if err := a.store.close(); err != nil {
+		if err := a.store.Close(); err != nil {
 			a.logger.Error("closing the store", "err", err)
 		}
 		a.store = nil
@@ -189,37 +139,21 @@ func (a *app) close() {
 	}
 }
 
-// writeJSON prints one JSON value on stdout: indented for a person at a
-// terminal, compact otherwise. HTML characters stay as they are.
-func (a *app) writeJSON(v any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if a.isTerminal(a.stdout) {
-		enc.SetIndent("", "  ")
-	}
-	if err := enc.Encode(v); err != nil {
-		return contract.EngineErr("cannot encode the answer: %w", err)
-	}
-	_, err := a.stdout.Write(buf.Bytes())
-	return err
+// out is where and how this invocation answers (cliout).
+func (a *app) out() cliout.Out {
+	return cliout.Out{Stdout: a.stdout, Getenv: a.getenv, IsTerminal: a.isTerminal, Now: a.now,
+		JSON: a.flags.json, Format: a.flags.output}
 }
 
-// jsonLines writes one compact JSON value per line.
-type jsonLines struct {
-	w   *bufio.Writer
-	enc *json.Encoder
-}
+// answer prints a command's result: the human form drawn by draw when a
+// person reads stdout, else v as the contract JSON.
+func (a *app) answer(v any, draw func(s *cliout.Screen)) error { return a.out().Answer(v, draw) }
 
-func newJSONLines(w io.Writer) *jsonLines {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	return &jsonLines{w: bw, enc: enc}
-}
+// human tells whether stdout gets the human form.
+func (a *app) human() bool { return a.out().Human() }
 
-func (j *jsonLines) write(v any) error { return j.enc.Encode(v) }
-func (j *jsonLines) flush() error      { return j.w.Flush() }
+// writeJSON prints one JSON value on stdout (cliout.Out.WriteJSON).
+func (a *app) writeJSON(v any) error { return a.out().WriteJSON(v) }
 
 // readInput reads all of stdin, refusing to wait on an interactive terminal.
 func (a *app) readInput(what string) ([]byte, error) {

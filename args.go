@@ -3,13 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"slices"
 	"sort"
 	"strings"
 
 	"mnemo/contract"
+	"mnemo/jsonerr"
 )
 
 // filterKeys are the MetaFilter's wire keys. The contract ignores unknown keys on
@@ -40,7 +39,7 @@ func parseFilterFlag(flag, value string) (contract.MetaFilter, error) {
 		}
 	}
 	if err := json.Unmarshal([]byte(value), &f); err != nil {
-		return f, contract.Invalid("%s is not a valid filter: %s", flag, jsonErrorText(err))
+		return f, contract.Invalid("%s is not a valid filter: %s", flag, jsonerr.Text(err))
 	}
 	return f, nil
 }
@@ -55,7 +54,7 @@ func parseReachFlag(flag, value string) (*contract.Reach, error) {
 	}
 	var r contract.Reach
 	if err := json.Unmarshal([]byte(value), &r); err != nil {
-		return nil, contract.Invalid("%s is not a valid reach: %s", flag, jsonErrorText(err))
+		return nil, contract.Invalid("%s is not a valid reach: %s", flag, jsonerr.Text(err))
 	}
 	return &r, nil
 }
@@ -73,7 +72,7 @@ func jsonObject(flag, value string) (map[string]json.RawMessage, error) {
 	var obj map[string]json.RawMessage
 	dec := json.NewDecoder(strings.NewReader(value))
 	if err := dec.Decode(&obj); err != nil {
-		return nil, contract.Invalid("%s is not a JSON object: %s", flag, jsonErrorText(err))
+		return nil, contract.Invalid("%s is not a JSON object: %s", flag, jsonerr.Text(err))
 	}
 	if dec.More() {
 		return nil, contract.Invalid("%s holds more than one JSON value", flag)
@@ -96,39 +95,6 @@ func onlyKeys(flag string, obj map[string]json.RawMessage, known []string) error
 	}
 	sort.Strings(unknown)
 	return contract.Invalid("%s has an unknown key %q; known keys: %s", flag, unknown[0], strings.Join(known, ", "))
-}
-
-// jsonErrorText is a decoding error without Go type names where possible.
-func jsonErrorText(err error) string {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
-		return fmt.Sprintf("%s (at byte %d)", syn.Error(), syn.Offset)
-	case errors.As(err, &typ):
-		if typ.Field != "" {
-			return fmt.Sprintf("field %q must be %s, not %s", typ.Field, jsonTypeName(typ.Type.Kind().String()), typ.Value)
-		}
-		return fmt.Sprintf("expected %s, not %s", jsonTypeName(typ.Type.Kind().String()), typ.Value)
-	}
-	return strings.TrimPrefix(err.Error(), "json: ")
-}
-
-func jsonTypeName(goKind string) string {
-	switch goKind {
-	case "string":
-		return "a string"
-	case "slice", "array":
-		return "an array"
-	case "struct", "map", "ptr":
-		return "an object"
-	case "bool":
-		return "a boolean"
-	}
-	if strings.HasPrefix(goKind, "int") || strings.HasPrefix(goKind, "uint") || strings.HasPrefix(goKind, "float") {
-		return "a number"
-	}
-	return goKind
 }
 
 // splitIDs reads --ids values: each may be a comma-separated list.

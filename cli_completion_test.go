@@ -1,6 +1,7 @@
 package main
 
 import (
+	"mnemo/cliout"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,14 +63,14 @@ func complete(t *testing.T, c *testCLI, shell, line string) []string {
 		}
 		quoted := make([]string, len(words))
 		for i, w := range words {
-			quoted[i] = shellQuote(w)
+			quoted[i] = cliout.ShellQuote(w)
 		}
 		script = `source ` + lib + `
 source <(mnemo completion bash)
 compopt() { :; } # only valid while bash itself runs a completion
 COMP_WORDS=(` + strings.Join(quoted, " ") + `)
 COMP_CWORD=` + itoa(len(words)-1) + `
-COMP_LINE=` + shellQuote(line) + `
+COMP_LINE=` + cliout.ShellQuote(line) + `
 COMP_POINT=${#COMP_LINE}
 __start_mnemo
 printf '%s\n' "${COMPREPLY[@]}"`
@@ -78,7 +79,7 @@ printf '%s\n' "${COMPREPLY[@]}"`
 		// system's output builtins are stood in for, printing what they get.
 		quoted := make([]string, len(words))
 		for i, w := range words {
-			quoted[i] = shellQuote(w)
+			quoted[i] = cliout.ShellQuote(w)
 		}
 		script = `compdef() { :; }
 compadd() { :; }
@@ -89,7 +90,7 @@ CURRENT=` + itoa(len(words)) + `
 _mnemo`
 	case "fish":
 		script = `mnemo completion fish | source
-complete -C ` + shellQuote(line)
+complete -C ` + cliout.ShellQuote(line)
 	}
 	cmd := exec.Command(path, "-c", script)
 	if shell == "zsh" {

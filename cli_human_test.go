@@ -17,7 +17,6 @@ import (
 	"github.com/creack/pty"
 
 	"mnemo/contract"
-	"mnemo/engine/bolt"
 )
 
 // fixtureNow is the clock of the human form in these tests: three days after
@@ -342,24 +341,6 @@ func TestStoredTextCannotDriveTheTerminal(t *testing.T) {
 	}
 }
 
-func TestCountsHaveSeparators(t *testing.T) {
-	var out bytes.Buffer
-	a := newApp(strings.NewReader(""), &out, io.Discard)
-	a.flags.output = outputText
-	err := a.answer(nil, func(s *screen) {
-		drawExplore(s, contract.ExplorePage{Facet: contract.FacetTag, Total: 1_234_567, Missing: 20_000, MoreBuckets: 1_500,
-			Buckets: []contract.FacetBucket{{Value: "style", Count: 12_408}, {Value: "ops", Count: 1_001}}})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"12,408", "1,001", "1,234,567 records", "20,000 without a tag", "1,500 more values"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("no %q in\n%s", want, out.String())
-		}
-	}
-}
-
 // browseCursor is a real continuation of the fixture's first browse page.
 func browseCursor(t *testing.T, c *testCLI, query string) string {
 	t.Helper()
@@ -499,26 +480,5 @@ func TestMistakesSayWhatTheCommandTakes(t *testing.T) {
 	// Piped, the error stays one line for scripts.
 	if r := c.run("", "explore", "--facet", "tag"); r.stderr != "mnemo: invalid request: unknown flag: --facet; usage: mnemo explore FACET [flags]\n" {
 		t.Errorf("piped: %q", r.stderr)
-	}
-}
-
-func TestCheckSaysWhatDisagrees(t *testing.T) {
-	var out bytes.Buffer
-	a := newApp(strings.NewReader(""), &out, io.Discard)
-	a.flags.output = outputText
-	err := a.answer(nil, func(s *screen) {
-		drawCheck(s, bolt.CheckReport{Records: 12_000, Consistent: false, Checks: []bolt.CheckEntry{
-			{Name: "records", Checked: 12_000},
-			{Name: "search index", Checked: 12_000, Disagreements: 1_234, Examples: []string{"fbcc6500 missing"}},
-		}})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := out.String()
-	for _, want := range []string{"records        12,000  ok", "search index   12,000  1,234 disagreements  e.g. fbcc6500 missing", "not consistent · 12,000 records"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("no %q in\n%s", want, got)
-		}
 	}
 }

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"mnemo/cliout"
 	"mnemo/contract"
 	"mnemo/engine/bolt"
+	"mnemo/importer"
 )
 
 func TestImportReportsMalformedLinesAndStoresTheRest(t *testing.T) {
@@ -120,7 +122,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 		t.Errorf("export with the sandbox's reach: %q", sandbox)
 	}
 
-	var info infoReport
+	var info cliout.Info
 	c.okJSON(&info, "", "info")
 	// info counts every record, the service sandbox's included.
 	wantRecords := 254
@@ -154,7 +156,7 @@ func TestImportOfASupersededLineWhoseSuccessorIsMissing(t *testing.T) {
 	if r.code != 2 {
 		t.Fatalf("exit %d, want 2: %s %s", r.code, r.stdout, r.stderr)
 	}
-	var summary importSummary
+	var summary importer.Summary
 	if err := json.Unmarshal([]byte(r.stdout), &summary); err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +191,7 @@ func TestForgetDryRunAndConfirmation(t *testing.T) {
 	c.ok(jsonl(styleLearning, runbookDoc, supportChat), "import", "-")
 	styleID := fingerprintOf(t, styleLearning)
 
-	var dry dryRunReport
+	var dry cliout.DryRun
 	c.okJSON(&dry, "", "forget", "--filter", `{"tags_any":["style","ops"]}`, "--dry-run")
 	if !dry.DryRun || dry.WouldForget != 2 {
 		t.Errorf("dry run by filter: %+v", dry)

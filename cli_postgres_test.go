@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"mnemo/bench/corpus"
+	"mnemo/cliout"
 	"mnemo/contract"
 	"mnemo/engine/bolt"
 	"mnemo/engine/postgres"
 	"mnemo/engine/postgres/pgtest"
+	"mnemo/storecopy"
 )
 
 // fillBoltStore writes n corpus records into a store directory with distinct
@@ -80,7 +82,7 @@ func TestCopyBoltToPostgresAndBack(t *testing.T) {
 
 	// The sandbox first: records outside it are superseded by records in it.
 	sandbox := `{"at":"team:acme/service:nightly-digest","inherit":false,"descendants":true}`
-	var rep copyReport
+	var rep storecopy.Report
 	c.okJSON(&rep, "", "copy", "--reach", sandbox, src, url)
 	if !rep.Verified || rep.Copied == 0 {
 		t.Fatalf("bolt -> postgres, the sandbox: %+v", rep)
@@ -92,7 +94,7 @@ func TestCopyBoltToPostgresAndBack(t *testing.T) {
 	if strings.Contains(rep.Destination, passwordOfURL(url)) {
 		t.Fatalf("the report shows the password: %s", rep.Destination)
 	}
-	var again copyReport
+	var again storecopy.Report
 	c.okJSON(&again, "", "copy", src, url)
 	if !again.Verified || again.Copied != 0 || again.Replayed != rep.Read {
 		t.Fatalf("resumed copy: %+v", again)
@@ -195,7 +197,7 @@ func TestPostgresThroughTheCLI(t *testing.T) {
 	if len(page.Hits) != 1 || page.Hits[0].ID != rc.ID {
 		t.Fatalf("fetch: %+v", page)
 	}
-	var info infoReport
+	var info cliout.Info
 	c.okJSON(&info, "", "--debug", "info")
 	pw := passwordOfURL(url)
 	if info.Records != 1 || info.Descriptor.ID != "postgres" || strings.Contains(info.Store, pw) || !strings.Contains(info.Store, "xxxxx") && pw != "\x00" {
@@ -204,7 +206,7 @@ func TestPostgresThroughTheCLI(t *testing.T) {
 	// The config file's db key names the same store.
 	cfg := c.writeFile("pg.toml", "db = "+strconv.Quote(url)+"\n")
 	c.db = ""
-	var viaConfig infoReport
+	var viaConfig cliout.Info
 	c.okJSON(&viaConfig, "", "--config", cfg, "info")
 	if viaConfig.Store != info.Store || viaConfig.Records != 1 {
 		t.Fatalf("info through the config file's db: %+v", viaConfig)

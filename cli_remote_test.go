@@ -8,8 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"mnemo/cliout"
 	"mnemo/contract"
 	"mnemo/engine/bolt"
+	"mnemo/importer"
 	"mnemo/server/httpapi"
 )
 
@@ -47,7 +49,7 @@ func TestRemoteCommands(t *testing.T) {
 	if receipt.ID != fingerprintOf(t, styleLearning) {
 		t.Fatalf("store over HTTP: %+v", receipt)
 	}
-	var summary importSummary
+	var summary importer.Summary
 	c.okJSON(&summary, jsonl(runbookDoc, supportChat), "--remote", url, "import", "-")
 	if summary.Stored != 2 {
 		t.Errorf("import over HTTP: %+v", summary)
@@ -57,7 +59,7 @@ func TestRemoteCommands(t *testing.T) {
 	if page.Total != 1 || page.Records[0].ID != receipt.ID {
 		t.Errorf("browse over HTTP: %+v", page)
 	}
-	var info infoReport
+	var info cliout.Info
 	c.okJSON(&info, "", "--remote", url, "info")
 	if info.Store != url || info.Records != 3 || info.Index != nil {
 		t.Errorf("info over HTTP: %+v", info)
@@ -119,31 +121,5 @@ func TestAttachesToTheServerHoldingTheStore(t *testing.T) {
 	r := c.run("", "list")
 	if r.code != 3 || r.stderr != fmt.Sprintf("mnemo: locked: store %s is locked by process %d, which does not share it (an earlier mnemo, or another program that opened mnemo.db); stop it and try again\n", c.db, os.Getpid()) {
 		t.Errorf("locked without a token: exit %d, %q", r.code, r.stderr)
-	}
-}
-
-func TestRedactURL(t *testing.T) {
-	for in, want := range map[string]string{
-		"http://127.0.0.1:7077":            "http://127.0.0.1:7077",
-		"https://alice:s3cret@mnemo.local": "https://alice:xxxxx@mnemo.local",
-		"unix:///run/mnemo.sock":           "unix:///run/mnemo.sock",
-	} {
-		if got := redactURL(in); got != want {
-			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func TestServerURL(t *testing.T) {
-	for in, want := range map[string]string{
-		"127.0.0.1:7077":         "http://127.0.0.1:7077",
-		"localhost:7077":         "http://localhost:7077",
-		"http://127.0.0.1:7077":  "http://127.0.0.1:7077",
-		"unix:/run/mnemo.sock":   "unix:/run/mnemo.sock",
-		"unix:///run/mnemo.sock": "unix:///run/mnemo.sock",
-	} {
-		if got := serverURL(in); got != want {
-			t.Errorf("serverURL(%q) = %q, want %q", in, got, want)
-		}
 	}
 }

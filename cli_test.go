@@ -9,7 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"mnemo/cliout"
 	"mnemo/contract"
+	"mnemo/importer"
+	"mnemo/storeopen"
 )
 
 // cliResult is what one invocation printed and returned.
@@ -91,9 +94,13 @@ func (c *testCLI) writeFile(name, content string) string {
 func jsonl(lines ...string) string { return strings.Join(lines, "\n") + "\n" }
 
 const (
-	styleLearning = `{"type":"learning","text":"prefers tabs over spaces in Go code","kind":"preference","confidence":0.9,"meta":{"namespace":"team:acme/agent:writer","source":{"kind":"agent"},"tags":["style"]}}`
-	runbookDoc    = `{"type":"document","title":"Deploy runbook","body":{"text":"Deploys go out on Tuesdays after the canary is green."},"meta":{"namespace":"team:acme","source":{"kind":"file","id":"docs/deploy.md"},"folder":"docs","file_path":"docs/deploy.md","tags":["ops"]}}`
-	supportChat   = `{"type":"conversation","turns":[{"role":"user","text":"the export button is broken"},{"role":"assistant","text":"I filed a ticket for the export button"}],"meta":{"thread_id":"t-42","source":{"kind":"conversation","id":"t-42"}}}`
+	tabsLearning   = `{"type":"learning","text":"prefers tabs","kind":"preference","confidence":0.8,"meta":{"source":{"kind":"agent"}}}`
+	tabsLearningID = "8a8f01f6a30ffa27d488a48fc9218a8ec5af4228"
+	xDocument      = `{"type":"document","body":{"text":"x"},"meta":{"source":{"kind":"agent"}}}`
+	xDocumentID    = "b3371e4dfaed9fc1e36eb64bc4452cd89dcc0dbc"
+	styleLearning  = `{"type":"learning","text":"prefers tabs over spaces in Go code","kind":"preference","confidence":0.9,"meta":{"namespace":"team:acme/agent:writer","source":{"kind":"agent"},"tags":["style"]}}`
+	runbookDoc     = `{"type":"document","title":"Deploy runbook","body":{"text":"Deploys go out on Tuesdays after the canary is green."},"meta":{"namespace":"team:acme","source":{"kind":"file","id":"docs/deploy.md"},"folder":"docs","file_path":"docs/deploy.md","tags":["ops"]}}`
+	supportChat    = `{"type":"conversation","turns":[{"role":"user","text":"the export button is broken"},{"role":"assistant","text":"I filed a ticket for the export button"}],"meta":{"thread_id":"t-42","source":{"kind":"conversation","id":"t-42"}}}`
 )
 
 func fingerprintOf(t *testing.T, itemJSON string) string {
@@ -220,7 +227,7 @@ func TestStoreAndReadCommands(t *testing.T) {
 		Version    string              `json:"version"`
 		Store      string              `json:"store"`
 		Records    int                 `json:"records"`
-		Index      indexInfo           `json:"index"`
+		Index      storeopen.Index     `json:"index"`
 		Descriptor contract.Descriptor `json:"descriptor"`
 		Config     string              `json:"config"`
 		Log        string              `json:"log"`
@@ -392,7 +399,7 @@ func TestConfigFileErrors(t *testing.T) {
 	if code := run([]string{"info"}, strings.NewReader(""), &out, &errOut); code != 0 {
 		t.Fatalf("info: exit %d, %s", code, errOut.String())
 	}
-	var info infoReport
+	var info cliout.Info
 	if err := json.Unmarshal(out.Bytes(), &info); err != nil || info.Store != other {
 		t.Errorf("info with store from the config: %s (%v)", out.String(), err)
 	}
@@ -436,7 +443,7 @@ func TestCompletionScripts(t *testing.T) {
 
 func TestDemoStoresTheCorpusOnceAndReplays(t *testing.T) {
 	c := newTestCLI(t)
-	var first, second importSummary
+	var first, second importer.Summary
 	c.okJSON(&first, "", "demo", "--no-tui")
 	lines := bytes.Count(demoCorpus, []byte("\n"))
 	if first.Stored != lines || first.Replayed != 0 || first.Failed != 0 {

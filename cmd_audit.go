@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"mnemo/cliout"
 	"mnemo/contract"
 	"mnemo/server/audit"
 )
@@ -49,7 +50,7 @@ store a running server holds, or with --remote, the server answers (admins only)
 				return err
 			}
 			if a.human() {
-				return a.answer(nil, func(s *screen) { drawAudit(s, events) })
+				return a.answer(nil, func(s *cliout.Screen) { cliout.DrawAudit(s, events) })
 			}
 			var buf bytes.Buffer
 			enc := json.NewEncoder(&buf)

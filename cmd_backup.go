@@ -9,9 +9,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"mnemo/backup"
+	"mnemo/cliout"
 	"mnemo/contract"
 	"mnemo/engine/bolt"
 	"mnemo/engine/postgres"
+	"mnemo/storeopen"
 )
 
 func newBackupCommand(a *app) *cobra.Command {
@@ -34,9 +36,9 @@ writes to stdout). See docs/backup.md.`,
 			if err != nil {
 				return err
 			}
-			b, ok := s.engine.(backup.Backuper)
+			b, ok := s.Engine.(backup.Backuper)
 			if !ok {
-				return contract.Unsupported("mnemo backup copies a store directory or a postgres:// store; %s is a server: run mnemo backup where its store is, or use `mnemo export --sandboxes`", s.label)
+				return contract.Unsupported("mnemo backup copies a store directory or a postgres:// store; %s is a server: run mnemo backup where its store is, or use `mnemo export --sandboxes`", s.Label)
 			}
 			var info backup.Info
 			write := func(w io.Writer) error {
@@ -50,10 +52,10 @@ writes to stdout). See docs/backup.md.`,
 				}
 				return nil
 			}
-			if err := writeReplacing(expandHome(args[0]), 0o600, write); err != nil {
+			if err := writeReplacing(storeopen.ExpandHome(args[0]), 0o600, write); err != nil {
 				return err
 			}
-			return a.answer(info, func(s *screen) { drawBackup(s, args[0], info) })
+			return a.answer(info, func(s *cliout.Screen) { cliout.DrawBackup(s, args[0], info) })
 		},
 	}
 }
@@ -83,31 +85,31 @@ status, expiry and supersession; service sandboxes and the audit log too.
 			defer closeIn()
 			loc := a.storeDir()
 			if postgres.IsURL(loc) {
-				s, err := openPostgres(cmd.Context(), a, loc)
+				s, err := storeopen.Postgres(cmd.Context(), loc, a.openOptions())
 				if err != nil {
 					return err
 				}
-				defer func() { _ = s.close() }()
-				r, ok := s.engine.(interface {
+				defer func() { _ = s.Close() }()
+				r, ok := s.Engine.(interface {
 					RestoreBackup(context.Context, io.Reader) (backup.Info, error)
 				})
 				if !ok {
-					return contract.Unsupported("%s cannot restore a backup", s.label)
+					return contract.Unsupported("%s cannot restore a backup", s.Label)
 				}
 				info, err := r.RestoreBackup(cmd.Context(), in)
 				if err != nil {
 					return err
 				}
-				return a.answer(info, func(sc *screen) { drawRestored(sc, s.label, info, nil) })
+				return a.answer(info, func(sc *cliout.Screen) { cliout.DrawRestored(sc, s.Label, info, nil) })
 			}
-			rep, err := bolt.RestoreBackup(cmd.Context(), in, expandHome(loc), bolt.Options{Logger: a.logger})
+			rep, err := bolt.RestoreBackup(cmd.Context(), in, storeopen.ExpandHome(loc), bolt.Options{Logger: a.logger})
 			if err != nil {
 				if rep.Check.Checks != nil {
-					_ = a.answer(rep, func(sc *screen) { drawRestored(sc, rep.Dir, rep.Backup, &rep.Check) })
+					_ = a.answer(rep, func(sc *cliout.Screen) { cliout.DrawRestored(sc, rep.Dir, rep.Backup, &rep.Check) })
 				}
 				return err
 			}
-			return a.answer(rep, func(sc *screen) { drawRestored(sc, rep.Dir, rep.Backup, &rep.Check) })
+			return a.answer(rep, func(sc *cliout.Screen) { cliout.DrawRestored(sc, rep.Dir, rep.Backup, &rep.Check) })
 		},
 	}
 }
@@ -120,7 +122,7 @@ func (a *app) openBackup(name string) (io.Reader, func(), error) {
 		}
 		return a.stdin, func() {}, nil
 	}
-	f, err := os.Open(expandHome(name))
+	f, err := os.Open(storeopen.ExpandHome(name))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil, contract.Invalid("backup file %s does not exist", name)

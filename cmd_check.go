@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"mnemo/cliout"
 	"mnemo/contract"
 	"mnemo/engine/bolt"
 )
@@ -29,28 +30,28 @@ process holding the store (this one, or the one other commands reach).`,
 			if err != nil {
 				return err
 			}
-			e, ok := s.engine.(storeChecker)
+			e, ok := s.Engine.(storeChecker)
 			if !ok {
-				return contract.Unsupported("mnemo check verifies a local store's derived structures; %s is not a local store", s.label)
+				return contract.Unsupported("mnemo check verifies a local store's derived structures; %s is not a local store", s.Label)
 			}
-			var bar *progressBar
+			var bar *cliout.ProgressBar
 			if a.isTerminal(a.stderr) {
-				bar = newProgressBar(a.stderr, 0, time.Now)
-				bar.verb = "checking"
+				bar = cliout.NewProgressBar(a.stderr, 0, time.Now)
+				bar.Verb = "checking"
 			}
 			rep, err := e.Check(cmd.Context(), repair, func(done, total int) {
 				if bar != nil {
-					bar.total = int64(total)
-					bar.update(int64(done), done)
+					bar.Total = int64(total)
+					bar.Update(int64(done), done)
 				}
 			})
 			if bar != nil {
-				bar.finish()
+				bar.Finish()
 			}
 			if err != nil {
 				return err
 			}
-			if err := a.answer(rep, func(s *screen) { drawCheck(s, rep) }); err != nil {
+			if err := a.answer(rep, func(s *cliout.Screen) { cliout.DrawCheck(s, rep) }); err != nil {
 				return err
 			}
 			if !rep.Consistent {

@@ -2,16 +2,14 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"path/filepath"
-	"strings"
 
-	"github.com/adrg/xdg"
 	"github.com/spf13/cobra"
 
+	"mnemo/cliout"
 	"mnemo/contract"
 	"mnemo/engine/curate"
-	"mnemo/ui/common"
+	"mnemo/jsonerr"
 )
 
 // clustersApplied is what `mnemo clusters --apply` prints; --undo reads it back.
@@ -63,7 +61,7 @@ are different: it stays hidden until a new record joins it (docs/curation.md).`,
 			if undo {
 				var in clustersApplied
 				if err := json.NewDecoder(a.stdin).Decode(&in); err != nil {
-					return contract.Invalid("--undo reads the JSON that --apply printed on stdin: %s", jsonErrorText(err))
+					return contract.Invalid("--undo reads the JSON that --apply printed on stdin: %s", jsonerr.Text(err))
 				}
 				if err := curate.Undo(ctx, e, in.Done); err != nil {
 					return err
@@ -82,7 +80,7 @@ are different: it stays hidden until a new record joins it (docs/curation.md).`,
 			if err != nil {
 				return contract.ConfigErr("%s", err)
 			}
-			clusters, hidden := dismissed.Visible(curate.Find(records, a.cfg.curateConfig()))
+			clusters, hidden := dismissed.Visible(curate.Find(records, a.cfg.CurateConfig()))
 			if dismiss != "" {
 				for _, c := range clusters {
 					if c.Key == dismiss {
@@ -114,7 +112,7 @@ are different: it stays hidden until a new record joins it (docs/curation.md).`,
 				return a.writeJSON(out)
 			}
 			rep := curate.NewReport(len(records), clusters, hidden, limit)
-			return a.answer(rep, func(s *screen) { drawClusters(s, rep) })
+			return a.answer(rep, func(s *cliout.Screen) { cliout.DrawClusters(s, rep) })
 		},
 	}
 	cmd.Flags().StringVar(&filter, "filter", "", "a MetaFilter as JSON: the scope")
@@ -129,7 +127,7 @@ are different: it stays hidden until a new record joins it (docs/curation.md).`,
 
 // dismissedPath is where dismissed clusters are kept.
 func (a *app) dismissedPath() string {
-	return filepath.Join(a.xdgDir("XDG_STATE_HOME", xdg.StateHome), "mnemo", "dismissed.json")
+	return filepath.Join(a.settings.StateDir, "dismissed.json")
 }
 
 // storeKey names the store dismissals belong to: the server, else the store.
@@ -138,35 +136,6 @@ func (a *app) storeKey() string {
 		return url
 	}
 	return a.storeDir()
-}
-
-func drawClusters(s *screen, r curate.Report) {
-	if r.Count == 0 {
-		s.none("clusters")
-	}
-	for i, c := range r.Clusters {
-		kind := "repeats"
-		if c.Conflict {
-			kind = "conflict"
-		}
-		head := fmt.Sprintf("%d. %s · %d %s · %s", i+1, kind, c.Size, common.ShortKind(c.Kind), c.Key)
-		if len(c.Differences) > 0 {
-			head += " · " + strings.Join(c.Differences, ", ")
-		}
-		s.line(s.st.Kind.Render(printable(head, false)))
-		for j, m := range c.Members {
-			mark := "  "
-			if j == 0 {
-				mark = "✓ "
-			}
-			prefix := fmt.Sprintf("  %s%s  %s  ", mark, common.ShortID(m.ID), m.When[:10])
-			s.line(prefix + common.Cut(printable(common.OneLine(m.Text), false), max(10, s.width-common.Width(prefix))))
-		}
-	}
-	s.note(fmt.Sprintf("%d %s", r.Count, common.Plural(r.Count, "cluster", "clusters")),
-		fmt.Sprintf("%d conflicting", r.Conflicts),
-		fmt.Sprintf("%d of %d records", r.Clustered, r.Records),
-		fmt.Sprintf("%d dismissed", r.Dismissed))
 }
 
 // reachOrAll reads a --reach flag; none means the whole tree.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"mnemo/cliout"
 	"mnemo/contract"
 	"mnemo/engine/bolt"
 	"mnemo/engine/postgres"
@@ -36,8 +37,8 @@ while another mnemo process uses the store.`,
 			if err != nil {
 				return err
 			}
-			return a.answer(rep, func(s *screen) {
-				s.keyValues([][2]string{
+			return a.answer(rep, func(s *cliout.Screen) {
+				s.KeyValues([][2]string{
 					{"store", rep.Dir},
 					{"before", humanBytes(rep.Before)},
 					{"after", humanBytes(rep.After)},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"mnemo/cliout"
 	"mnemo/contract"
 	"mnemo/ui/common"
 )
@@ -71,13 +72,13 @@ func (a *app) completeFromStore(cmd *cobra.Command, read func(ctx context.Contex
 	a.lockTimeout = completionLockTimeout
 	done := make(chan []cobra.Completion, 1)
 	go func() {
-		s, err := openEngine(ctx, a)
+		s, err := a.openEngine(ctx)
 		if err != nil {
 			done <- nil
 			return
 		}
-		comps := read(ctx, s.engine)
-		_ = s.close()
+		comps := read(ctx, s.Engine)
+		_ = s.Close()
 		done <- comps
 	}()
 	select {
@@ -118,7 +119,7 @@ func (a *app) completeFacetValues(cmd *cobra.Command, facet contract.Facet, toCo
 		var comps []cobra.Completion
 		for _, b := range page.Buckets {
 			if b.Value != "" && strings.HasPrefix(b.Value, toComplete) {
-				comps = append(comps, cobra.CompletionWithDesc(b.Value, counted(b.Count, "record", "records")))
+				comps = append(comps, cobra.CompletionWithDesc(b.Value, cliout.Counted(b.Count, "record", "records")))
 			}
 		}
 		return comps

@@ -31,7 +31,7 @@ when every check passes or is skipped, 1 otherwise.`,
 				if err != nil {
 					return err
 				}
-				e, target = s.engine, s.label
+				e, target = s.Engine, s.Label
 			} else {
 				dir, err := os.MkdirTemp("", "mnemo-conformance-*")
 				if err != nil {

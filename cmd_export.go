@@ -9,7 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"mnemo/cliout"
 	"mnemo/contract"
+	"mnemo/paging"
 )
 
 // exportPageLimit is how many records one export page carries; it matches the
@@ -107,23 +109,23 @@ func writeReplacing(path string, mode os.FileMode, write func(w io.Writer) error
 
 // exportAll writes every record each filter matches as JSON lines.
 func exportAll(ctx context.Context, e contract.Engine, walks []contract.MetaFilter, w io.Writer) error {
-	out := newJSONLines(w)
+	out := cliout.NewJSONLines(w)
 	var err error
 	for _, f := range walks {
 		if err = exportWalk(ctx, e, f, out); err != nil {
 			break
 		}
 	}
-	if ferr := out.flush(); err == nil && ferr != nil {
+	if ferr := out.Flush(); err == nil && ferr != nil {
 		err = contract.EngineErr("cannot write the export: %w", ferr)
 	}
 	return err
 }
 
 // exportWalk writes every record the filter matches.
-func exportWalk(ctx context.Context, e contract.Engine, f contract.MetaFilter, out *jsonLines) error {
+func exportWalk(ctx context.Context, e contract.Engine, f contract.MetaFilter, out *cliout.JSONLines) error {
 	req := contract.ListRequest{Filter: f, Limit: exportPageLimit}
-	return walkPages(nil, "export", func(cursor *string) (*string, error) {
+	return paging.Walk(nil, "export", func(cursor *string) (*string, error) {
 		req.Cursor = cursor
 		page, err := e.Export(ctx, req)
 		if err != nil {
@@ -137,7 +139,7 @@ func exportWalk(ctx context.Context, e contract.Engine, f contract.MetaFilter, o
 			return nil, err
 		}
 		for i := range lines {
-			if err := out.write(&lines[i]); err != nil {
+			if err := out.Write(&lines[i]); err != nil {
 				return nil, contract.EngineErr("cannot write the export: %w", err)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"mnemo/cliout"
 	"mnemo/contract"
 	"mnemo/server/wire"
 )
@@ -17,25 +18,6 @@ type forgetPlan struct {
 	ids    []string
 	reach  *contract.Reach
 	filter *contract.MetaFilter
-}
-
-// dryRunReport is forget --dry-run's answer: what a forget would remove.
-// A forget by filter lists its first records (newest first) and how many
-// more there are.
-type dryRunReport struct {
-	DryRun      bool           `json:"dry_run"`
-	WouldForget int            `json:"would_forget"`
-	IDs         []string       `json:"ids,omitempty"`
-	First       []dryRunRecord `json:"first,omitempty"`
-	More        int            `json:"more,omitempty"`
-}
-
-// dryRunRecord is one record a forget by filter would remove.
-type dryRunRecord struct {
-	ID        string             `json:"id"`
-	Text      string             `json:"text"`
-	Namespace contract.Namespace `json:"namespace"`
-	CreatedAt string             `json:"created_at"`
 }
 
 // dryRunFirst is how many records a dry run by filter lists.
@@ -78,18 +60,18 @@ On a terminal, mnemo asks before forgetting unless --yes is given.`,
 					return err
 				}
 				if dryRun {
-					return a.answer(report, func(s *screen) { drawDryRun(s, report) })
+					return a.answer(report, func(s *cliout.Screen) { cliout.DrawDryRun(s, report) })
 				}
 				if report.WouldForget == 0 {
 					none := forgetAnswer{Skipped: len(plan.ids)}
-					return a.answer(none, func(s *screen) { drawForget(s, none, plan.skipReason(e)) })
+					return a.answer(none, func(s *cliout.Screen) { cliout.DrawForget(s, none, plan.skipReason(e)) })
 				}
 				if len(report.First) > 0 {
-					s := a.newScreenOn(a.stderr)
-					drawDryRunList(s, report)
-					_ = s.flush()
+					s := a.out().NewScreenOn(a.stderr)
+					cliout.DrawDryRunList(s, report)
+					_ = s.Flush()
 				}
-				if !a.confirm(fmt.Sprintf("forget %d %s? [y/N] ", report.WouldForget, plural(report.WouldForget, "record", "records"))) {
+				if !a.confirm(fmt.Sprintf("forget %d %s? [y/N] ", report.WouldForget, cliout.Plural(report.WouldForget, "record", "records"))) {
 					return errAborted
 				}
 			}
@@ -97,7 +79,7 @@ On a terminal, mnemo asks before forgetting unless --yes is given.`,
 			if err != nil {
 				return err
 			}
-			return a.answer(report, func(s *screen) { drawForget(s, report, plan.skipReason(e)) })
+			return a.answer(report, func(s *cliout.Screen) { cliout.DrawForget(s, report, plan.skipReason(e)) })
 		},
 	}
 	cmd.Flags().StringSliceVar(&ids, "ids", nil, "ids to forget (comma-separated or repeated)")
@@ -147,27 +129,27 @@ func planForget(cmd *cobra.Command, ids []string, reach, filter string) (forgetP
 // dryRun counts what the plan would remove: ids through get (under the reach),
 // a filter through browse's exact total (every status, expired records too,
 // as forget takes them), with its first records.
-func (p forgetPlan) dryRun(ctx context.Context, e contract.Engine) (dryRunReport, error) {
+func (p forgetPlan) dryRun(ctx context.Context, e contract.Engine) (cliout.DryRun, error) {
 	if p.filter != nil {
 		page, err := e.Browse(ctx, contract.BrowseQuery{Filter: *p.filter, Limit: dryRunFirst})
 		if err != nil {
-			return dryRunReport{}, err
+			return cliout.DryRun{}, err
 		}
-		rep := dryRunReport{DryRun: true, WouldForget: page.Total, More: max(page.Total-len(page.Records), 0)}
+		rep := cliout.DryRun{DryRun: true, WouldForget: page.Total, More: max(page.Total-len(page.Records), 0)}
 		for _, r := range page.Records {
-			rep.First = append(rep.First, dryRunRecord{ID: r.ID, Text: r.Text, Namespace: r.Meta.Namespace, CreatedAt: contract.FormatMillis(r.CreatedAt)})
+			rep.First = append(rep.First, cliout.DryRunRecord{ID: r.ID, Text: r.Text, Namespace: r.Meta.Namespace, CreatedAt: contract.FormatMillis(r.CreatedAt)})
 		}
 		return rep, nil
 	}
 	hits, err := contract.GetInChunks(ctx, e, p.ids, p.reach)
 	if err != nil {
-		return dryRunReport{}, err
+		return cliout.DryRun{}, err
 	}
 	found := make([]string, 0, len(hits))
 	for _, h := range hits {
 		found = append(found, h.ID)
 	}
-	return dryRunReport{DryRun: true, WouldForget: len(found), IDs: found}, nil
+	return cliout.DryRun{DryRun: true, WouldForget: len(found), IDs: found}, nil
 }
 
 // counter is a server's client: its forgets say how many ids the server
@@ -225,11 +207,4 @@ func (a *app) confirm(question string) bool {
 		return true
 	}
 	return false
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -5,15 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"mnemo/cliout"
 	"mnemo/contract"
+	"mnemo/importer"
 	"mnemo/ingest"
 )
 
@@ -79,13 +79,16 @@ docs/import.md.`,
 					if err != nil {
 						return err
 					}
-					return a.answer(p, func(s *screen) { drawPreview(s, p) })
+					return a.answer(p, func(s *cliout.Screen) { cliout.DrawPreview(s, p) })
 				}
 				e, err := a.engine(cmd.Context())
 				if err != nil {
 					return err
 				}
-				return a.importFrom(cmd.Context(), e, src, args[0], where, importSettings{status: defaultStatus, batch: batch})
+				return a.importStream(cmd.Context(), e, 0, importSettings{status: defaultStatus, batch: batch},
+					func(im *importer.Importer) (importer.Summary, error) {
+						return im.RunFrom(cmd.Context(), src, args[0], where)
+					})
 			}
 			in, size, closeIn, err := a.openImportSource(args[0])
 			if err != nil {
@@ -96,7 +99,8 @@ docs/import.md.`,
 			if err != nil {
 				return err
 			}
-			return a.importStream(cmd.Context(), e, in, size, importSettings{status: defaultStatus, batch: batch})
+			return a.importStream(cmd.Context(), e, size, importSettings{status: defaultStatus, batch: batch},
+				func(im *importer.Importer) (importer.Summary, error) { return im.Run(cmd.Context(), in) })
 		},
 	}
 	cmd.Flags().StringVar(&status, "status", "", "status of lines that name none: active (default) or candidate")
@@ -150,40 +154,32 @@ func unwrapPathError(err error) error {
 type importSettings struct {
 	status contract.Status
 	batch  int
-	// finish, when set, completes the summary once the import ran (import
-	// --from names each failed line's location and adds what was skipped).
-	finish func(*importSummary)
 }
 
-// importStream runs an import and prints its summary on stdout in every case.
-func (a *app) importStream(ctx context.Context, e contract.Engine, in io.Reader, size int64, s importSettings) error {
-	im := &importer{engine: e, batch: s.batch, defaultStatus: s.status, logger: a.logger}
-	var bar *progressBar
+// importStream runs an import (run, on the importer it is handed) with a
+// progress bar on a terminal (size is the input's, 0 when unknown), and
+// prints its summary on stdout in every case.
+func (a *app) importStream(ctx context.Context, e contract.Engine, size int64, s importSettings,
+	run func(*importer.Importer) (importer.Summary, error)) error {
+	im := &importer.Importer{Engine: e, Batch: s.batch, DefaultStatus: s.status, Logger: a.logger}
+	var bar *cliout.ProgressBar
 	if a.isTerminal(a.stderr) {
-		bar = newProgressBar(a.stderr, size, time.Now)
-		im.onProgress = bar.update
+		bar = cliout.NewProgressBar(a.stderr, size, time.Now)
+		im.OnProgress = bar.Update
 	}
 	started := time.Now()
-	summary, err := im.run(ctx, in)
-	if s.finish != nil {
-		s.finish(&summary)
-	}
+	summary, err := run(im)
 	if bar != nil {
-		bar.finish()
+		bar.Finish()
 	}
 	elapsed := time.Since(started)
 	a.logger.Info("import", "stored", summary.Stored, "replayed", summary.Replayed, "failed", summary.Failed,
 		"seconds", elapsed.Seconds())
-	for _, u := range im.unknownMeta {
+	for _, u := range im.UnknownMeta() {
 		fmt.Fprintf(a.stderr, "mnemo import: line %d: meta key %q is not part of the contract; it is ignored (not kept) wherever it appears in this file\n", u.Line, u.Key)
 	}
-	if werr := a.answer(summary, func(s *screen) {
-		if hasLocations(summary.Errors) {
-			drawImportFrom(s, summary, a.holds(ctx, e))
-		} else {
-			drawImport(s, summary, a.holds(ctx, e))
-		}
-		drawSkipped(s, summary.Skipped)
+	if werr := a.answer(summary, func(s *cliout.Screen) {
+		cliout.DrawImportAnswer(s, summary, a.holds(ctx, e))
 	}); werr != nil && err == nil {
 		err = werr
 	}
@@ -221,88 +217,4 @@ func importSourceOf(from, path string) (ingest.Source, error) {
 		return nil, nil
 	}
 	return src, err
-}
-
-// importFrom streams what src reads into the import as export lines, then
-// names each failed line by its location and adds what the source skipped.
-func (a *app) importFrom(ctx context.Context, e contract.Engine, src ingest.Source, path string, place contract.Namespace, s importSettings) error {
-	pr, pw := io.Pipe()
-	done := make(chan *ingest.Written, 1)
-	var readErr error
-	go func() {
-		w, err := ingest.WriteJSONL(ctx, src, path, place, pw)
-		readErr = err
-		pw.CloseWithError(err)
-		done <- w
-	}()
-	var written *ingest.Written
-	s.finish = func(sum *importSummary) {
-		_, _ = io.Copy(io.Discard, pr)
-		written = <-done
-		for i := range sum.Errors {
-			if n := sum.Errors[i].Line; n >= 1 && n <= len(written.Locations) {
-				sum.Errors[i].Location = written.Locations[n-1]
-			}
-		}
-		sum.Skipped = written.Skipped
-	}
-	err := a.importStream(ctx, e, pr, 0, s)
-	if readErr != nil {
-		return readErr // the source's own error says more than the cut import
-	}
-	return err
-}
-
-func hasLocations(errs []lineError) bool {
-	for _, e := range errs {
-		if e.Location != "" {
-			return true
-		}
-	}
-	return false
-}
-
-// drawImportFrom is drawImport for import --from: a failed record is named by
-// its location in the source, not by a line of the stream mnemo made of it.
-func drawImportFrom(s *screen, sum importSummary, holds *contract.RecordCounts) {
-	errs := sum.Errors
-	sum.Errors = nil
-	drawImport(s, sum, holds)
-	cells := make([][]cell, len(errs))
-	for i, e := range errs {
-		cells[i] = []cell{{e.Location, s.st.Row}, {e.Error, s.st.Row}}
-	}
-	s.table([]column{{title: "location"}, {title: "error", flex: true}}, cells)
-}
-
-func drawSkipped(s *screen, skipped []ingest.Skip) {
-	if len(skipped) == 0 {
-		return
-	}
-	s.line(s.st.Error.Render("skipped " + count(len(skipped))))
-	cells := make([][]cell, len(skipped))
-	for i, k := range skipped {
-		cells[i] = []cell{{k.Location, s.st.Row}, {k.Reason, s.st.Row}}
-	}
-	s.table([]column{{title: "location"}, {title: "reason", flex: true}}, cells)
-}
-
-func drawPreview(s *screen, p *ingest.Preview) {
-	s.line(fmt.Sprintf("dry run of %s: would store %s records, skip %s", p.Source, count(p.Records), count(len(p.Skipped))))
-	if len(p.Counts) > 0 {
-		cells := make([][]cell, len(p.Counts))
-		for i, c := range p.Counts {
-			cells[i] = []cell{{c.Namespace, s.st.Row}, {string(c.Kind), s.st.Row}, {count(c.Count), s.st.Number}}
-		}
-		s.table([]column{{title: "namespace"}, {title: "kind"}, {title: "records", right: true}}, cells)
-	}
-	for _, f := range p.First {
-		s.blank()
-		s.line(f.Location + "  " + string(f.Item.Type) + "  " + f.Item.Meta.Namespace.String())
-		s.wrapped(f.Item.RenderText(), "  ")
-	}
-	for _, reason := range slices.Sorted(maps.Keys(p.Omitted)) {
-		s.note(fmt.Sprintf("left out by design: %s × %s", reason, count(p.Omitted[reason])))
-	}
-	drawSkipped(s, p.Skipped)
 }

@@ -8,17 +8,18 @@ import (
 	"testing"
 
 	"mnemo/contract"
+	"mnemo/importer"
 	"mnemo/ingest/ingesttest"
 )
 
 // importFromRun imports a source fixture and decodes the summary.
-func importFromRun(t *testing.T, c *testCLI, wantCode int, args ...string) importSummary {
+func importFromRun(t *testing.T, c *testCLI, wantCode int, args ...string) importer.Summary {
 	t.Helper()
 	r := c.run("", append([]string{"import"}, args...)...)
 	if r.code != wantCode || r.stderr != "" {
 		t.Fatalf("import %v: exit %d (want %d), stdout %s, stderr %q", args, r.code, wantCode, r.stdout, r.stderr)
 	}
-	var sum importSummary
+	var sum importer.Summary
 	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
 		t.Fatalf("summary %q: %v", r.stdout, err)
 	}

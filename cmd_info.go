@@ -2,12 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 
 	"github.com/spf13/cobra"
 
+	"mnemo/cliout"
 	"mnemo/contract"
-	"mnemo/server/wire"
 )
 
 func newHealthCommand(a *app) *cobra.Command {
@@ -23,7 +22,7 @@ engine is serving (ok or degraded), 1 when it is down.`,
 				return err
 			}
 			h := e.Health(cmd.Context())
-			if err := a.answer(h, func(s *screen) { drawHealth(s, h) }); err != nil {
+			if err := a.answer(h, func(s *cliout.Screen) { cliout.DrawHealth(s, h) }); err != nil {
 				return err
 			}
 			if !h.IsServing() {
@@ -34,86 +33,53 @@ engine is serving (ok or degraded), 1 when it is down.`,
 	}
 }
 
-// infoReport is `mnemo info`'s answer.
-type infoReport struct {
-	Version string `json:"version"`
-	Store   string `json:"store"`
-	Records int    `json:"records"`
-	// Counts says what the records are (contract.RecordCounts): active, to
-	// review, superseded, expired, in service sandboxes.
-	Counts contract.RecordCounts `json:"counts"`
-	Index  *indexInfo            `json:"index"`
-	// HeldBy is the process holding a local store (docs/sharing.md).
-	HeldBy     int                 `json:"held_by,omitempty"`
-	Descriptor contract.Descriptor `json:"descriptor"`
-	Config     string              `json:"config"`
-	Log        string              `json:"log"`
-}
-
 func newInfoCommand(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "info",
 		Short: "Describe the store: version, location, record count, index state",
 		Long: `Print {"version", "store", "records", "counts", "index": {"state", "applied_seq"},
-"descriptor", "config", "log", "held_by"}. "records" counts every record, service sandboxes
+"descriptor", "config", "log", "held_by", "settings"}. "records" counts every record, service sandboxes
 included; "counts" says what they are, each counted once: {"active", "to_review",
 "superseded", "expired", "in_sandboxes"} (the words the TUI's header uses); "held_by" is the pid of the process holding a
 local store (this one, or the one every other process reaches it through); "config" is the config file read (or that would be read) and "log" the
-file --debug writes to.`,
+file --debug writes to. "settings" is every setting as {"value", "source"}, the source saying where
+the value came from: "flag --db", "env MNEMO_DB", "config file PATH" or "default" (store, remote,
+token, config, log, and each key the config file sets). A token is only said to be set and a
+password in a URL is masked; on a terminal, the settings not at their default are listed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := a.openedStore(cmd.Context())
 			if err != nil {
 				return err
 			}
-			count, err := countRecords(cmd.Context(), s)
+			count, err := s.Records(cmd.Context())
 			if err != nil {
 				return err
 			}
-			counts, err := contract.CountRecords(cmd.Context(), s.engine, contract.MetaFilter{}, a.now())
+			counts, err := contract.CountRecords(cmd.Context(), s.Engine, contract.MetaFilter{}, a.now())
 			if err != nil {
 				return err
 			}
-			report := infoReport{
+			report := cliout.Info{
 				Version:    version(),
-				Store:      s.label,
+				Store:      s.Label,
 				Records:    count,
 				Counts:     counts,
-				Descriptor: s.engine.Descriptor(),
+				Descriptor: s.Engine.Descriptor(),
 				Config:     a.configPath,
-				Log:        a.logPath,
+				Log:        a.settings.Log.Value,
+				Settings:   a.settings.Report(),
 			}
-			if s.indexStatus != nil {
-				st := s.indexStatus()
+			if s.IndexStatus != nil {
+				st := s.IndexStatus()
 				report.Index = &st
 			}
-			if s.heldBy != nil {
-				report.HeldBy = s.heldBy(cmd.Context())
+			if s.HeldBy != nil {
+				report.HeldBy = s.HeldBy(cmd.Context())
 			}
-			return a.answer(report, func(s *screen) { drawInfo(s, report) })
+			return a.answer(report, func(s *cliout.Screen) { cliout.DrawInfo(s, report) })
 		},
 	}
-}
-
-// recordCounter is an engine that counts every record it holds, service
-// sandboxes included (engine/memory and engine/bolt).
-type recordCounter interface{ Len() int }
-
-// countRecords counts every record. The contract's reads never enter service
-// sandboxes without a reach naming them, so an engine that cannot count them
-// reports explore's exact total of everything else.
-func countRecords(ctx context.Context, s *openStore) (int, error) {
-	if s.recordCount != nil {
-		return s.recordCount(ctx)
-	}
-	if c, ok := s.engine.(recordCounter); ok {
-		return c.Len(), nil
-	}
-	page, err := s.engine.Explore(ctx, contract.ExploreRequest{Facet: contract.FacetStatus, Limit: len(contract.Statuses())})
-	if err != nil {
-		return 0, err
-	}
-	return int(page.Total), nil
 }
 
 // holds is what the store holds now, for a human summary after a write
@@ -127,20 +93,4 @@ func (a *app) holds(ctx context.Context, e contract.Engine) *contract.RecordCoun
 		return nil
 	}
 	return &c
-}
-
-// tokenHint says what a person at the command line does about a refused
-// token, where the server's own words speak of HTTP headers.
-func tokenHint(err error, url, token string) error {
-	if !errors.Is(err, contract.ErrUnauthorized) || wire.IsForbidden(err) {
-		return err
-	}
-	var ce *contract.Error
-	if token == "" {
-		ce = contract.Unauthorized("the server at %s needs a token: set MNEMO_TOKEN to yours (mnemo serve prints the owner's; the keys file names the others'), or point --remote at another server", url)
-	} else {
-		ce = contract.Unauthorized("the server at %s does not know the token in MNEMO_TOKEN: check it, or point --remote at the server that issued it", url)
-	}
-	ce.Err = err
-	return ce
 }

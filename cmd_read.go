@@ -5,7 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"mnemo/cliout"
 	"mnemo/contract"
+	"mnemo/paging"
 )
 
 // defaultPageLimit is the page size of list, fetch and recall when --limit is unset.
@@ -43,7 +45,7 @@ ids that do not exist, or lie outside --reach, are left out.`,
 			if hits == nil {
 				hits = []contract.Hit{}
 			}
-			return a.answer(hits, func(s *screen) { drawGet(s, hits) })
+			return a.answer(hits, func(s *cliout.Screen) { cliout.DrawGet(s, hits) })
 		},
 	}
 	cmd.Flags().StringVar(&reach, "reach", "", "only ids this Reach admits (JSON, e.g. '{\"at\":\"team:acme\",\"descendants\":true}')")
@@ -76,7 +78,7 @@ func browseCounts(q contract.BrowseQuery) string {
 // read that pages, the limit named in the message.
 func checkPageLimit(op string, n int, rest string) error {
 	if n > contract.BrowseMaxLimit {
-		return contract.Invalid("%s --limit must be at most %s, not %s; %s", op, groupThousands(contract.BrowseMaxLimit), groupThousands(int64(n)), rest)
+		return contract.Invalid("%s --limit must be at most %s, not %s; %s", op, cliout.Count(contract.BrowseMaxLimit), cliout.Count(n), rest)
 	}
 	return nil
 }
@@ -122,11 +124,11 @@ prints every matching hit as JSON lines, walking every page.`,
 				if err != nil {
 					return err
 				}
-				return a.answer(page, func(s *screen) { drawList(s, page) })
+				return a.answer(page, func(s *cliout.Screen) { cliout.DrawList(s, page) })
 			}
 			if a.human() {
 				var hits []contract.Hit
-				err := walkPages(req.Cursor, "list", func(c *string) (*string, error) {
+				err := paging.Walk(req.Cursor, "list", func(c *string) (*string, error) {
 					req.Cursor = c
 					page, err := e.List(cmd.Context(), req)
 					hits = append(hits, page.Items...)
@@ -135,23 +137,23 @@ prints every matching hit as JSON lines, walking every page.`,
 				if err != nil {
 					return err
 				}
-				return a.answer(nil, func(s *screen) { drawList(s, contract.ListPage{Items: hits}) })
+				return a.answer(nil, func(s *cliout.Screen) { cliout.DrawList(s, contract.ListPage{Items: hits}) })
 			}
-			out := newJSONLines(a.stdout)
-			err = walkPages(req.Cursor, "list", func(c *string) (*string, error) {
+			out := cliout.NewJSONLines(a.stdout)
+			err = paging.Walk(req.Cursor, "list", func(c *string) (*string, error) {
 				req.Cursor = c
 				page, err := e.List(cmd.Context(), req)
 				if err != nil {
 					return nil, err
 				}
 				for _, h := range page.Items {
-					if err := out.write(h); err != nil {
+					if err := out.Write(h); err != nil {
 						return nil, err
 					}
 				}
 				return page.NextCursor, nil
 			})
-			if ferr := out.flush(); err == nil {
+			if ferr := out.Flush(); err == nil {
 				err = ferr
 			}
 			return err
@@ -162,31 +164,6 @@ prints every matching hit as JSON lines, walking every page.`,
 	cmd.Flags().StringVar(&cursor, "cursor", "", "continue after a previous page's next_cursor")
 	cmd.Flags().BoolVar(&all, "all", false, "print every matching hit as JSON lines")
 	return cmd
-}
-
-// maxWalkPages stops a walk whose engine never ends its cursor chain.
-const maxWalkPages = 1_000_000
-
-// walkPages calls page with each cursor until the engine returns none. A cursor
-// that repeats would loop forever, so it is an engine error.
-func walkPages(start *string, what string, page func(*string) (*string, error)) error {
-	cursor := start
-	seen := map[string]bool{}
-	for n := 0; n < maxWalkPages; n++ {
-		next, err := page(cursor)
-		if err != nil {
-			return err
-		}
-		if next == nil {
-			return nil
-		}
-		if seen[*next] {
-			return contract.EngineErr("the %s cursor `%s` repeated; paging never ends", what, *next)
-		}
-		seen[*next] = true
-		cursor = next
-	}
-	return contract.EngineErr("%s did not end within %d pages", what, maxWalkPages)
 }
 
 func newFetchCommand(a *app) *cobra.Command {
@@ -236,7 +213,7 @@ and superseded records are hidden unless the filter names them in "statuses".`,
 			if err != nil {
 				return err
 			}
-			return a.answer(page, func(s *screen) { drawFetch(s, page, req.Mode) })
+			return a.answer(page, func(s *cliout.Screen) { cliout.DrawFetch(s, page, req.Mode) })
 		},
 	}
 	cmd.Flags().StringVar(&mode, "mode", "", "keyword, vector or hybrid (default: hybrid if offered, else the engine's first mode)")
@@ -289,7 +266,7 @@ the answer, the citations it draws on, and the model that wrote it.`,
 			if err != nil {
 				return err
 			}
-			return a.answer(answer, func(s *screen) { drawRecall(s, answer) })
+			return a.answer(answer, func(s *cliout.Screen) { cliout.DrawRecall(s, answer) })
 		},
 	}
 	cmd.Flags().StringVar(&filter, "filter", "", "a MetaFilter as JSON")
@@ -331,7 +308,7 @@ ExplorePage. Facets: ` + facetList() + `.`,
 			if err != nil {
 				return err
 			}
-			return a.answer(page, func(s *screen) { drawExplore(s, page) })
+			return a.answer(page, func(s *cliout.Screen) { cliout.DrawExplore(s, page) })
 		},
 	}
 	cmd.Flags().StringVar(&filter, "filter", "", "a MetaFilter as JSON")
@@ -416,7 +393,7 @@ Example:
 			if err != nil {
 				return err
 			}
-			return a.answer(page, func(s *screen) { drawBrowse(s, page, data, browseCounts(q)) })
+			return a.answer(page, func(s *cliout.Screen) { cliout.DrawBrowse(s, page, data, browseCounts(q)) })
 		},
 	}
 	cmd.Flags().StringVar(&query, "query", "", "the browse query as JSON (default: read stdin)")

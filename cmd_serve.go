@@ -8,6 +8,7 @@ import (
 	"mnemo/contract"
 	"mnemo/server"
 	"mnemo/server/auth"
+	"mnemo/storeopen"
 	"mnemo/ui"
 	uissh "mnemo/ui/ssh"
 )
@@ -89,10 +90,10 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 		},
 	}
 	if f.keys != "" {
-		o.KeysPath = expandHome(f.keys)
+		o.KeysPath = storeopen.ExpandHome(f.keys)
 	}
 	if f.hostKey != "" {
-		o.HostKeyPath = expandHome(f.hostKey)
+		o.HostKeyPath = storeopen.ExpandHome(f.hostKey)
 	}
 	return server.Serve(ctx, o)
 }

@@ -14,6 +14,7 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
+	"mnemo/cliout"
 	"mnemo/contract"
 	"mnemo/engine/bolt"
 	"mnemo/server"
@@ -72,7 +73,7 @@ func TestRemoteForgetDryRunMatchesWhatForgetRemoves(t *testing.T) {
 	t.Setenv("MNEMO_TOKEN", carolToken)
 
 	inherit := `{"reach":{"at":"team:acme/agent:bot"},"tags_any":["wipe-test"]}`
-	var dry dryRunReport
+	var dry cliout.DryRun
 	c.okJSON(&dry, "", "--remote", s.url, "forget", "--filter", inherit, "--dry-run")
 	// team:acme/agent:bot and, inherited inside carol's bound, team:acme.
 	if dry.WouldForget != 10 {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mnemo/contract"
+	"mnemo/jsonerr"
 )
 
 // readItem reads one StoreItem JSON from stdin.
@@ -24,7 +25,7 @@ func (a *app) readItem() (contract.StoreItem, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&it); err != nil {
-		return it, contract.Invalid("stdin is not a StoreItem: %s", jsonErrorText(err))
+		return it, contract.Invalid("stdin is not a StoreItem: %s", jsonerr.Text(err))
 	}
 	if dec.More() {
 		return it, contract.Invalid("stdin holds more than one JSON value; use `mnemo import` for many items")

@@ -10,8 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"mnemo/cliout"
+	"mnemo/config"
 	"mnemo/contract"
 	"mnemo/engine/remote"
+	"mnemo/importer"
 	"mnemo/ui"
 )
 
@@ -60,18 +63,18 @@ func (a *app) runTUI(ctx context.Context, f tuiFlags) error {
 	readOnly := f.readOnly
 	if !readOnly {
 		// A reader's token over --remote: the TUI offers no write action.
-		writes, err := remote.Writes(ctx, s.engine)
+		writes, err := remote.Writes(ctx, s.Engine)
 		if err != nil {
 			return err
 		}
 		readOnly = !writes
 	}
 	opts := ui.Options{
-		Engine:     s.engine,
-		StoreLabel: s.label,
+		Engine:     s.Engine,
+		StoreLabel: s.Label,
 		Keys:       keys,
 		ReadOnly:   readOnly,
-		Plain:      f.plain || a.cfg.Theme == themePlain,
+		Plain:      f.plain || a.cfg.Theme == config.ThemePlain,
 		Mouse:      a.cfg.Mouse != nil && *a.cfg.Mouse,
 		Logger:     a.logger,
 		Live:       true,
@@ -95,7 +98,7 @@ func (a *app) runTUI(ctx context.Context, f tuiFlags) error {
 	}
 	if !readOnly {
 		opts.LoadDemo = func(ctx context.Context) error {
-			_, err := storeDemo(ctx, s.engine)
+			_, err := storeDemo(ctx, s.Engine)
 			return err
 		}
 	}
@@ -103,9 +106,9 @@ func (a *app) runTUI(ctx context.Context, f tuiFlags) error {
 }
 
 // storeDemo stores the demo corpus; a second run replays it.
-func storeDemo(ctx context.Context, e contract.Engine) (importSummary, error) {
-	im := &importer{engine: e, batch: contract.MaxStoreMany, defaultStatus: contract.StatusActive}
-	summary, err := im.run(ctx, bytes.NewReader(demoCorpus))
+func storeDemo(ctx context.Context, e contract.Engine) (importer.Summary, error) {
+	im := &importer.Importer{Engine: e, Batch: contract.MaxStoreMany, DefaultStatus: contract.StatusActive}
+	summary, err := im.Run(ctx, bytes.NewReader(demoCorpus))
 	if err == nil && summary.Failed > 0 {
 		err = contract.EngineErr("the demo corpus has %d bad lines (first: line %d: %s)", summary.Failed,
 			summary.Errors[0].Line, summary.Errors[0].Error)
@@ -133,7 +136,7 @@ is stored twice. Prints the import summary; --no-tui only stores.`,
 				return err
 			}
 			summary, err := storeDemo(cmd.Context(), e)
-			if werr := a.answer(summary, func(s *screen) { drawImport(s, summary, a.holds(cmd.Context(), e)) }); err == nil {
+			if werr := a.answer(summary, func(s *cliout.Screen) { cliout.DrawImport(s, summary, a.holds(cmd.Context(), e)) }); err == nil {
 				err = werr
 			}
 			if err != nil || noTUI {

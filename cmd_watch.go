@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"mnemo/cliout"
 	"mnemo/contract"
 )
 
@@ -102,7 +103,7 @@ func (w *watcher) run(ctx context.Context) error {
 		stop := onOutputClosed(f, cancel)
 		defer stop()
 	}
-	out := newJSONLines(w.a.stdout)
+	out := cliout.NewJSONLines(w.a.stdout)
 	req := contract.ChangesRequest{Limit: contract.MaxChangesLimit, Reach: w.filter.Reach}
 	switch {
 	case w.fromNow:
@@ -152,11 +153,11 @@ func (w *watcher) run(ctx context.Context) error {
 			if !w.matches(&p.Changes[i]) {
 				continue
 			}
-			if err := out.write(p.Changes[i]); err != nil {
+			if err := out.Write(p.Changes[i]); err != nil {
 				return w.closed(err)
 			}
 		}
-		if err := out.flush(); err != nil {
+		if err := out.Flush(); err != nil {
 			return w.closed(err)
 		}
 		req.Since = p.Next

@@ -50,7 +50,7 @@ func (a *app) report(err error) int {
 	}
 	d, code := describe(err)
 	a.logger.Debug("mnemo failed", "code", code, "err", d.Message)
-	if a.wantsJSON() {
+	if a.out().WantsJSON() {
 		enc := json.NewEncoder(a.stderr)
 		enc.SetEscapeHTML(false)
 		_ = enc.Encode(contract.ErrorBody{Error: d})

@@ -101,30 +101,3 @@ func BenchmarkImport(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/total.Seconds(), "records/s")
 }
-
-// BenchmarkParseImportLine measures the parser alone on a typical export line,
-// the CLI's own share of an import.
-func BenchmarkParseImportLine(b *testing.B) {
-	line := []byte(`{"id":"` + xDocumentID + `","item":` + xDocument + `,"status":"candidate","expires_at":"2027-03-01T00:00:00Z"}`)
-	var entry corpus.Entry
-	corpus.Each(1, 1, func(_ int, e corpus.Entry) bool { entry = e; return false })
-	corpusLine, err := json.Marshal(struct {
-		Item contract.StoreItem `json:"item"`
-	}{entry.Item})
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, tc := range []struct {
-		name string
-		line []byte
-	}{{"export line", line}, {"corpus line", corpusLine}} {
-		b.Run(tc.name, func(b *testing.B) {
-			b.SetBytes(int64(len(tc.line)))
-			for b.Loop() {
-				if _, err := parseImportLine(tc.line); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}

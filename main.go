@@ -3,7 +3,7 @@
 // reachable from the shell with the contract's JSON in and out (docs/spec/cli.md).
 //
 // This file is the cobra wiring only; each command lives in a cmd_*.go file and
-// talks to a contract.Engine opened by openEngine (engine.go).
+// talks to a contract.Engine opened by storeopen (engine.go says with what).
 package main
 
 import (

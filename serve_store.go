@@ -7,20 +7,19 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/adrg/xdg"
-
 	"mnemo/contract"
 	"mnemo/engine/bolt"
 	"mnemo/engine/postgres"
 	"mnemo/server"
 	"mnemo/server/local"
+	"mnemo/storeopen"
 )
 
 // servedStoreOf says how to serve an opened store: a directory store owns its
 // directory; a PostgreSQL store may be served by any number of processes,
 // which share the owner token kept in the database.
-func (a *app) servedStoreOf(ctx context.Context, s *openStore) (*server.Store, error) {
-	switch e := s.engine.(type) {
+func (a *app) servedStoreOf(ctx context.Context, s *storeopen.Store) (*server.Store, error) {
+	switch e := s.Engine.(type) {
 	case *local.Store:
 		// The other processes of this user reach the store through its
 		// socket whichever process holds it; the server is one more of them
@@ -31,7 +30,7 @@ func (a *app) servedStoreOf(ctx context.Context, s *openStore) (*server.Store, e
 			HostKeyPath: filepath.Join(e.Dir(), bolt.HostKeyFile),
 			Token:       func() (string, error) { return server.OwnerTokenFile(tokenPath) }}, nil
 	case *postgres.Engine:
-		dir := filepath.Join(a.xdgDir("XDG_STATE_HOME", xdg.StateHome), "mnemo",
+		dir := filepath.Join(a.settings.StateDir,
 			fmt.Sprintf("postgres-%08x", contract.FNV1a32([]byte(e.Label()))))
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, contract.ConfigErr("cannot create %s: %w", dir, err)
@@ -54,5 +53,5 @@ func (a *app) servedStoreOf(ctx context.Context, s *openStore) (*server.Store, e
 				return tok, nil
 			}}, nil
 	}
-	return nil, lockedError{message: fmt.Sprintf("the store is already served by another mnemo process at %s", s.label)}
+	return nil, lockedError{message: fmt.Sprintf("the store is already served by another mnemo process at %s", s.Label)}
 }

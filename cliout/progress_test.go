@@ -1,4 +1,4 @@
-package main
+package cliout
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ func TestProgressLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := &progressBar{total: tt.total}
+			p := &ProgressBar{Total: tt.total}
 			got := p.line(tt.read, tt.records, tt.elapsed)
 			if tt.name == "long ETA" {
 				if !strings.HasSuffix(got, tt.want) {
@@ -44,13 +44,13 @@ func TestProgressLine(t *testing.T) {
 func TestProgressBarThrottlesAndClears(t *testing.T) {
 	var out bytes.Buffer
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	p := newProgressBar(&out, 100, func() time.Time { return clock })
-	p.update(10, 10)
+	p := NewProgressBar(&out, 100, func() time.Time { return clock })
+	p.Update(10, 10)
 	clock = clock.Add(10 * time.Millisecond)
-	p.update(20, 20) // too soon: not drawn
+	p.Update(20, 20) // too soon: not drawn
 	clock = clock.Add(200 * time.Millisecond)
-	p.update(30, 30)
-	p.finish()
+	p.Update(30, 30)
+	p.Finish()
 	if n := strings.Count(out.String(), "importing"); n != 2 {
 		t.Errorf("drew %d times, want 2: %q", n, out.String())
 	}
@@ -59,10 +59,13 @@ func TestProgressBarThrottlesAndClears(t *testing.T) {
 	}
 }
 
-func TestGroupThousands(t *testing.T) {
-	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -5000: "-5,000"} {
-		if got := groupThousands(n); got != want {
-			t.Errorf("groupThousands(%d) = %q, want %q", n, got, want)
+func TestCount(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -5000: "-5,000"} {
+		if got := Count(n); got != want {
+			t.Errorf("Count(%d) = %q, want %q", n, got, want)
 		}
+	}
+	if got := Counted(uint64(1), "record", "records") + ", " + Counted(1204, "record", "records"); got != "1 record, 1,204 records" {
+		t.Errorf("Counted = %q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package importer
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"mnemo/contract"
 	"mnemo/engine/memory"
+	"mnemo/ingest"
 )
 
 const (
@@ -70,7 +71,7 @@ func TestParseImportLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseImportLine([]byte(tt.line))
+			got, err := parseLine([]byte(tt.line))
 			if tt.wantErr != "" {
 				if err == nil {
 					t.Fatalf("parsed %s without error, want %q", tt.line, tt.wantErr)
@@ -117,7 +118,7 @@ func FuzzParseImportLine(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := parseImportLine(data)
+		got, err := parseLine(data)
 		if err != nil {
 			if contract.KindOf(err) != contract.KindInvalidRequest {
 				t.Fatalf("error of kind %q: %v", contract.KindOf(err), err)
@@ -142,13 +143,16 @@ func FuzzParseImportLine(f *testing.F) {
 }
 
 // pickyEngine is a real reference engine that, like a server with stricter
-// rules than the contract, refuses items whose text names "forbidden".
-type pickyEngine struct{ *memory.Engine }
+// rules than the contract, refuses items whose text names its word.
+type pickyEngine struct {
+	*memory.Engine
+	word string
+}
 
 func (p pickyEngine) refuses(items []contract.StoreItem) error {
 	for _, it := range items {
-		if strings.Contains(it.RenderText(), "forbidden") {
-			return contract.Invalid("this server refuses forbidden text")
+		if strings.Contains(it.RenderText(), p.word) {
+			return contract.Invalid("this server refuses %s text", p.word)
 		}
 	}
 	return nil
@@ -177,14 +181,14 @@ func TestImportFindsTheLineAnEngineRefusesAndStoresTheRest(t *testing.T) {
 		}
 		lines = append(lines, fmt.Sprintf(`{"type":"document","body":{"text":%q},"meta":{"source":{"kind":"agent"}}}`, text))
 	}
-	e := pickyEngine{memory.New()}
-	im := &importer{engine: e, batch: 3, defaultStatus: contract.StatusActive}
-	summary, err := im.run(context.Background(), strings.NewReader(strings.Join(lines, "\n")))
+	e := pickyEngine{memory.New(), "forbidden"}
+	im := &Importer{Engine: e, Batch: 3, DefaultStatus: contract.StatusActive}
+	summary, err := im.Run(context.Background(), strings.NewReader(strings.Join(lines, "\n")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if summary.Stored != 6 || summary.Failed != 1 || len(summary.Errors) != 1 ||
-		summary.Errors[0] != (lineError{Line: 5, Error: "invalid request: this server refuses forbidden text"}) {
+		summary.Errors[0] != (LineError{Line: 5, Error: "invalid request: this server refuses forbidden text"}) {
 		t.Errorf("summary: %+v", summary)
 	}
 	if e.Len() != 6 {
@@ -214,8 +218,8 @@ func TestImportStopsOnAnEngineFailureAndKeepsWhatWasStored(t *testing.T) {
 	}
 	left := 2
 	e := failingEngine{memory.New(), &left}
-	im := &importer{engine: e, batch: 3, defaultStatus: contract.StatusActive}
-	summary, err := im.run(context.Background(), strings.NewReader(strings.Join(lines, "\n")))
+	im := &Importer{Engine: e, Batch: 3, DefaultStatus: contract.StatusActive}
+	summary, err := im.Run(context.Background(), strings.NewReader(strings.Join(lines, "\n")))
 	if err == nil || err.Error() != "engine error: no space left on device" {
 		t.Fatalf("error %v, want the engine's", err)
 	}
@@ -254,12 +258,104 @@ func TestImportInterruptedSaysSo(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e := memory.New()
-	im := &importer{engine: e, batch: 5, defaultStatus: contract.StatusActive}
-	summary, err := im.run(ctx, &slowReader{lines: lines, cancel: cancel, after: 20})
+	im := &Importer{Engine: e, Batch: 5, DefaultStatus: contract.StatusActive}
+	summary, err := im.Run(ctx, &slowReader{lines: lines, cancel: cancel, after: 20})
 	if err == nil || err.Error() != "unavailable: import interrupted; what was stored stays, and running it again replays it" {
 		t.Fatalf("error %v, want the interruption", err)
 	}
 	if summary.Stored > 20 || summary.Stored != e.Len() {
 		t.Errorf("summary %+v, engine holds %d", summary, e.Len())
+	}
+}
+
+// TestImportStoresSupersedesAndReplays runs a whole file through a real
+// in-memory engine: a superseded line names a successor further down, an
+// unknown meta key is reported once with its first line, and the same file
+// again replays every line.
+func TestImportStoresSupersedesAndReplays(t *testing.T) {
+	ctx := context.Background()
+	e := memory.New()
+	lines := strings.Join([]string{
+		`{"item":` + xDocument + `,"superseded_by":"` + tabsLearningID + `"}`,
+		`{"type":"learning","text":"likes short names","kind":"preference","confidence":0.7,"meta":{"source":{"kind":"agent"},"mood":"sunny"}}`,
+		``,
+		tabsLearning,
+		`{"type":"learning","text":"also","kind":"preference","confidence":0.7,"meta":{"source":{"kind":"agent"},"mood":"rainy"}}`,
+	}, "\n")
+	im := &Importer{Engine: e, Batch: 2, DefaultStatus: contract.StatusCandidate}
+	got, err := im.Run(ctx, strings.NewReader(lines))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Stored != 4 || got.Replayed != 0 || got.Failed != 0 || len(got.Errors) != 0 {
+		t.Fatalf("first run = %+v, want 4 stored", got)
+	}
+	if u := im.UnknownMeta(); len(u) != 1 || u[0] != (UnknownKey{Key: "mood", Line: 2}) {
+		t.Errorf("unknown meta = %+v, want mood first on line 2", u)
+	}
+	recs, err := e.GetRecords(ctx, contract.GetRequest{IDs: []string{xDocumentID, tabsLearningID}})
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("get = %v, %v", recs, err)
+	}
+	for _, r := range recs {
+		want := contract.StatusCandidate
+		if r.ID == xDocumentID {
+			want = contract.StatusSuperseded
+		}
+		if r.Status != want {
+			t.Errorf("%s is %s, want %s", r.ID, r.Status, want)
+		}
+	}
+	again, err := (&Importer{Engine: e, Batch: 100, DefaultStatus: contract.StatusCandidate}).Run(ctx, strings.NewReader(lines))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Stored != 0 || again.Replayed != 4 || again.Failed != 0 {
+		t.Errorf("second run = %+v, want 4 replayed", again)
+	}
+}
+
+func TestImportRefusesABatchOutOfRange(t *testing.T) {
+	for _, n := range []int{0, contract.MaxStoreMany + 1} {
+		_, err := (&Importer{Engine: memory.New(), Batch: n}).Run(context.Background(), strings.NewReader(tabsLearning))
+		if contract.KindOf(err) != contract.KindInvalidRequest {
+			t.Errorf("batch %d: err = %v, want invalid request", n, err)
+		}
+	}
+}
+
+// TestRunFromNamesLocations imports another system's memory (mem0's API
+// pages): each record's source id is its location, a refused record is named
+// by its location rather than a line of the stream, and what the source
+// skipped is listed.
+func TestRunFromNamesLocations(t *testing.T) {
+	ctx := context.Background()
+	src, err := ingest.Lookup("mem0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := pickyEngine{memory.New(), "Kyoto"}
+	place, err := contract.ParseNamespace("team:acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	im := &Importer{Engine: e, Batch: 2, DefaultStatus: contract.StatusActive}
+	sum, err := im.RunFrom(ctx, src, "../ingest/testdata/mem0/pages", place)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Stored != 2 || sum.Failed != 1 || len(sum.Errors) != 1 || sum.Errors[0].Location != "page-1.json#6c9a-02" ||
+		sum.Errors[0].Error != "invalid request: this server refuses Kyoto text" {
+		t.Errorf("summary %+v", sum)
+	}
+	if len(sum.Skipped) != 2 || sum.Skipped[0].Location != "page-2.json#6c9a-04" || sum.Skipped[1].Location != "page-2.json$.results[2]" {
+		t.Errorf("skipped %+v", sum.Skipped)
+	}
+	again, err := (&Importer{Engine: e.Engine, Batch: 100, DefaultStatus: contract.StatusActive}).RunFrom(ctx, src, "../ingest/testdata/mem0/pages", place)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Stored != 1 || again.Replayed != 2 || again.Failed != 0 {
+		t.Errorf("second run %+v, want the refused record stored and the rest replayed", again)
 	}
 }

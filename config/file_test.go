@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"os"
@@ -31,7 +31,7 @@ api_key_env = "ANSWER_KEY"
 quit = ["q", "ctrl+c"]
 forget = ["d"]
 `
-	cfg, err := parseConfig("config.toml", []byte(full))
+	cfg, err := Parse("config.toml", []byte(full))
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
@@ -61,7 +61,7 @@ forget = ["d"]
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseConfig("config.toml", []byte(tt.text))
+			_, err := Parse("config.toml", []byte(tt.text))
 			if err == nil {
 				t.Fatalf("accepted %q", tt.text)
 			}
@@ -78,33 +78,33 @@ forget = ["d"]
 // TestCurateConfig: the [curate] table overrides the thresholds it names and
 // keeps the defaults of the others; no table means the defaults.
 func TestCurateConfig(t *testing.T) {
-	cfg, err := parseConfig("config.toml", []byte("[curate]\nconflict = 0.95\n"))
+	cfg, err := Parse("config.toml", []byte("[curate]\nconflict = 0.95\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := curate.DefaultConfig()
 	want.Conflict = 0.95
-	if got := cfg.curateConfig(); got != want {
+	if got := cfg.CurateConfig(); got != want {
 		t.Errorf("curate config %+v, want %+v", got, want)
 	}
-	if got := (config{}).curateConfig(); got != curate.DefaultConfig() {
+	if got := (File{}).CurateConfig(); got != curate.DefaultConfig() {
 		t.Errorf("no [curate] table: %+v, want the defaults", got)
 	}
 }
 
 func TestLoadConfigMissingFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.toml")
-	if _, err := loadConfig(path, false); err != nil {
+	if _, err := Load(path, false); err != nil {
 		t.Errorf("a missing default config is not an error: %v", err)
 	}
-	_, err := loadConfig(path, true)
+	_, err := Load(path, true)
 	if err == nil || !strings.Contains(err.Error(), "config file "+path+" does not exist") {
 		t.Errorf("a missing --config file: %v", err)
 	}
 	if err := os.WriteFile(path, []byte("theme = \"default\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := loadConfig(path, true)
+	cfg, err := Load(path, true)
 	if err != nil || cfg.Theme != "default" {
 		t.Errorf("load: %+v, %v", cfg, err)
 	}
@@ -121,7 +121,7 @@ func TestThemeIsHonouredOrRefused(t *testing.T) {
 		{`theme = "default"`, ""},
 		{`theme = "solarized"`, `theme "solarized" is not a theme: "default" (the terminal's 16 ANSI colours) or "plain" (ASCII borders and glyphs)`},
 	} {
-		cfg, err := parseConfig("config.toml", []byte(tc.text))
+		cfg, err := Parse("config.toml", []byte(tc.text))
 		if tc.err == "" {
 			if err != nil {
 				t.Errorf("%s: %v", tc.text, err)

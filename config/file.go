@@ -1,4 +1,10 @@
-package main
+// Package config resolves mnemo's settings in one place: command-line flags,
+// then the environment (MNEMO_DB, MNEMO_REMOTE, MNEMO_TOKEN, the XDG base
+// directories), then the config file (docs/spec/cli.md section 1), then the
+// defaults. It remembers where each value came from, so `mnemo info` can say
+// it, and never reports a secret: a token is only said to be set, a password
+// in a URL is masked.
+package config
 
 import (
 	"bytes"
@@ -14,19 +20,19 @@ import (
 	"mnemo/engine/curate"
 )
 
-// config is the config file (docs/spec/cli.md section 1, default
+// File is the config file (docs/spec/cli.md section 1, default
 // $XDG_CONFIG_HOME/mnemo/config.toml). Unknown keys are errors that name the key,
 // so a typo never silently falls back to a default.
-type config struct {
+type File struct {
 	// Store is the store directory used when neither --db nor MNEMO_DB is set.
 	Store string `toml:"store"`
 	// DB is the store location, a directory or a postgres:// URL (it wins over
 	// store when both are set).
 	DB string `toml:"db"`
 	// Remote is the server used when neither --remote nor MNEMO_REMOTE is set.
-	Remote   string         `toml:"remote"`
-	Embedder endpointConfig `toml:"embedder"`
-	Answer   endpointConfig `toml:"answer"`
+	Remote   string   `toml:"remote"`
+	Embedder Endpoint `toml:"embedder"`
+	Answer   Endpoint `toml:"answer"`
 	// Theme is how the TUI draws: "default" (the terminal's 16 ANSI
 	// colours) or "plain" (ASCII borders and glyphs, as --plain).
 	Theme string `toml:"theme"`
@@ -38,9 +44,9 @@ type config struct {
 	Curate curate.Config `toml:"curate"`
 }
 
-// curateConfig answers the clustering thresholds: the defaults, overridden by
+// CurateConfig answers the clustering thresholds: the defaults, overridden by
 // the config file's [curate] table.
-func (c config) curateConfig() curate.Config {
+func (c File) CurateConfig() curate.Config {
 	if c.Curate == (curate.Config{}) {
 		return curate.DefaultConfig()
 	}
@@ -49,43 +55,43 @@ func (c config) curateConfig() curate.Config {
 
 // The themes the TUI draws with.
 const (
-	themeDefault = "default"
-	themePlain   = "plain"
+	ThemeDefault = "default"
+	ThemePlain   = "plain"
 )
 
-// endpointConfig names an OpenAI-compatible endpoint. The key itself never
+// Endpoint names an OpenAI-compatible endpoint. The key itself never
 // lives in the file: APIKeyEnv names the environment variable that holds it.
-type endpointConfig struct {
+type Endpoint struct {
 	Endpoint  string `toml:"endpoint"`
 	Model     string `toml:"model"`
 	APIKeyEnv string `toml:"api_key_env"`
 }
 
-// loadConfig reads the config file at path. A missing file is an empty config
+// Load reads the config file at path. A missing file is an empty config
 // unless the user named it with --config.
-func loadConfig(path string, explicit bool) (config, error) {
+func Load(path string, explicit bool) (File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && !explicit {
-			return config{}, nil
+			return File{}, nil
 		}
 		if errors.Is(err, fs.ErrNotExist) {
-			return config{}, contract.ConfigErr("config file %s does not exist", path)
+			return File{}, contract.ConfigErr("config file %s does not exist", path)
 		}
-		return config{}, contract.ConfigErr("cannot read config file %s: %w", path, err)
+		return File{}, contract.ConfigErr("cannot read config file %s: %w", path, err)
 	}
-	return parseConfig(path, data)
+	return Parse(path, data)
 }
 
-// parseConfig decodes a config file strictly.
-func parseConfig(path string, data []byte) (config, error) {
-	cfg := config{Curate: curate.DefaultConfig()}
+// Parse decodes a config file strictly.
+func Parse(path string, data []byte) (File, error) {
+	cfg := File{Curate: curate.DefaultConfig()}
 	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
 	if err := dec.Decode(&cfg); err != nil {
-		return config{}, configDecodeError(path, err)
+		return File{}, configDecodeError(path, err)
 	}
 	if err := cfg.validate(); err != nil {
-		return config{}, contract.ConfigErr("%s: %s", path, err)
+		return File{}, contract.ConfigErr("%s: %s", path, err)
 	}
 	return cfg, nil
 }
@@ -118,13 +124,13 @@ func configDecodeError(path string, err error) error {
 }
 
 // validate checks what decoding cannot.
-func (c config) validate() error {
-	if err := c.curateConfig().Validate(); err != nil {
+func (c File) validate() error {
+	if err := c.CurateConfig().Validate(); err != nil {
 		return fmt.Errorf("[curate] %w", err)
 	}
 	for _, ep := range []struct {
 		table string
-		cfg   endpointConfig
+		cfg   Endpoint
 	}{{"embedder", c.Embedder}, {"answer", c.Answer}} {
 		if ep.cfg.Endpoint != "" && !strings.HasPrefix(ep.cfg.Endpoint, "http://") && !strings.HasPrefix(ep.cfg.Endpoint, "https://") {
 			return fmt.Errorf("[%s] endpoint %q must be an http:// or https:// URL", ep.table, ep.cfg.Endpoint)
@@ -134,9 +140,9 @@ func (c config) validate() error {
 		}
 	}
 	switch c.Theme {
-	case "", themeDefault, themePlain:
+	case "", ThemeDefault, ThemePlain:
 	default:
-		return fmt.Errorf("theme %q is not a theme: %q (the terminal's 16 ANSI colours) or %q (ASCII borders and glyphs)", c.Theme, themeDefault, themePlain)
+		return fmt.Errorf("theme %q is not a theme: %q (the terminal's 16 ANSI colours) or %q (ASCII borders and glyphs)", c.Theme, ThemeDefault, ThemePlain)
 	}
 	return nil
 }

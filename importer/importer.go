@@ -1,4 +1,9 @@
-package main
+// Package importer streams a JSONL file of StoreItems (or mnemo's export
+// lines) into an engine in store_many batches: each line is parsed and
+// validated on its own, a bad line is reported with its number while every
+// other line is stored, and a second run replays what the first stored
+// (docs/spec/cli.md, import). The CLI's import, import --from and demo run it.
+package importer
 
 import (
 	"bufio"
@@ -16,6 +21,7 @@ import (
 
 	"mnemo/contract"
 	"mnemo/ingest"
+	"mnemo/jsonerr"
 )
 
 // importLine is one parsed line of an import file: the item and how to store it.
@@ -43,10 +49,10 @@ type lineEnvelope struct {
 	SupersededBy *string         `json:"superseded_by"`
 }
 
-// parseImportLine reads one non-blank line: a bare StoreItem or the export
+// parseLine reads one non-blank line: a bare StoreItem or the export
 // format, with mnemo's optional status and expires_at. The item is validated
 // and an id, when given, must be the item's fingerprint.
-func parseImportLine(data []byte) (importLine, error) {
+func parseLine(data []byte) (importLine, error) {
 	var out importLine
 	var env lineEnvelope
 	if err := json.Unmarshal(data, &env); err != nil {
@@ -55,9 +61,9 @@ func parseImportLine(data []byte) (importLine, error) {
 			return out, contract.Invalid("a line must be a JSON object, not %s", typ.Value)
 		}
 		if errors.As(err, &typ) {
-			return out, contract.Invalid("field %q must be %s, not %s", typ.Field, jsonTypeName(typ.Type.Kind().String()), typ.Value)
+			return out, contract.Invalid("field %q must be %s, not %s", typ.Field, jsonerr.TypeName(typ.Type.Kind().String()), typ.Value)
 		}
-		return out, contract.Invalid("invalid JSON: %s", jsonErrorText(err))
+		return out, contract.Invalid("invalid JSON: %s", jsonerr.Text(err))
 	}
 	itemJSON := data
 	switch {
@@ -78,7 +84,7 @@ func parseImportLine(data []byte) (importLine, error) {
 		return out, contract.Invalid("invalid item: missing %s %s", word, strings.Join(missing, ", "))
 	}
 	if err := json.Unmarshal(itemJSON, &out.item); err != nil {
-		return out, contract.Invalid("invalid item: %s", jsonErrorText(err))
+		return out, contract.Invalid("invalid item: %s", jsonerr.Text(err))
 	}
 	if err := out.item.Validate(); err != nil {
 		return out, err
@@ -177,19 +183,19 @@ func isRecordID(s string) bool {
 	return true
 }
 
-// importSummary is import's answer on stdout.
-type importSummary struct {
+// Summary is import's answer on stdout.
+type Summary struct {
 	Stored   int         `json:"stored"`
 	Replayed int         `json:"replayed"`
 	Failed   int         `json:"failed"`
-	Errors   []lineError `json:"errors"`
+	Errors   []LineError `json:"errors"`
 	// Skipped lists the entries of another system's data (import --from)
 	// that were not imported, with where they are and why.
 	Skipped []ingest.Skip `json:"skipped,omitempty"`
 }
 
-// lineError is one failed line.
-type lineError struct {
+// LineError is one failed line.
+type LineError struct {
 	Line  int    `json:"line"`
 	Error string `json:"error"`
 	// Location is where the record came from, for import --from.
@@ -203,19 +209,19 @@ type parsedLine struct {
 	err    error
 }
 
-// importer streams a JSONL file into store_many batches.
-type importer struct {
-	engine contract.Engine
-	// batch is the most items one store_many call carries (1..100).
-	batch int
-	// defaultStatus applies to lines without a status of their own.
-	defaultStatus contract.Status
-	// onProgress, when set, is told after each batch how far the import got.
-	onProgress func(bytesRead int64, records int)
-	// logger receives per-batch timings (--debug).
-	logger *slog.Logger
+// Importer streams a JSONL file into store_many batches. One Importer runs once.
+type Importer struct {
+	Engine contract.Engine
+	// Batch is the most items one store_many call carries (1..100).
+	Batch int
+	// DefaultStatus applies to lines without a status of their own.
+	DefaultStatus contract.Status
+	// OnProgress, when set, is told after each batch how far the import got.
+	OnProgress func(bytesRead int64, records int)
+	// Logger, when set, receives per-batch timings (--debug).
+	Logger *slog.Logger
 
-	summary    importSummary
+	summary    Summary
 	supersedes []pendingSupersede
 	// pending holds valid lines waiting for a full store_many of their options.
 	pending      map[optionsKey][]*parsedLine
@@ -224,14 +230,19 @@ type importer struct {
 	bytesRead    atomic.Int64
 	// unknownMeta is each meta key the contract does not know, with the
 	// first line it appeared on, in that order (written by read only).
-	unknownMeta []unknownKey
+	unknownMeta []UnknownKey
 }
 
-// unknownKey is a meta key an import met that the contract ignores.
-type unknownKey struct {
+// UnknownKey is a meta key an import met that the contract ignores.
+type UnknownKey struct {
 	Key  string
 	Line int
 }
+
+// UnknownMeta lists each meta key the import met that the contract does not
+// know (and does not keep), with the first line it appeared on, in that order.
+// Read it after Run returns.
+func (im *Importer) UnknownMeta() []UnknownKey { return im.unknownMeta }
 
 type pendingSupersede struct {
 	line     int
@@ -246,16 +257,46 @@ type errImportCut struct{ cause error }
 func (e errImportCut) Error() string { return e.cause.Error() }
 func (e errImportCut) Unwrap() error { return e.cause }
 
-// run reads r to the end, storing every valid line. Lines that fail are listed
+// RunFrom imports what src reads at path (another system's memory, ingest),
+// placed under place: the source's records stream into Run as export lines,
+// each failed line is named by its location in the source, and the summary
+// lists what the source skipped. An error of the source itself wins over the
+// import's, which only says the stream was cut.
+func (im *Importer) RunFrom(ctx context.Context, src ingest.Source, path string, place contract.Namespace) (Summary, error) {
+	pr, pw := io.Pipe()
+	done := make(chan *ingest.Written, 1)
+	var readErr error
+	go func() {
+		w, err := ingest.WriteJSONL(ctx, src, path, place, pw)
+		readErr = err
+		pw.CloseWithError(err)
+		done <- w
+	}()
+	sum, err := im.Run(ctx, pr)
+	_, _ = io.Copy(io.Discard, pr)
+	written := <-done
+	for i := range sum.Errors {
+		if n := sum.Errors[i].Line; n >= 1 && n <= len(written.Locations) {
+			sum.Errors[i].Location = written.Locations[n-1]
+		}
+	}
+	sum.Skipped = written.Skipped
+	if readErr != nil {
+		return sum, readErr
+	}
+	return sum, err
+}
+
+// Run reads r to the end, storing every valid line. Lines that fail are listed
 // in the summary; an engine failure stops the import (what was stored stays).
-func (im *importer) run(ctx context.Context, r io.Reader) (importSummary, error) {
-	if im.batch < 1 || im.batch > contract.MaxStoreMany {
+func (im *Importer) Run(ctx context.Context, r io.Reader) (Summary, error) {
+	if im.Batch < 1 || im.Batch > contract.MaxStoreMany {
 		return im.summary, contract.Invalid("--batch must be between 1 and %d", contract.MaxStoreMany)
 	}
-	im.summary.Errors = []lineError{}
+	im.summary.Errors = []LineError{}
 	// A local store defers its search index while the lines arrive and
 	// catches up once they are in (engine/bolt's SetBulk).
-	if b, ok := im.engine.(interface{ SetBulk(bool) }); ok {
+	if b, ok := im.Engine.(interface{ SetBulk(bool) }); ok {
 		b.SetBulk(true)
 		defer b.SetBulk(false)
 	}
@@ -284,8 +325,8 @@ func (im *importer) run(ctx context.Context, r io.Reader) (importSummary, error)
 			cancel()
 			continue
 		}
-		if im.onProgress != nil {
-			im.onProgress(im.bytesRead.Load(), im.summary.Stored+im.summary.Replayed)
+		if im.OnProgress != nil {
+			im.OnProgress(im.bytesRead.Load(), im.summary.Stored+im.summary.Replayed)
 		}
 	}
 	if rerr := <-readErr; storeErr == nil && rerr != nil {
@@ -296,7 +337,7 @@ func (im *importer) run(ctx context.Context, r io.Reader) (importSummary, error)
 	}
 	if storeErr == nil {
 		storeErr = im.applySupersedes(ctx)
-		slices.SortStableFunc(im.summary.Errors, func(a, b lineError) int { return a.Line - b.Line })
+		slices.SortStableFunc(im.summary.Errors, func(a, b LineError) int { return a.Line - b.Line })
 	}
 	if storeErr != nil {
 		if interrupted() != nil {
@@ -308,9 +349,9 @@ func (im *importer) run(ctx context.Context, r io.Reader) (importSummary, error)
 }
 
 // read splits r into lines and batches, parsing each line.
-func (im *importer) read(ctx context.Context, r io.Reader, out chan<- []parsedLine) error {
+func (im *Importer) read(ctx context.Context, r io.Reader, out chan<- []parsedLine) error {
 	br := bufio.NewReaderSize(r, 256<<10)
-	batch := make([]parsedLine, 0, im.batch)
+	batch := make([]parsedLine, 0, im.Batch)
 	valid := 0
 	send := func() bool {
 		if len(batch) == 0 {
@@ -321,7 +362,7 @@ func (im *importer) read(ctx context.Context, r io.Reader, out chan<- []parsedLi
 		case <-ctx.Done():
 			return false
 		}
-		batch = make([]parsedLine, 0, im.batch)
+		batch = make([]parsedLine, 0, im.Batch)
 		valid = 0
 		return true
 	}
@@ -331,10 +372,10 @@ func (im *importer) read(ctx context.Context, r io.Reader, out chan<- []parsedLi
 		if len(raw) > 0 {
 			line := bytes.TrimSpace(raw)
 			if len(line) > 0 {
-				parsed, perr := parseImportLine(line)
+				parsed, perr := parseLine(line)
 				for _, k := range parsed.unknownMeta {
-					if !slices.ContainsFunc(im.unknownMeta, func(u unknownKey) bool { return u.Key == k }) {
-						im.unknownMeta = append(im.unknownMeta, unknownKey{Key: k, Line: number})
+					if !slices.ContainsFunc(im.unknownMeta, func(u UnknownKey) bool { return u.Key == k }) {
+						im.unknownMeta = append(im.unknownMeta, UnknownKey{Key: k, Line: number})
 					}
 				}
 				batch = append(batch, parsedLine{number: number, line: parsed, err: perr})
@@ -342,7 +383,7 @@ func (im *importer) read(ctx context.Context, r io.Reader, out chan<- []parsedLi
 					valid++
 				}
 				// Invalid lines ride along for ordering but do not fill the batch.
-				if valid == im.batch || len(batch) >= 4*im.batch {
+				if valid == im.Batch || len(batch) >= 4*im.Batch {
 					if !send() {
 						return ctx.Err()
 					}
@@ -378,7 +419,7 @@ const maxPendingBatches = 10
 // store_many across batches: each call is a durable transaction, and a file
 // that mixes statuses and expiries line by line would otherwise cost one
 // transaction per run of equal options.
-func (im *importer) storeBatch(ctx context.Context, batch []parsedLine) error {
+func (im *Importer) storeBatch(ctx context.Context, batch []parsedLine) error {
 	if im.pending == nil {
 		im.pending = map[optionsKey][]*parsedLine{}
 	}
@@ -395,20 +436,20 @@ func (im *importer) storeBatch(ctx context.Context, batch []parsedLine) error {
 		}
 		im.pending[k] = append(group, pl)
 		im.pendingCount++
-		if len(im.pending[k]) == im.batch {
+		if len(im.pending[k]) == im.Batch {
 			if err := im.flushGroup(ctx, k); err != nil {
 				return err
 			}
 		}
 	}
-	if im.pendingCount > maxPendingBatches*im.batch {
+	if im.pendingCount > maxPendingBatches*im.Batch {
 		return im.flushAll(ctx)
 	}
 	return nil
 }
 
 // flushGroup stores the pending lines of one options group.
-func (im *importer) flushGroup(ctx context.Context, k optionsKey) error {
+func (im *Importer) flushGroup(ctx context.Context, k optionsKey) error {
 	lines := im.pending[k]
 	delete(im.pending, k)
 	im.pendingOrder = slices.DeleteFunc(im.pendingOrder, func(o optionsKey) bool { return o == k })
@@ -420,7 +461,7 @@ func (im *importer) flushGroup(ctx context.Context, k optionsKey) error {
 }
 
 // flushAll stores every pending group, oldest first.
-func (im *importer) flushAll(ctx context.Context) error {
+func (im *Importer) flushAll(ctx context.Context) error {
 	for len(im.pendingOrder) > 0 {
 		if err := im.flushGroup(ctx, im.pendingOrder[0]); err != nil {
 			return err
@@ -429,10 +470,10 @@ func (im *importer) flushAll(ctx context.Context) error {
 	return nil
 }
 
-func (im *importer) keyOf(l *importLine) optionsKey {
+func (im *Importer) keyOf(l *importLine) optionsKey {
 	s := l.status
 	if s == "" {
-		s = im.defaultStatus
+		s = im.DefaultStatus
 	}
 	// A superseded line is stored active; supersede comes once both records
 	// are in.
@@ -452,16 +493,16 @@ func (k optionsKey) options() contract.WriteOptions {
 	return opts
 }
 
-func (im *importer) storeGroup(ctx context.Context, k optionsKey, lines []*parsedLine) error {
+func (im *Importer) storeGroup(ctx context.Context, k optionsKey, lines []*parsedLine) error {
 	items := make([]contract.StoreItem, len(lines))
 	for i, pl := range lines {
 		items[i] = pl.line.item
 	}
 	opts := k.options()
 	started := time.Now()
-	receipts, err := im.engine.StoreManyWith(ctx, items, opts)
-	if im.logger != nil {
-		im.logger.Debug("import batch", "items", len(items), "ms", time.Since(started).Milliseconds(), "err", err)
+	receipts, err := im.Engine.StoreManyWith(ctx, items, opts)
+	if im.Logger != nil {
+		im.Logger.Debug("import batch", "items", len(items), "ms", time.Since(started).Milliseconds(), "err", err)
 	}
 	if err == nil && len(receipts) != len(items) {
 		return contract.EngineErr("store_many answered %d receipts for %d items", len(receipts), len(items))
@@ -474,7 +515,7 @@ func (im *importer) storeGroup(ctx context.Context, k optionsKey, lines []*parse
 		// store the rest.
 		receipts = make([]contract.StoreReceipt, len(items))
 		for i := range items {
-			r, err := im.engine.StoreWith(ctx, items[i], opts)
+			r, err := im.Engine.StoreWith(ctx, items[i], opts)
 			if err != nil {
 				if contract.KindOf(err) != contract.KindInvalidRequest {
 					return err
@@ -503,15 +544,15 @@ func (im *importer) storeGroup(ctx context.Context, k optionsKey, lines []*parse
 	return nil
 }
 
-func (im *importer) fail(line int, err error) {
+func (im *Importer) fail(line int, err error) {
 	im.summary.Failed++
-	im.summary.Errors = append(im.summary.Errors, lineError{Line: line, Error: contract.AsError(err).Error()})
+	im.summary.Errors = append(im.summary.Errors, LineError{Line: line, Error: contract.AsError(err).Error()})
 }
 
 // applySupersedes marks superseded records once every line is stored, so a
 // record may name a successor that comes later in the file. A replayed record
 // already superseded by the same successor is left as it is.
-func (im *importer) applySupersedes(ctx context.Context) error {
+func (im *Importer) applySupersedes(ctx context.Context) error {
 	done := map[string]string{}
 	var replayed []string
 	for _, p := range im.supersedes {
@@ -519,7 +560,7 @@ func (im *importer) applySupersedes(ctx context.Context) error {
 			replayed = append(replayed, p.id)
 		}
 	}
-	recs, err := contract.GetRecordsInChunks(ctx, im.engine, replayed, nil)
+	recs, err := contract.GetRecordsInChunks(ctx, im.Engine, replayed, nil)
 	if err != nil {
 		return err
 	}
@@ -532,7 +573,7 @@ func (im *importer) applySupersedes(ctx context.Context) error {
 		if done[p.id] == p.by {
 			continue
 		}
-		if _, err := im.engine.Supersede(ctx, contract.SupersedeRequest{ID: p.id, By: p.by}); err != nil {
+		if _, err := im.Engine.Supersede(ctx, contract.SupersedeRequest{ID: p.id, By: p.by}); err != nil {
 			switch contract.KindOf(err) {
 			case contract.KindInvalidRequest, contract.KindNotFound, contract.KindConflict:
 			default:
@@ -546,7 +587,7 @@ func (im *importer) applySupersedes(ctx context.Context) error {
 				im.summary.Stored--
 			}
 			im.summary.Failed++
-			im.summary.Errors = append(im.summary.Errors, lineError{Line: p.line,
+			im.summary.Errors = append(im.summary.Errors, LineError{Line: p.line,
 				Error: "stored as active, but not superseded: " + contract.AsError(err).Error()})
 		}
 	}
