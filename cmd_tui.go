@@ -78,7 +78,7 @@ func (a *app) runTUI(ctx context.Context, f tuiFlags) error {
 		Mouse:      a.cfg.Mouse != nil && *a.cfg.Mouse,
 		Logger:     a.logger,
 		Live:       true,
-		Curate:     a.cfg.curateConfig(),
+		Curate:     a.cfg.CurateConfig(),
 	}
 	// Dismissed clusters are this user's, beside the other state (as
 	// `mnemo clusters --dismiss` keeps them); a file that cannot be read

@@ -26,7 +26,7 @@ func TestLocalOpensAndReportsTheStore(t *testing.T) {
 	if s.Label != dir || s.Dir != dir {
 		t.Errorf("label %q, dir %q, want %q", s.Label, s.Dir, dir)
 	}
-	if _, err := s.Engine.Store(ctx, contract.StoreItem{Type: contract.KindDocument,
+	if _, err := contract.Store(ctx, s.Engine, contract.StoreItem{Type: contract.KindDocument,
 		Body: contract.DocumentBody{Text: "kept"}, Meta: contract.MemoryMeta{Source: contract.SourceRef{Kind: contract.SourceAgent}}}); err != nil {
 		t.Fatal(err)
 	}
