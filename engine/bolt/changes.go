@@ -111,6 +111,9 @@ func (e *Engine) loadFeed(meta *bbolt.Bucket) {
 // tx has committed. The caller holds mu.
 func (e *Engine) logChanges(tx *bbolt.Tx, at int64, cs []change) (uint64, error) {
 	b := tx.Bucket(bucketChanges)
+	// The feed only ever appends: its pages are written full (bbolt's
+	// default half would leave every page of it half empty).
+	b.FillPercent = 1.0
 	seq := e.feed.seq
 	for i := range cs {
 		seq++

@@ -115,6 +115,9 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 	var seq, feedSeq uint64
 	err := e.db.Update(func(tx *bbolt.Tx) error {
 		recs := tx.Bucket(bucketRecords)
+		if len(preps) >= bulkBatch {
+			fillBulk(tx)
+		}
 		seen := make(map[string]bool, len(items))
 		for i := range preps {
 			p := &preps[i]
@@ -169,6 +172,27 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 		e.tri.addBatch(texts)
 	}
 	return receipts, nil
+}
+
+// bulkBatch is the least number of records a write stores for its pages to
+// be written full (fillBulk).
+const bulkBatch = 64
+
+// bulkFill is how full fillBulk writes pages.
+const bulkFill = 0.9
+
+// fillBulk has the pages a bulk write splits in the time-ordered buckets
+// written fuller than bbolt's half: a batch's new keys come together there
+// (one created and updated time, in id order), and an import's pages are
+// never written again. Measured on a 20k import: by_created and by_updated
+// 56% -> 76% full. Not the records (random ids: 64% either way) nor
+// by_confidence (random confidences: a fuller split left it 35% full).
+func fillBulk(tx *bbolt.Tx) {
+	for _, name := range [][]byte{bucketUpdated, bucketCreated} {
+		if b := tx.Bucket(name); b != nil {
+			b.FillPercent = bulkFill
+		}
+	}
 }
 
 // putRecord writes a record and its ordered keys.
