@@ -62,10 +62,17 @@ type app struct {
 	command string
 	// benchAfterImport: mnemo bench also times the first process after an import.
 	benchAfterImport bool
+	// compactAfter is the store directory an import filled from empty: close
+	// rewrites it with full pages once the store is let go; compactMin is
+	// the fewest records such an import brings for it (compactAfterImport,
+	// lower in tests).
+	compactAfter string
+	compactMin   int
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
 	return &app{
+		compactMin: compactAfterImport,
 		stdin:      stdin,
 		stdout:     stdout,
 		stderr:     stderr,
@@ -132,6 +139,9 @@ func (a *app) close() {
 			a.logger.Error("closing the store", "err", err)
 		}
 		a.store = nil
+	}
+	if a.compactAfter != "" {
+		a.compactImported(a.compactAfter)
 	}
 	if a.logFile != nil {
 		_ = a.logFile.Close()
