@@ -37,7 +37,9 @@ A line that is malformed or invalid, or whose id is not its item's fingerprint, 
 reported with its line number and every other line is still stored. Running the
 same file again replays what was stored. Prints {"stored", "replayed", "failed",
 "errors": [{"line", "error"}]}; exits 0 when every line was stored or replayed,
-2 otherwise. A progress bar goes to stderr when it is a terminal.
+2 otherwise. A progress bar goes to stderr when it is a terminal. An import of
+10,000 records or more into an empty local store rewrites the store with full
+pages once it has settled (as mnemo compact does), and says the sizes on stderr.
 
 --from SOURCE reads another system's memory at PATH (a file, a folder or a
 URL) instead; without --from, a PATH that only one source fits is read as
