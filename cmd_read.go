@@ -40,9 +40,7 @@ ids that do not exist, or lie outside --reach, are left out.`,
 			if err != nil {
 				return err
 			}
-			if hits == nil {
-				hits = []contract.Hit{}
-			}
+			hits = contract.EmptyIfNil(hits)
 			return a.answer(hits, func(s *screen) { drawGet(s, hits) })
 		},
 	}

@@ -22,8 +22,10 @@ func marshalWire(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// emptyIfNil is s, or an empty slice when s is nil.
-func emptyIfNil[T any](s []T) []T {
+// EmptyIfNil is s, or an empty slice when s is nil: the wire's rule for a
+// list, for the lists that are not inside one of the pages below (a get's
+// hits, a batch's receipts, a request's ids).
+func EmptyIfNil[T any](s []T) []T {
 	if s == nil {
 		return []T{}
 	}
@@ -33,42 +35,42 @@ func emptyIfNil[T any](s []T) []T {
 // MarshalJSON writes the page with "items": [] when it has none.
 func (p ListPage) MarshalJSON() ([]byte, error) {
 	type wire ListPage
-	p.Items = emptyIfNil(p.Items)
+	p.Items = EmptyIfNil(p.Items)
 	return marshalWire(wire(p))
 }
 
 // MarshalJSON writes the page with "items": [] when it has none.
 func (p ExportPage) MarshalJSON() ([]byte, error) {
 	type wire ExportPage
-	p.Items = emptyIfNil(p.Items)
+	p.Items = EmptyIfNil(p.Items)
 	return marshalWire(wire(p))
 }
 
 // MarshalJSON writes the page with "hits": [] when it has none.
 func (p FetchPage) MarshalJSON() ([]byte, error) {
 	type wire FetchPage
-	p.Hits = emptyIfNil(p.Hits)
+	p.Hits = EmptyIfNil(p.Hits)
 	return marshalWire(wire(p))
 }
 
 // MarshalJSON writes the answer with "citations": [] when it cites nothing.
 func (a RecallAnswer) MarshalJSON() ([]byte, error) {
 	type wire RecallAnswer
-	a.Citations = emptyIfNil(a.Citations)
+	a.Citations = EmptyIfNil(a.Citations)
 	return marshalWire(wire(a))
 }
 
 // MarshalJSON writes the page with "buckets": [] when it has none.
 func (p ExplorePage) MarshalJSON() ([]byte, error) {
 	type wire ExplorePage
-	p.Buckets = emptyIfNil(p.Buckets)
+	p.Buckets = EmptyIfNil(p.Buckets)
 	return marshalWire(wire(p))
 }
 
 // MarshalJSON writes the page with "records": [] when it has none.
 func (p BrowsePage) MarshalJSON() ([]byte, error) {
 	type wire BrowsePage
-	p.Records = emptyIfNil(p.Records)
+	p.Records = EmptyIfNil(p.Records)
 	return marshalWire(wire(p))
 }
 

@@ -27,9 +27,7 @@ func (c *Client) StoreWith(ctx context.Context, item contract.StoreItem, opts co
 // StoreManyWith writes a batch with options; without options the body is the
 // bare array of items, as every server reads it.
 func (c *Client) StoreManyWith(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
-	if items == nil {
-		items = []contract.StoreItem{}
-	}
+	items = contract.EmptyIfNil(items)
 	var body any = wire.StoreManyBody{Items: items, Options: opts}
 	if opts == (contract.WriteOptions{}) {
 		body = items
@@ -109,9 +107,7 @@ func (c *Client) ForgetWithin(ctx context.Context, ids []string, reach contract.
 
 // ForgetWithinCounted is ForgetWithin with the count of ids left alone.
 func (c *Client) ForgetWithinCounted(ctx context.Context, ids []string, reach contract.Reach) (wire.ForgetAnswer, error) {
-	if ids == nil {
-		ids = []string{}
-	}
+	ids = contract.EmptyIfNil(ids)
 	var out wire.ForgetAnswer
 	err := c.call(ctx, wire.OpForgetWithin, contract.ForgetWithinRequest{IDs: ids, Reach: reach}, &out)
 	return out, err

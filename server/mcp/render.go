@@ -146,11 +146,7 @@ func renderRecall(a contract.RecallAnswer) recallResult {
 }
 
 func renderExplore(p contract.ExplorePage) exploreResult {
-	buckets := p.Buckets
-	if buckets == nil {
-		buckets = []contract.FacetBucket{}
-	}
-	return exploreResult{Facet: string(p.Facet), Buckets: buckets, Total: p.Total, Missing: p.Missing,
+	return exploreResult{Facet: string(p.Facet), Buckets: contract.EmptyIfNil(p.Buckets), Total: p.Total, Missing: p.Missing,
 		MoreBuckets: p.MoreBuckets, Truncated: p.Truncated}
 }
 
