@@ -11,10 +11,8 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -426,15 +424,11 @@ func safePath(p string) string {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		status = http.StatusInternalServerError
-		buf.Reset()
-		buf.WriteString(wire.EncodeFailure + "\n")
+	b, err := contract.MarshalWire(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(wire.EncodeFailure)
 	}
-	writeBody(w, status, buf.Bytes())
+	writeBody(w, status, append(b, '\n'))
 }
 
 // writeBody writes an answer's JSON, already encoded.

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 
@@ -153,11 +152,9 @@ func renderExplore(p contract.ExplorePage) exploreResult {
 // encode writes v as compact JSON, leaving <, > and & as they are (a model
 // reads them as text).
 func encode(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := contract.MarshalWire(v)
+	if err != nil {
 		return nil, contract.EngineErr("cannot encode the tool result: %w", err)
 	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	return b, nil
 }

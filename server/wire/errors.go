@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,13 +57,11 @@ const EncodeFailure = `{"error":{"kind":"engine","message":"the answer could not
 // EncodeError is env's JSON on one line, with <, > and & as they are, as
 // the HTTP API writes every answer.
 func EncodeError(env contract.ErrorBody) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(env) != nil {
+	b, err := contract.MarshalWire(env)
+	if err != nil {
 		return []byte(EncodeFailure)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
+	return b
 }
 
 // DecodeError reads an error envelope back into the contract error it
