@@ -161,6 +161,13 @@ func (c *Client) Health(ctx context.Context) contract.Health {
 }
 
 // call POSTs req to /v1/op and decodes the answer into out.
+// call posts req to op and decodes the answer as a T.
+func call[T any](ctx context.Context, c *Client, op string, req any) (T, error) {
+	var out T
+	err := c.call(ctx, op, req, &out)
+	return out, err
+}
+
 func (c *Client) call(ctx context.Context, op string, req, out any) error {
 	return c.do(ctx, http.MethodPost, op, req, out)
 }
