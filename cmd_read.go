@@ -42,9 +42,7 @@ ids that do not exist, or lie outside --reach, are left out.`,
 			if err != nil {
 				return err
 			}
-			if hits == nil {
-				hits = []contract.Hit{}
-			}
+			hits = contract.EmptyIfNil(hits)
 			return a.answer(hits, func(s *cliout.Screen) { cliout.DrawGet(s, hits) })
 		},
 	}

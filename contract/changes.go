@@ -326,9 +326,7 @@ func ServeChanges(ctx context.Context, req ChangesRequest, wake func() <-chan st
 		if err != nil {
 			return ChangesPage{}, err
 		}
-		if page.Changes == nil {
-			page.Changes = []Change{}
-		}
+		page.Changes = EmptyIfNil(page.Changes)
 		if len(page.Changes) > 0 || req.Wait <= 0 {
 			return page, nil
 		}

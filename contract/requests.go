@@ -332,13 +332,9 @@ func (t ForgetTarget) MarshalJSON() ([]byte, error) {
 			Filter MetaFilter `json:"filter"`
 		}{*t.Filter})
 	}
-	ids := t.IDs
-	if ids == nil {
-		ids = []string{}
-	}
 	return json.Marshal(struct {
 		IDs []string `json:"ids"`
-	}{ids})
+	}{EmptyIfNil(t.IDs)})
 }
 
 // UnmarshalJSON reads exactly one of ids or filter.
@@ -352,10 +348,7 @@ func (t *ForgetTarget) UnmarshalJSON(data []byte) error {
 	}
 	switch {
 	case raw.IDs != nil && raw.Filter == nil:
-		*t = ForgetTarget{IDs: *raw.IDs}
-		if t.IDs == nil {
-			t.IDs = []string{}
-		}
+		*t = ForgetTarget{IDs: EmptyIfNil(*raw.IDs)}
 	case raw.Filter != nil && raw.IDs == nil:
 		*t = ForgetTarget{Filter: raw.Filter}
 	default:

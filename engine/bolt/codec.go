@@ -9,6 +9,7 @@ import (
 	"github.com/golang/snappy"
 
 	"mnemo/contract"
+	"mnemo/engine/internal/metacodec"
 )
 
 // The first byte of a stored record tags its layout, so one layout is never
@@ -51,105 +52,6 @@ type storedRecord struct {
 
 var errCorruptRecord = errors.New("stored record is corrupt")
 
-type encoder struct{ buf []byte }
-
-func (w *encoder) u8(v uint8)   { w.buf = append(w.buf, v) }
-func (w *encoder) u32(v uint32) { w.buf = binary.BigEndian.AppendUint32(w.buf, v) }
-func (w *encoder) i64(v int64)  { w.buf = binary.BigEndian.AppendUint64(w.buf, uint64(v)) }
-func (w *encoder) bytes(b []byte) {
-	w.buf = binary.AppendUvarint(w.buf, uint64(len(b)))
-	w.buf = append(w.buf, b...)
-}
-func (w *encoder) str(s string) {
-	w.buf = binary.AppendUvarint(w.buf, uint64(len(s)))
-	w.buf = append(w.buf, s...)
-}
-func (w *encoder) optStr(p *string) {
-	if p == nil {
-		w.u8(0)
-		return
-	}
-	w.u8(1)
-	w.str(*p)
-}
-func (w *encoder) optTime(t *time.Time) {
-	if t == nil {
-		w.u8(0)
-		return
-	}
-	w.u8(1)
-	w.i64(t.Unix())
-	w.u32(uint32(t.Nanosecond()))
-}
-
-type decoder struct {
-	buf []byte
-	err error
-}
-
-func (r *decoder) fail() { r.err = errCorruptRecord; r.buf = nil }
-
-func (r *decoder) u8() uint8 {
-	if len(r.buf) < 1 {
-		r.fail()
-		return 0
-	}
-	v := r.buf[0]
-	r.buf = r.buf[1:]
-	return v
-}
-
-func (r *decoder) u32() uint32 {
-	if len(r.buf) < 4 {
-		r.fail()
-		return 0
-	}
-	v := binary.BigEndian.Uint32(r.buf)
-	r.buf = r.buf[4:]
-	return v
-}
-
-func (r *decoder) i64() int64 {
-	if len(r.buf) < 8 {
-		r.fail()
-		return 0
-	}
-	v := binary.BigEndian.Uint64(r.buf)
-	r.buf = r.buf[8:]
-	return int64(v)
-}
-
-func (r *decoder) raw() []byte {
-	n, k := binary.Uvarint(r.buf)
-	if k <= 0 || uint64(len(r.buf)-k) < n {
-		r.fail()
-		return nil
-	}
-	b := r.buf[k : k+int(n)]
-	r.buf = r.buf[k+int(n):]
-	return b
-}
-
-func (r *decoder) str() string { return string(r.raw()) }
-
-func (r *decoder) optStr() *string {
-	if r.u8() == 0 {
-		return nil
-	}
-	s := r.str()
-	return &s
-}
-
-func (r *decoder) optTime() *time.Time {
-	if r.u8() == 0 {
-		return nil
-	}
-	sec := r.i64()
-	nsec := r.u32()
-	t := time.Unix(sec, int64(nsec)).UTC()
-	return &t
-}
-
 func statusCode(s contract.Status) uint8 {
 	switch s {
 	case contract.StatusCandidate:
@@ -174,36 +76,37 @@ func kindCode(k contract.ItemKind) uint8 {
 
 var kindByCode = [3]contract.ItemKind{contract.KindDocument, contract.KindConversation, contract.KindLearning}
 
-// sourceKinds is contract.SourceKinds() read once, by code (the contract's
-// function returns a fresh copy, and decoding a record asked for it twice):
-// never written.
+// sourceKinds are the source kinds by their code (metacodec.SourceCode), for
+// the table's source column: never written.
 var sourceKinds = contract.SourceKinds()
 
-func sourceCode(k contract.SourceKind) uint8 {
-	for i, s := range sourceKinds {
-		if s == k {
-			return uint8(i)
-		}
-	}
-	return sourceCode(contract.SourceAgent)
+func encodeRecord(r *storedRecord) []byte {
+	w := encodeHeader(r, recordV2)
+	body := metacodec.Writer{Buf: make([]byte, 0, 128+len(r.text)+len(r.itemJSON))}
+	encodeBody(&body, r)
+	return appendSnappy(w.Buf, body.Buf)
 }
 
-func encodeRecord(r *storedRecord) []byte {
-	w := encoder{buf: make([]byte, 0, 48+len(r.supersededBy))}
-	w.u8(recordV2)
-	w.u32(r.ord)
-	w.u8(statusCode(r.status))
-	w.u8(kindCode(r.kind))
-	w.i64(r.created)
-	w.i64(r.updated)
-	w.i64(r.expires)
-	w.str(r.supersededBy)
-	w.u32(math.Float32bits(r.confidence))
-	body := encoder{buf: make([]byte, 0, 128+len(r.text)+len(r.itemJSON))}
-	body.str(r.text)
-	encodeMeta(&body, &r.meta)
-	body.bytes(r.itemJSON)
-	return appendSnappy(w.buf, body.buf)
+// encodeHeader writes the fixed header both layouts share.
+func encodeHeader(r *storedRecord, version uint8) metacodec.Writer {
+	w := metacodec.Writer{Buf: make([]byte, 0, 48+len(r.supersededBy))}
+	w.U8(version)
+	w.U32(r.ord)
+	w.U8(statusCode(r.status))
+	w.U8(kindCode(r.kind))
+	w.I64(r.created)
+	w.I64(r.updated)
+	w.I64(r.expires)
+	w.Str(r.supersededBy)
+	w.U32(math.Float32bits(r.confidence))
+	return w
+}
+
+// encodeBody writes the text, the metadata and the item's JSON.
+func encodeBody(w *metacodec.Writer, r *storedRecord) {
+	w.Str(r.text)
+	metacodec.AppendMeta(w, &r.meta, metacodec.Fixed)
+	w.Bytes(r.itemJSON)
 }
 
 // appendSnappy appends the snappy block of src to dst.
@@ -244,9 +147,9 @@ func recordText(v []byte) (string, bool) {
 	default:
 		return "", false
 	}
-	r := decoder{buf: body}
-	t := r.raw()
-	return string(t), r.err == nil
+	r := metacodec.NewReader(body)
+	t := r.Raw()
+	return string(t), r.Err() == nil
 }
 
 // maxRecordBody bounds the length a compressed body may declare: a damaged
@@ -286,50 +189,6 @@ func upgradeRecord(b []byte) ([]byte, error) {
 	return appendSnappy(out, b[h:]), nil
 }
 
-func encodeMeta(w *encoder, m *contract.MemoryMeta) {
-	w.str(m.Namespace.String())
-	for _, p := range []*string{m.Workspace, m.Folder, m.FilePath, m.Language, m.Repo, m.Commit, m.URL, m.ThreadID} {
-		w.optStr(p)
-	}
-	if m.Turns == nil {
-		w.u8(0)
-	} else {
-		w.u8(1)
-		w.u32(m.Turns.First)
-		w.u32(m.Turns.Last)
-	}
-	w.optStr(m.AgentID)
-	if m.ToolCall == nil {
-		w.u8(0)
-	} else {
-		w.u8(1)
-		w.str(m.ToolCall.Name)
-		w.optStr(m.ToolCall.ID)
-	}
-	w.u8(sourceCode(m.SourceKindOf()))
-	w.optStr(m.Source.ID)
-	w.buf = binary.AppendUvarint(w.buf, uint64(len(m.Tags)))
-	for _, t := range m.Tags {
-		w.str(t)
-	}
-	w.optTime(m.ObservedAt)
-	switch {
-	case m.Derive == nil:
-		w.u8(0)
-	case *m.Derive:
-		w.u8(2)
-	default:
-		w.u8(1)
-	}
-	if m.ObservedActor == nil {
-		w.u8(0)
-	} else {
-		w.u8(1)
-		w.str(m.ObservedActor.ID)
-		w.optStr(m.ObservedActor.Name)
-	}
-}
-
 // recordPart says how much of a record to decode: listings never need the
 // item's JSON, and the loader at open needs neither the text nor the JSON.
 type recordPart int
@@ -343,39 +202,40 @@ const (
 // decodeRecord reads a stored record. nsOf turns a printed namespace into its
 // value (callers cache them; the namespace strings are few).
 func decodeRecord(b []byte, part recordPart, nsOf func(string) contract.Namespace) (storedRecord, error) {
-	r := decoder{buf: b}
-	version := r.u8()
+	r := metacodec.NewReader(b)
+	version := r.U8()
 	if version != recordV1 && version != recordV2 {
 		return storedRecord{}, errCorruptRecord
 	}
 	var out storedRecord
-	out.ord = r.u32()
-	sc := r.u8()
-	kc := r.u8()
+	out.ord = r.U32()
+	sc := r.U8()
+	kc := r.U8()
 	if sc > 2 || kc > 2 {
 		return storedRecord{}, errCorruptRecord
 	}
 	out.status = statusByCode[sc]
 	out.kind = kindByCode[kc]
-	out.created = r.i64()
-	out.updated = r.i64()
-	out.expires = r.i64()
-	out.supersededBy = r.str()
-	out.confidence = math.Float32frombits(r.u32())
-	owned := false // whether r.buf is this call's own copy, which the record may keep
-	if version == recordV2 && r.err == nil {
-		body, err := decodeBody(r.buf)
+	out.created = r.I64()
+	out.updated = r.I64()
+	out.expires = r.I64()
+	out.supersededBy = r.Str()
+	out.confidence = math.Float32frombits(r.U32())
+	owned := false // whether the rest is this call's own copy, which the record may keep
+	if version == recordV2 && r.Err() == nil {
+		body, err := decodeBody(r.Rest())
 		if err != nil {
 			return storedRecord{}, errCorruptRecord
 		}
-		r.buf, owned = body, true
+		r.SetRest(body)
+		owned = true
 	}
-	text := r.raw()
+	text := r.Raw()
 	if part >= partHit {
 		out.text = string(text)
 	}
-	decodeMeta(&r, &out.meta, nsOf)
-	js := r.raw()
+	out.meta.Namespace = nsOf(string(metacodec.ReadMeta(r, &out.meta, metacodec.Fixed)))
+	js := r.Raw()
 	if part >= partFull {
 		if owned {
 			out.itemJSON = js
@@ -383,57 +243,10 @@ func decodeRecord(b []byte, part recordPart, nsOf func(string) contract.Namespac
 			out.itemJSON = append([]byte(nil), js...)
 		}
 	}
-	if r.err != nil {
-		return storedRecord{}, r.err
+	if r.Err() != nil {
+		return storedRecord{}, errCorruptRecord
 	}
 	return out, nil
-}
-
-func decodeMeta(r *decoder, m *contract.MemoryMeta, nsOf func(string) contract.Namespace) {
-	m.Namespace = nsOf(r.str())
-	m.Workspace = r.optStr()
-	m.Folder = r.optStr()
-	m.FilePath = r.optStr()
-	m.Language = r.optStr()
-	m.Repo = r.optStr()
-	m.Commit = r.optStr()
-	m.URL = r.optStr()
-	m.ThreadID = r.optStr()
-	if r.u8() == 1 {
-		m.Turns = &contract.TurnRange{First: r.u32(), Last: r.u32()}
-	}
-	m.AgentID = r.optStr()
-	if r.u8() == 1 {
-		m.ToolCall = &contract.ToolCallRef{Name: r.str(), ID: r.optStr()}
-	}
-	sc := r.u8()
-	if int(sc) >= len(sourceKinds) {
-		r.fail()
-		return
-	}
-	m.Source = contract.SourceRef{Kind: sourceKinds[sc], ID: r.optStr()}
-	n, k := binary.Uvarint(r.buf)
-	if k <= 0 || n > uint64(len(r.buf)) {
-		r.fail()
-		return
-	}
-	r.buf = r.buf[k:]
-	if n > 0 {
-		m.Tags = make([]string, n)
-		for i := range m.Tags {
-			m.Tags[i] = r.str()
-		}
-	}
-	m.ObservedAt = r.optTime()
-	switch r.u8() {
-	case 1:
-		m.Derive = contract.Ptr(false)
-	case 2:
-		m.Derive = contract.Ptr(true)
-	}
-	if r.u8() == 1 {
-		m.ObservedActor = &contract.ObservedActor{ID: r.str(), Name: r.optStr()}
-	}
 }
 
 // record turns a stored record into the contract's record.

@@ -2,7 +2,6 @@ package bolt
 
 import (
 	"encoding/json"
-	"math"
 	"strings"
 	"testing"
 	"time"
@@ -102,20 +101,9 @@ func FuzzDecodeRecord(f *testing.F) {
 // encodeRecordV1 writes the layout of stores before schema 4 (records
 // uncompressed), as those binaries did, to prove they still read.
 func encodeRecordV1(r *storedRecord) []byte {
-	w := encoder{}
-	w.u8(recordV1)
-	w.u32(r.ord)
-	w.u8(statusCode(r.status))
-	w.u8(kindCode(r.kind))
-	w.i64(r.created)
-	w.i64(r.updated)
-	w.i64(r.expires)
-	w.str(r.supersededBy)
-	w.u32(math.Float32bits(r.confidence))
-	w.str(r.text)
-	encodeMeta(&w, &r.meta)
-	w.bytes(r.itemJSON)
-	return w.buf
+	w := encodeHeader(r, recordV1)
+	encodeBody(&w, r)
+	return w.Buf
 }
 
 // sameRecord says whether two decoded records hold the same fields.

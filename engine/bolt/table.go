@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"mnemo/contract"
+	"mnemo/engine/internal/metacodec"
 )
 
 // The string columns of the table: every metadata field a filter or a facet
@@ -173,7 +174,7 @@ func (t *table) idOf(ord uint32) string { return t.ids.val(t.rows[ord].idv) }
 func (t *table) rowTags(r *row) []uint32 { return t.tagArena[r.tagOff : r.tagOff+uint32(r.tagN)] }
 
 func (t *table) rowOf(id string, s *storedRecord) row {
-	r := row{idv: t.ids.intern(id), kind: kindCode(s.kind), status: statusCode(s.status), source: sourceCode(s.meta.SourceKindOf()),
+	r := row{idv: t.ids.intern(id), kind: kindCode(s.kind), status: statusCode(s.status), source: metacodec.SourceCode(s.meta.SourceKindOf()),
 		ns: t.internNS(s.meta.Namespace), created: s.created, updated: s.updated, observed: noTime,
 		obsMs: noTime, conf: s.confidence, expires: noTime}
 	if s.expires != noTime {

@@ -112,9 +112,7 @@ func (e *Engine) Fetch(ctx context.Context, req contract.FetchRequest) (contract
 		return contract.FetchPage{}, err
 	}
 	page := contract.FetchPage{Hits: hits[:min(len(hits), req.Limit)]}
-	if page.Hits == nil {
-		page.Hits = []contract.Hit{}
-	}
+	page.Hits = contract.EmptyIfNil(page.Hits)
 	if len(hits) > req.Limit {
 		page.NextCursor = contract.EncodeFetchCursor(offset+req.Limit, binding)
 	}

@@ -96,8 +96,6 @@ func (c *Client) decodePage(data []byte) (contract.ChangesPage, error) {
 	if err := page.UnmarshalJSON(data); err != nil {
 		return contract.ChangesPage{}, contract.EngineErr("the server at %s answered changes with JSON this client cannot read: %v", c.label, err)
 	}
-	if page.Changes == nil {
-		page.Changes = []contract.Change{}
-	}
+	page.Changes = contract.EmptyIfNil(page.Changes)
 	return page, nil
 }

@@ -161,6 +161,13 @@ func (c *Client) Health(ctx context.Context) contract.Health {
 }
 
 // call POSTs req to /v1/op and decodes the answer into out.
+// call posts req to op and decodes the answer as a T.
+func call[T any](ctx context.Context, c *Client, op string, req any) (T, error) {
+	var out T
+	err := c.call(ctx, op, req, &out)
+	return out, err
+}
+
 func (c *Client) call(ctx context.Context, op string, req, out any) error {
 	return c.do(ctx, http.MethodPost, op, req, out)
 }
@@ -168,17 +175,15 @@ func (c *Client) call(ctx context.Context, op string, req, out any) error {
 func (c *Client) do(ctx context.Context, method, op string, req, out any) error {
 	var body []byte
 	if req != nil {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(req); err != nil {
+		b, err := contract.MarshalWire(req)
+		if err != nil {
 			var ce *contract.Error
 			if errors.As(err, &ce) {
 				return ce
 			}
 			return contract.Invalid("the request cannot be encoded: %w", err)
 		}
-		body = buf.Bytes()
+		body = append(b, '\n')
 	}
 	_, err := retrying(ctx, c.retries, func() (struct{}, time.Duration, error) {
 		wait, err := c.once(ctx, method, op, body, out)

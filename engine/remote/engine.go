@@ -19,73 +19,53 @@ func (c *Client) StoreWith(ctx context.Context, item contract.StoreItem, opts co
 	if opts == (contract.WriteOptions{}) {
 		body = item
 	}
-	var out contract.StoreReceipt
-	err := c.call(ctx, wire.OpStore, body, &out)
-	return out, err
+	return call[contract.StoreReceipt](ctx, c, wire.OpStore, body)
 }
 
 // StoreManyWith writes a batch with options; without options the body is the
 // bare array of items, as every server reads it.
 func (c *Client) StoreManyWith(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
-	if items == nil {
-		items = []contract.StoreItem{}
-	}
+	items = contract.EmptyIfNil(items)
 	var body any = wire.StoreManyBody{Items: items, Options: opts}
 	if opts == (contract.WriteOptions{}) {
 		body = items
 	}
-	var out []contract.StoreReceipt
-	err := c.call(ctx, wire.OpStoreMany, body, &out)
-	return out, err
+	return call[[]contract.StoreReceipt](ctx, c, wire.OpStoreMany, body)
 }
 
 // Recall asks the server a question.
 func (c *Client) Recall(ctx context.Context, req contract.RecallRequest) (contract.RecallAnswer, error) {
-	var out contract.RecallAnswer
-	err := c.call(ctx, wire.OpRecall, req, &out)
-	return out, err
+	return call[contract.RecallAnswer](ctx, c, wire.OpRecall, req)
 }
 
 // Fetch ranks on the server.
 func (c *Client) Fetch(ctx context.Context, req contract.FetchRequest) (contract.FetchPage, error) {
-	var out contract.FetchPage
-	err := c.call(ctx, wire.OpFetch, req, &out)
-	return out, err
+	return call[contract.FetchPage](ctx, c, wire.OpFetch, req)
 }
 
 // List lists on the server.
 func (c *Client) List(ctx context.Context, req contract.ListRequest) (contract.ListPage, error) {
-	var out contract.ListPage
-	err := c.call(ctx, wire.OpList, req, &out)
-	return out, err
+	return call[contract.ListPage](ctx, c, wire.OpList, req)
 }
 
 // Export exports from the server.
 func (c *Client) Export(ctx context.Context, req contract.ListRequest) (contract.ExportPage, error) {
-	var out contract.ExportPage
-	err := c.call(ctx, wire.OpExport, req, &out)
-	return out, err
+	return call[contract.ExportPage](ctx, c, wire.OpExport, req)
 }
 
 // Explore counts on the server.
 func (c *Client) Explore(ctx context.Context, req contract.ExploreRequest) (contract.ExplorePage, error) {
-	var out contract.ExplorePage
-	err := c.call(ctx, wire.OpExplore, req, &out)
-	return out, err
+	return call[contract.ExplorePage](ctx, c, wire.OpExplore, req)
 }
 
 // Get reads items by id.
 func (c *Client) Get(ctx context.Context, req contract.GetRequest) ([]contract.Hit, error) {
-	var out []contract.Hit
-	err := c.call(ctx, wire.OpGet, req, &out)
-	return out, err
+	return call[[]contract.Hit](ctx, c, wire.OpGet, req)
 }
 
 // GetRecords reads whole records by id.
 func (c *Client) GetRecords(ctx context.Context, req contract.GetRequest) ([]contract.Record, error) {
-	var out []contract.Record
-	err := c.call(ctx, wire.OpGetRecords, req, &out)
-	return out, err
+	return call[[]contract.Record](ctx, c, wire.OpGetRecords, req)
 }
 
 // Forget removes ids or what a filter selects.
@@ -96,9 +76,7 @@ func (c *Client) Forget(ctx context.Context, target contract.ForgetTarget) (cont
 
 // ForgetCounted is Forget with the count of named ids the server left alone.
 func (c *Client) ForgetCounted(ctx context.Context, target contract.ForgetTarget) (wire.ForgetAnswer, error) {
-	var out wire.ForgetAnswer
-	err := c.call(ctx, wire.OpForget, target, &out)
-	return out, err
+	return call[wire.ForgetAnswer](ctx, c, wire.OpForget, target)
 }
 
 // ForgetWithin removes the ids found under reach.
@@ -109,54 +87,38 @@ func (c *Client) ForgetWithin(ctx context.Context, ids []string, reach contract.
 
 // ForgetWithinCounted is ForgetWithin with the count of ids left alone.
 func (c *Client) ForgetWithinCounted(ctx context.Context, ids []string, reach contract.Reach) (wire.ForgetAnswer, error) {
-	if ids == nil {
-		ids = []string{}
-	}
-	var out wire.ForgetAnswer
-	err := c.call(ctx, wire.OpForgetWithin, contract.ForgetWithinRequest{IDs: ids, Reach: reach}, &out)
-	return out, err
+	ids = contract.EmptyIfNil(ids)
+	return call[wire.ForgetAnswer](ctx, c, wire.OpForgetWithin, contract.ForgetWithinRequest{IDs: ids, Reach: reach})
 }
 
 // Erase asks the server to erase.
 func (c *Client) Erase(ctx context.Context, req contract.EraseRequest) (contract.EraseReport, error) {
-	var out contract.EraseReport
-	err := c.call(ctx, wire.OpErase, req, &out)
-	return out, err
+	return call[contract.EraseReport](ctx, c, wire.OpErase, req)
 }
 
 // Consolidate asks the server to consolidate.
 func (c *Client) Consolidate(ctx context.Context, req contract.ConsolidateRequest) (contract.ConsolidateReceipt, error) {
-	var out contract.ConsolidateReceipt
-	err := c.call(ctx, wire.OpConsolidate, req, &out)
-	return out, err
+	return call[contract.ConsolidateReceipt](ctx, c, wire.OpConsolidate, req)
 }
 
 // Beliefs reads beliefs from the server.
 func (c *Client) Beliefs(ctx context.Context, req contract.BeliefsRequest) ([]contract.Hit, error) {
-	var out []contract.Hit
-	err := c.call(ctx, wire.OpBeliefs, req, &out)
-	return out, err
+	return call[[]contract.Hit](ctx, c, wire.OpBeliefs, req)
 }
 
 // Browse lists on the server.
 func (c *Client) Browse(ctx context.Context, q contract.BrowseQuery) (contract.BrowsePage, error) {
-	var out contract.BrowsePage
-	err := c.call(ctx, wire.OpBrowse, q, &out)
-	return out, err
+	return call[contract.BrowsePage](ctx, c, wire.OpBrowse, q)
 }
 
 // Review approves or rejects a candidate.
 func (c *Client) Review(ctx context.Context, req contract.ReviewRequest) (contract.ReviewResult, error) {
-	var out contract.ReviewResult
-	err := c.call(ctx, wire.OpReview, req, &out)
-	return out, err
+	return call[contract.ReviewResult](ctx, c, wire.OpReview, req)
 }
 
 // Supersede marks a record superseded.
 func (c *Client) Supersede(ctx context.Context, req contract.SupersedeRequest) (contract.Record, error) {
-	var out contract.Record
-	err := c.call(ctx, wire.OpSupersede, req, &out)
-	return out, err
+	return call[contract.Record](ctx, c, wire.OpSupersede, req)
 }
 
 // Principal asks the server who the client's token is and what it may do
@@ -177,9 +139,7 @@ func (c *Client) Restore(ctx context.Context, recs []contract.Record) ([]contrac
 	for i := range recs {
 		body.Records[i] = recs[i].Whole()
 	}
-	var out []contract.StoreReceipt
-	err := c.call(ctx, wire.OpRestore, body, &out)
-	return out, err
+	return call[[]contract.StoreReceipt](ctx, c, wire.OpRestore, body)
 }
 
 // ReadAudit reads the server's audit log (admins only).

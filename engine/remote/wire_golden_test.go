@@ -2,22 +2,19 @@ package remote_test
 
 import (
 	"context"
-	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/charmbracelet/x/exp/golden"
 	"time"
 
 	"mnemo/contract"
 	"mnemo/engine/remote"
 )
-
-var update = flag.Bool("update", false, "rewrite the goldens from the current code")
 
 // TestRequestBytesAreTheGoldens: what the client sends is byte for byte what
 // the goldens say (written by the client of b344131): servers of every
@@ -74,20 +71,5 @@ func TestRequestBytesAreTheGoldens(t *testing.T) {
 			t.Fatalf("call %d: %v", i, err)
 		}
 	}
-	path := filepath.Join("testdata", "requests.golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to write it)", err)
-	}
-	if got := b.String(); got != string(want) {
-		t.Errorf("requests differ from the golden:\n%s\nwant\n%s", got, want)
-	}
+	golden.RequireEqual(t, b.String())
 }

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -173,8 +172,7 @@ func (c *streamCount) close(who string) {
 // the rate limit, saying what to do.
 func writeTooManyStreams(w http.ResponseWriter, who string, max int) {
 	w.Header().Set("Retry-After", strconv.Itoa(streamsRetryAfter))
-	writeJSON(w, http.StatusTooManyRequests, errorBody{Error: errorDetail{Kind: contract.KindUnavailable.Wire(),
-		Message: fmt.Sprintf("principal `%s` has %d change streams open, the most this server allows one principal; close one (a follower needs one stream) or retry after %d s", who, max, streamsRetryAfter)}})
+	writeJSON(w, http.StatusTooManyRequests, wire.ErrorEnvelope(contract.Unavailable("principal `%s` has %d change streams open, the most this server allows one principal; close one (a follower needs one stream) or retry after %d s", who, max, streamsRetryAfter)))
 }
 
 // serveChangeStream answers GET /v1/changes with Accept: text/event-stream:

@@ -11,10 +11,8 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -330,9 +328,7 @@ func (h *Handler) serveAudit(w http.ResponseWriter, r *http.Request, e *auth.Con
 		writeError(w, err)
 		return
 	}
-	if events == nil {
-		events = []audit.Event{}
-	}
+	events = contract.EmptyIfNil(events)
 	writeJSON(w, http.StatusOK, events)
 }
 
@@ -371,12 +367,6 @@ func (e *rateLimited) Error() string { return "rate limited" }
 
 func (e *rateLimited) seconds() int { return max(1, int(math.Ceil(e.wait.Seconds()))) }
 
-// errorBody is the JSON of every error answer (the command line's --json
-// errors print the same).
-type errorBody = contract.ErrorBody
-
-type errorDetail = contract.ErrorDetail
-
 // statusOf is wire.StatusOf, and 413 for a body over its limit.
 func statusOf(err error) int {
 	var tooBig *bodyTooLarge
@@ -398,41 +388,31 @@ func writeStatus(w http.ResponseWriter, status int, err error) {
 // errorEnvelope is the answer's JSON for err. Engine and configuration
 // failures can name files and internals; their full text goes to the
 // server log only.
-func errorEnvelope(err error) errorBody {
+func errorEnvelope(err error) contract.ErrorBody {
 	var tooBig *bodyTooLarge
 	if errors.As(err, &tooBig) {
-		return errorBody{Error: errorDetail{Kind: contract.KindInvalidRequest.Wire(), Message: tooBig.Error()}}
+		return wire.ErrorEnvelope(contract.Invalid("%s", tooBig.Error()))
 	}
-	d := contract.DetailOf(err)
+	env := wire.ErrorEnvelope(err)
 	switch contract.KindOf(err) {
 	case contract.KindEngine, contract.KindConfig:
-		d.Message = "the server's engine failed on this request; the failure is in its log"
+		env.Error.Message = "the server's engine failed on this request; the failure is in its log"
 	}
-	return errorBody{Error: d}
+	return env
 }
 
 // errorJSON is errorEnvelope's JSON, on one line.
-func errorJSON(err error) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(errorEnvelope(err)) != nil {
-		return []byte(`{"error":{"kind":"engine","message":"the answer could not be encoded"}}`)
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
-}
+func errorJSON(err error) []byte { return wire.EncodeError(errorEnvelope(err)) }
 
 func writeLimited(w http.ResponseWriter, e *rateLimited) {
 	secs := e.seconds()
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	writeJSON(w, http.StatusTooManyRequests, errorBody{Error: errorDetail{Kind: contract.KindUnavailable.Wire(),
-		Message: fmt.Sprintf("too many requests for `%s`; retry after %d s", e.op, secs)}})
+	writeJSON(w, http.StatusTooManyRequests, wire.ErrorEnvelope(contract.Unavailable("too many requests for `%s`; retry after %d s", e.op, secs)))
 }
 
 func methodNotAllowed(w http.ResponseWriter, allow string) {
 	w.Header().Set("Allow", allow)
-	writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: errorDetail{Kind: contract.KindInvalidRequest.Wire(),
-		Message: "this endpoint takes " + allow}})
+	writeJSON(w, http.StatusMethodNotAllowed, wire.ErrorEnvelope(contract.Invalid("this endpoint takes %s", allow)))
 }
 
 // safePath keeps an echoed path short and printable.
@@ -444,15 +424,11 @@ func safePath(p string) string {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		status = http.StatusInternalServerError
-		buf.Reset()
-		buf.WriteString(`{"error":{"kind":"engine","message":"the answer could not be encoded"}}` + "\n")
+	b, err := contract.MarshalWire(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(wire.EncodeFailure)
 	}
-	writeBody(w, status, buf.Bytes())
+	writeBody(w, status, append(b, '\n'))
 }
 
 // writeBody writes an answer's JSON, already encoded.

@@ -125,10 +125,7 @@ func nonNil[T any](s []T, err error) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s == nil {
-		s = []T{}
-	}
-	return s, nil
+	return contract.EmptyIfNil(s), nil
 }
 
 func serveList(ctx context.Context, e *auth.Confined, r contract.ListRequest) (any, error) {

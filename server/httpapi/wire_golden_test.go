@@ -1,19 +1,16 @@
 package httpapi_test
 
 import (
-	"flag"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/x/exp/golden"
+
 	"mnemo/server/httpapi"
 )
-
-var update = flag.Bool("update", false, "rewrite the goldens from the current code")
 
 // TestAnswerBytesAreTheGoldens: empty lists and error envelopes leave the
 // server byte for byte as the goldens say (written by the server of b344131):
@@ -57,20 +54,5 @@ func TestAnswerBytesAreTheGoldens(t *testing.T) {
 		resp.Body.Close()
 		b.WriteString(c.method + " " + c.op + " " + c.body + "\n" + strconv.Itoa(resp.StatusCode) + " " + string(data) + "\n")
 	}
-	path := filepath.Join("testdata", "answers.golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to write it)", err)
-	}
-	if got := b.String(); got != string(want) {
-		t.Errorf("answers differ from the golden:\n%s\nwant\n%s", got, want)
-	}
+	golden.RequireEqual(t, b.String())
 }

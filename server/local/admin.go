@@ -84,7 +84,7 @@ func writeJSON(w http.ResponseWriter, v any, err error) {
 	if err != nil {
 		ce := contract.AsError(err)
 		w.WriteHeader(wire.StatusOf(ce))
-		_ = json.NewEncoder(w).Encode(contract.ErrorBody{Error: contract.DetailOf(ce)})
+		_ = json.NewEncoder(w).Encode(wire.ErrorEnvelope(ce))
 		return
 	}
 	_ = json.NewEncoder(w).Encode(v)

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 
@@ -146,22 +145,16 @@ func renderRecall(a contract.RecallAnswer) recallResult {
 }
 
 func renderExplore(p contract.ExplorePage) exploreResult {
-	buckets := p.Buckets
-	if buckets == nil {
-		buckets = []contract.FacetBucket{}
-	}
-	return exploreResult{Facet: string(p.Facet), Buckets: buckets, Total: p.Total, Missing: p.Missing,
+	return exploreResult{Facet: string(p.Facet), Buckets: contract.EmptyIfNil(p.Buckets), Total: p.Total, Missing: p.Missing,
 		MoreBuckets: p.MoreBuckets, Truncated: p.Truncated}
 }
 
 // encode writes v as compact JSON, leaving <, > and & as they are (a model
 // reads them as text).
 func encode(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := contract.MarshalWire(v)
+	if err != nil {
 		return nil, contract.EngineErr("cannot encode the tool result: %w", err)
 	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	return b, nil
 }

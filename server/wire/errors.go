@@ -43,22 +43,53 @@ func StatusOf(err error) int {
 	return http.StatusInternalServerError
 }
 
-// ErrorOf turns an error answer back into the contract error the server
-// raised (kind, browse code and message; a 403 is forbidden again). Answers
-// without the JSON error envelope (a proxy's, say) keep their status.
-func ErrorOf(status int, body []byte) *contract.Error {
+// ErrorEnvelope is err as every error answer carries it, the HTTP API's,
+// the change stream's error event and the local endpoints':
+// {"error": {"kind", "code"?, "message"}} (the command line's --json errors
+// print the same).
+func ErrorEnvelope(err error) contract.ErrorBody {
+	return contract.ErrorBody{Error: contract.DetailOf(err)}
+}
+
+// EncodeFailure is the envelope of an answer that could not be encoded.
+const EncodeFailure = `{"error":{"kind":"engine","message":"the answer could not be encoded"}}`
+
+// EncodeError is env's JSON on one line, with <, > and & as they are, as
+// the HTTP API writes every answer.
+func EncodeError(env contract.ErrorBody) []byte {
+	b, err := contract.MarshalWire(env)
+	if err != nil {
+		return []byte(EncodeFailure)
+	}
+	return b
+}
+
+// DecodeError reads an error envelope back into the contract error it
+// carries (kind, browse code and message), false when data is not an
+// envelope or names a kind this side does not know.
+func DecodeError(data []byte) (*contract.Error, bool) {
 	var env struct {
 		Error *contract.ErrorDetail `json:"error"`
 	}
-	if err := json.Unmarshal(body, &env); err != nil || env.Error == nil {
-		return statusError(status)
+	if err := json.Unmarshal(data, &env); err != nil || env.Error == nil {
+		return nil, false
 	}
 	kind, ok := contract.ErrorKindFromWire(env.Error.Kind)
 	if !ok {
+		return nil, false
+	}
+	return &contract.Error{Kind: kind, Code: env.Error.Code, Message: env.Error.Message}, true
+}
+
+// ErrorOf turns an error answer back into the contract error the server
+// raised (a 403 is forbidden again). Answers without the JSON error envelope
+// (a proxy's, say) keep their status.
+func ErrorOf(status int, body []byte) *contract.Error {
+	e, ok := DecodeError(body)
+	if !ok {
 		return statusError(status)
 	}
-	e := &contract.Error{Kind: kind, Code: env.Error.Code, Message: env.Error.Message}
-	if status == http.StatusForbidden && kind == contract.KindUnauthorized {
+	if status == http.StatusForbidden && e.Kind == contract.KindUnauthorized {
 		e.Code = CodeForbidden
 	}
 	return e

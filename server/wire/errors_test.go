@@ -1,7 +1,6 @@
 package wire_test
 
 import (
-	"encoding/json"
 	"testing"
 
 	"mnemo/contract"
@@ -24,13 +23,33 @@ func TestErrorsRoundTripThroughTheirStatus(t *testing.T) {
 		contract.Unavailable("index rebuilding"),
 		contract.EngineErr("the server's engine failed"),
 	} {
-		body, err := json.Marshal(contract.ErrorBody{Error: contract.DetailOf(sent)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := wire.ErrorOf(wire.StatusOf(sent), body)
+		got := wire.ErrorOf(wire.StatusOf(sent), wire.EncodeError(wire.ErrorEnvelope(sent)))
 		if got.Kind != sent.Kind || got.Code != sent.Code || got.Message != sent.Message {
 			t.Errorf("%v: came back as %#v", sent, got)
+		}
+	}
+}
+
+// TestErrorEnvelopeBytes: the envelope is one line of JSON with <, > and &
+// as they are, the code only on an invalid request; what is not an envelope
+// is not read as one.
+func TestErrorEnvelopeBytes(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{contract.Invalid("a <b> & c"), `{"error":{"kind":"invalid_request","message":"a <b> & c"}}`},
+		{contract.CursorErr("cursor is not decodable"), `{"error":{"kind":"invalid_request","code":"continuation-invalid","message":"cursor is not decodable"}}`},
+		{&contract.Error{Kind: contract.KindNotFound, Code: "internal", Message: "gone"}, `{"error":{"kind":"not_found","message":"gone"}}`},
+		{contract.Expired("since 3 is before the feed's floor 9"), `{"error":{"kind":"expired","message":"since 3 is before the feed's floor 9"}}`},
+	} {
+		if got := string(wire.EncodeError(wire.ErrorEnvelope(c.err))); got != c.want {
+			t.Errorf("%v: encoded %s, want %s", c.err, got, c.want)
+		}
+	}
+	for _, body := range []string{``, `[]`, `{"error":null}`, `{"error":{"kind":"no such kind","message":"x"}}`, `<html>502</html>`} {
+		if e, ok := wire.DecodeError([]byte(body)); ok {
+			t.Errorf("%q read as an envelope: %v", body, e)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package wire
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -256,13 +255,8 @@ func (er *EventReader) fill() error {
 
 // StreamError reads the error an "error" event carries (the error envelope).
 func StreamError(data []byte) *contract.Error {
-	var env struct {
-		Error *contract.ErrorDetail `json:"error"`
-	}
-	if err := json.Unmarshal(data, &env); err == nil && env.Error != nil {
-		if kind, ok := contract.ErrorKindFromWire(env.Error.Kind); ok {
-			return &contract.Error{Kind: kind, Code: env.Error.Code, Message: env.Error.Message}
-		}
+	if e, ok := DecodeError(data); ok {
+		return e
 	}
 	return contract.EngineErr("the server ended the change stream with an error this client cannot read: %s", fmt.Sprintf("%.200q", data))
 }
