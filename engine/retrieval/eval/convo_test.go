@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"mnemo/contract"
@@ -30,30 +31,41 @@ func TestEvalConversations(t *testing.T) {
 		{contract.ModeVector, ConvSingleHop, 0.246}, {contract.ModeVector, ConvTemporal, 0.568}, {contract.ModeVector, ConvMultiHop, 0.591},
 		{contract.ModeHybrid, ConvSingleHop, 0.246}, {contract.ModeHybrid, ConvTemporal, 0.568}, {contract.ModeHybrid, ConvMultiHop, 0.591},
 	}
+	var heldOutFloors []convFloor
 	if *runEval {
 		n, sessions = 8, 24
 	}
-	convs := GenConversations(28, n, sessions)
-	e, err := bolt.Open(t.TempDir(), bolt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	res, err := RunConversations(context.Background(), e, convs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("generated conversations, evidence recall@10 (MRR@10)\n%s", res.Table())
-	if kw, hy := res.ByType[contract.ModeKeyword][ConvAll].Recall, res.ByType[contract.ModeHybrid][ConvAll].Recall; hy < kw {
-		t.Errorf("hybrid evidence recall@10 %.3f is below keyword %.3f", hy, kw)
-	}
-	if *runEval {
-		return
-	}
-	for _, f := range floors {
-		if got := res.ByType[f.mode][f.typ].Recall; got < f.stated-floorMargin {
-			t.Errorf("%s %s: evidence recall@10 %.3f, stated %.3f, floor %.2f below", f.mode, f.typ, got, f.stated, floorMargin)
-		}
+	for _, set := range []struct {
+		name   string
+		convs  []Conv
+		floors []convFloor
+	}{
+		{"tuning", GenConversations(28, n, sessions), floors},
+		{"held-out", GenConversationsHeldOut(1028, n, sessions), heldOutFloors},
+	} {
+		t.Run(set.name, func(t *testing.T) {
+			e, err := bolt.Open(t.TempDir(), bolt.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			res, err := RunConversations(context.Background(), e, set.convs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s conversations, evidence recall@10 (MRR@10)\n%s", set.name, res.Table())
+			if kw, hy := res.ByType[contract.ModeKeyword][ConvAll].Recall, res.ByType[contract.ModeHybrid][ConvAll].Recall; hy < kw {
+				t.Errorf("hybrid evidence recall@10 %.3f is below keyword %.3f", hy, kw)
+			}
+			if *runEval {
+				return
+			}
+			for _, f := range set.floors {
+				if got := res.ByType[f.mode][f.typ].Recall; got < f.stated-floorMargin {
+					t.Errorf("%s %s: evidence recall@10 %.3f, stated %.3f, floor %.2f below", f.mode, f.typ, got, f.stated, floorMargin)
+				}
+			}
+		})
 	}
 }
 
@@ -61,9 +73,30 @@ func TestEvalConversations(t *testing.T) {
 // assumes: deterministic, every question has evidence turns that exist, and
 // every type is present.
 func TestGenConversations(t *testing.T) {
-	a, b := GenConversations(7, 3, 12), GenConversations(7, 3, 12)
+	for _, gen := range []func(uint64, int, int) []Conv{GenConversations, GenConversationsHeldOut} {
+		checkGenConversations(t, gen)
+	}
+}
+
+func checkGenConversations(t *testing.T, gen func(uint64, int, int) []Conv) {
+	a, b := gen(7, 3, 12), gen(7, 3, 12)
 	types := map[string]int{}
 	for ci := range a {
+		asked := map[string]bool{}
+		for _, q := range a[ci].Questions {
+			if asked[q.Text] {
+				t.Errorf("%q is asked twice in conversation %d: two turns answer it", q.Text, ci)
+			}
+			asked[q.Text] = true
+			if strings.Contains(q.Text, "%!") {
+				t.Errorf("question %q has a formatting error", q.Text)
+			}
+		}
+		for _, tn := range a[ci].Turns {
+			if strings.Contains(tn.Text, "%!") {
+				t.Errorf("turn %q has a formatting error", tn.Text)
+			}
+		}
 		if len(a[ci].Turns) != len(b[ci].Turns) || a[ci].Turns[5].Text != b[ci].Turns[5].Text {
 			t.Fatalf("conversation %d differs between two runs with the same seed", ci)
 		}
