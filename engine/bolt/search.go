@@ -105,6 +105,9 @@ func (e *Engine) rank(ctx context.Context, mode contract.FetchMode, q string, f 
 		return nil, err
 	}
 	fused := retrieval.Blend(scoredOf(kw), retrieval.MinMax(scoredOf(vec)), retrieval.HybridKeywordWeight)
+	if fused, err = e.rerankTurns(ctx, q, f, fused); err != nil {
+		return nil, err
+	}
 	out := make([]rankedID, 0, min(len(fused), want))
 	for _, x := range fused[:min(len(fused), want)] {
 		out = append(out, rankedID{x.ID, x.Score})

@@ -443,23 +443,46 @@ type ConvResult struct {
 // is the share of its evidence turns in the top K; the figure per type is
 // the mean over its questions.
 func RunConversations(ctx context.Context, e contract.Engine, convs []Conv) (ConvResult, error) {
-	res := ConvResult{ByType: map[contract.FetchMode]map[string]Metrics{}, Count: map[string]int{}}
+	keyOf, err := StoreConversations(ctx, e, convs)
+	if err != nil {
+		return ConvResult{}, err
+	}
+	return MeasureConversations(ctx, e, convs, keyOf, contract.FetchModes()...)
+}
+
+// StoreConversations stores convs in e (ConvItems) and waits for e's
+// embedder, if it learns; it returns each record id's turn key.
+func StoreConversations(ctx context.Context, e contract.Engine, convs []Conv) (map[string]string, error) {
 	keyOf := map[string]string{}
 	for _, c := range convs {
 		items, err := ConvItems(c)
 		if err != nil {
-			return res, err
+			return nil, err
 		}
 		for lo := 0; lo < len(items); lo += contract.MaxStoreMany {
 			hi := min(lo+contract.MaxStoreMany, len(items))
 			rec, err := e.StoreMany(ctx, items[lo:hi])
 			if err != nil {
-				return res, fmt.Errorf("storing %s: %w", c.Namespace, err)
+				return nil, fmt.Errorf("storing %s: %w", c.Namespace, err)
 			}
 			for i, r := range rec {
 				keyOf[r.ID] = c.Turns[lo+i].Key
 			}
 		}
+	}
+	if w, ok := e.(interface{ WaitEmbedder(context.Context) error }); ok {
+		if err := w.WaitEmbedder(ctx); err != nil {
+			return nil, fmt.Errorf("waiting for the embedder: %w", err)
+		}
+	}
+	return keyOf, nil
+}
+
+// MeasureConversations asks every question of convs of e (which holds them,
+// keyOf naming each record's turn) in the given modes e serves.
+func MeasureConversations(ctx context.Context, e contract.Engine, convs []Conv, keyOf map[string]string, modes ...contract.FetchMode) (ConvResult, error) {
+	res := ConvResult{ByType: map[contract.FetchMode]map[string]Metrics{}, Count: map[string]int{}}
+	for _, c := range convs {
 		res.Turns += len(c.Turns)
 		res.Questions += len(c.Questions)
 		for _, q := range c.Questions {
@@ -467,12 +490,7 @@ func RunConversations(ctx context.Context, e contract.Engine, convs []Conv) (Con
 			res.Count[ConvAll]++
 		}
 	}
-	if w, ok := e.(interface{ WaitEmbedder(context.Context) error }); ok {
-		if err := w.WaitEmbedder(ctx); err != nil {
-			return res, fmt.Errorf("waiting for the embedder: %w", err)
-		}
-	}
-	for _, mode := range contract.FetchModes() {
+	for _, mode := range modes {
 		if !e.Descriptor().Supports(mode) {
 			continue
 		}
@@ -511,6 +529,18 @@ func RunConversations(ctx context.Context, e contract.Engine, convs []Conv) (Con
 		res.ByType[mode] = sum
 	}
 	return res, nil
+}
+
+// Row is one mode's figures as a markdown table row: recall@K per type
+// (MRR@K in brackets).
+func (r ConvResult) Row(label string, mode contract.FetchMode) string {
+	m := r.ByType[mode]
+	var b strings.Builder
+	fmt.Fprintf(&b, "| %s |", label)
+	for _, typ := range []string{ConvSingleHop, ConvTemporal, ConvMultiHop, ConvAll} {
+		fmt.Fprintf(&b, " %.3f (%.3f) |", m[typ].Recall, m[typ].MRR)
+	}
+	return b.String()
 }
 
 // Table is the result as a markdown table of evidence recall@K (MRR@K of the

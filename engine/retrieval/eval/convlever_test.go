@@ -1,0 +1,88 @@
+package eval
+
+import (
+	"context"
+	"testing"
+
+	"mnemo/contract"
+	"mnemo/engine/bolt"
+	"mnemo/engine/retrieval"
+)
+
+// TestConvLeverSweep prints, with -eval, hybrid's evidence recall@10 on the
+// tuning conversation set (and the held-out one, printed, not chosen on)
+// for each conversation lever alone and together: the table in
+// docs/retrieval.md. Each store is built once and reopened per setting.
+func TestConvLeverSweep(t *testing.T) {
+	if !*runEval {
+		t.Skip("a sweep: run with -eval")
+	}
+	def := retrieval.DefaultConvConfig()
+	only := func(f func(c *retrieval.ConvConfig)) retrieval.ConvConfig {
+		var c retrieval.ConvConfig
+		f(&c)
+		return c
+	}
+	without := func(f func(c *retrieval.ConvConfig)) retrieval.ConvConfig {
+		c := def
+		f(&c)
+		return c
+	}
+	settings := []struct {
+		name string
+		cfg  retrieval.ConvConfig
+	}{
+		{"none", retrieval.ConvConfig{}},
+		{"speaker only", only(func(c *retrieval.ConvConfig) { c.Speaker = def.Speaker })},
+		{"dates only", only(func(c *retrieval.ConvConfig) { c.Time, c.TimeWindow = def.Time, def.TimeWindow })},
+		{"second round only", only(func(c *retrieval.ConvConfig) { c.Second, c.SecondSeeds = def.Second, def.SecondSeeds })},
+		{"duplicates only", only(func(c *retrieval.ConvConfig) { c.Duplicate = def.Duplicate })},
+		{"all (default)", def},
+		{"all but speaker", without(func(c *retrieval.ConvConfig) { c.Speaker = 0 })},
+		{"all but dates", without(func(c *retrieval.ConvConfig) { c.Time, c.TimeWindow = 0, 0 })},
+		{"all but second round", without(func(c *retrieval.ConvConfig) { c.Second = 0 })},
+		{"all but duplicates", without(func(c *retrieval.ConvConfig) { c.Duplicate = 0 })},
+	}
+	for _, set := range []struct {
+		name  string
+		convs []Conv
+	}{
+		{"tuning", GenConversations(28, 8, 24)},
+		{"held-out", GenConversationsHeldOut(1028, 8, 24)},
+	} {
+		dir := t.TempDir()
+		ctx := context.Background()
+		e, err := bolt.Open(dir, bolt.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keyOf, err := StoreConversations(ctx, e, set.convs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := MeasureConversations(ctx, e, set.convs, keyOf, contract.ModeKeyword, contract.ModeVector)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Close()
+		table := "| hybrid with | single-hop | temporal | multi-hop | all |\n| --- | --- | --- | --- | --- |\n" +
+			res.Row("keyword", contract.ModeKeyword) + "\n" + res.Row("vector", contract.ModeVector) + "\n"
+		for _, s := range settings {
+			cfg := s.cfg
+			e, err := bolt.Open(dir, bolt.Options{Conversation: &cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.WaitEmbedder(ctx); err != nil {
+				t.Fatal(err)
+			}
+			res, err := MeasureConversations(ctx, e, set.convs, keyOf, contract.ModeHybrid)
+			e.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			table += res.Row(s.name, contract.ModeHybrid) + "\n"
+		}
+		t.Logf("%s conversations (%d questions), evidence recall@10 (MRR@10)\n%s", set.name, res.Questions, table)
+	}
+}
