@@ -55,7 +55,9 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 		if err != nil {
 			return nil, err
 		}
-		vec, err := e.rankVector(ctx, contract.ModeHybrid, q, tf, cfg.TimeWindow)
+		// Every turn of the dates may join, however little it shares with
+		// the question: the dates are the evidence.
+		vec, err := e.rankVectorAbove(ctx, contract.ModeHybrid, q, tf, cfg.TimeWindow, -2)
 		if err != nil {
 			return nil, err
 		}
@@ -115,6 +117,10 @@ func (e *Engine) turnsOf(ranked []rankedID, f contract.MetaFilter) (turns []retr
 	if err != nil {
 		return nil, false, err
 	}
+	var model *retrieval.LearnedModel
+	if le, ok := e.embedder.(*retrieval.LearnedEmbedder); ok {
+		model = le.Current()
+	}
 	first := true
 	for _, h := range hits {
 		if h == nil {
@@ -134,6 +140,9 @@ func (e *Engine) turnsOf(ranked []rankedID, f contract.MetaFilter) (turns []retr
 		}
 		if h.Meta.ObservedAt != nil {
 			t.At = *h.Meta.ObservedAt
+		}
+		if model != nil {
+			t.Specificity = model.Specificity(t.Text)
 		}
 		turns = append(turns, t)
 	}

@@ -20,9 +20,10 @@ type ConvConfig struct {
 	// ("What did Maya ...", "Maya's sister").
 	Speaker float64
 	// Time is added to a turn observed within the dates the question names
-	// ("in May 2023", "around 2 June 2022", "last year"), and TimeWindow
-	// more turns of those dates (the vector and keyword rankings within
-	// them, blended as hybrid is) join the candidates.
+	// ("in May 2023", "around 2 June 2022", "last year"), and up to
+	// TimeWindow turns of those dates (the best of the vector ranking within
+	// them, however little they share with the question, and of the keyword
+	// ranking) join the candidates.
 	Time       float64
 	TimeWindow int
 	// Second is the weight of a second keyword round seeded by the first
@@ -32,6 +33,10 @@ type ConvConfig struct {
 	// by their score.
 	Second      float64
 	SecondSeeds int
+	// Specific is added times a turn's specificity (how rare its rarest word
+	// is in the store, LearnedModel.Specificity): a turn that names
+	// something says more than small talk.
+	Specific float64
 	// Duplicate multiplies the score of a turn whose text an earlier turn of
 	// the ranking already has ("Talk soon!"): a copy tells nothing new.
 	Duplicate float64
@@ -40,7 +45,7 @@ type ConvConfig struct {
 // DefaultConvConfig is the hybrid fetch's conversation levers, chosen on the
 // tuning conversation set (eval.GenConversations; docs/retrieval.md).
 func DefaultConvConfig() ConvConfig {
-	return ConvConfig{Speaker: 0.3, Time: 0.3, TimeWindow: 20, Second: 0.3, SecondSeeds: 2, Duplicate: 0.5}
+	return ConvConfig{Speaker: 0.5, Time: 1.0, TimeWindow: 100, Second: 0.3, SecondSeeds: 2, Duplicate: 0.2, Specific: 0.4}
 }
 
 // Turn is a candidate of a conversation ranking: its fused score and what the
@@ -51,6 +56,8 @@ type Turn struct {
 	Text    string
 	Speaker string    // the observed actor's name, "" when none
 	At      time.Time // observed_at, zero when unset
+	// Specificity is in [0, 1] (LearnedModel.Specificity), 0 when unknown.
+	Specificity float64
 }
 
 // DateRange is a span of days a question names, [From, To).
@@ -255,7 +262,7 @@ func RerankTurns(q string, turns []Turn, dates DateRange, datesOK bool, second [
 		if cfg.Time != 0 && datesOK && !t.At.IsZero() && dates.Contains(t.At) {
 			s += cfg.Time
 		}
-		s += secondScore[t.ID]
+		s += secondScore[t.ID] + cfg.Specific*t.Specificity
 		out[i] = ScoredID{ID: t.ID, Score: s}
 	}
 	text := make(map[string]string, len(turns))

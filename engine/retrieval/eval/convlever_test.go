@@ -37,11 +37,24 @@ func TestConvLeverSweep(t *testing.T) {
 		{"dates only", only(func(c *retrieval.ConvConfig) { c.Time, c.TimeWindow = def.Time, def.TimeWindow })},
 		{"second round only", only(func(c *retrieval.ConvConfig) { c.Second, c.SecondSeeds = def.Second, def.SecondSeeds })},
 		{"duplicates only", only(func(c *retrieval.ConvConfig) { c.Duplicate = def.Duplicate })},
+		{"specificity only", only(func(c *retrieval.ConvConfig) { c.Specific = def.Specific })},
 		{"all (default)", def},
 		{"all but speaker", without(func(c *retrieval.ConvConfig) { c.Speaker = 0 })},
 		{"all but dates", without(func(c *retrieval.ConvConfig) { c.Time, c.TimeWindow = 0, 0 })},
 		{"all but second round", without(func(c *retrieval.ConvConfig) { c.Second = 0 })},
 		{"all but duplicates", without(func(c *retrieval.ConvConfig) { c.Duplicate = 0 })},
+		{"all but specificity", without(func(c *retrieval.ConvConfig) { c.Specific = 0 })},
+		{"time 0.5", without(func(c *retrieval.ConvConfig) { c.Time = 0.5 })},
+		{"speaker 0.3", without(func(c *retrieval.ConvConfig) { c.Speaker = 0.3 })},
+		{"speaker 1.0", without(func(c *retrieval.ConvConfig) { c.Speaker = 1.0 })},
+		{"second 0.5", without(func(c *retrieval.ConvConfig) { c.Second = 0.5 })},
+		{"second seeds 3", without(func(c *retrieval.ConvConfig) { c.SecondSeeds = 3 })},
+		{"duplicates 0.5", without(func(c *retrieval.ConvConfig) { c.Duplicate = 0.5 })},
+		{"specific 0.2", without(func(c *retrieval.ConvConfig) { c.Specific = 0.2 })},
+		{"specific 0.6", without(func(c *retrieval.ConvConfig) { c.Specific = 0.6 })},
+		{"time window 20", without(func(c *retrieval.ConvConfig) { c.TimeWindow = 20 })},
+		{"time window 60", without(func(c *retrieval.ConvConfig) { c.TimeWindow = 60 })},
+		{"time window 200", without(func(c *retrieval.ConvConfig) { c.TimeWindow = 200 })},
 	}
 	for _, set := range []struct {
 		name  string
@@ -65,7 +78,7 @@ func TestConvLeverSweep(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.Close()
-		table := "| hybrid with | single-hop | temporal | multi-hop | all |\n| --- | --- | --- | --- | --- |\n" +
+		table := res.Header("hybrid with") + "\n" +
 			res.Row("keyword", contract.ModeKeyword) + "\n" + res.Row("vector", contract.ModeVector) + "\n"
 		for _, s := range settings {
 			cfg := s.cfg

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"mnemo/contract"
 )
@@ -17,7 +18,14 @@ const (
 	ConvTemporal  = "temporal"
 	ConvMultiHop  = "multi-hop"
 	ConvAll       = "all"
+	// ConvShared and ConvUnshared split every question by whether it shares
+	// a word with its evidence (convShares).
+	ConvShared   = "shares a word"
+	ConvUnshared = "shares none"
 )
+
+// convTypes are the columns of a result table.
+var convTypes = []string{ConvSingleHop, ConvTemporal, ConvMultiHop, ConvShared, ConvUnshared, ConvAll}
 
 // ConvTurn is one turn of a generated conversation: who said it, when (its
 // session's date) and its key, which questions name as evidence.
@@ -485,9 +493,11 @@ func MeasureConversations(ctx context.Context, e contract.Engine, convs []Conv, 
 	for _, c := range convs {
 		res.Turns += len(c.Turns)
 		res.Questions += len(c.Questions)
+		text := turnTexts(c)
 		for _, q := range c.Questions {
-			res.Count[q.Type]++
-			res.Count[ConvAll]++
+			for _, typ := range convTypesOf(c, q, text) {
+				res.Count[typ]++
+			}
 		}
 	}
 	for _, mode := range modes {
@@ -498,6 +508,7 @@ func MeasureConversations(ctx context.Context, e contract.Engine, convs []Conv, 
 		for _, c := range convs {
 			ns, _ := contract.ParseNamespace(c.Namespace)
 			reach := contract.ReachSubtree(ns)
+			text := turnTexts(c)
 			for _, q := range c.Questions {
 				page, err := e.Fetch(ctx, contract.FetchRequest{Query: q.Text, Mode: mode, Filter: contract.MetaFilter{Reach: &reach}, Limit: K})
 				if err != nil {
@@ -513,7 +524,7 @@ func MeasureConversations(ctx context.Context, e contract.Engine, convs []Conv, 
 					}
 				}
 				rec := float64(found) / float64(len(q.Evidence))
-				for _, typ := range []string{q.Type, ConvAll} {
+				for _, typ := range convTypesOf(c, q, text) {
 					m := sum[typ]
 					m.Recall += rec
 					m.MRR += rr
@@ -522,8 +533,8 @@ func MeasureConversations(ctx context.Context, e contract.Engine, convs []Conv, 
 			}
 		}
 		for typ, m := range sum {
-			m.Recall /= float64(res.Count[typ])
-			m.MRR /= float64(res.Count[typ])
+			m.Recall /= float64(max(1, res.Count[typ]))
+			m.MRR /= float64(max(1, res.Count[typ]))
 			sum[typ] = m
 		}
 		res.ByType[mode] = sum
@@ -537,28 +548,97 @@ func (r ConvResult) Row(label string, mode contract.FetchMode) string {
 	m := r.ByType[mode]
 	var b strings.Builder
 	fmt.Fprintf(&b, "| %s |", label)
-	for _, typ := range []string{ConvSingleHop, ConvTemporal, ConvMultiHop, ConvAll} {
+	for _, typ := range convTypes {
 		fmt.Fprintf(&b, " %.3f (%.3f) |", m[typ].Recall, m[typ].MRR)
 	}
 	return b.String()
 }
 
-// Table is the result as a markdown table of evidence recall@K (MRR@K of the
-// first evidence turn in brackets).
-func (r ConvResult) Table() string {
+// Header is the head of a result table: the columns, each with its count of
+// questions.
+func (r ConvResult) Header(first string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d turns, %d questions\n| mode | single-hop (%d) | temporal (%d) | multi-hop (%d) | all (%d) |\n| --- | --- | --- | --- | --- |\n",
-		r.Turns, r.Questions, r.Count[ConvSingleHop], r.Count[ConvTemporal], r.Count[ConvMultiHop], r.Count[ConvAll])
-	for _, mode := range contract.FetchModes() {
-		m, ok := r.ByType[mode]
-		if !ok {
-			continue
-		}
-		fmt.Fprintf(&b, "| %s |", mode)
-		for _, typ := range []string{ConvSingleHop, ConvTemporal, ConvMultiHop, ConvAll} {
-			fmt.Fprintf(&b, " %.3f (%.3f) |", m[typ].Recall, m[typ].MRR)
-		}
-		b.WriteString("\n")
+	fmt.Fprintf(&b, "| %s |", first)
+	for _, typ := range convTypes {
+		fmt.Fprintf(&b, " %s (%d) |", typ, r.Count[typ])
+	}
+	b.WriteString("\n|")
+	for range len(convTypes) + 1 {
+		b.WriteString(" --- |")
 	}
 	return b.String()
+}
+
+// Table is the result as a markdown table of evidence recall@K (MRR@K of the
+// first evidence turn in brackets), per type and by whether a question shares
+// a word with its evidence.
+func (r ConvResult) Table() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d turns, %d questions\n%s\n", r.Turns, r.Questions, r.Header("mode"))
+	for _, mode := range contract.FetchModes() {
+		if _, ok := r.ByType[mode]; ok {
+			b.WriteString(r.Row(string(mode), mode) + "\n")
+		}
+	}
+	return b.String()
+}
+
+// convStop are the words OverlapShare does not count as shared.
+var convStop = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`the and did does what which when where who how was were is are their they them
+with for from into what's has have had this that these those about your you our her his its not but can
+all any new now get got one two out`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// convWords are a text's lowercase words of 3+ letters outside convStop, cut
+// to their first five letters (a crude stem: "playing" meets "play").
+func convWords(text string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if len(w) < 3 || convStop[w] {
+			continue
+		}
+		out[w[:min(5, len(w))]] = true
+	}
+	return out
+}
+
+// convShares reports whether a question shares a word with one of its
+// evidence turns, the speakers' names not counted (they are not in the
+// turns' text): whether keyword search can find the evidence by its words at
+// all. A set whose questions share none is one of knowledge (a cello is an
+// instrument), not of search.
+func convShares(c Conv, q ConvQuestion, text map[string]string) bool {
+	qw := convWords(q.Text)
+	for _, s := range c.Speakers {
+		delete(qw, strings.ToLower(s)[:min(5, len(s))])
+	}
+	for _, k := range q.Evidence {
+		for w := range convWords(text[k]) {
+			if qw[w] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// convTypesOf are the columns a question counts in.
+func convTypesOf(c Conv, q ConvQuestion, text map[string]string) []string {
+	if convShares(c, q, text) {
+		return []string{q.Type, ConvShared, ConvAll}
+	}
+	return []string{q.Type, ConvUnshared, ConvAll}
+}
+
+func turnTexts(c Conv) map[string]string {
+	text := map[string]string{}
+	for _, t := range c.Turns {
+		text[t.Key] = t.Text
+	}
+	return text
 }
