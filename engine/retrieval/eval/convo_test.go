@@ -9,39 +9,57 @@ import (
 	"mnemo/engine/bolt"
 )
 
-// convFloor is a minimum evidence recall@10 per mode and question type: the
-// figure docs/retrieval.md states, less floorMargin.
-type convFloor struct {
-	mode   contract.FetchMode
-	typ    string
-	stated float64
+// convStated are the figures docs/retrieval.md states for one set: evidence
+// recall@10 per mode of single-hop, temporal, multi-hop and all questions.
+type convStated map[contract.FetchMode][4]float64
+
+// convFigures are the stated figures: CI size (3 conversations of 20
+// sessions) and the full sets (-eval, 8 of 24), tuning and held-out.
+var convFigures = map[string]convStated{
+	"ci tuning": {
+		contract.ModeKeyword: {0.310, 0.562, 0.667, 0.505},
+		contract.ModeVector:  {0.276, 0.589, 0.778, 0.523},
+		contract.ModeHybrid:  {0.379, 0.986, 1.000, 0.829},
+	},
+	"ci held-out": {
+		contract.ModeKeyword: {0.400, 0.593, 0.667, 0.545},
+		contract.ModeVector:  {0.300, 0.611, 0.667, 0.525},
+		contract.ModeHybrid:  {0.433, 0.926, 0.867, 0.768},
+	},
+	"full tuning": {
+		contract.ModeKeyword: {0.228, 0.523, 0.606, 0.460},
+		contract.ModeVector:  {0.253, 0.494, 0.606, 0.450},
+		contract.ModeHybrid:  {0.443, 0.924, 0.894, 0.794},
+	},
+	"full held-out": {
+		contract.ModeKeyword: {0.295, 0.521, 0.698, 0.487},
+		contract.ModeVector:  {0.308, 0.500, 0.698, 0.479},
+		contract.ModeHybrid:  {0.385, 0.887, 0.938, 0.750},
+	},
 }
 
 // TestEvalConversations measures engine/bolt on generated long multi-session
-// conversations (GenConversations: two people, one item per turn, session
-// dates as observed_at) and fails below the stated figures less floorMargin.
-// In go test it runs 2 conversations of 16 sessions; -eval runs the full 8
-// conversations of 24 sessions. Skipped with -short.
+// conversations (GenConversations for the tuning set, GenConversationsHeldOut
+// for the held-out one: two people, one item per turn, session dates as
+// observed_at, speakers as observed actors, one namespace per conversation)
+// and fails below the stated figures (convFigures) less floorMargin, or when
+// hybrid's overall recall is below keyword's + 0.02. In go test it runs 3
+// conversations of 20 sessions per set (about 5 s); -eval runs 8 of 24.
+// Skipped with -short.
 func TestEvalConversations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped with -short")
 	}
-	n, sessions, floors := 2, 16, []convFloor{
-		{contract.ModeKeyword, ConvSingleHop, 0.213}, {contract.ModeKeyword, ConvTemporal, 0.500}, {contract.ModeKeyword, ConvMultiHop, 0.500},
-		{contract.ModeVector, ConvSingleHop, 0.246}, {contract.ModeVector, ConvTemporal, 0.568}, {contract.ModeVector, ConvMultiHop, 0.591},
-		{contract.ModeHybrid, ConvSingleHop, 0.246}, {contract.ModeHybrid, ConvTemporal, 0.568}, {contract.ModeHybrid, ConvMultiHop, 0.591},
-	}
-	var heldOutFloors []convFloor
+	size, n, sessions := "ci", 3, 20
 	if *runEval {
-		n, sessions = 8, 24
+		size, n, sessions = "full", 8, 24
 	}
 	for _, set := range []struct {
-		name   string
-		convs  []Conv
-		floors []convFloor
+		name  string
+		convs []Conv
 	}{
-		{"tuning", GenConversations(28, n, sessions), floors},
-		{"held-out", GenConversationsHeldOut(1028, n, sessions), heldOutFloors},
+		{"tuning", GenConversations(28, n, sessions)},
+		{"held-out", GenConversationsHeldOut(1028, n, sessions)},
 	} {
 		t.Run(set.name, func(t *testing.T) {
 			e, err := bolt.Open(t.TempDir(), bolt.Options{})
@@ -54,15 +72,14 @@ func TestEvalConversations(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("%s conversations, evidence recall@10 (MRR@10)\n%s", set.name, res.Table())
-			if kw, hy := res.ByType[contract.ModeKeyword][ConvAll].Recall, res.ByType[contract.ModeHybrid][ConvAll].Recall; hy < kw {
-				t.Errorf("hybrid evidence recall@10 %.3f is below keyword %.3f", hy, kw)
+			if kw, hy := res.ByType[contract.ModeKeyword][ConvAll].Recall, res.ByType[contract.ModeHybrid][ConvAll].Recall; hy < kw+0.02 {
+				t.Errorf("hybrid evidence recall@10 %.3f is below keyword %.3f + 0.02", hy, kw)
 			}
-			if *runEval {
-				return
-			}
-			for _, f := range set.floors {
-				if got := res.ByType[f.mode][f.typ].Recall; got < f.stated-floorMargin {
-					t.Errorf("%s %s: evidence recall@10 %.3f, stated %.3f, floor %.2f below", f.mode, f.typ, got, f.stated, floorMargin)
+			for mode, stated := range convFigures[size+" "+set.name] {
+				for i, typ := range []string{ConvSingleHop, ConvTemporal, ConvMultiHop, ConvAll} {
+					if got := res.ByType[mode][typ].Recall; got < stated[i]-floorMargin {
+						t.Errorf("%s %s: evidence recall@10 %.3f, stated %.3f, floor %.2f below", mode, typ, got, stated[i], floorMargin)
+					}
 				}
 			}
 		})
