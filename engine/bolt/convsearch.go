@@ -110,8 +110,10 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 }
 
 // turnsOf reads the ranked records as turns (text without its role, speaker,
-// observed_at); conv reports whether the best of them is a conversation
-// item. Records gone or filtered out are left out.
+// observed_at, specificity); conv reports whether at least half of the best
+// ten are conversation items: a ranking of mostly documents is not
+// reordered because a turn or two made it in. Records gone or filtered out
+// are left out.
 func (e *Engine) turnsOf(ranked []rankedID, f contract.MetaFilter) (turns []retrieval.Turn, conv bool, err error) {
 	hits, err := e.hitsFor(ranked, f)
 	if err != nil {
@@ -121,7 +123,7 @@ func (e *Engine) turnsOf(ranked []rankedID, f contract.MetaFilter) (turns []retr
 	if le, ok := e.embedder.(*retrieval.LearnedEmbedder); ok {
 		model = le.Current()
 	}
-	first := true
+	seen, convs := 0, 0
 	for _, h := range hits {
 		if h == nil {
 			continue
@@ -132,8 +134,11 @@ func (e *Engine) turnsOf(ranked []rankedID, f contract.MetaFilter) (turns []retr
 				t.Text = text
 			}
 		}
-		if first {
-			conv, first = h.Kind == contract.KindConversation, false
+		if seen < 10 {
+			seen++
+			if h.Kind == contract.KindConversation {
+				convs++
+			}
 		}
 		if a := h.Meta.ObservedActor; a != nil && a.Name != nil {
 			t.Speaker = *a.Name
@@ -141,10 +146,10 @@ func (e *Engine) turnsOf(ranked []rankedID, f contract.MetaFilter) (turns []retr
 		if h.Meta.ObservedAt != nil {
 			t.At = *h.Meta.ObservedAt
 		}
-		if model != nil {
+		if model != nil && h.Kind == contract.KindConversation {
 			t.Specificity = model.Specificity(t.Text)
 		}
 		turns = append(turns, t)
 	}
-	return turns, conv, nil
+	return turns, seen > 0 && 2*convs >= seen, nil
 }
