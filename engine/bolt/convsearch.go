@@ -55,14 +55,13 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 		if err != nil {
 			return nil, err
 		}
+		for _, x := range kw {
+			add(x.id, 0)
+		}
 		// Every turn of the dates may join, however little it shares with
 		// the question: the dates are the evidence.
-		vec, err := e.rankVectorAbove(ctx, contract.ModeHybrid, q, tf, cfg.TimeWindow, -2)
-		if err != nil {
-			return nil, err
-		}
-		for _, x := range retrieval.Blend(scoredOf(kw), retrieval.MinMax(scoredOf(vec)), retrieval.HybridKeywordWeight) {
-			add(x.ID, 0)
+		for _, id := range e.idsMatching(tf, cfg.TimeWindow) {
+			add(id, 0)
 		}
 	}
 	turns, conv, err := e.turnsOf(ids, f)
@@ -107,6 +106,25 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 		out[i] = retrieval.Fused{ID: x.ID, Score: x.Score}
 	}
 	return out, nil
+}
+
+// idsMatching lists up to limit ids of live records that pass f, in the
+// order they were written: a scan of the table, about as dear as one pass of
+// the vector scan without the vectors.
+func (e *Engine) idsMatching(f contract.MetaFilter, limit int) []string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	p := e.t.compileFilter(f, true)
+	var ids []string
+	for ord := range e.t.rows {
+		if len(ids) == limit {
+			break
+		}
+		if e.t.alive[ord] && p.match(&e.t.rows[ord]) {
+			ids = append(ids, e.t.idOf(uint32(ord)))
+		}
+	}
+	return ids
 }
 
 // turnsOf reads the ranked records as turns (text without its role, speaker,

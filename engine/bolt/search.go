@@ -193,12 +193,6 @@ func (e *Engine) rankKeyword(ctx context.Context, q string, f contract.MetaFilte
 }
 
 func (e *Engine) rankVector(ctx context.Context, mode contract.FetchMode, q string, f contract.MetaFilter, want int) ([]rankedID, error) {
-	return e.rankVectorAbove(ctx, mode, q, f, want, minVectorScore)
-}
-
-// rankVectorAbove is rankVector keeping the vectors that score at least
-// minScore.
-func (e *Engine) rankVectorAbove(ctx context.Context, mode contract.FetchMode, q string, f contract.MetaFilter, want int, minScore float64) ([]rankedID, error) {
 	if e.vectors == nil {
 		return nil, nil
 	}
@@ -243,7 +237,7 @@ func (e *Engine) rankVectorAbove(ctx context.Context, mode contract.FetchMode, q
 	}
 	out := make([]rankedID, 0, len(found))
 	for _, s := range found {
-		if s.score >= minScore {
+		if s.score >= minVectorScore {
 			out = append(out, rankedID{s.id, s.score})
 		}
 	}

@@ -21,9 +21,9 @@ type ConvConfig struct {
 	Speaker float64
 	// Time is added to a turn observed within the dates the question names
 	// ("in May 2023", "around 2 June 2022", "last year"), and up to
-	// TimeWindow turns of those dates (the best of the vector ranking within
-	// them, however little they share with the question, and of the keyword
-	// ranking) join the candidates.
+	// TimeWindow turns of those dates (however little they share with the
+	// question, the first written when there are more) and the keyword
+	// ranking's best TimeWindow within them join the candidates.
 	Time       float64
 	TimeWindow int
 	// Second is the weight of a second keyword round seeded by the first

@@ -60,7 +60,7 @@ func convBenchSetup(b *testing.B) convBenchStore {
 		}
 		convBench.dir = dir
 		want := convBenchTurns()
-		convs := GenConversations(4242, max(1, want/470+1), 24)
+		convs := GenConversations(4242, max(1, want/400+1), 24)
 		total := 0
 		for i, c := range convs {
 			if total >= want {
