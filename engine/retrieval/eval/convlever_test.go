@@ -96,6 +96,23 @@ func TestConvLeverSweep(t *testing.T) {
 			}
 			table += res.Row(s.name, contract.ModeHybrid) + "\n"
 		}
+		// The same store with the hashed embedder alone: what learning from
+		// a store of short turns adds.
+		he, err := bolt.Open(t.TempDir(), bolt.Options{Embedder: retrieval.NewHashEmbedder()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hk, err := StoreConversations(ctx, he, set.convs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hres, err := MeasureConversations(ctx, he, set.convs, hk, contract.ModeVector, contract.ModeHybrid)
+		he.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		table += hres.Row("vector, hashed embedder (nothing learned)", contract.ModeVector) + "\n" +
+			hres.Row("all (default), hashed embedder", contract.ModeHybrid) + "\n"
 		t.Logf("%s conversations (%d questions), evidence recall@10 (MRR@10)\n%s", set.name, res.Questions, table)
 	}
 }
