@@ -18,12 +18,13 @@ func (e *Engine) convConfig() retrieval.ConvConfig {
 }
 
 // rerankTurns applies the conversation levers (retrieval.RerankTurns) to a
-// hybrid ranking whose best hits are conversation turns: turns of the dates
+// hybrid ranking whose best hits are conversation turns: the vector
+// ranking's pool beyond the fused window and turns of the dates
 // the question names join the candidates, the speaker and the dates named
 // lift a turn, a second keyword round seeded by the names of the best turns
 // adds the turns those names lead to, and copies of a text already ranked
 // fall back. Any other ranking is returned as it is.
-func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilter, fused []retrieval.Fused) ([]retrieval.Fused, error) {
+func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilter, fused []retrieval.Fused, pool []rankedID) ([]retrieval.Fused, error) {
 	cfg := e.convConfig()
 	if cfg == (retrieval.ConvConfig{}) || len(fused) == 0 {
 		return fused, nil
@@ -40,6 +41,9 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 	}
 	for _, x := range fused {
 		add(x.ID, x.Score)
+	}
+	for _, x := range pool {
+		add(x.id, 0)
 	}
 	dates, datesOK := retrieval.QueryDates(q, e.clock())
 	if datesOK && cfg.TimeWindow > 0 {

@@ -37,6 +37,10 @@ type ConvConfig struct {
 	// is in the store, LearnedModel.Specificity): a turn that names
 	// something says more than small talk.
 	Specific float64
+	// VectorPool is how many of the vector ranking's best join the
+	// candidates (the fusion takes its HybridVectorWindow of them): turns
+	// that share no word with the question, for the levers to lift.
+	VectorPool int
 	// Duplicate multiplies the score of a turn whose text an earlier turn of
 	// the ranking already has ("Talk soon!"): a copy tells nothing new.
 	Duplicate float64
@@ -45,7 +49,7 @@ type ConvConfig struct {
 // DefaultConvConfig is the hybrid fetch's conversation levers, chosen on the
 // tuning conversation set (eval.GenConversations; docs/retrieval.md).
 func DefaultConvConfig() ConvConfig {
-	return ConvConfig{Speaker: 0.5, Time: 1.0, TimeWindow: 100, Second: 0.3, SecondSeeds: 2, Duplicate: 0.2, Specific: 0.4}
+	return ConvConfig{Speaker: 0.5, Time: 1.0, TimeWindow: 100, Second: 0.3, SecondSeeds: 2, Duplicate: 0.2, Specific: 0.4, VectorPool: 200}
 }
 
 // Turn is a candidate of a conversation ranking: its fused score and what the
