@@ -152,6 +152,7 @@ type losoFusion struct {
 // each set in turn; the notes' held-out queries and the held-out
 // conversations are measured for every choice and never choose. A fusion is
 // chosen by its worst gain over keyword on the three, then its mean gain.
+// It fails when the shipped blend is below keyword on any set.
 //
 //	go test ./engine/retrieval/eval -run TestFusionLOSO -v -args -eval
 func TestFusionLOSO(t *testing.T) {
@@ -222,4 +223,15 @@ func TestFusionLOSO(t *testing.T) {
 		b.WriteString("\n")
 	}
 	t.Logf("fusions of the same windows\n%s", b.String())
+	// The shipped blend is never below keyword, on any set, tuned or not.
+	for fi, f := range fs {
+		if f.name != fmt.Sprintf("blend %.2f", retrieval.HybridKeywordWeight) {
+			continue
+		}
+		for si, s := range all {
+			if score[fi][si] < score[0][si] {
+				t.Errorf("%s: the shipped blend %.3f is below keyword %.3f", s.name, score[fi][si], score[0][si])
+			}
+		}
+	}
 }
