@@ -64,7 +64,7 @@ func TestHybridFindsConversationTurns(t *testing.T) {
 	e := openStore(t, dir, bolt.Options{})
 	var ids []string
 	for lo := 0; lo < len(items); lo += contract.MaxStoreMany {
-		recs, err := e.StoreMany(ctx, items[lo:min(lo+contract.MaxStoreMany, len(items))])
+		recs, err := e.StoreManyWith(ctx, items[lo:min(lo+contract.MaxStoreMany, len(items))], contract.WriteOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +131,7 @@ func TestConversationLeversLeaveDocumentsAlone(t *testing.T) {
 			contract.MemoryMeta{ObservedAt: &at, ObservedActor: &contract.ObservedActor{ID: name, Name: &name}}))
 	}
 	for lo := 0; lo < len(items); lo += contract.MaxStoreMany {
-		if _, err := e.StoreMany(ctx, items[lo:min(lo+contract.MaxStoreMany, len(items))]); err != nil {
+		if _, err := e.StoreManyWith(ctx, items[lo:min(lo+contract.MaxStoreMany, len(items))], contract.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -33,7 +33,7 @@ func TestConvMisses(t *testing.T) {
 		items, _ := ConvItems(c)
 		for lo := 0; lo < len(items); lo += contract.MaxStoreMany {
 			hi := min(lo+contract.MaxStoreMany, len(items))
-			rec, err := e.StoreMany(ctx, items[lo:hi])
+			rec, err := e.StoreManyWith(ctx, items[lo:hi], contract.WriteOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
