@@ -469,7 +469,7 @@ func StoreConversations(ctx context.Context, e contract.Engine, convs []Conv) (m
 		}
 		for lo := 0; lo < len(items); lo += contract.MaxStoreMany {
 			hi := min(lo+contract.MaxStoreMany, len(items))
-			rec, err := e.StoreManyWith(ctx, items[lo:hi], contract.WriteOptions{})
+			rec, err := e.StoreMany(ctx, items[lo:hi])
 			if err != nil {
 				return nil, fmt.Errorf("storing %s: %w", c.Namespace, err)
 			}
