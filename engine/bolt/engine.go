@@ -85,6 +85,10 @@ type Options struct {
 	Embedder retrieval.Embedder
 	// Answerer writes recall answers (default: the extractive answerer).
 	Answerer retrieval.Answerer
+	// Conversation sets the levers hybrid fetch applies to a ranking of
+	// conversation turns (default retrieval.DefaultConvConfig(); a zero
+	// config turns them off).
+	Conversation *retrieval.ConvConfig
 	// FetchModes are the modes the engine declares and serves (default all three).
 	FetchModes []contract.FetchMode
 	// Logger receives background progress and failures (default: discard).

@@ -96,7 +96,9 @@ func (e *Engine) rank(ctx context.Context, mode contract.FetchMode, q string, f 
 		defer close(kwDone)
 		kw, kwErr = e.rankKeyword(ctx, q, f, retrieval.HybridWindow)
 	}()
-	vec, err := e.rankVector(ctx, mode, q, f, retrieval.HybridVectorWindow)
+	// The vector window's tail beyond the fusion's is the conversation
+	// levers' (ConvConfig.VectorPool): one scan gives both.
+	vec, err := e.rankVector(ctx, mode, q, f, max(retrieval.HybridVectorWindow, e.convConfig().VectorPool))
 	<-kwDone
 	if kwErr != nil {
 		return nil, kwErr
@@ -104,7 +106,11 @@ func (e *Engine) rank(ctx context.Context, mode contract.FetchMode, q string, f 
 	if err != nil {
 		return nil, err
 	}
-	fused := retrieval.Blend(scoredOf(kw), retrieval.MinMax(scoredOf(vec)), retrieval.HybridKeywordWeight)
+	head := vec[:min(len(vec), retrieval.HybridVectorWindow)]
+	fused := retrieval.Blend(scoredOf(kw), retrieval.MinMax(scoredOf(head)), retrieval.HybridKeywordWeight)
+	if fused, err = e.rerankTurns(ctx, q, f, fused, vec[len(head):]); err != nil {
+		return nil, err
+	}
 	out := make([]rankedID, 0, min(len(fused), want))
 	for _, x := range fused[:min(len(fused), want)] {
 		out = append(out, rankedID{x.ID, x.Score})

@@ -665,6 +665,24 @@ func (m *LearnedModel) setHashWeights() {
 	m.hashOOV = math.Pow(math.Log(1+float64(max(m.docs, 1))), m.cfg.HashIDF)
 }
 
+// Specificity is how rare the rarest word of text is in the model: its idf
+// over the idf of a word in one learned text, in [0, 1]. A word the model
+// lacks counts as rarest. Small talk ("Same here, honestly.") is made of
+// words many texts share and scores low; a turn naming a place, a pet or a
+// book scores near 1. A text without words scores 0.
+func (m *LearnedModel) Specificity(text string) float64 {
+	top := math.Log(1 + float64(max(m.docs, 1)))
+	best := 0.0
+	for _, w := range learnTokens(text, m.cfg.Stem, m.cfg.MaxTokens) {
+		v := top
+		if r, ok := m.words[w]; ok {
+			v = float64(m.idf[r])
+		}
+		best = max(best, v)
+	}
+	return min(1, best/top)
+}
+
 // hashWeight is a word's weight in the hashed part.
 func (m *LearnedModel) hashWeight(w string) float64 {
 	if r, ok := m.words[w]; ok {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"mnemo/contract"
 )
@@ -17,7 +18,14 @@ const (
 	ConvTemporal  = "temporal"
 	ConvMultiHop  = "multi-hop"
 	ConvAll       = "all"
+	// ConvShared and ConvUnshared split every question by whether it shares
+	// a word with its evidence (convShares).
+	ConvShared   = "shares a word"
+	ConvUnshared = "shares none"
 )
+
+// convTypes are the columns of a result table.
+var convTypes = []string{ConvSingleHop, ConvTemporal, ConvMultiHop, ConvShared, ConvUnshared, ConvAll}
 
 // ConvTurn is one turn of a generated conversation: who said it, when (its
 // session's date) and its key, which questions name as evidence.
@@ -45,29 +53,54 @@ type Conv struct {
 	Questions []ConvQuestion
 }
 
-// Word pools for the generated conversations. None of it comes from any
-// benchmark: names, places and activities are common ones, the sentences are
-// written for this generator.
-var (
-	convFirstNames = []string{"Maya", "Jonas", "Priya", "Tomas", "Aiko", "Rafael", "Ingrid", "Kwame", "Sofia", "Declan",
-		"Leila", "Mateo", "Hannah", "Oskar", "Nadia", "Elliot", "Chiara", "Dmitri", "Amara", "Felix", "Yuki", "Gabriel"}
-	convThirdNames = []string{"Leo", "Beatriz", "Sam", "Noor", "Viktor", "Clara", "Ibrahim", "Greta", "Marcus", "Lena",
-		"Paulo", "Tess", "Arjun", "Freya", "Hugo", "Mira"}
-	convCities = []string{"Lisbon", "Denver", "Kyoto", "Porto", "Edinburgh", "Montreal", "Seville", "Oslo", "Valparaiso",
-		"Tbilisi", "Hanoi", "Marrakesh", "Cork", "Ljubljana", "Austin", "Bergen", "Cusco", "Naples"}
-	convRelations   = []string{"sister", "brother", "cousin", "aunt", "uncle", "old roommate", "best friend", "neighbour"}
-	convInstruments = [][2]string{{"cello", "instrument"}, {"ukulele", "instrument"}, {"drums", "instrument"},
-		{"piano", "instrument"}, {"saxophone", "instrument"}, {"banjo", "instrument"}}
-	convPets     = []string{"puppy", "kitten", "rescue greyhound", "parrot", "rabbit", "tortoise"}
-	convPetNames = []string{"Biscuit", "Pepper", "Juniper", "Mochi", "Otto", "Saffron", "Waffles", "Clementine", "Ziggy"}
-	convHobbies  = [][2]string{{"pottery", "make"}, {"rock climbing", "sport"}, {"woodworking", "make"},
-		{"salsa dancing", "dance"}, {"birdwatching", "outdoor"}, {"sourdough baking", "bake"}, {"watercolour painting", "paint"},
-		{"trail running", "sport"}, {"chess", "game"}}
-	convJobs = []string{"a nurse at the children's hospital", "a data analyst at a shipping firm", "a sous chef at a bistro",
-		"a high school chemistry teacher", "an architect at a small studio", "a park ranger", "a sound engineer for a theatre"}
-	convBooks = []string{"The Glass Orchard", "Salt and Lanterns", "A Map of Small Hours", "The Quiet Engineer",
-		"Rivers Under Ice", "The Last Cartographer"}
-	convFillers = []string{
+// convWorld is what a generator draws from: the word pools, the sentences
+// that state each kind of fact, and the paraphrases of the questions about
+// it. Nothing in it comes from any benchmark: names, places and activities are
+// common ones, the sentences are written for this generator. Templates take
+// fmt arguments in the order each field's comment gives.
+type convWorld struct {
+	first, third, cities, relations, instruments, pets, petNames, hobbies, jobs, books, fillers []string
+
+	trip       []string // city
+	qTripWhen  []string // who, city
+	qTripDay   []string // who, "2 January 2006"
+	qTripMonth []string // who, "January 2006"
+	instrument []string // instrument
+	qInstr     []string // who
+	pet        []string // pet, name
+	qPetName   []string // who
+	qPetWhen   []string // who, name
+	hobby      []string // hobby
+	qHobby     []string // who
+	job        []string // job
+	qJob       []string // who
+	qJobWhen   []string // who
+	book       []string // title
+	qBook      []string // who
+	relLives   []string // relation, third person, city
+	relVisit   []string // third person
+	qMulti     []string // who, relation
+}
+
+// convWorldTune is the world of the tuning set (GenConversations).
+var convWorldTune = convWorld{
+	first: []string{"Maya", "Jonas", "Priya", "Tomas", "Aiko", "Rafael", "Ingrid", "Kwame", "Sofia", "Declan",
+		"Leila", "Mateo", "Hannah", "Oskar", "Nadia", "Elliot", "Chiara", "Dmitri", "Amara", "Felix", "Yuki", "Gabriel"},
+	third: []string{"Leo", "Beatriz", "Sam", "Noor", "Viktor", "Clara", "Ibrahim", "Greta", "Marcus", "Lena",
+		"Paulo", "Tess", "Arjun", "Freya", "Hugo", "Mira"},
+	cities: []string{"Lisbon", "Denver", "Kyoto", "Porto", "Edinburgh", "Montreal", "Seville", "Oslo", "Valparaiso",
+		"Tbilisi", "Hanoi", "Marrakesh", "Cork", "Ljubljana", "Austin", "Bergen", "Cusco", "Naples"},
+	relations:   []string{"sister", "brother", "cousin", "aunt", "uncle", "old roommate", "best friend", "neighbour"},
+	instruments: []string{"cello", "ukulele", "drums", "piano", "saxophone", "banjo"},
+	pets:        []string{"puppy", "kitten", "rescue greyhound", "parrot", "rabbit", "tortoise"},
+	petNames:    []string{"Biscuit", "Pepper", "Juniper", "Mochi", "Otto", "Saffron", "Waffles", "Clementine", "Ziggy"},
+	hobbies: []string{"pottery", "rock climbing", "woodworking", "salsa dancing", "birdwatching", "sourdough baking",
+		"watercolour painting", "trail running", "chess"},
+	jobs: []string{"a nurse at the children's hospital", "a data analyst at a shipping firm", "a sous chef at a bistro",
+		"a high school chemistry teacher", "an architect at a small studio", "a park ranger", "a sound engineer for a theatre"},
+	books: []string{"The Glass Orchard", "Salt and Lanterns", "A Map of Small Hours", "The Quiet Engineer",
+		"Rivers Under Ice", "The Last Cartographer"},
+	fillers: []string{
 		"How have you been lately?", "Pretty good, thanks for asking!", "That sounds wonderful.",
 		"Haha, I know exactly what you mean.", "Work has been a bit hectic this week.", "Oh wow, really?",
 		"I'm so happy for you!", "That must have been a lot to handle.", "Same here, honestly.",
@@ -80,35 +113,144 @@ var (
 		"I'm thinking of taking a trip sometime this year.", "Have you been reading anything good?",
 		"Music always helps me relax.", "Work keeps me busy, but I like it.", "I love that idea.",
 		"That reminds me of when we were in school.", "Let me know how it goes!", "Fingers crossed for you.",
-	}
-)
+	},
+	trip: []string{"I just got back from %s, the food alone was worth the flight.",
+		"We spent four days in %s and I already miss it.",
+		"Finally made it to %s last week! The old town was beautiful."},
+	qTripWhen:  []string{"When did %s travel to %s?", "When was %s's trip to %s?", "When did %s visit %s?"},
+	qTripDay:   []string{"Which city did %s visit around %s?"},
+	qTripMonth: []string{"Where did %s go on holiday in %s?"},
+	instrument: []string{"I signed up for %s lessons, my fingers hurt already.",
+		"Guess what, I bought a second-hand %s and I'm learning it from videos.",
+		"My teacher says my %s playing is finally improving."},
+	qInstr: []string{"What instrument is %s learning to play?", "Which musical instrument did %s take up?"},
+	pet: []string{"We adopted a %s and named it %s.", "Meet %[2]s, our new %[1]s! The house is chaos now.",
+		"The shelter let us take home a %s, we call it %s."},
+	qPetName: []string{"What is the name of %s's pet?", "What did %s call the animal they adopted?"},
+	qPetWhen: []string{"When did %s adopt %s?", "When did %[1]s get a new pet?"},
+	hobby: []string{"I've been going to a %s class every Thursday evening.",
+		"Lately I'm obsessed with %s, I spend every weekend on it.", "A friend dragged me to try %s and I loved it."},
+	qHobby: []string{"What hobby did %s pick up?", "What does %s do in their free time these days?"},
+	job: []string{"I start my new job next Monday, I'll be %s.", "Big news: I got the offer and I'm going to work as %s.",
+		"After years of applying I'm now %s."},
+	qJob:     []string{"What is %s's new job?", "What does %s do for work now?", "Where did %s start working?"},
+	qJobWhen: []string{"When did %s change jobs?", "When did %s get the job offer?"},
+	book:     []string{"I couldn't put down %s, I finished it in two nights.", "My book club picked %s and the ending made me cry."},
+	qBook:    []string{"Which novel did %s recommend?", "What book was %s reading?"},
+	relLives: []string{"My %s %s just moved to %s for work.", "%[2]s, my %[1]s, bought a flat in %[3]s last month.",
+		"Did I tell you my %s %s lives in %s now?"},
+	relVisit: []string{"I'm flying out to see %s next weekend, can't wait.", "Spent the long weekend staying with %s, we cooked every night.",
+		"%s showed me around their new neighbourhood."},
+	qMulti: []string{"Which city did %s travel to when visiting their %s?", "In what city was %s when they stayed with their %s?"},
+}
+
+// convWorldHeldOut is the world of the held-out set (GenConversationsHeldOut):
+// other names, places, things and sentences, and other paraphrases of the
+// questions. No retrieval choice is made on it.
+var convWorldHeldOut = convWorld{
+	first: []string{"Ruth", "Kenji", "Olga", "Emeka", "Lucia", "Anders", "Farah", "Bruno", "Siobhan", "Tariq",
+		"Wen", "Petra", "Idris", "Camille", "Hamza", "Astrid", "Diego", "Zainab", "Malik", "Elsa"},
+	third: []string{"Rosa", "Theo", "Ines", "Kofi", "Lars", "Meera", "Jude", "Anya", "Omar", "Pia", "Ravi", "Sunita", "Ezra", "Vera"},
+	cities: []string{"Vienna", "Nairobi", "Reykjavik", "Bologna", "Quebec City", "Santiago", "Krakow", "Busan", "Galway",
+		"Granada", "Tallinn", "Cape Town", "Salzburg", "Antwerp", "Hobart", "Zanzibar"},
+	relations:   []string{"grandmother", "stepbrother", "niece", "godfather", "college friend", "former colleague", "twin sister"},
+	instruments: []string{"violin", "trumpet", "harp", "flute", "accordion", "bass guitar", "mandolin"},
+	pets:        []string{"beagle", "ginger cat", "hamster", "cockatiel", "border collie", "pair of goldfish"},
+	petNames:    []string{"Nutmeg", "Bramble", "Pickle", "Domino", "Maple", "Gizmo", "Olive", "Rufus", "Tofu", "Sprout"},
+	hobbies: []string{"bouldering", "knitting", "calligraphy", "kayaking", "beekeeping", "ceramics", "swing dancing",
+		"amateur astronomy", "fencing", "community gardening"},
+	jobs: []string{"a paramedic with the city ambulance service", "a software tester at a games studio", "a baker at a family bakery",
+		"a primary school librarian", "a translator for a law firm", "a marine biologist at the aquarium", "a bus driver on the night routes"},
+	books: []string{"The Orchard Keeper's Daughter", "Nine Bridges North", "A Thousand Paper Moons", "The Salt Road",
+		"Winter in Copper Town", "The Clockmaker's Silence"},
+	fillers: []string{
+		"Morning! Did you sleep okay?", "Not bad at all, you?", "Ha, classic.", "Ugh, Mondays.",
+		"I'm honestly exhausted today.", "No way!", "That's brilliant news.", "Oh no, I'm sorry to hear that.",
+		"Totally agree.", "We really need to get coffee soon.", "It was such a good day.", "Hmm, maybe you're right.",
+		"Enough about my week, how was yours?", "It's been raining non-stop.", "I need a holiday, seriously.",
+		"You're the best, thank you.", "Go on, I'm listening.", "Busy week, but I survived.", "Oh, I wanted to ask you something.",
+		"Works for me.", "Don't work too hard!", "Catch you later!", "So nice to hear from you.",
+		"I made pancakes this morning, small victories.", "Everyone at home says hi.", "My phone died twice today.",
+		"Any good films lately?", "I've had the same song in my head all day.", "The commute was a nightmare.",
+		"Let's plan something for the spring.", "That takes me back.", "Keep me posted!", "Good luck, you've got this.",
+	},
+	trip: []string{"Back home after a week in %s, I could have stayed a month.",
+		"%s was incredible, we walked everywhere and ate far too much.",
+		"Just landed from %s, exhausted but so happy we went."},
+	qTripWhen:  []string{"When was %s in %s?", "When did %s go to %s?", "At what point did %s take the trip to %s?"},
+	qTripDay:   []string{"What place did %s come back from around %s?", "Where had %s travelled to by %s?"},
+	qTripMonth: []string{"Which trip did %s take in %s?", "What city did %s visit during %s?"},
+	instrument: []string{"I finally started %s lessons, my neighbours must hate me.",
+		"Picked up a %s at a flea market and I practise every night now.",
+		"Tonight I managed a whole song on the %s without a mistake."},
+	qInstr: []string{"Which instrument has %s started learning?", "What does %s practise playing?", "What music lessons is %s taking?"},
+	pet: []string{"We brought home a %s from the rescue centre, its name is %s.", "Say hello to %[2]s, the %[1]s who now owns our sofa.",
+		"Our new %s %s kept us up all night."},
+	qPetName: []string{"What is %s's new pet called?", "What name did %s give the animal from the rescue?"},
+	qPetWhen: []string{"When did %s bring %s home?", "When did %[1]s get their new animal?"},
+	hobby: []string{"I joined a %s group that meets on Sunday mornings.",
+		"My new thing is %s, I watch tutorials every evening.", "I tried %s for the first time and I'm hooked."},
+	qHobby: []string{"What new pastime did %s start?", "What activity is %s hooked on lately?"},
+	job: []string{"Signed the contract today, from next month I'm %s.", "I handed in my notice, I'm starting as %s.",
+		"First week done as %s, so much to learn."},
+	qJob:     []string{"What work does %s do now?", "Which position did %s accept?", "What is %s's job these days?"},
+	qJobWhen: []string{"When did %s start the new position?", "When did %s sign the job contract?"},
+	book:     []string{"Just finished %s, I stayed up until three to read the end.", "You have to read %s, it's the best novel I've read this year."},
+	qBook:    []string{"What novel did %s rave about?", "Which book did %s stay up late reading?"},
+	relLives: []string{"My %s %s has settled in %s now.", "%[2]s, my %[1]s, found a place in %[3]s.",
+		"Remember my %s %s? They live in %s these days."},
+	relVisit: []string{"Just got back from staying at %s's place, we talked all night.", "Booked my tickets to go and see %s next month.",
+		"%s took me to the best market on my visit."},
+	qMulti: []string{"Which city did %s go to in order to see their %s?", "Where did %s travel to stay with their %s?"},
+}
+
+// GenConversations makes n long conversations of the tuning set (seeded, so
+// the same seed gives the same set) of sessions sessions each, between two
+// people, with single-hop, temporal and multi-hop questions whose evidence
+// are turns.
+func GenConversations(seed uint64, n, sessions int) []Conv {
+	return genConversations(convWorldTune, "mnemo-eval-conv", seed, n, sessions)
+}
+
+// GenConversationsHeldOut makes conversations of the held-out set: the same
+// shape as GenConversations from another world (names, places, things,
+// sentences, question paraphrases). It is measured, never tuned on.
+func GenConversationsHeldOut(seed uint64, n, sessions int) []Conv {
+	return genConversations(convWorldHeldOut, "mnemo-eval-conv-heldout", seed, n, sessions)
+}
 
 // convFact is a planted fact: the turn that states it and the questions that
-// ask about it, with how many turns of the same session come first.
+// ask about it.
 type convFact struct {
 	text      string
 	questions []ConvQuestion
 }
 
-// GenConversations makes n long conversations (seeded, so the same seed gives
-// the same set) of sessions sessions each, between two people, with
-// single-hop, temporal and multi-hop questions whose evidence are turns.
-func GenConversations(seed uint64, n, sessions int) []Conv {
+// q makes a question of type typ from one of the templates.
+func convQ(typ, tmpl string, args ...any) ConvQuestion {
+	return ConvQuestion{Text: fmt.Sprintf(tmpl, args...), Type: typ}
+}
+
+// genConversations plants facts in sessions of small talk. Each speaker has
+// at most one fact of each kind (instrument, pet, hobby, job, book), one
+// person of each relation and visits each city once, so every question has
+// one right answer: a question whose answer two turns state equally would
+// count one of them as a miss.
+func genConversations(w convWorld, project string, seed uint64, n, sessions int) []Conv {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	pick := func(s []string) string { return s[r.IntN(len(s))] }
 	convs := make([]Conv, n)
 	for ci := range convs {
-		names := slices.Clone(convFirstNames)
+		names := slices.Clone(w.first)
 		r.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
 		c := &convs[ci]
-		c.Namespace = fmt.Sprintf("project:mnemo-eval-conv/user:c%02d", ci)
+		c.Namespace = fmt.Sprintf("project:%s/user:c%02d", project, ci)
 		c.Speakers = [2]string{names[0], names[1]}
-		thirds := slices.Clone(convThirdNames)
+		thirds := slices.Clone(w.third)
 		r.Shuffle(len(thirds), func(i, j int) { thirds[i], thirds[j] = thirds[j], thirds[i] })
-		cities := slices.Clone(convCities)
+		cities := slices.Clone(w.cities)
 		r.Shuffle(len(cities), func(i, j int) { cities[i], cities[j] = cities[j], cities[i] })
 		day := time.Date(2022+r.IntN(3), time.Month(1+r.IntN(12)), 1+r.IntN(27), 18, 0, 0, 0, time.UTC)
-		// facts per session, built lazily so each session's date is known
 		type pending struct {
 			session int
 			speaker int
@@ -116,95 +258,116 @@ func GenConversations(seed uint64, n, sessions int) []Conv {
 		}
 		var plan []pending
 		used := map[string]bool{}
-		fresh := func(pool []string) string {
+		fresh := func(pool []string) (string, bool) {
 			for range 50 {
 				v := pick(pool)
 				if !used[v] {
 					used[v] = true
-					return v
+					return v, true
 				}
 			}
-			return pick(pool)
+			return "", false
 		}
-		// Multi-hop facts need two turns; they are planted as linked pairs.
+		// once reports whether speaker sp has no fact of kind k yet, and marks it.
+		once := func(sp int, k string) bool {
+			key := fmt.Sprintf("%d/%s", sp, k)
+			if used[key] {
+				return false
+			}
+			used[key] = true
+			return true
+		}
 		for s := range sessions {
 			for f := 0; f < 2+r.IntN(2); f++ {
 				sp := r.IntN(2)
 				who := c.Speakers[sp]
-				switch r.IntN(7) {
-				case 0: // trip: temporal + single-hop
-					city := fresh(cities)
+				switch k := r.IntN(7); k {
+				case 0: // trip: temporal
+					city, ok := fresh(cities)
+					if !ok {
+						continue
+					}
 					plan = append(plan, pending{s, sp, func(key string, at time.Time) convFact {
-						text := pick([]string{
-							"I just got back from %s, the food alone was worth the flight.",
-							"We spent four days in %s and I already miss it.",
-							"Finally made it to %s last week! The old town was beautiful.",
-						})
-						when := at.Format("2 January 2006")
-						return convFact{fmt.Sprintf(text, city), []ConvQuestion{
-							{pick([]string{"When did %s travel to %s?", "When was %s's trip to %s?", "When did %s visit %s?"}), ConvTemporal, nil},
-							{pick([]string{"Which city did %s visit around " + when + "?", "Where did %s go on holiday in " + at.Format("January 2006") + "?"}), ConvTemporal, nil},
-						}}.fill(who, city)
+						qs := []ConvQuestion{convQ(ConvTemporal, pick(w.qTripWhen), who, city)}
+						if r.IntN(2) == 0 {
+							qs = append(qs, convQ(ConvTemporal, pick(w.qTripDay), who, at.Format("2 January 2006")))
+						} else {
+							qs = append(qs, convQ(ConvTemporal, pick(w.qTripMonth), who, at.Format("January 2006")))
+						}
+						return convFact{fmt.Sprintf(pick(w.trip), city), qs}
 					}})
-				case 1: // instrument
-					in := convInstruments[r.IntN(len(convInstruments))][0]
+				case 1: // instrument: single-hop
+					if !once(sp, "instrument") {
+						continue
+					}
+					in := pick(w.instruments)
 					plan = append(plan, pending{s, sp, func(key string, at time.Time) convFact {
-						text := pick([]string{"I signed up for %s lessons, my fingers hurt already.", "Guess what, I bought a second-hand %s and I'm learning it from videos.", "My teacher says my %s playing is finally improving."})
-						return convFact{fmt.Sprintf(text, in), []ConvQuestion{
-							{pick([]string{"What instrument is %s learning to play?", "Which musical instrument did %s take up?"}), ConvSingleHop, nil},
-						}}.fill(who, "")
+						return convFact{fmt.Sprintf(pick(w.instrument), in), []ConvQuestion{convQ(ConvSingleHop, pick(w.qInstr), who)}}
 					}})
-				case 2: // pet
-					pet, pname := pick(convPets), fresh(convPetNames)
+				case 2: // pet: single-hop + temporal
+					if !once(sp, "pet") {
+						continue
+					}
+					pet, pname, ok := pick(w.pets), "", false
+					if pname, ok = fresh(w.petNames); !ok {
+						continue
+					}
 					plan = append(plan, pending{s, sp, func(key string, at time.Time) convFact {
-						text := pick([]string{"We adopted a %s and named it %s.", "Meet %[2]s, our new %[1]s! The house is chaos now.", "The shelter let us take home a %s, we call it %s."})
-						return convFact{fmt.Sprintf(text, pet, pname), []ConvQuestion{
-							{pick([]string{"What is the name of %s's pet?", "What did %s call the animal they adopted?"}), ConvSingleHop, nil},
-							{pick([]string{"When did %s adopt " + pname + "?", "When did %s get a new pet?"}), ConvTemporal, nil},
-						}}.fill(who, "")
+						return convFact{fmt.Sprintf(pick(w.pet), pet, pname), []ConvQuestion{
+							convQ(ConvSingleHop, pick(w.qPetName), who),
+							convQ(ConvTemporal, pick(w.qPetWhen), who, pname),
+						}}
 					}})
-				case 3: // hobby
-					h := convHobbies[r.IntN(len(convHobbies))][0]
+				case 3: // hobby: single-hop
+					if !once(sp, "hobby") {
+						continue
+					}
+					h := pick(w.hobbies)
 					plan = append(plan, pending{s, sp, func(key string, at time.Time) convFact {
-						text := pick([]string{"I've been going to a %s class every Thursday evening.", "Lately I'm obsessed with %s, I spend every weekend on it.", "A friend dragged me to try %s and I loved it."})
-						return convFact{fmt.Sprintf(text, h), []ConvQuestion{
-							{pick([]string{"What hobby did %s pick up?", "What does %s do in their free time these days?"}), ConvSingleHop, nil},
-						}}.fill(who, "")
+						return convFact{fmt.Sprintf(pick(w.hobby), h), []ConvQuestion{convQ(ConvSingleHop, pick(w.qHobby), who)}}
 					}})
-				case 4: // job
-					job := pick(convJobs)
+				case 4: // job: single-hop + temporal
+					if !once(sp, "job") {
+						continue
+					}
+					job := pick(w.jobs)
 					plan = append(plan, pending{s, sp, func(key string, at time.Time) convFact {
-						text := pick([]string{"I start my new job next Monday, I'll be %s.", "Big news: I got the offer and I'm going to work as %s.", "After years of applying I'm now %s."})
-						return convFact{fmt.Sprintf(text, job), []ConvQuestion{
-							{pick([]string{"What is %s's new job?", "What does %s do for work now?", "Where did %s start working?"}), ConvSingleHop, nil},
-							{pick([]string{"When did %s change jobs?", "When did %s get the job offer?"}), ConvTemporal, nil},
-						}}.fill(who, "")
+						return convFact{fmt.Sprintf(pick(w.job), job), []ConvQuestion{
+							convQ(ConvSingleHop, pick(w.qJob), who),
+							convQ(ConvTemporal, pick(w.qJobWhen), who),
+						}}
 					}})
-				case 5: // book
-					b := pick(convBooks)
+				case 5: // book: single-hop
+					if !once(sp, "book") {
+						continue
+					}
+					b := pick(w.books)
 					plan = append(plan, pending{s, sp, func(key string, at time.Time) convFact {
-						text := pick([]string{"I couldn't put down %s, I finished it in two nights.", "My book club picked %s and the ending made me cry."})
-						return convFact{fmt.Sprintf(text, b), []ConvQuestion{
-							{pick([]string{"Which novel did %s recommend?", "What book was %s reading?"}), ConvSingleHop, nil},
-						}}.fill(who, "")
+						return convFact{fmt.Sprintf(pick(w.book), b), []ConvQuestion{convQ(ConvSingleHop, pick(w.qBook), who)}}
 					}})
-				case 6: // multi-hop: a relative/friend lives in a city (earlier), later a visit
-					rel, third, city := pick(convRelations), thirds[r.IntN(len(thirds))], fresh(cities)
+				case 6: // multi-hop: a relative lives in a city (earlier), later a visit
+					rel := pick(w.relations)
 					later := s + 1 + r.IntN(max(1, sessions-s))
-					if later >= sessions {
+					if later >= sessions || !once(sp, "rel "+rel) {
+						continue
+					}
+					third, ok := fresh(thirds)
+					if !ok {
+						continue
+					}
+					city, ok := fresh(cities)
+					if !ok {
 						continue
 					}
 					var first string
 					plan = append(plan, pending{s, sp, func(key string, at time.Time) convFact {
 						first = key
-						text := pick([]string{"My %s %s just moved to %s for work.", "%[2]s, my %[1]s, bought a flat in %[3]s last month.", "Did I tell you my %s %s lives in %s now?"})
-						return convFact{fmt.Sprintf(text, rel, third, city), nil}
+						return convFact{fmt.Sprintf(pick(w.relLives), rel, third, city), nil}
 					}})
 					plan = append(plan, pending{later, sp, func(key string, at time.Time) convFact {
-						text := pick([]string{"I'm flying out to see %s next weekend, can't wait.", "Spent the long weekend staying with %s, we cooked every night.", "%s showed me around their new neighbourhood."})
-						return convFact{fmt.Sprintf(text, third), []ConvQuestion{
-							{Text: fmt.Sprintf(pick([]string{"Which city did %s travel to when visiting their %s?", "In what city was %s when they stayed with their %s?"}), who, rel), Type: ConvMultiHop, Evidence: []string{first}},
-						}}
+						q := convQ(ConvMultiHop, pick(w.qMulti), who, rel)
+						q.Evidence = []string{first}
+						return convFact{fmt.Sprintf(pick(w.relVisit), third), []ConvQuestion{q}}
 					}})
 				}
 			}
@@ -219,13 +382,13 @@ func GenConversations(seed uint64, n, sessions int) []Conv {
 					facts = append(facts, p)
 				}
 			}
-			nTurns := 14 + r.IntN(12)
+			nTurns := max(14+r.IntN(12), len(facts)+3)
 			slots := r.Perm(nTurns - 2)[:len(facts)]
 			for t := range nTurns {
 				sp := t % 2
 				key := fmt.Sprintf("c%02d-t%04d", ci, tn)
 				tn++
-				text := pick(convFillers)
+				text := pick(w.fillers)
 				var qs []ConvQuestion
 				for fi, slot := range slots {
 					if slot+1 == t {
@@ -243,21 +406,15 @@ func GenConversations(seed uint64, n, sessions int) []Conv {
 			}
 			day = day.AddDate(0, 0, 4+r.IntN(25))
 		}
+		// Two trips of a speaker in one month make the month's question
+		// ambiguous: a question asked twice is left out.
+		asked := map[string]int{}
+		for _, q := range c.Questions {
+			asked[q.Text]++
+		}
+		c.Questions = slices.DeleteFunc(c.Questions, func(q ConvQuestion) bool { return asked[q.Text] > 1 })
 	}
 	return convs
-}
-
-// fill puts the speaker (and a second value, when the template has one) into
-// the questions.
-func (f convFact) fill(who, what string) convFact {
-	for i := range f.questions {
-		if strings.Count(f.questions[i].Text, "%s") >= 2 {
-			f.questions[i].Text = fmt.Sprintf(f.questions[i].Text, who, what)
-		} else {
-			f.questions[i].Text = fmt.Sprintf(f.questions[i].Text, who)
-		}
-	}
-	return f
 }
 
 // ConvItems are the store items of a conversation: one conversation item of
@@ -294,36 +451,56 @@ type ConvResult struct {
 // is the share of its evidence turns in the top K; the figure per type is
 // the mean over its questions.
 func RunConversations(ctx context.Context, e contract.Engine, convs []Conv) (ConvResult, error) {
-	res := ConvResult{ByType: map[contract.FetchMode]map[string]Metrics{}, Count: map[string]int{}}
+	keyOf, err := StoreConversations(ctx, e, convs)
+	if err != nil {
+		return ConvResult{}, err
+	}
+	return MeasureConversations(ctx, e, convs, keyOf, contract.FetchModes()...)
+}
+
+// StoreConversations stores convs in e (ConvItems) and waits for e's
+// embedder, if it learns; it returns each record id's turn key.
+func StoreConversations(ctx context.Context, e contract.Engine, convs []Conv) (map[string]string, error) {
 	keyOf := map[string]string{}
 	for _, c := range convs {
 		items, err := ConvItems(c)
 		if err != nil {
-			return res, err
+			return nil, err
 		}
 		for lo := 0; lo < len(items); lo += contract.MaxStoreMany {
 			hi := min(lo+contract.MaxStoreMany, len(items))
 			rec, err := contract.StoreMany(ctx, e, items[lo:hi])
 			if err != nil {
-				return res, fmt.Errorf("storing %s: %w", c.Namespace, err)
+				return nil, fmt.Errorf("storing %s: %w", c.Namespace, err)
 			}
 			for i, r := range rec {
 				keyOf[r.ID] = c.Turns[lo+i].Key
 			}
 		}
-		res.Turns += len(c.Turns)
-		res.Questions += len(c.Questions)
-		for _, q := range c.Questions {
-			res.Count[q.Type]++
-			res.Count[ConvAll]++
-		}
 	}
 	if w, ok := e.(interface{ WaitEmbedder(context.Context) error }); ok {
 		if err := w.WaitEmbedder(ctx); err != nil {
-			return res, fmt.Errorf("waiting for the embedder: %w", err)
+			return nil, fmt.Errorf("waiting for the embedder: %w", err)
 		}
 	}
-	for _, mode := range contract.FetchModes() {
+	return keyOf, nil
+}
+
+// MeasureConversations asks every question of convs of e (which holds them,
+// keyOf naming each record's turn) in the given modes e serves.
+func MeasureConversations(ctx context.Context, e contract.Engine, convs []Conv, keyOf map[string]string, modes ...contract.FetchMode) (ConvResult, error) {
+	res := ConvResult{ByType: map[contract.FetchMode]map[string]Metrics{}, Count: map[string]int{}}
+	for _, c := range convs {
+		res.Turns += len(c.Turns)
+		res.Questions += len(c.Questions)
+		text := turnTexts(c)
+		for _, q := range c.Questions {
+			for _, typ := range convTypesOf(c, q, text) {
+				res.Count[typ]++
+			}
+		}
+	}
+	for _, mode := range modes {
 		if !e.Descriptor().Supports(mode) {
 			continue
 		}
@@ -331,6 +508,7 @@ func RunConversations(ctx context.Context, e contract.Engine, convs []Conv) (Con
 		for _, c := range convs {
 			ns, _ := contract.ParseNamespace(c.Namespace)
 			reach := contract.ReachSubtree(ns)
+			text := turnTexts(c)
 			for _, q := range c.Questions {
 				page, err := e.Fetch(ctx, contract.FetchRequest{Query: q.Text, Mode: mode, Filter: contract.MetaFilter{Reach: &reach}, Limit: K})
 				if err != nil {
@@ -346,7 +524,7 @@ func RunConversations(ctx context.Context, e contract.Engine, convs []Conv) (Con
 					}
 				}
 				rec := float64(found) / float64(len(q.Evidence))
-				for _, typ := range []string{q.Type, ConvAll} {
+				for _, typ := range convTypesOf(c, q, text) {
 					m := sum[typ]
 					m.Recall += rec
 					m.MRR += rr
@@ -355,8 +533,8 @@ func RunConversations(ctx context.Context, e contract.Engine, convs []Conv) (Con
 			}
 		}
 		for typ, m := range sum {
-			m.Recall /= float64(res.Count[typ])
-			m.MRR /= float64(res.Count[typ])
+			m.Recall /= float64(max(1, res.Count[typ]))
+			m.MRR /= float64(max(1, res.Count[typ]))
 			sum[typ] = m
 		}
 		res.ByType[mode] = sum
@@ -364,22 +542,103 @@ func RunConversations(ctx context.Context, e contract.Engine, convs []Conv) (Con
 	return res, nil
 }
 
-// Table is the result as a markdown table of evidence recall@K (MRR@K of the
-// first evidence turn in brackets).
-func (r ConvResult) Table() string {
+// Row is one mode's figures as a markdown table row: recall@K per type
+// (MRR@K in brackets).
+func (r ConvResult) Row(label string, mode contract.FetchMode) string {
+	m := r.ByType[mode]
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d turns, %d questions\n| mode | single-hop (%d) | temporal (%d) | multi-hop (%d) | all (%d) |\n| --- | --- | --- | --- | --- |\n",
-		r.Turns, r.Questions, r.Count[ConvSingleHop], r.Count[ConvTemporal], r.Count[ConvMultiHop], r.Count[ConvAll])
-	for _, mode := range contract.FetchModes() {
-		m, ok := r.ByType[mode]
-		if !ok {
-			continue
-		}
-		fmt.Fprintf(&b, "| %s |", mode)
-		for _, typ := range []string{ConvSingleHop, ConvTemporal, ConvMultiHop, ConvAll} {
-			fmt.Fprintf(&b, " %.3f (%.3f) |", m[typ].Recall, m[typ].MRR)
-		}
-		b.WriteString("\n")
+	fmt.Fprintf(&b, "| %s |", label)
+	for _, typ := range convTypes {
+		fmt.Fprintf(&b, " %.3f (%.3f) |", m[typ].Recall, m[typ].MRR)
 	}
 	return b.String()
+}
+
+// Header is the head of a result table: the columns, each with its count of
+// questions.
+func (r ConvResult) Header(first string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| %s |", first)
+	for _, typ := range convTypes {
+		fmt.Fprintf(&b, " %s (%d) |", typ, r.Count[typ])
+	}
+	b.WriteString("\n|")
+	for range len(convTypes) + 1 {
+		b.WriteString(" --- |")
+	}
+	return b.String()
+}
+
+// Table is the result as a markdown table of evidence recall@K (MRR@K of the
+// first evidence turn in brackets), per type and by whether a question shares
+// a word with its evidence.
+func (r ConvResult) Table() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d turns, %d questions\n%s\n", r.Turns, r.Questions, r.Header("mode"))
+	for _, mode := range contract.FetchModes() {
+		if _, ok := r.ByType[mode]; ok {
+			b.WriteString(r.Row(string(mode), mode) + "\n")
+		}
+	}
+	return b.String()
+}
+
+// convStop are the words OverlapShare does not count as shared.
+var convStop = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`the and did does what which when where who how was were is are their they them
+with for from into what's has have had this that these those about your you our her his its not but can
+all any new now get got one two out`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// convWords are a text's lowercase words of 3+ letters outside convStop, cut
+// to their first five letters (a crude stem: "playing" meets "play").
+func convWords(text string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if len(w) < 3 || convStop[w] {
+			continue
+		}
+		out[w[:min(5, len(w))]] = true
+	}
+	return out
+}
+
+// convShares reports whether a question shares a word with one of its
+// evidence turns, the speakers' names not counted (they are not in the
+// turns' text): whether keyword search can find the evidence by its words at
+// all. A set whose questions share none is one of knowledge (a cello is an
+// instrument), not of search.
+func convShares(c Conv, q ConvQuestion, text map[string]string) bool {
+	qw := convWords(q.Text)
+	for _, s := range c.Speakers {
+		delete(qw, strings.ToLower(s)[:min(5, len(s))])
+	}
+	for _, k := range q.Evidence {
+		for w := range convWords(text[k]) {
+			if qw[w] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// convTypesOf are the columns a question counts in.
+func convTypesOf(c Conv, q ConvQuestion, text map[string]string) []string {
+	if convShares(c, q, text) {
+		return []string{q.Type, ConvShared, ConvAll}
+	}
+	return []string{q.Type, ConvUnshared, ConvAll}
+}
+
+func turnTexts(c Conv) map[string]string {
+	text := map[string]string{}
+	for _, t := range c.Turns {
+		text[t.Key] = t.Text
+	}
+	return text
 }

@@ -1,0 +1,177 @@
+package bolt
+
+import (
+	"context"
+	"strings"
+
+	"mnemo/contract"
+	"mnemo/engine/retrieval"
+)
+
+// convConfig is the conversation levers hybrid fetch uses (Options.Conversation,
+// or retrieval.DefaultConvConfig).
+func (e *Engine) convConfig() retrieval.ConvConfig {
+	if e.opts.Conversation != nil {
+		return *e.opts.Conversation
+	}
+	return retrieval.DefaultConvConfig()
+}
+
+// rerankTurns applies the conversation levers (retrieval.RerankTurns) to a
+// hybrid ranking whose best hits are conversation turns: the vector
+// ranking's pool beyond the fused window and turns of the dates
+// the question names join the candidates, the speaker and the dates named
+// lift a turn, a second keyword round seeded by the names of the best turns
+// adds the turns those names lead to, and copies of a text already ranked
+// fall back. Any other ranking is returned as it is.
+func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilter, fused []retrieval.Fused, pool []rankedID) ([]retrieval.Fused, error) {
+	cfg := e.convConfig()
+	if cfg == (retrieval.ConvConfig{}) || len(fused) == 0 {
+		return fused, nil
+	}
+	scores := make(map[string]float64, len(fused))
+	ids := make([]rankedID, 0, len(fused))
+	add := func(id string, s float64) {
+		if old, ok := scores[id]; ok {
+			scores[id] = max(old, s)
+			return
+		}
+		scores[id] = s
+		ids = append(ids, rankedID{id: id})
+	}
+	for _, x := range fused {
+		add(x.ID, x.Score)
+	}
+	for _, x := range pool {
+		add(x.id, 0)
+	}
+	dates, datesOK := retrieval.QueryDates(q, e.clock())
+	if datesOK && cfg.TimeWindow > 0 {
+		tf := f
+		from, to := dates.From, dates.To
+		if tf.ObservedAfter == nil || tf.ObservedAfter.Before(from) {
+			tf.ObservedAfter = &from
+		}
+		if tf.ObservedBefore == nil || tf.ObservedBefore.After(to) {
+			tf.ObservedBefore = &to
+		}
+		kw, err := e.rankKeyword(ctx, q, tf, cfg.TimeWindow)
+		if err != nil {
+			return nil, err
+		}
+		for _, x := range kw {
+			add(x.id, 0)
+		}
+		// Every turn of the dates may join, however little it shares with
+		// the question: the dates are the evidence.
+		for _, id := range e.idsMatching(tf, cfg.TimeWindow) {
+			add(id, 0)
+		}
+	}
+	turns, conv, err := e.turnsOf(ids, f)
+	if err != nil || !conv {
+		return fused, err
+	}
+	for i := range turns {
+		turns[i].Score = scores[turns[i].ID]
+	}
+	ranked := retrieval.RerankTurns(q, turns, dates, datesOK, nil, cfg)
+	if cfg.Second > 0 && cfg.SecondSeeds > 0 {
+		byID := make(map[string]retrieval.Turn, len(turns))
+		for _, t := range turns {
+			byID[t.ID] = t
+		}
+		var seeds []retrieval.Turn
+		for _, x := range ranked[:min(cfg.SecondSeeds, len(ranked))] {
+			seeds = append(seeds, byID[x.ID])
+		}
+		if names := retrieval.SeedNames(q, seeds); len(names) > 0 {
+			sec, err := e.rankKeyword(ctx, strings.Join(names, " "), f, retrieval.HybridVectorWindow)
+			if err != nil {
+				return nil, err
+			}
+			var more []rankedID
+			for _, x := range sec {
+				if _, ok := scores[x.id]; !ok {
+					add(x.id, 0)
+					more = append(more, x)
+				}
+			}
+			extra, _, err := e.turnsOf(more, f)
+			if err != nil {
+				return nil, err
+			}
+			turns = append(turns, extra...)
+			ranked = retrieval.RerankTurns(q, turns, dates, datesOK, scoredOf(sec), cfg)
+		}
+	}
+	out := make([]retrieval.Fused, len(ranked))
+	for i, x := range ranked {
+		out[i] = retrieval.Fused{ID: x.ID, Score: x.Score}
+	}
+	return out, nil
+}
+
+// idsMatching lists up to limit ids of live records that pass f, in the
+// order they were written: a scan of the table, about as dear as one pass of
+// the vector scan without the vectors.
+func (e *Engine) idsMatching(f contract.MetaFilter, limit int) []string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	p := e.t.compileFilter(f, true)
+	var ids []string
+	for ord := range e.t.rows {
+		if len(ids) == limit {
+			break
+		}
+		if e.t.alive[ord] && p.match(&e.t.rows[ord]) {
+			ids = append(ids, e.t.idOf(uint32(ord)))
+		}
+	}
+	return ids
+}
+
+// turnsOf reads the ranked records as turns (text without its role, speaker,
+// observed_at, specificity); conv reports whether at least half of the best
+// ten are conversation items: a ranking of mostly documents is not
+// reordered because a turn or two made it in. Records gone or filtered out
+// are left out.
+func (e *Engine) turnsOf(ranked []rankedID, f contract.MetaFilter) (turns []retrieval.Turn, conv bool, err error) {
+	hits, err := e.hitsFor(ranked, f)
+	if err != nil {
+		return nil, false, err
+	}
+	var model *retrieval.LearnedModel
+	if le, ok := e.embedder.(*retrieval.LearnedEmbedder); ok {
+		model = le.Current()
+	}
+	seen, convs := 0, 0
+	for _, h := range hits {
+		if h == nil {
+			continue
+		}
+		t := retrieval.Turn{ID: h.ID, Text: h.Text}
+		if h.Kind == contract.KindConversation {
+			if _, text, ok := strings.Cut(h.Text, ": "); ok && !strings.Contains(h.Text, "\n") {
+				t.Text = text
+			}
+		}
+		if seen < 10 {
+			seen++
+			if h.Kind == contract.KindConversation {
+				convs++
+			}
+		}
+		if a := h.Meta.ObservedActor; a != nil && a.Name != nil {
+			t.Speaker = *a.Name
+		}
+		if h.Meta.ObservedAt != nil {
+			t.At = *h.Meta.ObservedAt
+		}
+		if model != nil && h.Kind == contract.KindConversation {
+			t.Specificity = model.Specificity(t.Text)
+		}
+		turns = append(turns, t)
+	}
+	return turns, seen > 0 && 2*convs >= seen, nil
+}

@@ -1,0 +1,169 @@
+package bolt_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"mnemo/contract"
+	"mnemo/engine/bolt"
+	"mnemo/engine/retrieval"
+)
+
+// chatItems is a two-person chat of small talk over 30 sessions a week
+// apart, one item per turn as `mnemo import` stores a transcript, with three
+// turns that matter: a trip in the session of 6 May 2024 (named by no word
+// a question about it uses), a cousin who lives in Oslo, and a later visit
+// to that cousin by name only.
+func chatItems(t *testing.T) (items []contract.StoreItem, key []string) {
+	t.Helper()
+	ns, err := contract.ParseNamespace("project:chat/user:c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := []string{"How have you been?", "Pretty good, thanks!", "Work is busy this week.", "Talk soon!",
+		"The weather is awful.", "I went for a walk this morning.", "Same here, honestly.", "Let me know how it goes!"}
+	day := time.Date(2024, 3, 4, 18, 0, 0, 0, time.UTC)
+	for s := range 30 {
+		at := day.AddDate(0, 0, 7*s)
+		for i := range 12 {
+			speaker, text, k := []string{"Maya", "Jonas"}[i%2], small[(s+i)%len(small)], ""
+			switch {
+			case at.Format("2006-01-02") == "2024-05-06" && i == 4:
+				text, k = "Finally made it to Porto last week! The old town was beautiful.", "trip"
+			case s == 3 && i == 6:
+				text, k = "My cousin Leo just moved to Oslo for work.", "cousin"
+			case s == 20 && i == 8:
+				text, k = "Spent the long weekend staying with Leo, we cooked every night.", "visit"
+			}
+			name := speaker
+			role := contract.RoleUser
+			if speaker == "Jonas" {
+				role = contract.RoleAssistant
+			}
+			at := at
+			items = append(items, contract.Conversation([]contract.Turn{{Role: role, Text: text, At: &at}},
+				contract.MemoryMeta{Namespace: ns, ObservedAt: &at, ObservedActor: &contract.ObservedActor{ID: speaker, Name: &name},
+					Source: contract.SourceRef{Kind: contract.SourceConversation}}))
+			key = append(key, k)
+		}
+	}
+	return items, key
+}
+
+// TestHybridFindsConversationTurns: hybrid fetch over a chat finds the turn
+// of the dates a question names though it shares no word with it (with the
+// levers off it does not), and both turns of a question whose answer spans
+// two (the second by the name the first holds).
+func TestHybridFindsConversationTurns(t *testing.T) {
+	ctx := context.Background()
+	items, key := chatItems(t)
+	dir := t.TempDir()
+	e := openStore(t, dir, bolt.Options{})
+	var ids []string
+	for lo := 0; lo < len(items); lo += contract.MaxStoreMany {
+		recs, err := e.StoreManyWith(ctx, items[lo:min(lo+contract.MaxStoreMany, len(items))], contract.WriteOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			ids = append(ids, r.ID)
+		}
+	}
+	if err := e.WaitEmbedder(ctx); err != nil {
+		t.Fatal(err)
+	}
+	keyOf := map[string]string{}
+	for i, id := range ids {
+		keyOf[id] = key[i]
+	}
+	top := func(e *bolt.Engine, q string) []string {
+		page, err := e.Fetch(ctx, contract.FetchRequest{Query: q, Mode: contract.ModeHybrid, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range page.Hits {
+			got = append(got, keyOf[h.ID])
+		}
+		return got
+	}
+	cases := []struct {
+		q    string
+		want []string
+	}{
+		{"Where did Maya go on holiday in May 2024?", []string{"trip"}},
+		{"Which city did Maya travel to when visiting their cousin?", []string{"cousin", "visit"}},
+	}
+	for _, c := range cases {
+		got := top(e, c.q)
+		for _, w := range c.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("%q: the %s turn is not in the top 10 %v", c.q, w, got)
+			}
+		}
+	}
+	e.Close()
+	off := openStore(t, dir, bolt.Options{Conversation: &retrieval.ConvConfig{}})
+	defer off.Close()
+	if err := off.WaitEmbedder(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := top(off, cases[0].q); slices.Contains(got, "trip") {
+		t.Errorf("%q: found without the conversation levers too (%v); the test no longer tells them apart", cases[0].q, got)
+	}
+}
+
+// TestConversationLeversLeaveDocumentsAlone: on a store of documents with
+// dates and authors, hybrid's ranking is the same with the conversation
+// levers on and off.
+func TestConversationLeversLeaveDocumentsAlone(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	e := openStore(t, dir, bolt.Options{})
+	var items []contract.StoreItem
+	for i := range 150 {
+		at := time.Date(2024, time.Month(1+i%12), 1+i%27, 0, 0, 0, 0, time.UTC)
+		name := []string{"Maya", "Jonas"}[i%2]
+		items = append(items, contract.Document(fmt.Sprintf("release note %d: the %s cache was tuned for %s", i, []string{"disk", "page", "query"}[i%3], name),
+			contract.MemoryMeta{ObservedAt: &at, ObservedActor: &contract.ObservedActor{ID: name, Name: &name}}))
+	}
+	for lo := 0; lo < len(items); lo += contract.MaxStoreMany {
+		if _, err := e.StoreManyWith(ctx, items[lo:min(lo+contract.MaxStoreMany, len(items))], contract.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.WaitEmbedder(ctx); err != nil {
+		t.Fatal(err)
+	}
+	queries := []string{"What did Maya tune in May 2024?", "page cache", "Jonas query cache last year"}
+	rank := func(e *bolt.Engine) [][]string {
+		var out [][]string
+		for _, q := range queries {
+			page, err := e.Fetch(ctx, contract.FetchRequest{Query: q, Mode: contract.ModeHybrid, Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, h := range page.Hits {
+				ids = append(ids, h.ID)
+			}
+			out = append(out, ids)
+		}
+		return out
+	}
+	on := rank(e)
+	e.Close()
+	off := openStore(t, dir, bolt.Options{Conversation: &retrieval.ConvConfig{}})
+	defer off.Close()
+	if err := off.WaitEmbedder(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, got := range rank(off) {
+		if !slices.Equal(got, on[i]) {
+			t.Errorf("%q: documents ranked %v with the levers, %v without", queries[i], on[i], got)
+		}
+	}
+}

@@ -1,0 +1,298 @@
+package retrieval
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// ConvConfig sets the conversation levers of hybrid fetch: what a ranking of
+// conversation turns (one turn per item, observed_at its session's date, the
+// speaker its observed actor) is reordered by after the fusion. Every weight
+// is added to a fused score, whose best is about 1. A zero field turns its
+// lever off.
+type ConvConfig struct {
+	// Speaker is added to a turn whose speaker the question names
+	// ("What did Maya ...", "Maya's sister").
+	Speaker float64
+	// Time is added to a turn observed within the dates the question names
+	// ("in May 2023", "around 2 June 2022", "last year"), and up to
+	// TimeWindow turns of those dates (however little they share with the
+	// question, the first written when there are more) and the keyword
+	// ranking's best TimeWindow within them join the candidates.
+	Time       float64
+	TimeWindow int
+	// Second is the weight of a second keyword round seeded by the first
+	// round's SecondSeeds best turns: the names they hold that the question
+	// does not ("my cousin Leo lives in Oslo" -> "Leo"), for questions whose
+	// answer is spread over turns. Its best hit adds Second, the others less
+	// by their score.
+	Second      float64
+	SecondSeeds int
+	// Specific is added times a turn's specificity (how rare its rarest word
+	// is in the store, LearnedModel.Specificity): a turn that names
+	// something says more than small talk.
+	Specific float64
+	// VectorPool is how many of the vector ranking's best join the
+	// candidates (the fusion takes its HybridVectorWindow of them): turns
+	// that share no word with the question, for the levers to lift.
+	VectorPool int
+	// Duplicate multiplies the score of a turn whose text an earlier turn of
+	// the ranking already has ("Talk soon!"): a copy tells nothing new.
+	Duplicate float64
+}
+
+// DefaultConvConfig is the hybrid fetch's conversation levers, chosen on the
+// tuning conversation set (eval.GenConversations; docs/retrieval.md).
+func DefaultConvConfig() ConvConfig {
+	return ConvConfig{Speaker: 0.5, Time: 1.0, TimeWindow: 100, Second: 0.3, SecondSeeds: 2, Duplicate: 0.2, Specific: 0.4, VectorPool: 200}
+}
+
+// Turn is a candidate of a conversation ranking: its fused score and what the
+// levers read.
+type Turn struct {
+	ID      string
+	Score   float64
+	Text    string
+	Speaker string    // the observed actor's name, "" when none
+	At      time.Time // observed_at, zero when unset
+	// Specificity is in [0, 1] (LearnedModel.Specificity), 0 when unknown.
+	Specificity float64
+}
+
+// DateRange is a span of days a question names, [From, To).
+type DateRange struct{ From, To time.Time }
+
+// Contains reports whether t falls within the range.
+func (d DateRange) Contains(t time.Time) bool {
+	return !t.Before(d.From) && t.Before(d.To)
+}
+
+var monthNames = func() map[string]time.Month {
+	m := map[string]time.Month{}
+	for mo := time.January; mo <= time.December; mo++ {
+		name := strings.ToLower(mo.String())
+		m[name] = mo
+		m[name[:3]] = mo
+	}
+	m["sept"] = time.September
+	return m
+}()
+
+// eventSlack is how long after an event a conversation may mention it
+// ("I got back from Oslo last week"): a turn observed that long after the
+// dates a question names still falls within them.
+const eventSlack = 14 * 24 * time.Hour
+
+// QueryDates finds the dates a question names: a day ("2 June 2022",
+// "June 2, 2022", "2022-06-02"), a month ("May 2023"), a year ("in 2023"), or
+// one relative to now ("yesterday", "last week", "last month", "last year",
+// "this year"). The range runs from the start of the span named to eventSlack
+// after its end (a day named is taken from three days before it). ok is false
+// when the question names no date.
+func QueryDates(q string, now time.Time) (DateRange, bool) {
+	ws := words(q)
+	day := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
+	year := func(s string) (int, bool) {
+		if len(s) != 4 {
+			return 0, false
+		}
+		y, err := strconv.Atoi(s)
+		return y, err == nil && y >= 1900 && y <= 2200
+	}
+	dayNum := func(s string) (int, bool) {
+		s = strings.TrimRight(s, "stndrh") // 1st 2nd 3rd 4th
+		d, err := strconv.Atoi(s)
+		return d, err == nil && d >= 1 && d <= 31
+	}
+	spanDay := func(t time.Time) DateRange {
+		return DateRange{t.Add(-3 * 24 * time.Hour), t.Add(24*time.Hour + eventSlack)}
+	}
+	for i, w := range ws {
+		if mo, ok := monthNames[w]; ok && len(w) >= 3 {
+			// "2 June 2022", "June 2 2022", "June 2022"
+			if i+1 < len(ws) {
+				if y, ok := year(ws[i+1]); ok {
+					if i > 0 {
+						if d, ok := dayNum(ws[i-1]); ok {
+							return spanDay(day(y, mo, d)), true
+						}
+					}
+					from := day(y, mo, 1)
+					return DateRange{from, from.AddDate(0, 1, 0).Add(eventSlack)}, true
+				}
+				if d, ok := dayNum(ws[i+1]); ok && i+2 < len(ws) {
+					if y, ok := year(ws[i+2]); ok {
+						return spanDay(day(y, mo, d)), true
+					}
+				}
+			}
+		}
+	}
+	// 2022-06-02 splits into three words of digits.
+	for i := 0; i+2 < len(ws); i++ {
+		if y, ok := year(ws[i]); ok {
+			m, err1 := strconv.Atoi(ws[i+1])
+			d, err2 := strconv.Atoi(ws[i+2])
+			if err1 == nil && err2 == nil && m >= 1 && m <= 12 && d >= 1 && d <= 31 && len(ws[i+1]) <= 2 {
+				return spanDay(day(y, time.Month(m), d)), true
+			}
+		}
+	}
+	for i, w := range ws {
+		if y, ok := year(w); ok && i > 0 && (ws[i-1] == "in" || ws[i-1] == "during" || ws[i-1] == "of" || ws[i-1] == "since") {
+			from := day(y, time.January, 1)
+			return DateRange{from, from.AddDate(1, 0, 0).Add(eventSlack)}, true
+		}
+	}
+	today := day(now.Year(), now.Month(), now.Day())
+	for i, w := range ws {
+		next := ""
+		if i+1 < len(ws) {
+			next = ws[i+1]
+		}
+		switch {
+		case w == "yesterday":
+			return spanDay(today.AddDate(0, 0, -1)), true
+		case w == "last" && next == "week":
+			return DateRange{today.AddDate(0, 0, -14), today.Add(24 * time.Hour)}, true
+		case w == "last" && next == "month":
+			from := day(now.Year(), now.Month(), 1).AddDate(0, -1, 0)
+			return DateRange{from, from.AddDate(0, 1, 0).Add(eventSlack)}, true
+		case w == "last" && next == "year":
+			from := day(now.Year()-1, time.January, 1)
+			return DateRange{from, from.AddDate(1, 0, 0).Add(eventSlack)}, true
+		case w == "this" && next == "year":
+			from := day(now.Year(), time.January, 1)
+			return DateRange{from, from.AddDate(1, 0, 0)}, true
+		}
+	}
+	return DateRange{}, false
+}
+
+// QueryNames are the words of a question written with a capital that are
+// not its first word, lowercased, a possessive dropped ("Maya's" -> "maya"):
+// the people and places it names.
+func QueryNames(q string) map[string]bool {
+	names := map[string]bool{}
+	for i, f := range strings.Fields(q) {
+		w := strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "\u2019s")
+		r, _ := utf8.DecodeRuneInString(w)
+		if i == 0 || !unicode.IsUpper(r) {
+			continue
+		}
+		names[strings.ToLower(w)] = true
+	}
+	return names
+}
+
+// speakerNamed reports whether the question names the speaker (any word of
+// the speaker's name).
+func speakerNamed(names map[string]bool, speaker string) bool {
+	if speaker == "" || len(names) == 0 {
+		return false
+	}
+	for _, w := range words(speaker) {
+		if names[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// SeedNames are the names the seed turns hold that the question and the
+// speakers do not: words written with a capital that do not begin a sentence
+// and are not stop words ("Spent the weekend with Leo in Oslo" -> leo, oslo).
+// They seed the second round of a question whose answer spans turns.
+func SeedNames(q string, seeds []Turn) []string {
+	inQuery := map[string]bool{}
+	for _, w := range words(q) {
+		inQuery[w] = true
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range seeds {
+		for _, w := range words(s.Speaker) {
+			inQuery[w] = true
+		}
+	}
+	for _, s := range seeds {
+		start := true
+		for _, f := range strings.Fields(s.Text) {
+			w := strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+			w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "\u2019s")
+			r, _ := utf8.DecodeRuneInString(w)
+			isName := !start && unicode.IsUpper(r)
+			start = strings.HasSuffix(f, ".") || strings.HasSuffix(f, "!") || strings.HasSuffix(f, "?") || strings.HasSuffix(f, ":")
+			if !isName {
+				continue
+			}
+			lw := strings.ToLower(w)
+			if _, stop := stopWords[lw]; stop || inQuery[lw] || seen[lw] {
+				continue
+			}
+			seen[lw] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// RerankTurns reorders a fused ranking by the conversation levers: the
+// speaker the question names, the dates it names (dates, when ok), and the
+// second round's ranking (second, best first, scores positive), and demotes
+// copies of a text already ranked. The result is best first, ties by id.
+func RerankTurns(q string, turns []Turn, dates DateRange, datesOK bool, second []ScoredID, cfg ConvConfig) []ScoredID {
+	names := QueryNames(q)
+	secondScore := map[string]float64{}
+	if len(second) > 0 && second[0].Score > 0 {
+		for _, s := range second {
+			if _, ok := secondScore[s.ID]; !ok {
+				secondScore[s.ID] = cfg.Second * s.Score / second[0].Score
+			}
+		}
+	}
+	out := make([]ScoredID, len(turns))
+	for i, t := range turns {
+		s := t.Score
+		if cfg.Speaker != 0 && speakerNamed(names, t.Speaker) {
+			s += cfg.Speaker
+		}
+		if cfg.Time != 0 && datesOK && !t.At.IsZero() && dates.Contains(t.At) {
+			s += cfg.Time
+		}
+		s += secondScore[t.ID] + cfg.Specific*t.Specificity
+		out[i] = ScoredID{ID: t.ID, Score: s}
+	}
+	text := make(map[string]string, len(turns))
+	for _, t := range turns {
+		text[t.ID] = t.Text
+	}
+	sortScored(out)
+	if cfg.Duplicate != 0 && cfg.Duplicate != 1 {
+		seen := map[string]bool{}
+		for i := range out {
+			k := strings.Join(words(text[out[i].ID]), " ")
+			if seen[k] {
+				out[i].Score *= cfg.Duplicate
+			}
+			seen[k] = true
+		}
+		sortScored(out)
+	}
+	return out
+}
+
+func sortScored(l []ScoredID) {
+	slices.SortStableFunc(l, func(a, b ScoredID) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+}

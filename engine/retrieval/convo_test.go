@@ -1,0 +1,134 @@
+package retrieval
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestQueryDates(t *testing.T) {
+	now := time.Date(2026, time.March, 10, 15, 0, 0, 0, time.UTC)
+	day := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
+	for _, c := range []struct {
+		q        string
+		ok       bool
+		from, to time.Time
+	}{
+		{"Which city did Nadia visit around 29 April 2022?", true, day(2022, 4, 26), day(2022, 5, 14)},
+		{"what happened on April 29th, 2022", true, day(2022, 4, 26), day(2022, 5, 14)},
+		{"Where did Aiko go on holiday in May 2023?", true, day(2023, 5, 1), day(2023, 6, 15)},
+		{"what did we decide in sept 2024", true, day(2024, 9, 1), day(2024, 10, 15)},
+		{"the deploy of 2024-06-02", true, day(2024, 5, 30), day(2024, 6, 17)},
+		{"What did Maya do in 2023?", true, day(2023, 1, 1), day(2024, 1, 15)},
+		{"what did I say yesterday", true, day(2026, 3, 6), day(2026, 3, 24)},
+		{"what did we discuss last week", true, day(2026, 2, 24), day(2026, 3, 11)},
+		{"the plan from last month", true, day(2026, 2, 1), day(2026, 3, 15)},
+		{"When did Jonas visit Porto last year?", true, day(2025, 1, 1), day(2026, 1, 15)},
+		{"When did Jonas visit Porto?", false, time.Time{}, time.Time{}},
+		{"may I ask what the 2023 budget was", false, time.Time{}, time.Time{}},
+		{"port 8080 and 1999 bugs", false, time.Time{}, time.Time{}},
+		{"", false, time.Time{}, time.Time{}},
+	} {
+		got, ok := QueryDates(c.q, now)
+		if ok != c.ok || ok && (!got.From.Equal(c.from) || !got.To.Equal(c.to)) {
+			t.Errorf("QueryDates(%q) = %v..%v %v, want %v..%v %v", c.q, got.From, got.To, ok, c.from, c.to, c.ok)
+		}
+	}
+}
+
+func FuzzQueryDates(f *testing.F) {
+	for _, s := range []string{"in May 2023", "around 2 June 2022", "2022-06-02", "last year", "31 February 2023", "June 99 2023", "0000-00-00"} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, q string) {
+		d, ok := QueryDates(q, now)
+		if ok && !d.From.Before(d.To) {
+			t.Errorf("QueryDates(%q) = %v..%v, an empty range", q, d.From, d.To)
+		}
+	})
+}
+
+func TestQueryNames(t *testing.T) {
+	got := QueryNames("What did Maya say about Melanie's kids in Lisbon?")
+	for _, w := range []string{"maya", "melanie", "lisbon"} {
+		if !got[w] {
+			t.Errorf("QueryNames misses %q: %v", w, got)
+		}
+	}
+	if got["what"] || len(got) != 3 {
+		t.Errorf("QueryNames = %v, want maya, melanie, lisbon", got)
+	}
+}
+
+func TestSeedNames(t *testing.T) {
+	seeds := []Turn{
+		{Text: "Did I tell you my cousin Leo lives in Oslo now?", Speaker: "Maya"},
+		{Text: "Leo says hi. Maya, you would love Oslo.", Speaker: "Jonas"},
+	}
+	got := SeedNames("Which city did Maya visit when staying with their cousin?", seeds)
+	if !slices.Equal(got, []string{"Leo", "Oslo"}) {
+		t.Errorf("SeedNames = %v, want [Leo Oslo] (not the sentence starts, the speakers or the question's words)", got)
+	}
+}
+
+func TestRerankTurns(t *testing.T) {
+	may := time.Date(2023, 5, 12, 18, 0, 0, 0, time.UTC)
+	june := time.Date(2023, 6, 30, 18, 0, 0, 0, time.UTC)
+	turns := []Turn{
+		{ID: "a", Score: 1.0, Text: "Talk soon!", Speaker: "Jonas", At: june},
+		{ID: "b", Score: 0.9, Text: "Talk soon!", Speaker: "Jonas", At: june},
+		{ID: "c", Score: 0.5, Text: "We spent four days in Porto.", Speaker: "Maya", At: may, Specificity: 0.9},
+		{ID: "d", Score: 0.6, Text: "Work was busy.", Speaker: "Maya", At: june},
+		{ID: "e", Score: 0.0, Text: "Leo showed me around.", Speaker: "Maya", At: june},
+	}
+	ids := func(l []ScoredID) []string {
+		var out []string
+		for _, x := range l {
+			out = append(out, x.ID)
+		}
+		return out
+	}
+	q := "Where did Maya go in May 2023?"
+	dates, ok := QueryDates(q, june)
+	if !ok {
+		t.Fatal("no dates in the question")
+	}
+	if got := ids(RerankTurns(q, turns, dates, ok, nil, ConvConfig{})); !slices.Equal(got, []string{"a", "b", "d", "c", "e"}) {
+		t.Errorf("no levers: %v, want the fused order", got)
+	}
+	if got := ids(RerankTurns(q, turns, dates, ok, nil, ConvConfig{Speaker: 0.6})); got[0] != "d" || got[1] != "c" {
+		t.Errorf("speaker: %v, want Maya's turns first", got)
+	}
+	if got := ids(RerankTurns(q, turns, dates, ok, nil, ConvConfig{Time: 1})); got[0] != "c" {
+		t.Errorf("dates: %v, want the May turn first", got)
+	}
+	if got := ids(RerankTurns(q, turns, dates, ok, nil, ConvConfig{Duplicate: 0.2})); got[1] == "b" {
+		t.Errorf("duplicates: %v, want the copy of \"Talk soon!\" lower", got)
+	}
+	if got := ids(RerankTurns(q, turns, dates, ok, []ScoredID{{ID: "e", Score: 3}}, ConvConfig{Second: 1.5})); got[0] != "e" {
+		t.Errorf("second round: %v, want its best hit first", got)
+	}
+	if got := ids(RerankTurns(q, turns, dates, ok, nil, ConvConfig{Specific: 1})); got[0] != "c" {
+		t.Errorf("specificity: %v, want the specific turn first", got)
+	}
+}
+
+func TestSpecificity(t *testing.T) {
+	var texts []string
+	for range 40 {
+		texts = append(texts, "Same here, honestly.", "Thanks for asking, pretty good.")
+	}
+	texts = append(texts, "We spent four days in Valparaiso and loved it.")
+	m, err := Learn(t.Context(), texts, 1, DefaultLearnConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, named := m.Specificity("Same here, honestly."), m.Specificity("Valparaiso was lovely")
+	if !(small < 0.6 && named > 0.9) {
+		t.Errorf("Specificity: small talk %.2f (want < 0.6), a rare name %.2f (want > 0.9)", small, named)
+	}
+	if m.Specificity("") != 0 {
+		t.Errorf("Specificity of no words = %.2f, want 0", m.Specificity(""))
+	}
+}
