@@ -49,9 +49,9 @@ func TestProgramFlow(t *testing.T) {
 	press("j", "j", "enter") // kind=learning
 	wait("kind=learning")
 	wait("12 of 36")
-	press("G", "enter") // expand status
+	press("G", "enter")    // expand status
 	wait("    superseded") // the bucket, not the scope line's "1 superseded"
-	press("j", "enter") // status=active (the largest bucket)
+	press("j", "enter")    // status=active (the largest bucket)
 	wait("8 of 36")
 	press("tab", "enter") // open the first record
 	wait("Learning")
