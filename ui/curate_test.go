@@ -100,6 +100,10 @@ func TestCurateKeepThisAndDismiss(t *testing.T) {
 	h := harnessOn(t, e, "~/mnemo", 120, 40)
 	h.keys("6", "enter")
 	h.contains("Cluster 1 of 2 · conflict")
+	h.keys("esc")
+	h.contains("Curate  2 clusters")
+	h.keys("j", "k", "enter")
+	h.contains("Cluster 1 of 2 · conflict")
 	h.keys("l", "l", "K")
 	h.contains("kept the one chosen of 3, superseded 2")
 	page, err := e.Browse(context.Background(), contract.BrowseQuery{Status: []contract.Status{contract.StatusActive},

@@ -167,7 +167,6 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		switch {
 		case key.Matches(msg, k.Back):
 			m.open = false
-			m.rebuild()
 			return nil
 		case key.Matches(msg, k.Up), key.Matches(msg, k.PrevColumn):
 			m.moveMember(-1)
@@ -196,13 +195,11 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	} else {
 		if m.list.MoveByKey(k, msg) {
-			m.rebuild()
 			return nil
 		}
 		switch {
 		case key.Matches(msg, k.Open):
 			m.openCluster()
-			m.rebuild()
 			return nil
 		}
 	}
