@@ -239,8 +239,9 @@ func (m *model) curationMsg(msg tea.Msg) (tea.Cmd, bool) {
 			return tea.Batch(m.say("the dismissed cluster is back"), m.clusterCmd()), true
 		}
 		m.undo = append(m.undo, undoEntry{dismissed: &msg.cluster})
-		m.c.Clusters = without(m.c.Clusters, msg.cluster.Key)
-		m.c.Clusters.Dismissed++
+		if m.c.Clusters = without(m.c.Clusters, msg.cluster.Key); m.c.Clusters != nil {
+			m.c.Clusters.Dismissed++
+		}
 		return tea.Batch(m.broadcast(common.ClustersMsg{}),
 			m.say("dismissed "+strconv.Itoa(len(msg.cluster.Members))+" as different ("+
 				common.KeyLabel(m.c.Keys.Undo.Keys())+" undoes)")), true
