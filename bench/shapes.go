@@ -108,17 +108,17 @@ func buildShapes(ctx context.Context, e contract.Engine, opts Options, exp expec
 			budgetExploreNarrow, contract.Facets(), narrowed, -1))
 	}
 
+	if !withRetrieval {
+		// A browsing process never searches nor clusters: even the recall
+		// probe would load the vectors it is measured without, and a
+		// clustering holds its scope's records.
+		return shapes, nil
+	}
 	clusters, err := clustersShape(ctx, e)
 	if err != nil {
 		return nil, err
 	}
 	shapes = append(shapes, clusters)
-
-	if !withRetrieval {
-		// A browsing process never searches: even the recall probe would
-		// load the vectors it is measured without.
-		return shapes, nil
-	}
 	retrieval, err := retrievalRows(ctx, e, opts)
 	if err != nil {
 		return nil, err
