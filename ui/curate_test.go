@@ -200,3 +200,32 @@ func TestCurateFollowsTheFeedIncrementally(t *testing.T) {
 		t.Fatalf("incremental clusters %v, from scratch %v", got, scratch)
 	}
 }
+
+// When the session's reach changes (a reloaded keys file over SSH), a live
+// session's index of the old reach is dropped and the clustering starts
+// over under the new one: a wider reach finds the clusters the old one
+// could not see, a narrower one shows none of the old reach.
+func TestCurateStartsOverWhenTheReachChanges(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t, 0)
+	w.store("Postgres 16 (billing-db) has a connection limit of 200; billing-api uses a PgBouncer pool of 20", "team:acme", contract.StatusActive)
+	w.store("Postgres 16 (billing-db) has a connection limit of 200; billing-api uses a PgBouncer pool of 39", "team:acme", contract.StatusActive)
+	w.store("The nightly digest job runs at 02:00 UTC on the worker host and mails the on-call channel", "team:ops", contract.StatusActive)
+	w.store("The nightly digest job runs at 02:00 UTC on the worker host and mails the on-call channel.", "team:ops", contract.StatusActive)
+	ops := contract.Reach{At: contract.MustNamespace("team:ops"), Descendants: true}
+	h := newLiveHarness(t, w, 120, 40, func(o *Options) { o.Reach = &ops })
+	h.keys("6")
+	h.contains("Curate  1 cluster · 0 conflicts · 2 records")
+	if h.m.curation.index == nil {
+		t.Fatal("the live session kept no index")
+	}
+	h.send(AccessMsg{Note: "widened"})
+	h.keys("6")
+	h.contains("Curate  2 clusters · 1 conflict · 4 records")
+	h.send(AccessMsg{Reach: &ops, Note: "narrowed"})
+	h.keys("6")
+	h.contains("Curate  1 cluster · 0 conflicts · 2 records")
+	if got := h.m.c.Clusters.Len(); got != 1 {
+		t.Fatalf("the session holds %d clusters after narrowing, want the new reach's 1", got)
+	}
+}

@@ -74,6 +74,13 @@ type curation struct {
 	rebuild bool
 }
 
+// reset forgets the clustering (the session's reach changed): a pass under
+// way is dropped when it answers, and the next one starts from scratch.
+func (cu *curation) reset() {
+	cu.gen++
+	cu.running, cu.dirty, cu.index, cu.pending, cu.rebuild = false, false, nil, nil, true
+}
+
 // follow queues the feed's changes for the next pass.
 func (cu *curation) follow(changes []contract.Change, lost bool) {
 	cu.pending = append(cu.pending, changes...)

@@ -326,8 +326,13 @@ func (m *model) access(msg AccessMsg) tea.Cmd {
 		r := *msg.Reach
 		base.Reach = &r
 	}
+	// Clusters of the old reach may hold records the new one cannot read.
+	m.curation.reset()
+	m.c.Clusters = nil
+	m.done("cluster")
 	stale := m.broadcast(common.DataChangedMsg{Cause: common.ChangeAccess})
-	cmd := tea.Batch(stale, m.setScope(common.Scope{Base: base}), m.totalCmd(), m.clusterCmd(), m.say(msg.Note))
+	cmd := tea.Batch(stale, m.broadcast(common.ClustersMsg{}), m.setScope(common.Scope{Base: base}), m.totalCmd(),
+		m.clusterCmd(), m.say(msg.Note))
 	if m.live.enabled {
 		// follow the feed under the new reach, from its head
 		l := &m.live
