@@ -25,6 +25,10 @@ type shape struct {
 	budget     budgets
 	run        func(ctx context.Context, round int) (string, error)
 	check      func(ctx context.Context) (string, error)
+	// apart: the shape holds much memory while it runs, so it is timed on
+	// its own after the others, and release lets go of what it holds.
+	apart   bool
+	release func()
 }
 
 // The browse shapes, named after the peer's shape ids.
@@ -176,7 +180,7 @@ func upkeepShape(e contract.Engine) shape {
 		n     int
 	)
 	name := fmt.Sprintf("cluster upkeep: one change into a live TUI's index of its reach (at most %d records)", curate.MaxLiveScope)
-	return shape{name: name, budget: budgetUpkeep, run: func(ctx context.Context, _ int) (string, error) {
+	return shape{name: name, budget: budgetUpkeep, apart: true, release: func() { rs, ix = nil, nil }, run: func(ctx context.Context, _ int) (string, error) {
 		if ix == nil {
 			filter, err := curate.RecentScope(ctx, e, curate.MaxLiveScope)
 			if err != nil {
@@ -217,7 +221,7 @@ func clustersShape(ctx context.Context, e contract.Engine) (shape, error) {
 	}
 	want := -1
 	name := fmt.Sprintf("clusters of a scope (the %d most recently observed records)", clustersScope)
-	return shape{name: name, budget: budgetClusters, run: func(ctx context.Context, _ int) (string, error) {
+	return shape{name: name, budget: budgetClusters, apart: true, run: func(ctx context.Context, _ int) (string, error) {
 		rs, err := curate.Scope(ctx, e, filter)
 		if err != nil {
 			return "", err
