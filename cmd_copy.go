@@ -50,8 +50,17 @@ the rest when records outside it are superseded by records inside it.`,
 
 // copyStores opens both stores, runs the copy (storecopy) and prints its report.
 func (a *app) copyStores(ctx context.Context, srcLoc, dstLoc string, reach *contract.Reach, sample int) error {
-	src, err := storeopen.Location(ctx, srcLoc, a.openOptions())
+	// The source is read only: a mistyped path is refused, never made a
+	// new, empty store that the copy then reports as copied.
+	srcOpts := a.openOptions()
+	srcOpts.MustExist = true
+	src, err := storeopen.Location(ctx, srcLoc, srcOpts)
 	if err != nil {
+		if contract.KindOf(err) == contract.KindNotFound {
+			ce := contract.NotFound("the copy's source %s holds no store; check the path (nothing was created or copied)", srcLoc)
+			ce.Err = err
+			return ce
+		}
 		return err
 	}
 	defer func() { _ = src.Close() }()
