@@ -83,39 +83,15 @@ func (e *Engine) restoreLocked(ctx context.Context, preps []written) ([]contract
 		if len(added) == 0 {
 			return nil
 		}
-		ids := make([]string, len(added))
-		deltas := map[string]int64{}
-		cs := make([]change, len(added))
-		for i, w := range added {
-			ids[i] = w.id
-			deltas[w.s.meta.Namespace.String()]++
-			cs[i] = change{op: contract.OpRestore, id: w.id, ns: w.s.meta.Namespace, status: w.s.status}
-		}
-		if err := bumpTotals(tx, deltas); err != nil {
-			return err
-		}
 		var err error
-		if feedSeq, err = e.logChanges(tx, now, cs); err != nil {
-			return err
-		}
-		seq, err = e.logWrite(tx, ids, e.nextOrd+uint32(len(added)))
+		seq, feedSeq, err = e.logAdded(tx, now, contract.OpRestore, added)
 		return err
 	})
 	if err != nil {
 		return nil, contract.AsError(err)
 	}
 	if len(added) > 0 {
-		e.seq = seq
-		e.committed.Store(seq)
-		e.feedCommitted(feedSeq)
-		e.nextOrd += uint32(len(added))
-		texts := make([]pendingText, len(added))
-		for i := range added {
-			w := &added[i]
-			e.t.put(w.id, &w.s)
-			texts[i] = pendingText{w.s.ord, w.s.text}
-		}
-		e.tri.addBatch(texts)
+		e.publishAdded(added, seq, feedSeq)
 		e.kickTableSave()
 	}
 	return receipts, nil

@@ -137,41 +137,56 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 		if len(added) == 0 {
 			return nil
 		}
-		ids := make([]string, len(added))
-		deltas := map[string]int64{}
-		cs := make([]change, len(added))
-		for i, w := range added {
-			ids[i] = w.id
-			deltas[w.s.meta.Namespace.String()]++
-			cs[i] = change{op: contract.OpStore, id: w.id, ns: w.s.meta.Namespace, status: w.s.status}
-		}
-		if err := bumpTotals(tx, deltas); err != nil {
-			return err
-		}
 		var err error
-		if feedSeq, err = e.logChanges(tx, now, cs); err != nil {
-			return err
-		}
-		seq, err = e.logWrite(tx, ids, e.nextOrd+uint32(len(added)))
+		seq, feedSeq, err = e.logAdded(tx, now, contract.OpStore, added)
 		return err
 	})
 	if err != nil {
 		return nil, contract.AsError(err)
 	}
 	if len(added) > 0 {
-		e.seq = seq
-		e.committed.Store(seq)
-		e.feedCommitted(feedSeq)
-		e.nextOrd += uint32(len(added))
-		texts := make([]pendingText, len(added))
-		for i := range added {
-			w := &added[i]
-			e.t.put(w.id, &w.s)
-			texts[i] = pendingText{w.s.ord, w.s.text}
-		}
-		e.tri.addBatch(texts)
+		e.publishAdded(added, seq, feedSeq)
 	}
 	return receipts, nil
+}
+
+// logAdded writes, in tx, what new records (stored or restored) change
+// beside themselves: the namespace totals, the change feed (op) and the
+// write's outbox entry. It answers the write's seq and the feed's head,
+// which publishAdded makes visible once tx has committed.
+func (e *Engine) logAdded(tx *bbolt.Tx, now int64, op contract.ChangeOp, added []written) (seq, feedSeq uint64, err error) {
+	ids := make([]string, len(added))
+	deltas := map[string]int64{}
+	cs := make([]change, len(added))
+	for i, w := range added {
+		ids[i] = w.id
+		deltas[w.s.meta.Namespace.String()]++
+		cs[i] = change{op: op, id: w.id, ns: w.s.meta.Namespace, status: w.s.status}
+	}
+	if err := bumpTotals(tx, deltas); err != nil {
+		return 0, 0, err
+	}
+	if feedSeq, err = e.logChanges(tx, now, cs); err != nil {
+		return 0, 0, err
+	}
+	seq, err = e.logWrite(tx, ids, e.nextOrd+uint32(len(added)))
+	return seq, feedSeq, err
+}
+
+// publishAdded makes committed new records visible: the sequence, the
+// feed's head, the table and the content index.
+func (e *Engine) publishAdded(added []written, seq, feedSeq uint64) {
+	e.seq = seq
+	e.committed.Store(seq)
+	e.feedCommitted(feedSeq)
+	e.nextOrd += uint32(len(added))
+	texts := make([]pendingText, len(added))
+	for i := range added {
+		w := &added[i]
+		e.t.put(w.id, &w.s)
+		texts[i] = pendingText{w.s.ord, w.s.text}
+	}
+	e.tri.addBatch(texts)
 }
 
 // bulkBatch is the least number of records a write stores for its pages to
