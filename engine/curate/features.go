@@ -17,6 +17,9 @@ type features struct {
 	words  []string // sorted, unique
 	values []string // sorted, with repeats
 	names  map[string]bool
+	// subject is the first name the text says (a hyphenated one aside):
+	// what it is about, when it names something (the memcpy() function …).
+	subject string
 	// topics are the content words said twice or more: what the text is
 	// about ("the user keyring … a user keyring").
 	topics map[string]bool
@@ -86,6 +89,11 @@ func extract(text string) features {
 				f.names = map[string]bool{}
 			}
 			f.names[w] = true
+			// A hyphenated word (bulk-ferment, easy-access) is more often
+			// an English compound than the thing a text is about.
+			if f.subject == "" && (raw.call || !strings.Contains(tok, "-")) {
+				f.subject = w
+			}
 		}
 	}
 	sort.Strings(f.words)

@@ -50,7 +50,15 @@ type Cluster struct {
 	Differences []string
 	// Latest is the newest member's time (observed_at, else created_at).
 	Latest time.Time
+	// Side maps a conflicting cluster's members to the side they take
+	// (sidesOf): 0 is the suggested keeper's, and members on one side say
+	// the same thing. Nil when every member agrees.
+	Side map[string]int
 }
+
+// SideOf answers the side a member takes: 0 when it agrees with the
+// suggested keeper, 1, 2, … for each other value.
+func (c Cluster) SideOf(id string) int { return c.Side[id] }
 
 // IDs answers the members' ids in order.
 func (c Cluster) IDs() []string {
@@ -70,13 +78,15 @@ func When(r contract.Record) time.Time {
 }
 
 type entry struct {
-	rec    contract.Record
-	f      features
-	words  []int32  // interned content words, sorted
-	text   []string // each word's text, in the order of words
-	names  []int32  // the name words, sorted
-	topics []int32  // the words said twice or more, sorted
-	gone   bool
+	rec   contract.Record
+	f     features
+	words []int32  // interned content words, sorted
+	text  []string // each word's text, in the order of words
+	names []int32  // the name words, sorted
+	// subject is the first name the text says (-1: none).
+	subject int32
+	topics  []int32 // the words said twice or more, sorted
+	gone    bool
 }
 
 type edge struct {
@@ -227,6 +237,14 @@ func (ix *Index) enter(r contract.Record) int32 {
 	if _, ok := ix.slots[r.ID]; ok {
 		ix.Remove(r.ID)
 	}
+	slot := int32(len(ix.entries))
+	ix.entries = append(ix.entries, ix.read(r))
+	ix.slots[r.ID] = slot
+	return slot
+}
+
+// read reads a record's words into an entry, interning them.
+func (ix *Index) read(r contract.Record) entry {
 	e := entry{rec: r, f: extract(r.Text)}
 	e.words = make([]int32, len(e.f.words))
 	for i, w := range e.f.words {
@@ -258,11 +276,12 @@ func (ix *Index) enter(r contract.Record) int32 {
 		}
 	}
 	e.words, e.text = ids, texts
+	e.subject = -1
+	if e.f.subject != "" {
+		e.subject = ix.vocab[e.f.subject]
+	}
 	e.f.words, e.f.names, e.f.topics = nil, nil, nil
-	slot := int32(len(ix.entries))
-	ix.entries = append(ix.entries, e)
-	ix.slots[r.ID] = slot
-	return slot
+	return e
 }
 
 // candidates answers the live records of the same kind sharing a word with
@@ -397,6 +416,9 @@ func relate(a, b *entry, cfg Config) (Relation, string) {
 		// about two subjects (the user keyring, the process keyring).
 		return None, ""
 	}
+	if anotherSubject(a, onlyA, b, onlyB) {
+		return None, ""
+	}
 	diff := difference(a, b, onlyA, onlyB, sim, cfg)
 	switch {
 	case diff != "" && sim >= cfg.Conflict:
@@ -414,6 +436,22 @@ func otherTopic(e *entry, only []int32) bool {
 		if _, ok := slices.BinarySearch(e.topics, w); ok {
 			return true
 		}
+	}
+	return false
+}
+
+// anotherSubject tells whether one record is about something the other never
+// names: its subject (its first name) is among its own words, and the other
+// has no name of its own to swap for it ("The memcpy() function copies …"
+// beside "The memmove() function copies …", which memcpy's page also
+// names). Each naming one the other lacks is a swap: difference's business.
+func anotherSubject(a *entry, onlyA []int32, b *entry, onlyB []int32) bool {
+	ha, hb := nameOf(a, onlyA) != "", nameOf(b, onlyB) != ""
+	switch {
+	case ha && !hb:
+		return slices.Contains(onlyA, a.subject)
+	case hb && !ha:
+		return slices.Contains(onlyB, b.subject)
 	}
 	return false
 }
@@ -535,6 +573,12 @@ func (ix *Index) cluster(slots []int32, conflict bool, diffs map[string]bool) Cl
 		ids[i] = m.ID
 	}
 	c := Cluster{Key: KeyOf(ids), Kind: members[0].Kind, Members: members, Conflict: conflict, Latest: When(members[0])}
+	if conflict {
+		c.Side = map[string]int{}
+		for i, side := range sidesOf(members, ix.cfg) {
+			c.Side[members[i].ID] = side
+		}
+	}
 	for d := range diffs {
 		c.Differences = append(c.Differences, d)
 	}
@@ -576,35 +620,131 @@ func KeyOf(ids []string) string {
 	return hex.EncodeToString(h[:8])
 }
 
-// Within answers how two members of one cluster relate, whatever their
-// similarity: a conflict when they disagree on a value, a negation or a
-// name, else a repeat. Records of different kinds are never related.
-func Within(a, b contract.Record, cfg Config) (Relation, string) {
-	if a.Kind != b.Kind {
-		return None, ""
+// memberIndex reads records' words into an index that links nothing, one
+// entry per record in order: the entries sidesOf compares.
+func memberIndex(records []contract.Record) *Index {
+	ix := NewIndex(Config{})
+	for _, r := range records {
+		ix.entries = append(ix.entries, ix.read(r))
 	}
-	ix := NewIndex(Config{MinOverlap: 1, Repeat: 1, Conflict: 1, MinWords: 1 << 30})
-	ix.Add(a)
-	ix.Add(b)
-	ea, eb := &ix.entries[0], &ix.entries[1]
+	return ix
+}
+
+// within answers how two members of one cluster relate, whatever their
+// similarity, and that similarity: a conflict when they disagree on a
+// value, a negation or a name, else a repeat.
+func within(a, b *entry, cfg Config) (Relation, string, float64) {
 	var onlyA, onlyB []int32
-	for _, w := range ea.words {
-		if !slices.Contains(eb.words, w) {
-			onlyA = append(onlyA, w)
+	inter := 0
+	for i, j := 0, 0; i < len(a.words) || j < len(b.words); {
+		switch {
+		case j == len(b.words) || (i < len(a.words) && a.words[i] < b.words[j]):
+			onlyA = append(onlyA, a.words[i])
+			i++
+		case i == len(a.words) || b.words[j] < a.words[i]:
+			onlyB = append(onlyB, b.words[j])
+			j++
+		default:
+			inter++
+			i++
+			j++
 		}
 	}
-	for _, w := range eb.words {
-		if !slices.Contains(ea.words, w) {
-			onlyB = append(onlyB, w)
-		}
-	}
-	inter := len(ea.words) - len(onlyA)
 	sim := 0.0
 	if u := inter + len(onlyA) + len(onlyB); u > 0 {
 		sim = float64(inter) / float64(u)
 	}
-	if d := difference(ea, eb, onlyA, onlyB, sim, cfg); d != "" {
-		return Conflict, d
+	if d := difference(a, b, onlyA, onlyB, sim, cfg); d != "" {
+		return Conflict, d, sim
 	}
-	return Repeat, ""
+	return Repeat, "", sim
+}
+
+// maxSided is the largest cluster whose sides are drawn from every pair;
+// a larger one is split by each member's relation to the first alone.
+const maxSided = 200
+
+// sidesOf answers which side each member of a cluster takes (members in the
+// order given; the first is on side 0, and sides are numbered in order of
+// their first member). Members on one side say the same thing; members on
+// two sides disagree. A pair's own words can miss a disagreement that a
+// third member shows: when A repeats B (a rewording) and A conflicts with C
+// (one word changed), B conflicts with C too, though B and C differ in
+// more words than a swap. So repeats join sides, closest pairs first,
+// unless the two sides hold a conflicting pair.
+func sidesOf(members []contract.Record, cfg Config) []int {
+	n := len(members)
+	ix := memberIndex(members)
+	if n > maxSided {
+		out := make([]int, n)
+		for i := 1; i < n; i++ {
+			if rel, _, _ := within(&ix.entries[0], &ix.entries[i], cfg); rel != Repeat {
+				out[i] = 1
+			}
+		}
+		return out
+	}
+	type pair struct {
+		i, j int
+		sim  float64
+	}
+	conflict := make([][]bool, n)
+	for i := range conflict {
+		conflict[i] = make([]bool, n)
+	}
+	var repeats []pair
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			rel, _, sim := within(&ix.entries[i], &ix.entries[j], cfg)
+			if members[i].Kind != members[j].Kind {
+				rel = Conflict
+			}
+			if rel == Conflict {
+				conflict[i][j], conflict[j][i] = true, true
+			} else {
+				repeats = append(repeats, pair{i, j, sim})
+			}
+		}
+	}
+	sort.SliceStable(repeats, func(a, b int) bool { return repeats[a].sim > repeats[b].sim })
+	side := make([]int, n) // each member's side, named by a member
+	held := make([][]int, n)
+	for i := range side {
+		side[i] = i
+		held[i] = []int{i}
+	}
+	for _, p := range repeats {
+		a, b := side[p.i], side[p.j]
+		if a == b || opposed(held[a], held[b], conflict) {
+			continue
+		}
+		if a > b {
+			a, b = b, a
+		}
+		for _, m := range held[b] {
+			side[m] = a
+		}
+		held[a], held[b] = append(held[a], held[b]...), nil
+	}
+	number := map[int]int{}
+	out := make([]int, n)
+	for i, s := range side {
+		if _, ok := number[s]; !ok {
+			number[s] = len(number)
+		}
+		out[i] = number[s]
+	}
+	return out
+}
+
+// opposed tells whether any member of a conflicts with any member of b.
+func opposed(a, b []int, conflict [][]bool) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if conflict[x][y] {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -34,6 +34,11 @@ func TestRelate(t *testing.T) {
 		{"kinds apart", rec("a", contract.KindDocument, base), rec("b", contract.KindLearning, base), None, ""},
 		{"unrelated", rec("a", contract.KindDocument, base), rec("b", contract.KindDocument, "Prune roses in late winter just as buds swell."), None, ""},
 		{"too short", rec("a", contract.KindDocument, "use tabs"), rec("b", contract.KindDocument, "use tabs"), None, ""},
+		// One page's subject is a name the other never says: another
+		// function described by the same template, not a repeat.
+		{"another subject", rec("a", contract.KindDocument, "The memcpy() function copies n bytes from memory area src to memory area dest. The memory areas must not overlap. Use memmove(3) if the memory areas do overlap."), rec("b", contract.KindDocument, "The memmove() function copies n bytes from memory area src to memory area dest. The memory areas may not overlap."), None, ""},
+		// A hyphenated compound is no subject: a rewording still.
+		{"compound is no subject", rec("a", contract.KindDocument, "Let the dough ferment in bulk until it has grown by about half and shows bubbles at the edges, usually four to five hours at 24 degrees. Cold kitchens need longer."), rec("b", contract.KindDocument, "Bulk-ferment the dough until it has grown by about half with bubbles at the edges, usually four to five hours at 24 degrees; cold kitchens need longer."), Repeat, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -130,5 +135,38 @@ func TestClusterOrder(t *testing.T) {
 	cs := Find(rs, DefaultConfig())
 	if len(cs) != 2 || !reflect.DeepEqual(cs[0].IDs(), []string{"w2", "w3", "w1"}) || !reflect.DeepEqual(cs[1].IDs(), []string{"b2", "b1"}) {
 		t.Fatalf("clusters %v %v: want the larger first, newest member first", cs[0].IDs(), cs[1].IDs())
+	}
+}
+
+// TestSides: a rewording of the base and a one-word edit of it disagree,
+// though the two differ in more words than a swap; the edit's side is
+// named apart from the keeper's, and a repeat cluster has no sides.
+func TestSides(t *testing.T) {
+	base := rec("base", contract.KindDocument, "The API opened too many database connections under load. We put PgBouncer in transaction mode in front of Postgres and capped each service at 20 connections.")
+	reword := rec("reword", contract.KindDocument, "Under load the API opened too many database connections, so PgBouncer now sits in front of Postgres in transaction mode and each service is capped at 20 connections.")
+	edit := rec("edit", contract.KindDocument, "The API opened too many database connections under load. We put PgBouncer in session mode in front of Postgres and capped each service at 20 connections.")
+	other := rec("other", contract.KindDocument, "The API opened too many database connections under load. We put PgBouncer in transaction mode in front of Postgres and capped each service at 50 connections.")
+	pair := memberIndex([]contract.Record{reword, edit})
+	if rel, _, _ := within(&pair.entries[0], &pair.entries[1], DefaultConfig()); rel != Repeat {
+		t.Fatalf("the pair alone reads as %s; the test needs a pair that reads as a repeat", rel)
+	}
+	base.CreatedAt = base.CreatedAt.Add(time.Hour) // the newest: the suggested keeper
+	clusters := Find([]contract.Record{reword, edit, base, other}, DefaultConfig())
+	if len(clusters) != 1 || len(clusters[0].Members) != 4 || !clusters[0].Conflict {
+		t.Fatalf("clusters = %+v, want one conflict of four", clusters)
+	}
+	c := clusters[0]
+	want := map[string]int{"base": 0, "reword": 0}
+	for id, side := range want {
+		if got := c.SideOf(id); got != side {
+			t.Errorf("side of %s = %d, want %d", id, got, side)
+		}
+	}
+	if c.SideOf("edit") == 0 || c.SideOf("other") == 0 || c.SideOf("edit") == c.SideOf("other") {
+		t.Errorf("sides = %v: the two edits each want a side of their own", c.Side)
+	}
+	rep := Find([]contract.Record{base, rec("copy", contract.KindDocument, base.Text)}, DefaultConfig())
+	if len(rep) != 1 || rep[0].Side != nil {
+		t.Errorf("a repeat cluster: %+v, want no sides", rep)
 	}
 }

@@ -41,6 +41,9 @@ type MemberReport struct {
 	Source     string          `json:"source"`
 	Agent      string          `json:"agent,omitempty"`
 	Confidence *contract.F32   `json:"confidence,omitempty"`
+	// Side is the value the member takes in a conflict: 0 agrees with the
+	// suggested keeper (the first member), 1, 2, … each name another.
+	Side int `json:"side"`
 }
 
 // NewReport builds the report of a scope's records and visible clusters,
@@ -58,7 +61,7 @@ func NewReport(records int, clusters []Cluster, dismissed, limit int) Report {
 		cr := ClusterReport{Key: c.Key, Kind: c.Kind, Conflict: c.Conflict, Differences: c.Differences, Size: len(c.Members)}
 		for _, m := range c.Members {
 			mr := MemberReport{ID: m.ID, Text: m.Text, Status: m.Status, When: contract.FormatMillis(When(m)),
-				Namespace: m.Meta.Namespace.String(), Source: string(m.Meta.SourceKindOf()), Confidence: m.Confidence}
+				Namespace: m.Meta.Namespace.String(), Source: string(m.Meta.SourceKindOf()), Confidence: m.Confidence, Side: c.SideOf(m.ID)}
 			if m.Meta.AgentID != nil {
 				mr.Agent = *m.Meta.AgentID
 			}

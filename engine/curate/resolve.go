@@ -155,7 +155,7 @@ func Beliefs(ctx context.Context, e contract.Engine, req contract.BeliefsRequest
 	out := make([]contract.Hit, 0, len(clusters))
 	var latest []Cluster
 	for _, c := range clusters {
-		out = append(out, belief(c, cfg))
+		out = append(out, belief(c))
 		latest = append(latest, c)
 	}
 	score := make([]float64, len(out))
@@ -195,7 +195,7 @@ func Beliefs(ctx context.Context, e contract.Engine, req contract.BeliefsRequest
 	return ranked, nil
 }
 
-func belief(c Cluster, cfg Config) contract.Hit {
+func belief(c Cluster) contract.Hit {
 	keep := Keeper(c, KeepNewest)
 	sum, agree := 0.0, 0
 	for _, m := range c.Members {
@@ -204,7 +204,7 @@ func belief(c Cluster, cfg Config) contract.Hit {
 			conf = 0.5
 		}
 		sum += conf
-		if rel, _ := Within(keep, m, cfg); m.ID == keep.ID || rel == Repeat {
+		if c.SideOf(m.ID) == c.SideOf(keep.ID) {
 			agree++
 		}
 	}

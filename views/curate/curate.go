@@ -384,6 +384,10 @@ func (m *Model) memberBox(st *common.Styles, c curate.Cluster, i int, words []ma
 	if keep := curate.Keeper(c, curate.KeepConfident); keep.ID == r.ID && r.Confidence != nil {
 		title += " most confident"
 	}
+	if c.Side != nil {
+		// which value the member holds: members with one letter agree
+		title += " · " + sideName(c.SideOf(r.ID))
+	}
 	var meta []string
 	meta = append(meta, curate.When(r).UTC().Format("2006-01-02 15:04")+" · "+string(r.Status))
 	src := "source " + string(r.Meta.SourceKindOf())
@@ -405,6 +409,15 @@ func (m *Model) memberBox(st *common.Styles, c curate.Cluster, i int, words []ma
 		lines = append(lines, " "+markDiffs(st, l, words, i)+strings.Repeat(" ", max(0, inner-1-common.Width(l))))
 	}
 	return components.Box(st, title, lines, w, h, i == m.member)
+}
+
+// sideName names a side of a conflict: A is the newest member's value, B,
+// C, … the others.
+func sideName(side int) string {
+	if side < 26 {
+		return string(rune('A' + side))
+	}
+	return fmt.Sprintf("#%d", side+1)
 }
 
 // markDiffs draws a line of member i's text with each word that some other
