@@ -105,9 +105,14 @@ type Index struct {
 	slots    map[string]int32
 	entries  []entry
 	vocab    map[string]int32
+	word     []string // each interned word's text, by id
 	df       []int32
 	postings map[contract.ItemKind][][]int32 // by kind, then word id
 	adj      map[int32]map[int32]edge
+	// seen[slot] == probe marks a slot candidates has answered already in
+	// this probe: a set without a map per record added.
+	seen  []uint32
+	probe uint32
 }
 
 // NewIndex answers an empty index with the given thresholds.
@@ -191,7 +196,7 @@ func Find(records []contract.Record, cfg Config) []Cluster {
 		}
 		for _, y := range touched {
 			if overlap[y] > 0 {
-				if rel, diff := relate(e, &ix.entries[y], cfg); rel != None {
+				if rel, diff := ix.relate(e, &ix.entries[y], cfg); rel != None {
 					ix.link(x, y, edge{rel, diff})
 				}
 			}
@@ -214,9 +219,9 @@ func (ix *Index) Add(r contract.Record) {
 	if len(e.words) < ix.cfg.MinWords {
 		return
 	}
-	for other := range ix.candidates(e) {
+	for _, other := range ix.candidates(e) {
 		o := &ix.entries[other]
-		if rel, diff := relate(e, o, ix.cfg); rel != None {
+		if rel, diff := ix.relate(e, o, ix.cfg); rel != None {
 			ix.link(slot, other, edge{rel, diff})
 		}
 	}
@@ -252,30 +257,20 @@ func (ix *Index) read(r contract.Record) entry {
 		if !ok {
 			id = int32(len(ix.df))
 			ix.vocab[w] = id
+			ix.word = append(ix.word, w)
 			ix.df = append(ix.df, 0)
 		}
 		e.words[i] = id
 	}
-	type pair struct {
-		id   int32
-		text string
-	}
-	pairs := make([]pair, len(e.words))
-	for i, id := range e.words {
-		pairs[i] = pair{id, e.f.words[i]}
-	}
-	slices.SortFunc(pairs, func(a, b pair) int { return int(a.id) - int(b.id) })
-	ids, texts := e.words, make([]string, len(pairs))
-	for i, p := range pairs {
-		ids[i], texts[i] = p.id, p.text
-		if e.f.names[p.text] {
-			e.names = append(e.names, p.id)
+	slices.Sort(e.words)
+	for _, id := range e.words {
+		if e.f.names[ix.word[id]] {
+			e.names = append(e.names, id)
 		}
-		if e.f.topics[p.text] {
-			e.topics = append(e.topics, p.id)
+		if e.f.topics[ix.word[id]] {
+			e.topics = append(e.topics, id)
 		}
 	}
-	e.words, e.text = ids, texts
 	e.subject = -1
 	if e.f.subject != "" {
 		e.subject = ix.vocab[e.f.subject]
@@ -287,7 +282,7 @@ func (ix *Index) read(r contract.Record) entry {
 // candidates answers the live records of the same kind sharing a word with
 // e's prefix: its len-ceil(t*len)+1 rarest words. A record whose overlap
 // reaches t shares at least ceil(t*len) words with e, so it holds one of them.
-func (ix *Index) candidates(e *entry) map[int32]bool {
+func (ix *Index) candidates(e *entry) []int32 {
 	n := len(e.words)
 	need := int(math.Ceil(ix.cfg.MinOverlap * float64(n)))
 	prefix := slices.Clone(e.words)
@@ -299,7 +294,15 @@ func (ix *Index) candidates(e *entry) map[int32]bool {
 		return a < b
 	})
 	prefix = prefix[:min(n, n-need+1)]
-	out := map[int32]bool{}
+	var out []int32
+	if len(ix.seen) < len(ix.entries) {
+		ix.seen = append(ix.seen, make([]uint32, len(ix.entries)-len(ix.seen))...)
+	}
+	ix.probe++
+	if ix.probe == 0 { // wrapped: old marks would read as this probe's
+		clear(ix.seen)
+		ix.probe = 1
+	}
 	lo, hi := ix.cfg.MinOverlap*float64(n), float64(n)/ix.cfg.MinOverlap
 	post := ix.postings[e.rec.Kind]
 	for _, w := range prefix {
@@ -307,9 +310,13 @@ func (ix *Index) candidates(e *entry) map[int32]bool {
 			continue
 		}
 		for _, s := range post[w] {
+			if ix.seen[s] == ix.probe {
+				continue
+			}
+			ix.seen[s] = ix.probe
 			o := &ix.entries[s]
 			if m := float64(len(o.words)); !o.gone && m >= lo && m <= hi {
-				out[s] = true
+				out = append(out, s)
 			}
 		}
 	}
@@ -357,21 +364,27 @@ func Relate(a, b contract.Record, cfg Config) (Relation, string) {
 	if len(ea.words) < cfg.MinWords || len(eb.words) < cfg.MinWords {
 		return None, ""
 	}
-	return relate(ea, eb, cfg)
+	return ix.relate(ea, eb, cfg)
 }
 
 // relate decides a pair: overlap of content words below the floor is no
 // relation; a difference in values, negation or a name is a conflict at
 // cfg.Conflict; otherwise a repeat at cfg.Repeat.
-func relate(a, b *entry, cfg Config) (Relation, string) {
+func (ix *Index) relate(a, b *entry, cfg Config) (Relation, string) {
 	// Cheap rejections first: the sizes alone, then the shared count without
 	// allocating; most candidates stop here.
 	na, nb := float64(len(a.words)), float64(len(b.words))
 	if min(na, nb) < cfg.MinOverlap*max(na, nb) {
 		return None, ""
 	}
+	// Jaccard >= t means shared >= t/(1+t) * (na+nb): the count stops as
+	// soon as what is left of the shorter list cannot reach it.
+	need := int(math.Ceil(cfg.MinOverlap/(1+cfg.MinOverlap)*(na+nb) - 1e-9))
 	shared := 0
 	for i, j := 0, 0; i < len(a.words) && j < len(b.words); {
+		if shared+min(len(a.words)-i, len(b.words)-j) < need {
+			return None, ""
+		}
 		switch {
 		case a.words[i] < b.words[j]:
 			i++
@@ -416,10 +429,10 @@ func relate(a, b *entry, cfg Config) (Relation, string) {
 		// about two subjects (the user keyring, the process keyring).
 		return None, ""
 	}
-	if anotherSubject(a, onlyA, b, onlyB) {
+	if ix.anotherSubject(a, onlyA, b, onlyB) {
 		return None, ""
 	}
-	diff := difference(a, b, onlyA, onlyB, sim, cfg)
+	diff := ix.difference(a, b, onlyA, onlyB, sim, cfg)
 	switch {
 	case diff != "" && sim >= cfg.Conflict:
 		return Conflict, diff
@@ -445,8 +458,8 @@ func otherTopic(e *entry, only []int32) bool {
 // has no name of its own to swap for it ("The memcpy() function copies …"
 // beside "The memmove() function copies …", which memcpy's page also
 // names). Each naming one the other lacks is a swap: difference's business.
-func anotherSubject(a *entry, onlyA []int32, b *entry, onlyB []int32) bool {
-	ha, hb := nameOf(a, onlyA) != "", nameOf(b, onlyB) != ""
+func (ix *Index) anotherSubject(a *entry, onlyA []int32, b *entry, onlyB []int32) bool {
+	ha, hb := ix.nameOf(a, onlyA) != "", ix.nameOf(b, onlyB) != ""
 	switch {
 	case ha && !hb:
 		return slices.Contains(onlyA, a.subject)
@@ -462,7 +475,7 @@ func anotherSubject(a *entry, onlyA []int32, b *entry, onlyB []int32) bool {
 // drop detail. One ordinary word swapped for another (transaction | session,
 // first | last) is a disagreement only at cfg.Swap similarity: below it, most
 // such swaps on the labelled set were rewordings (real | proper).
-func difference(a, b *entry, onlyA, onlyB []int32, sim float64, cfg Config) string {
+func (ix *Index) difference(a, b *entry, onlyA, onlyB []int32, sim float64, cfg Config) string {
 	va, vb := minus(a.f.values, b.f.values), minus(b.f.values, a.f.values)
 	if len(va) > 0 && len(vb) > 0 {
 		return strings.Join(va, " ") + " | " + strings.Join(vb, " ")
@@ -470,39 +483,32 @@ func difference(a, b *entry, onlyA, onlyB []int32, sim float64, cfg Config) stri
 	if a.f.neg != b.f.neg {
 		return "negation"
 	}
-	if na, nb := nameOf(a, onlyA), nameOf(b, onlyB); na != "" && nb != "" {
+	if na, nb := ix.nameOf(a, onlyA), ix.nameOf(b, onlyB); na != "" && nb != "" {
 		return na + " | " + nb
 	}
 	if sim >= cfg.Swap && len(onlyA) == 1 && len(onlyB) == 1 && len(va) == 0 && len(vb) == 0 {
-		return a.textOf(onlyA[0]) + " | " + b.textOf(onlyB[0])
+		return ix.word[onlyA[0]] + " | " + ix.word[onlyB[0]]
 	}
 	if sim >= cfg.Swap && len(onlyA)+len(va) == 1 && len(onlyB)+len(vb) == 1 {
-		return strings.Join(append(wordsOf(a, onlyA), va...), "") + " | " + strings.Join(append(wordsOf(b, onlyB), vb...), "")
+		return strings.Join(append(ix.wordsOf(onlyA), va...), "") + " | " + strings.Join(append(ix.wordsOf(onlyB), vb...), "")
 	}
 	return ""
 }
 
-// wordsOf answers the text of interned words of e.
-func wordsOf(e *entry, ws []int32) []string {
+// wordsOf answers the text of interned words.
+func (ix *Index) wordsOf(ws []int32) []string {
 	out := make([]string, 0, len(ws))
 	for _, w := range ws {
-		out = append(out, e.textOf(w))
+		out = append(out, ix.word[w])
 	}
 	return out
 }
 
-// textOf answers the text of one of e's interned words.
-func (e *entry) textOf(w int32) string {
-	if i, ok := slices.BinarySearch(e.words, w); ok {
-		return e.text[i]
-	}
-	return ""
-}
-
-func nameOf(e *entry, ws []int32) string {
+// nameOf answers the first of ws that is one of e's names ("": none).
+func (ix *Index) nameOf(e *entry, ws []int32) string {
 	for _, w := range ws {
 		if _, ok := slices.BinarySearch(e.names, w); ok {
-			return e.textOf(w)
+			return ix.word[w]
 		}
 	}
 	return ""
@@ -633,7 +639,7 @@ func memberIndex(records []contract.Record) *Index {
 // within answers how two members of one cluster relate, whatever their
 // similarity, and that similarity: a conflict when they disagree on a
 // value, a negation or a name, else a repeat.
-func within(a, b *entry, cfg Config) (Relation, string, float64) {
+func (ix *Index) within(a, b *entry, cfg Config) (Relation, string, float64) {
 	var onlyA, onlyB []int32
 	inter := 0
 	for i, j := 0, 0; i < len(a.words) || j < len(b.words); {
@@ -654,7 +660,7 @@ func within(a, b *entry, cfg Config) (Relation, string, float64) {
 	if u := inter + len(onlyA) + len(onlyB); u > 0 {
 		sim = float64(inter) / float64(u)
 	}
-	if d := difference(a, b, onlyA, onlyB, sim, cfg); d != "" {
+	if d := ix.difference(a, b, onlyA, onlyB, sim, cfg); d != "" {
 		return Conflict, d, sim
 	}
 	return Repeat, "", sim
@@ -678,7 +684,7 @@ func sidesOf(members []contract.Record, cfg Config) []int {
 	if n > maxSided {
 		out := make([]int, n)
 		for i := 1; i < n; i++ {
-			if rel, _, _ := within(&ix.entries[0], &ix.entries[i], cfg); rel != Repeat {
+			if rel, _, _ := ix.within(&ix.entries[0], &ix.entries[i], cfg); rel != Repeat {
 				out[i] = 1
 			}
 		}
@@ -695,7 +701,7 @@ func sidesOf(members []contract.Record, cfg Config) []int {
 	var repeats []pair
 	for i := 0; i < n; i++ {
 		for j := i + 1; j < n; j++ {
-			rel, _, sim := within(&ix.entries[i], &ix.entries[j], cfg)
+			rel, _, sim := ix.within(&ix.entries[i], &ix.entries[j], cfg)
 			if members[i].Kind != members[j].Kind {
 				rel = Conflict
 			}

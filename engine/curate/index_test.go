@@ -147,7 +147,7 @@ func TestSides(t *testing.T) {
 	edit := rec("edit", contract.KindDocument, "The API opened too many database connections under load. We put PgBouncer in session mode in front of Postgres and capped each service at 20 connections.")
 	other := rec("other", contract.KindDocument, "The API opened too many database connections under load. We put PgBouncer in transaction mode in front of Postgres and capped each service at 50 connections.")
 	pair := memberIndex([]contract.Record{reword, edit})
-	if rel, _, _ := within(&pair.entries[0], &pair.entries[1], DefaultConfig()); rel != Repeat {
+	if rel, _, _ := pair.within(&pair.entries[0], &pair.entries[1], DefaultConfig()); rel != Repeat {
 		t.Fatalf("the pair alone reads as %s; the test needs a pair that reads as a repeat", rel)
 	}
 	base.CreatedAt = base.CreatedAt.Add(time.Hour) // the newest: the suggested keeper
