@@ -2,8 +2,10 @@ package bench
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -62,14 +64,21 @@ const (
 	processAttempts = 10
 )
 
-// run is one child process: its wall time and peak resident set.
+// runChild is one child process: its wall time and peak resident set.
 func runChild(exe string, args ...string) (time.Duration, int64, error) {
+	d, rss, _, err := runChildOutput(exe, args...)
+	return d, rss, err
+}
+
+// runChildOutput is runChild that also answers what the child printed on
+// stdout.
+func runChildOutput(exe string, args ...string) (time.Duration, int64, []byte, error) {
 	cmd := exec.Command(exe, args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	var stdout, out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(&stdout, &out), &out
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	// The child's own high-water mark, read from /proc while it runs: its
 	// rusage maxrss would also count this (large) process, which Linux
@@ -102,9 +111,9 @@ func runChild(exe string, args ...string) (time.Duration, int64, error) {
 		err = nil
 	}
 	if err != nil {
-		return d, 0, fmt.Errorf("%s %v: %w\n%s", exe, args, err, out.Bytes())
+		return d, 0, nil, fmt.Errorf("%s %v: %w\n%s", exe, args, err, out.Bytes())
 	}
-	return d, rss.Load(), nil
+	return d, rss.Load(), stdout.Bytes(), nil
 }
 
 // readHWM reads VmHWM (the peak resident set, in kB) from a status file.
@@ -189,5 +198,28 @@ func MeasureProcesses(exe, dir string, opts Options) ([]ProcessRow, error) {
 	r.Pass = rss <= r.RSSBudget
 	r.Note = fmt.Sprintf("%d MB, the run took %s", rss>>20, d.Round(time.Millisecond))
 	rows = append(rows, r)
+
+	r, err = measureWholeStoreClusters(exe, dir)
+	if err != nil {
+		return rows, err
+	}
+	rows = append(rows, r)
 	return rows, nil
+}
+
+// measureWholeStoreClusters times a new process's `mnemo clusters` of every
+// record in the store, from scratch: the whole-store pass, with its peak
+// memory. design.md §8 gives it no budget (the 10k scope's is 2 s).
+func measureWholeStoreClusters(exe, dir string) (ProcessRow, error) {
+	d, rss, out, err := runChildOutput(exe, "--db", dir, "clusters", "--json", "--limit", "1")
+	if err != nil {
+		return ProcessRow{}, err
+	}
+	var rep struct{ Records, Clustered, Count int }
+	if err := json.Unmarshal(out, &rep); err != nil {
+		return ProcessRow{}, fmt.Errorf("mnemo clusters printed no report: %w", err)
+	}
+	return ProcessRow{Name: "whole-store clustering: a new process's `mnemo clusters` of every record, from scratch", Samples: 1,
+		P50: d, P95: d, PeakRSS: rss, Pass: true,
+		Note: fmt.Sprintf("%d records read and clustered, %d clusters holding %d; peak RSS %d MB", rep.Records, rep.Count, rep.Clustered, rss>>20)}, nil
 }
