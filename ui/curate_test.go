@@ -165,6 +165,28 @@ func TestCurateFollowsTheScope(t *testing.T) {
 	h.lacks("PgBouncer")
 }
 
+// A reach larger than the session clusters at once: the view says so at the
+// root, clusters the drill-down scope when it fits, and says so again when
+// the scope widens past the limit.
+func TestCurateClustersTheDrillDownScopeOfAReachTooLarge(t *testing.T) {
+	t.Parallel()
+	h := harnessOn(t, curationStore(t), "~/mnemo", 120, 40, func(o *Options) { o.MaxClustered = 4 })
+	h.keys("6")
+	h.contains("This scope holds 6 records, more than the TUI clusters at once")
+	h.send(common.NarrowMsg{Crumb: common.Crumb{Facet: contract.FacetNamespace, Value: "team:acme"}})
+	h.keys("6")
+	h.contains("Curate  1 cluster · 1 conflict · 3 records")
+	h.contains("billing-db")
+	h.lacks("nightly digest")
+	if cl := h.m.c.Clusters; cl == nil || !cl.Scoped || cl.Records != 4 {
+		t.Fatalf("clusters %+v: want those of team:acme's 4 records", cl)
+	}
+	h.send(common.WidenMsg{})
+	h.keys("6")
+	h.contains("This scope holds 6 records")
+	h.lacks("billing-db")
+}
+
 // A live session keeps its clusters up to date from the change feed, one
 // index step a change: what it lists after stores and forgets elsewhere is
 // what clustering the store from scratch finds.

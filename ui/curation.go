@@ -72,6 +72,10 @@ type curation struct {
 	// feed lost some (a reset, an overflow): the next pass starts over.
 	pending []contract.Change
 	rebuild bool
+	// scoped says the base scope is too large to cluster, so the last pass
+	// clustered the drill-down scope of scopeGen: a new scope starts over.
+	scoped   bool
+	scopeGen int
 }
 
 // reset forgets the clustering (the session's reach changed): a pass under
@@ -79,6 +83,7 @@ type curation struct {
 func (cu *curation) reset() {
 	cu.gen++
 	cu.running, cu.dirty, cu.index, cu.pending, cu.rebuild = false, false, nil, nil, true
+	cu.scoped = false
 }
 
 // follow queues the feed's changes for the next pass.
@@ -103,12 +108,13 @@ func (m *model) clusterCmd() tea.Cmd {
 	cu.gen++
 	gen := cu.gen
 	engine, ctx, base := m.c.Engine, m.c.Context(), m.c.Scope.Base.Clone()
+	scope, scopeGen, root, scoped := m.c.Filter(), m.c.ScopeGen, m.c.Scope.IsRoot(), cu.scoped
 	cfg, dismissed, limit := m.opts.Curate, m.c.Dismissed, m.opts.MaxClustered
 	if limit <= 0 {
 		limit = DefaultMaxClustered
 	}
 	index, pending := cu.index, cu.pending
-	if !m.live.enabled || cu.rebuild || len(pending) > limit/2 {
+	if !m.live.enabled || cu.rebuild || len(pending) > limit/2 || cu.scoped && cu.scopeGen != scopeGen {
 		index = nil
 	}
 	cu.index, cu.pending, cu.rebuild = nil, nil, false
@@ -116,7 +122,22 @@ func (m *model) clusterCmd() tea.Cmd {
 	m.start("cluster", "clustering")
 	return func() tea.Msg {
 		start := time.Now()
-		c, ix := clusterScope(ctx, engine, base, cfg, dismissed, limit, index, pending)
+		var c *common.Clusters
+		var ix *curate.Index
+		if index != nil && scoped {
+			c, ix = clusterScope(ctx, engine, scope, cfg, dismissed, limit, index, pending)
+			c.Scoped, c.ScopeGen = true, scopeGen
+		} else {
+			c, ix = clusterScope(ctx, engine, base, cfg, dismissed, limit, index, pending)
+			if c.TooMany > 0 {
+				// The reach is too large to hold: cluster the drill-down
+				// scope instead, and again whenever it changes.
+				if !root {
+					c, ix = clusterScope(ctx, engine, scope, cfg, dismissed, limit, nil, nil)
+				}
+				c.Scoped, c.ScopeGen = true, scopeGen
+			}
+		}
 		if !keep {
 			ix = nil
 		}
@@ -124,8 +145,9 @@ func (m *model) clusterCmd() tea.Cmd {
 	}
 }
 
-// clusterScope clusters the base scope: from scratch when index is nil,
-// else by applying the changes to it.
+// clusterScope clusters a scope (the base, or the drill-down scope when the
+// base is too large): from scratch when index is nil, else by applying the
+// changes to it.
 func clusterScope(ctx context.Context, engine contract.Engine, base contract.MetaFilter, cfg curate.Config,
 	dismissed *curate.Dismissed, limit int, index *curate.Index, changes []contract.Change) (*common.Clusters, *curate.Index) {
 	if index == nil {
@@ -197,6 +219,7 @@ func (m *model) curationMsg(msg tea.Msg) (tea.Cmd, bool) {
 			return nil, true
 		}
 		m.curation.running, m.curation.took, m.curation.index = false, msg.took, msg.index
+		m.curation.scoped, m.curation.scopeGen = msg.clusters.Scoped, msg.clusters.ScopeGen
 		m.done("cluster")
 		m.c.Clusters = msg.clusters
 		cmd := m.broadcast(common.ClustersMsg{})

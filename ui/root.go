@@ -355,6 +355,13 @@ func (m *model) setScope(s common.Scope) tea.Cmd {
 	m.c.Scope = s
 	m.c.ScopeGen++
 	m.detailOpen = false
+	if m.curation.scoped {
+		// the clusters were of the old drill-down scope: cluster the new one
+		m.curation.reset()
+		m.c.Clusters = nil
+		m.done("cluster")
+		return tea.Batch(m.broadcast(common.ClustersMsg{}), m.clusterCmd(), m.activate())
+	}
 	return m.activate()
 }
 

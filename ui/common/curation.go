@@ -19,10 +19,15 @@ type Clusters struct {
 	Records int
 	// Dismissed is how many clusters a dismissal hides.
 	Dismissed int
-	// TooMany, when above 0, is the base scope's record count, over the
-	// most the session clusters (List is then empty): narrow it with
-	// `mnemo clusters --filter`, or open the TUI on a smaller reach.
+	// TooMany, when above 0, is the record count of the scope the session
+	// tried, over the most it clusters (List is then empty): drill into a
+	// narrower scope, or run `mnemo clusters --filter`.
 	TooMany int
+	// Scoped says the base scope was too large, so these are the clusters
+	// of the drill-down scope the session had (ScopeGen) when it ran: a new
+	// scope clusters again.
+	Scoped   bool
+	ScopeGen int
 	// Err is why clustering failed, nil when it did not.
 	Err error
 }

@@ -296,7 +296,7 @@ func (m *Model) View() string {
 	case cl.Err != nil:
 		lines = []string{st.Warning.Render(common.Fit(" clustering failed: "+cl.Err.Error(), m.width-2))}
 	case cl.TooMany > 0:
-		lines = wrapped(st, fmt.Sprintf("This session's reach holds %s records, more than the TUI clusters at once. Run `mnemo clusters --filter JSON` on a narrower scope, or open the TUI on a narrower reach.", common.Thousands(cl.TooMany)), m.width-2)
+		lines = wrapped(st, fmt.Sprintf("This scope holds %s records, more than the TUI clusters at once. Drill into a narrower scope (a namespace, an agent, a thread) and its clusters show here; or run `mnemo clusters --filter JSON`.", common.Thousands(cl.TooMany)), m.width-2)
 	case len(m.clusters) == 0:
 		msg := "No repeats or conflicts in this scope."
 		if cl.Dismissed > 0 {
