@@ -221,5 +221,5 @@ func measureWholeStoreClusters(exe, dir string) (ProcessRow, error) {
 	}
 	return ProcessRow{Name: "whole-store clustering: a new process's `mnemo clusters` of every record, from scratch", Samples: 1,
 		P50: d, P95: d, PeakRSS: rss, Pass: true,
-		Note: fmt.Sprintf("%d records read and clustered, %d clusters holding %d; peak RSS %d MB", rep.Records, rep.Count, rep.Clustered, rss>>20)}, nil
+		Note: fmt.Sprintf("records read and clustered: %d; clusters: %d, holding %d records; peak RSS %d MB", rep.Records, rep.Count, rep.Clustered, rss>>20)}, nil
 }
