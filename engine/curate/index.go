@@ -399,28 +399,7 @@ func (ix *Index) relate(a, b *entry, cfg Config) (Relation, string) {
 	if float64(shared) < cfg.MinOverlap*float64(len(a.words)+len(b.words)-shared) {
 		return None, ""
 	}
-	inter := 0
-	var onlyA, onlyB []int32
-	i, j := 0, 0
-	for i < len(a.words) || j < len(b.words) {
-		switch {
-		case j == len(b.words) || (i < len(a.words) && a.words[i] < b.words[j]):
-			onlyA = append(onlyA, a.words[i])
-			i++
-		case i == len(a.words) || b.words[j] < a.words[i]:
-			onlyB = append(onlyB, b.words[j])
-			j++
-		default:
-			inter++
-			i++
-			j++
-		}
-	}
-	union := inter + len(onlyA) + len(onlyB)
-	if union == 0 {
-		return None, ""
-	}
-	sim := float64(inter) / float64(union)
+	onlyA, onlyB, sim := compare(a.words, b.words)
 	if sim < cfg.MinOverlap {
 		return None, ""
 	}
@@ -440,6 +419,30 @@ func (ix *Index) relate(a, b *entry, cfg Config) (Relation, string) {
 		return Repeat, ""
 	}
 	return None, ""
+}
+
+// compare answers the words only a has, those only b has (both sorted
+// lists of word ids), and their Jaccard similarity (0 when both are empty).
+func compare(a, b []int32) (onlyA, onlyB []int32, sim float64) {
+	inter := 0
+	for i, j := 0, 0; i < len(a) || j < len(b); {
+		switch {
+		case j == len(b) || (i < len(a) && a[i] < b[j]):
+			onlyA = append(onlyA, a[i])
+			i++
+		case i == len(a) || b[j] < a[i]:
+			onlyB = append(onlyB, b[j])
+			j++
+		default:
+			inter++
+			i++
+			j++
+		}
+	}
+	if u := inter + len(onlyA) + len(onlyB); u > 0 {
+		sim = float64(inter) / float64(u)
+	}
+	return onlyA, onlyB, sim
 }
 
 // otherTopic tells whether one of e's words that the other record lacks is
@@ -640,26 +643,7 @@ func memberIndex(records []contract.Record) *Index {
 // similarity, and that similarity: a conflict when they disagree on a
 // value, a negation or a name, else a repeat.
 func (ix *Index) within(a, b *entry, cfg Config) (Relation, string, float64) {
-	var onlyA, onlyB []int32
-	inter := 0
-	for i, j := 0, 0; i < len(a.words) || j < len(b.words); {
-		switch {
-		case j == len(b.words) || (i < len(a.words) && a.words[i] < b.words[j]):
-			onlyA = append(onlyA, a.words[i])
-			i++
-		case i == len(a.words) || b.words[j] < a.words[i]:
-			onlyB = append(onlyB, b.words[j])
-			j++
-		default:
-			inter++
-			i++
-			j++
-		}
-	}
-	sim := 0.0
-	if u := inter + len(onlyA) + len(onlyB); u > 0 {
-		sim = float64(inter) / float64(u)
-	}
+	onlyA, onlyB, sim := compare(a.words, b.words)
 	if d := ix.difference(a, b, onlyA, onlyB, sim, cfg); d != "" {
 		return Conflict, d, sim
 	}
