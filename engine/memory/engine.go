@@ -229,48 +229,46 @@ func window(total, start, limit int) (lo, hi int, next *string) {
 
 // List pages through the records a filter selects, newest first.
 func (e *Engine) List(ctx context.Context, req contract.ListRequest) (contract.ListPage, error) {
-	if err := req.Validate(); err != nil {
-		return contract.ListPage{}, err
-	}
-	start, err := parseOffset(req.Cursor)
+	items, next, err := listPage(ctx, e, req, (*stored).hit)
 	if err != nil {
 		return contract.ListPage{}, err
-	}
-	if err := contract.ContextErr(ctx); err != nil {
-		return contract.ListPage{}, err
-	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	rows := e.listed(&req.Filter)
-	lo, hi, next := window(len(rows), start, req.Limit)
-	items := make([]contract.Hit, 0, hi-lo)
-	for _, s := range rows[lo:hi] {
-		items = append(items, s.hit())
 	}
 	return contract.ListPage{Items: items, NextCursor: next}, nil
 }
 
 // Export pages through the same listing, handing back items exactly as stored.
 func (e *Engine) Export(ctx context.Context, req contract.ListRequest) (contract.ExportPage, error) {
-	if err := req.Validate(); err != nil {
-		return contract.ExportPage{}, err
-	}
-	start, err := parseOffset(req.Cursor)
+	items, next, err := listPage(ctx, e, req, func(s *stored) contract.Exported {
+		return contract.Exported{ID: s.id, Item: cloneItem(s.item)}
+	})
 	if err != nil {
 		return contract.ExportPage{}, err
 	}
+	return contract.ExportPage{Items: items, NextCursor: next}, nil
+}
+
+// listPage is one page of the listing List and Export share, each record
+// handed back as as makes it.
+func listPage[T any](ctx context.Context, e *Engine, req contract.ListRequest, as func(*stored) T) ([]T, *string, error) {
+	if err := req.Validate(); err != nil {
+		return nil, nil, err
+	}
+	start, err := parseOffset(req.Cursor)
+	if err != nil {
+		return nil, nil, err
+	}
 	if err := contract.ContextErr(ctx); err != nil {
-		return contract.ExportPage{}, err
+		return nil, nil, err
 	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	rows := e.listed(&req.Filter)
 	lo, hi, next := window(len(rows), start, req.Limit)
-	items := make([]contract.Exported, 0, hi-lo)
+	items := make([]T, 0, hi-lo)
 	for _, s := range rows[lo:hi] {
-		items = append(items, contract.Exported{ID: s.id, Item: cloneItem(s.item)})
+		items = append(items, as(s))
 	}
-	return contract.ExportPage{Items: items, NextCursor: next}, nil
+	return items, next, nil
 }
 
 // Explore counts exactly, over every record the filter selects.
