@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -31,19 +32,10 @@ ids that do not exist, or lie outside --reach, are left out.`,
 				return err
 			}
 			req := contract.GetRequest{IDs: args, Reach: r}
-			if err := req.Validate(); err != nil {
-				return err
-			}
-			e, err := a.engine(cmd.Context())
-			if err != nil {
-				return err
-			}
-			hits, err := e.Get(cmd.Context(), req)
-			if err != nil {
-				return err
-			}
-			hits = contract.EmptyIfNil(hits)
-			return a.answer(hits, func(s *cliout.Screen) { cliout.DrawGet(s, hits) })
+			return ask(cmd, a, req, func(e contract.Engine, ctx context.Context, req contract.GetRequest) ([]contract.Hit, error) {
+				hits, err := e.Get(ctx, req)
+				return contract.EmptyIfNil(hits), err
+			}, cliout.DrawGet)
 		},
 	}
 	cmd.Flags().StringVar(&reach, "reach", "", "only ids this Reach admits (JSON, e.g. '{\"at\":\"team:acme\",\"descendants\":true}')")
@@ -197,21 +189,14 @@ and superseded records are hidden unless the filter names them in "statuses".`,
 				}
 				req.Mode = m
 			}
-			if err := req.Validate(); err != nil {
-				return err
-			}
-			e, err := a.engine(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if req.Mode == "" {
-				req.Mode = defaultMode(e.Descriptor())
-			}
-			page, err := e.Fetch(cmd.Context(), req)
-			if err != nil {
-				return err
-			}
-			return a.answer(page, func(s *cliout.Screen) { cliout.DrawFetch(s, page, req.Mode) })
+			var used contract.FetchMode // the mode asked for, or the engine's default
+			return ask(cmd, a, req, func(e contract.Engine, ctx context.Context, req contract.FetchRequest) (contract.FetchPage, error) {
+				if req.Mode == "" {
+					req.Mode = defaultMode(e.Descriptor())
+				}
+				used = req.Mode
+				return e.Fetch(ctx, req)
+			}, func(s *cliout.Screen, page contract.FetchPage) { cliout.DrawFetch(s, page, used) })
 		},
 	}
 	cmd.Flags().StringVar(&mode, "mode", "", "keyword, vector or hybrid (default: hybrid if offered, else the engine's first mode)")
@@ -253,18 +238,7 @@ the answer, the citations it draws on, and the model that wrote it.`,
 			if cmd.Flags().Changed("instructions") {
 				req.Instructions = &instructions
 			}
-			if err := req.Validate(); err != nil {
-				return err
-			}
-			e, err := a.engine(cmd.Context())
-			if err != nil {
-				return err
-			}
-			answer, err := e.Recall(cmd.Context(), req)
-			if err != nil {
-				return err
-			}
-			return a.answer(answer, func(s *cliout.Screen) { cliout.DrawRecall(s, answer) })
+			return ask(cmd, a, req, contract.Engine.Recall, cliout.DrawRecall)
 		},
 	}
 	cmd.Flags().StringVar(&filter, "filter", "", "a MetaFilter as JSON")
@@ -295,18 +269,7 @@ ExplorePage. Facets: ` + facetList() + `.`,
 				return err
 			}
 			req := contract.ExploreRequest{Facet: facet, Filter: f, Limit: limit}
-			if err := req.Validate(); err != nil {
-				return err
-			}
-			e, err := a.engine(cmd.Context())
-			if err != nil {
-				return err
-			}
-			page, err := e.Explore(cmd.Context(), req)
-			if err != nil {
-				return err
-			}
-			return a.answer(page, func(s *cliout.Screen) { cliout.DrawExplore(s, page) })
+			return ask(cmd, a, req, contract.Engine.Explore, cliout.DrawExplore)
 		},
 	}
 	cmd.Flags().StringVar(&filter, "filter", "", "a MetaFilter as JSON")
@@ -407,3 +370,21 @@ func facetNames() []string {
 }
 
 func facetList() string { return strings.Join(facetNames(), ", ") }
+
+// ask validates a request, opens the engine, asks it and prints the answer:
+// a table on a terminal, JSON otherwise.
+func ask[Q interface{ Validate() error }, A any](cmd *cobra.Command, a *app, req Q,
+	call func(contract.Engine, context.Context, Q) (A, error), draw func(*cliout.Screen, A)) error {
+	if err := req.Validate(); err != nil {
+		return err
+	}
+	e, err := a.engine(cmd.Context())
+	if err != nil {
+		return err
+	}
+	answer, err := call(e, cmd.Context(), req)
+	if err != nil {
+		return err
+	}
+	return a.answer(answer, func(s *cliout.Screen) { draw(s, answer) })
+}
