@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -32,4 +33,28 @@ func BenchmarkTrigramAddBatch(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*5000), "ns/record")
+}
+
+// BenchmarkTrigramBuild builds the postings of 20,000 records met in random
+// ordinal order, as a build reading records by id meets them.
+func BenchmarkTrigramBuild(b *testing.B) {
+	const n = 20_000
+	var texts []pendingText
+	corpus.Each(n, 1, func(i int, e corpus.Entry) bool {
+		texts = append(texts, pendingText{uint32(i), e.Item.RenderText()})
+		return true
+	})
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(texts), func(i, j int) { texts[i], texts[j] = texts[j], texts[i] })
+	for b.Loop() {
+		post := map[uint32]*roaring.Bitmap{}
+		var chunk []pendingText
+		for i, t := range texts {
+			chunk = append(chunk, t)
+			if len(chunk) == buildChunk || i == len(texts)-1 {
+				addChunk(post, chunk)
+				chunk = chunk[:0]
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/record")
 }
