@@ -208,7 +208,9 @@ func without(c *common.Clusters, keys ...string) *common.Clusters {
 			list = append(list, cl)
 		}
 	}
-	return newClusters(list, c.Records, c.Dismissed)
+	out := newClusters(list, c.Records, c.Dismissed)
+	out.Scoped, out.ScopeGen = c.Scoped, c.ScopeGen
+	return out
 }
 
 // curationMsg handles the flow's messages; ok is false for any other message.
@@ -221,6 +223,12 @@ func (m *model) curationMsg(msg tea.Msg) (tea.Cmd, bool) {
 		m.curation.running, m.curation.took, m.curation.index = false, msg.took, msg.index
 		m.curation.scoped, m.curation.scopeGen = msg.clusters.Scoped, msg.clusters.ScopeGen
 		m.done("cluster")
+		if msg.clusters.Scoped && msg.clusters.ScopeGen != m.c.ScopeGen {
+			// the scope changed while the pass ran: its clusters are of
+			// the old one
+			m.curation.reset()
+			return m.clusterCmd(), true
+		}
 		m.c.Clusters = msg.clusters
 		cmd := m.broadcast(common.ClustersMsg{})
 		if m.curation.dirty {
