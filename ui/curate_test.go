@@ -118,7 +118,7 @@ func TestCurateKeepThisAndDismiss(t *testing.T) {
 	h.contains("Cluster 1 of 1 · repeat")
 	h.keys("x")
 	h.contains("dismissed 2 as different (u undoes)")
-	h.contains("No repeats or conflicts in this scope. 1 cluster is dismissed.")
+	h.contains("No repeats or conflicts in this scope (4 records). 1 cluster is dismissed.")
 	h.keys("u")
 	h.contains("the dismissed cluster is back")
 	h.contains("Curate  1 cluster")
@@ -196,7 +196,7 @@ func TestCurateFollowsTheFeedIncrementally(t *testing.T) {
 	w.store("Kim prefers tabs over spaces in every Go repository of the team", "team:acme", contract.StatusActive)
 	h := newLiveHarness(t, w, 120, 40)
 	h.keys("6")
-	h.contains("No repeats or conflicts in this scope.")
+	h.contains("No repeats or conflicts in this scope (1 record).")
 	built := h.m.curation.index
 	if built == nil {
 		t.Fatal("a live session kept no index after its first pass")

@@ -299,6 +299,9 @@ func (m *Model) View() string {
 		lines = wrapped(st, fmt.Sprintf("This scope holds %s records, more than the TUI clusters at once. Drill into a narrower scope (a namespace, an agent, a thread) and its clusters show here; or run `mnemo clusters --filter JSON`.", common.Thousands(cl.TooMany)), m.width-2)
 	case len(m.clusters) == 0:
 		msg := "No repeats or conflicts in this scope."
+		if cl.Scoped || m.c.Scope.IsRoot() {
+			msg = fmt.Sprintf("No repeats or conflicts in this scope (%s).", common.Plural(cl.Records, "record", "records"))
+		}
 		if cl.Dismissed > 0 {
 			msg += fmt.Sprintf(" %s dismissed.", common.Plural(cl.Dismissed, "cluster is", "clusters are"))
 		}
