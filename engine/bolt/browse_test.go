@@ -6,252 +6,22 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
-	"mnemo/bench/corpus"
 	"mnemo/contract"
+	"mnemo/contract/conformance"
 	"mnemo/engine/bolt"
 )
-
-// steppingClock advances one millisecond per call from a fixed instant, so
-// records of one batch share created_at and later writes sort after them.
-func steppingClock(start time.Time, step time.Duration) func() time.Time {
-	var n int64
-	return func() time.Time {
-		n++
-		return start.Add(time.Duration(n) * step)
-	}
-}
-
-// fillStore loads n corpus entries in batches of varying size, with their
-// statuses and expiry, plus a few Unicode records; it returns every record.
-func fillStore(t testing.TB, e *bolt.Engine, n int, seed int64) {
-	t.Helper()
-	ctx := context.Background()
-	entries := corpus.Generate(n, seed)
-	r := rand.New(rand.NewPCG(uint64(seed), 7))
-	ids := make([]string, len(entries))
-	for i := 0; i < len(entries); {
-		size := 1 + r.IntN(40)
-		end := min(i+size, len(entries))
-		for j := i; j < end; {
-			// One batch per (status, expiry) run.
-			k := j + 1
-			for k < end && entries[k].Status == entries[j].Status && entries[k].ExpiresAt == nil && entries[j].ExpiresAt == nil {
-				k++
-			}
-			items := make([]contract.StoreItem, 0, k-j)
-			for x := j; x < k; x++ {
-				items = append(items, entries[x].Item)
-			}
-			status := entries[j].Status
-			if status == contract.StatusSuperseded {
-				status = contract.StatusActive
-			}
-			rs, err := e.StoreManyWith(ctx, items, contract.WriteOptions{Status: status, ExpiresAt: entries[j].ExpiresAt})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for x := range rs {
-				ids[j+x] = rs[x].ID
-			}
-			j = k
-		}
-		i = end
-	}
-	for i, en := range entries {
-		if en.Status == contract.StatusSuperseded && en.SupersededBy >= 0 && en.SupersededBy < len(ids) {
-			if _, err := e.Supersede(ctx, contract.SupersedeRequest{ID: ids[i], By: ids[en.SupersededBy]}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	unicode := []string{"Élan vital in ÉTÉ notes", "Жук и жаба: заметка", "straße and STRASSE", "ﬁle ligature Kelvin sign K"}
-	for _, s := range unicode {
-		if _, err := contract.Store(ctx, e, contract.Document(s, contract.MemoryMeta{Tags: []string{"unicode"}})); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// snapshot reads every record through list and get_records.
-func snapshot(t testing.TB, e *bolt.Engine) []contract.Record {
-	t.Helper()
-	ctx := context.Background()
-	var ids []string
-	var cursor *string
-	for {
-		page, err := e.List(ctx, contract.ListRequest{Filter: contract.MetaFilter{Reach: &contract.Reach{Descendants: true, Inherit: false}}, Limit: 500, Cursor: cursor})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, h := range page.Items {
-			ids = append(ids, h.ID)
-		}
-		if page.NextCursor == nil {
-			break
-		}
-		cursor = page.NextCursor
-	}
-	// Service sandboxes are outside the subtree reach: read them explicitly.
-	all := append([]string(nil), ids...)
-	var out []contract.Record
-	for start := 0; start < len(all); start += contract.MaxGetIDs {
-		recs, err := e.GetRecords(ctx, contract.GetRequest{IDs: all[start:min(start+contract.MaxGetIDs, len(all))],
-			Reach: &contract.Reach{Descendants: true}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range recs {
-			recs[i].Item = nil
-			out = append(out, recs[i])
-		}
-	}
-	return out
-}
-
-func randomQuery(r *rand.Rand, recs []contract.Record) contract.BrowseQuery {
-	var q contract.BrowseQuery
-	pick := func(p float64) bool { return r.Float64() < p }
-	if pick(0.2) {
-		q.Status = []contract.Status{}
-		for _, s := range contract.Statuses() {
-			if pick(0.5) {
-				q.Status = append(q.Status, s)
-			}
-		}
-	}
-	if pick(0.2) {
-		q.Kind = []contract.ItemKind{}
-		for _, k := range contract.ItemKinds() {
-			if pick(0.5) {
-				q.Kind = append(q.Kind, k)
-			}
-		}
-	}
-	if pick(0.2) && len(recs) > 0 {
-		rec := recs[r.IntN(len(recs))]
-		if len(rec.Meta.Tags) > 0 {
-			q.Filter.TagsAny = []string{rec.Meta.Tags[0]}
-		}
-	}
-	if pick(0.15) && len(recs) > 0 {
-		ns := recs[r.IntN(len(recs))].Meta.Namespace
-		reach := contract.ReachSubtree(ns)
-		q.Filter.Reach = &reach
-	}
-	fields := []string{"status", "kind", "content", "namespace", "confidence", "updated_at", "created_at", "observed_at"}
-	r.Shuffle(len(fields), func(i, j int) { fields[i], fields[j] = fields[j], fields[i] })
-	nf := r.IntN(3)
-	if pick(0.3) {
-		nf = 0
-	}
-	for _, field := range fields[:nf] {
-		f := contract.BrowseFilter{Field: field}
-		ops := contract.BrowseFilterOps(field)
-		f.Op = ops[r.IntN(len(ops))]
-		rec := recs[r.IntN(len(recs))]
-		day := func(tm time.Time) string {
-			return tm.Add(time.Duration(r.IntN(5)-2) * 24 * time.Hour).Format(time.DateOnly)
-		}
-		switch field {
-		case "status":
-			f.Values = []string{string(contract.Statuses()[r.IntN(3)])}
-		case "kind":
-			f.Values = []string{string(contract.ItemKinds()[r.IntN(3)]), string(contract.ItemKinds()[r.IntN(3)])}
-			slices.Sort(f.Values)
-			f.Values = slices.Compact(f.Values)
-		case "content":
-			text := []rune(rec.Text)
-			switch f.Op {
-			case "equals", "not_equals":
-				f.Text = rec.Text
-			default:
-				a := r.IntN(len(text))
-				b := min(len(text), a+1+r.IntN(8))
-				f.Text = string(text[a:b])
-				if f.Op == "starts_with" {
-					f.Text = string(text[:b-a])
-				}
-				if f.Op == "ends_with" {
-					f.Text = string(text[len(text)-(b-a):])
-				}
-			}
-			if pick(0.5) {
-				f.Text = strings.ToUpper(f.Text)
-			}
-			if strings.TrimSpace(f.Text) == "" || len(f.Text) > 1024 {
-				f.Text = "the"
-			}
-		case "namespace":
-			f.Text = rec.Meta.Namespace.String()
-			if segs := rec.Meta.Namespace.Segments(); f.Op == "within" && len(segs) > 1 {
-				parent, _ := rec.Meta.Namespace.Parent()
-				f.Text = parent.String()
-			}
-		case "confidence":
-			f.Num = float64(r.IntN(11)) / 10
-			f.Min, f.Max = float64(r.IntN(5))/10, 0.5+float64(r.IntN(6))/10
-			if rec.Confidence != nil && pick(0.5) {
-				f.Num = float64(*rec.Confidence)
-			}
-		default:
-			tm := rec.UpdatedAt
-			if field == "created_at" {
-				tm = rec.CreatedAt
-			}
-			if field == "observed_at" && rec.Meta.ObservedAt != nil {
-				tm = *rec.Meta.ObservedAt
-			}
-			f.Day = day(tm)
-			a, b := day(tm), day(tm)
-			if a > b {
-				a, b = b, a
-			}
-			f.FromDay, f.UntilDay = a, b
-		}
-		q.Filters = append(q.Filters, f)
-	}
-	sorts := []string{"updated_at", "created_at", "observed_at", "confidence", "namespace", "kind", "status"}
-	r.Shuffle(len(sorts), func(i, j int) { sorts[i], sorts[j] = sorts[j], sorts[i] })
-	if pick(0.6) {
-		for _, s := range sorts[:1+r.IntN(3)] {
-			dir := contract.SortAsc
-			if pick(0.5) {
-				dir = contract.SortDesc
-			}
-			q.OrderBy = append(q.OrderBy, contract.SortKey{Field: s, Dir: dir})
-		}
-	}
-	q.Limit = 1 + r.IntN(60)
-	if pick(0.2) {
-		q.Offset = r.IntN(40)
-	}
-	if pick(0.4) {
-		now := time.Date(2026, time.Month(6+r.IntN(12)), 1, 0, 0, 0, 0, time.UTC)
-		q.Now = &now
-	}
-	return q
-}
-
-func pageIDs(p contract.BrowsePage) []string {
-	out := make([]string, len(p.Records))
-	for i, r := range p.Records {
-		out[i] = r.ID
-	}
-	return out
-}
 
 // TestBrowseMatchesTheOracle walks random queries page by page and compares
 // every page with contract.BrowseSlice over the same records.
 func TestBrowseMatchesTheOracle(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := openStore(t, t.TempDir(), bolt.Options{Clock: steppingClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), 7*time.Hour)})
-	fillStore(t, e, 600, 42)
-	recs := snapshot(t, e)
+	e := openStore(t, t.TempDir(), bolt.Options{Clock: conformance.SteppingClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), 7*time.Hour)})
+	conformance.FillCorpus(t, e, 600, 42)
+	recs := conformance.Snapshot(t, e)
 	if len(recs) < 500 {
 		t.Fatalf("snapshot holds %d records", len(recs))
 	}
@@ -261,7 +31,7 @@ func TestBrowseMatchesTheOracle(t *testing.T) {
 		queries = 60
 	}
 	for i := 0; i < queries; i++ {
-		q := randomQuery(r, recs)
+		q := conformance.RandomBrowseQuery(r, recs)
 		if err := q.Validate(); err != nil {
 			continue
 		}
@@ -278,8 +48,8 @@ func TestBrowseMatchesTheOracle(t *testing.T) {
 			if got.Total != want.Total {
 				t.Fatalf("%s: total %d, oracle %d", desc, got.Total, want.Total)
 			}
-			if !slices.Equal(pageIDs(got), pageIDs(want)) {
-				t.Fatalf("%s:\n got %v\nwant %v", desc, pageIDs(got), pageIDs(want))
+			if !slices.Equal(conformance.PageIDs(got), conformance.PageIDs(want)) {
+				t.Fatalf("%s:\n got %v\nwant %v", desc, conformance.PageIDs(got), conformance.PageIDs(want))
 			}
 			for k := range got.Records {
 				g, w := got.Records[k], want.Records[k]
@@ -307,8 +77,8 @@ func TestExploreIsExact(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := openStore(t, t.TempDir(), bolt.Options{})
-	fillStore(t, e, 400, 9)
-	recs := snapshot(t, e)
+	conformance.FillCorpus(t, e, 400, 9)
+	recs := conformance.Snapshot(t, e)
 	filters := []contract.MetaFilter{{}, {Statuses: []contract.Status{contract.StatusCandidate}}, {Kinds: []contract.ItemKind{contract.KindLearning}}}
 	reach := contract.ReachSubtree(contract.MustNamespace("team:acme"))
 	filters = append(filters, contract.MetaFilter{Reach: &reach})
@@ -347,9 +117,9 @@ func TestExploreIsExact(t *testing.T) {
 func TestIndexedWalksVisitEverything(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := openStore(t, t.TempDir(), bolt.Options{Clock: steppingClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Hour)})
-	fillStore(t, e, 300, 5)
-	recs := snapshot(t, e)
+	e := openStore(t, t.TempDir(), bolt.Options{Clock: conformance.SteppingClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Hour)})
+	conformance.FillCorpus(t, e, 300, 5)
+	recs := conformance.Snapshot(t, e)
 	for _, order := range [][]contract.SortKey{
 		{{Field: "confidence", Dir: "desc"}}, {{Field: "updated_at", Dir: "desc"}},
 		{{Field: "created_at", Dir: "desc"}}, {{Field: "confidence", Dir: "asc"}},
@@ -365,10 +135,10 @@ func TestIndexedWalksVisitEverything(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(pageIDs(got), pageIDs(want)) || got.Total != want.Total {
-				t.Fatalf("order %v page %d:\n got %v (%d)\nwant %v (%d)", order, pageNo, pageIDs(got), got.Total, pageIDs(want), want.Total)
+			if !slices.Equal(conformance.PageIDs(got), conformance.PageIDs(want)) || got.Total != want.Total {
+				t.Fatalf("order %v page %d:\n got %v (%d)\nwant %v (%d)", order, pageNo, conformance.PageIDs(got), got.Total, conformance.PageIDs(want), want.Total)
 			}
-			for _, id := range pageIDs(got) {
+			for _, id := range conformance.PageIDs(got) {
 				if seen[id] {
 					t.Fatalf("order %v: %s visited twice", order, id)
 				}

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"mnemo/contract"
+	"mnemo/contract/conformance"
 	"mnemo/engine/postgres"
 	"mnemo/engine/postgres/pgtest"
 )
@@ -66,7 +67,7 @@ func facetValues(t *testing.T, conn *pgx.Conn, schema string) string {
 func containsMatchesTheOracle(t *testing.T, e contract.Engine, when string) {
 	t.Helper()
 	ctx := context.Background()
-	recs := snapshot(t, e)
+	recs := conformance.Snapshot(t, e)
 	for _, needle := range []string{"élan", "STRASSE", "own7", "amber birch", "juniper", "zzz-none", "ok"} {
 		for _, op := range contract.BrowseFilterOps(contract.BrowseFieldContent) {
 			q := contract.BrowseQuery{Limit: 1000, Filters: []contract.BrowseFilter{{Field: contract.BrowseFieldContent, Op: op, Text: needle}}}
@@ -78,8 +79,8 @@ func containsMatchesTheOracle(t *testing.T, e contract.Engine, when string) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Total != want.Total || !slices.Equal(pageIDs(got), pageIDs(want)) {
-				t.Fatalf("%s: content %s %q: total %d %v, oracle %d %v", when, op, needle, got.Total, pageIDs(got), want.Total, pageIDs(want))
+			if got.Total != want.Total || !slices.Equal(conformance.PageIDs(got), conformance.PageIDs(want)) {
+				t.Fatalf("%s: content %s %q: total %d %v, oracle %d %v", when, op, needle, got.Total, conformance.PageIDs(got), want.Total, conformance.PageIDs(want))
 			}
 		}
 	}
@@ -109,7 +110,7 @@ func TestBulkLoadKeepsReadsExact(t *testing.T) {
 	defer func() { _ = conn.Close(ctx) }()
 	plainSchema, bulkSchema := pgtest.Schema(t), pgtest.Schema(t)
 	clock := func() func() time.Time {
-		return steppingClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Second)
+		return conformance.SteppingClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Second)
 	}
 	plain := openStore(t, pgtest.WithSchema(t, base, plainSchema), postgres.Options{Clock: clock()})
 	bulk := openStore(t, pgtest.WithSchema(t, base, bulkSchema), postgres.Options{Clock: clock()})
@@ -117,7 +118,7 @@ func TestBulkLoadKeepsReadsExact(t *testing.T) {
 	bulk.SetBulk(true)
 	for _, e := range []*postgres.Engine{plain, bulk} {
 		fillKeywordStore(t, e, 1100, 3)
-		fillStore(t, e, 200, 5)
+		conformance.FillCorpus(t, e, 200, 5)
 	}
 	if row, idx := bulkState(t, conn, bulkSchema); !row || len(idx) != 0 {
 		t.Fatalf("during the load: bulk row %v, indexes %v; want the row and no index", row, idx)
@@ -139,12 +140,12 @@ func TestBulkLoadKeepsReadsExact(t *testing.T) {
 	}
 	everyReadIsExact(t, bulk, conn, bulkSchema, "after the bulk load")
 	// Counting resumes: later writes are counted as they come.
-	fillStore(t, bulk, 40, 9)
+	conformance.FillCorpus(t, bulk, 40, 9)
 	rootExploreMatches(t, bulk, "after writes that follow the bulk load")
 
 	// A small load into a store holding more than it keeps its indexes.
 	bulk.SetBulk(true)
-	fillStore(t, bulk, 100, 10)
+	conformance.FillCorpus(t, bulk, 100, 10)
 	if row, idx := bulkState(t, conn, bulkSchema); row || len(idx) != 2 {
 		t.Fatalf("a small load into a larger store: bulk row %v, indexes %v; want no row and both indexes", row, idx)
 	}
@@ -165,7 +166,7 @@ func TestBulkLoadCutShortIsFinished(t *testing.T) {
 		}
 		e.SetBulk(true)
 		fillKeywordStore(t, e, 1100, 4)
-		fillStore(t, e, 150, 6)
+		conformance.FillCorpus(t, e, 150, 6)
 		os.Exit(0)
 	}
 	ctx := context.Background()

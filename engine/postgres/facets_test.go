@@ -13,6 +13,7 @@ import (
 
 	"mnemo/bench/corpus"
 	"mnemo/contract"
+	"mnemo/contract/conformance"
 	"mnemo/engine/postgres"
 	"mnemo/engine/postgres/pgtest"
 )
@@ -23,7 +24,7 @@ import (
 func rootExploreMatches(t *testing.T, e contract.Engine, when string) {
 	t.Helper()
 	ctx := context.Background()
-	recs := snapshot(t, e)
+	recs := conformance.Snapshot(t, e)
 	acme := contract.ReachSubtree(contract.MustNamespace("team:acme"))
 	filters := []contract.MetaFilter{{}, {Kinds: []contract.ItemKind{contract.KindLearning}, TagsAny: []string{"infra", "style"}},
 		{Statuses: []contract.Status{contract.StatusActive}}, {Reach: &acme}}
@@ -51,7 +52,7 @@ func TestFacetCountsFollowEveryWrite(t *testing.T) {
 	url := pgtest.URL(t)
 	a := openStore(t, url, postgres.Options{})
 	b := openStore(t, url, postgres.Options{})
-	fillStore(t, a, 300, 5)
+	conformance.FillCorpus(t, a, 300, 5)
 	rootExploreMatches(t, a, "after the load")
 
 	entries := corpus.Generate(700, 6)[300:]
@@ -89,7 +90,7 @@ func TestFacetCountsFollowEveryWrite(t *testing.T) {
 	}
 	rootExploreMatches(t, b, "after concurrent overlapping batches")
 
-	recs := snapshot(t, a)
+	recs := conformance.Snapshot(t, a)
 	var candidates, others []string
 	for _, r := range recs {
 		if r.Status == contract.StatusCandidate {
@@ -129,9 +130,9 @@ func TestFacetCountsOfAnOlderStore(t *testing.T) {
 	base := pgtest.BaseURL(t)
 	schema := pgtest.Schema(t)
 	url := pgtest.WithSchema(t, base, schema)
-	e := openStore(t, url, postgres.Options{Clock: steppingClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Second)})
-	fillStore(t, e, 250, 8)
-	want := snapshot(t, e)
+	e := openStore(t, url, postgres.Options{Clock: conformance.SteppingClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Second)})
+	conformance.FillCorpus(t, e, 250, 8)
+	want := conformance.Snapshot(t, e)
 	wantPage, err := e.Browse(ctx, contract.BrowseQuery{Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +164,7 @@ func TestFacetCountsOfAnOlderStore(t *testing.T) {
 
 	e = openStore(t, url, postgres.Options{})
 	rootExploreMatches(t, e, "after the migration")
-	got := snapshot(t, e)
+	got := conformance.Snapshot(t, e)
 	if gj, wj := mustJSON(t, got), mustJSON(t, want); gj != wj {
 		t.Fatalf("records after the migration\n got %s\nwant %s", gj, wj)
 	}
@@ -217,7 +218,7 @@ func TestNarrowCopyOfAStepSixStore(t *testing.T) {
 	schema := pgtest.Schema(t)
 	url := pgtest.WithSchema(t, base, schema)
 	e := openStore(t, url, postgres.Options{})
-	fillStore(t, e, 200, 12)
+	conformance.FillCorpus(t, e, 200, 12)
 	_ = e.Close()
 	conn, err := pgx.Connect(ctx, base)
 	if err != nil {
@@ -236,6 +237,6 @@ func TestNarrowCopyOfAStepSixStore(t *testing.T) {
 	}
 	e = openStore(t, url, postgres.Options{})
 	rootExploreMatches(t, e, "after step 7")
-	fillStore(t, e, 60, 13)
+	conformance.FillCorpus(t, e, 60, 13)
 	rootExploreMatches(t, e, "after writes on the migrated store")
 }
