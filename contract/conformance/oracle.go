@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -250,4 +252,51 @@ func PageIDs(p contract.BrowsePage) []string {
 		out[i] = r.ID
 	}
 	return out
+}
+
+// CheckBrowseOracle asks e the given number of random browse queries over
+// recs (Snapshot of e), each for up to four pages through its cursor, and
+// fails t at the first page whose total, ids, records or continuation
+// differ from contract.BrowseSlice over recs.
+func CheckBrowseOracle(t testing.TB, e contract.Engine, recs []contract.Record, r *rand.Rand, queries int) {
+	t.Helper()
+	ctx := context.Background()
+	for i := 0; i < queries; i++ {
+		q := RandomBrowseQuery(r, recs)
+		if err := q.Validate(); err != nil {
+			continue
+		}
+		for pageNo := 0; pageNo < 4; pageNo++ {
+			got, err := e.Browse(ctx, q)
+			want, werr := contract.BrowseSlice(q, recs)
+			if (err == nil) != (werr == nil) {
+				t.Fatalf("query %d page %d: err %v, oracle %v", i, pageNo, err, werr)
+			}
+			if err != nil {
+				break
+			}
+			desc := fmt.Sprintf("query %d page %d %+v", i, pageNo, q)
+			if got.Total != want.Total {
+				t.Fatalf("%s: total %d, oracle %d", desc, got.Total, want.Total)
+			}
+			if !slices.Equal(PageIDs(got), PageIDs(want)) {
+				t.Fatalf("%s:\n got %v\nwant %v", desc, PageIDs(got), PageIDs(want))
+			}
+			for k := range got.Records {
+				gj, _ := json.Marshal(got.Records[k])
+				wj, _ := json.Marshal(want.Records[k])
+				if string(gj) != string(wj) {
+					t.Fatalf("%s: record %d\n got %s\nwant %s", desc, k, gj, wj)
+				}
+			}
+			if (got.Continuation == nil) != (want.Continuation == nil) ||
+				got.Continuation != nil && *got.Continuation != *want.Continuation {
+				t.Fatalf("%s: continuation %v, oracle %v", desc, got.Continuation, want.Continuation)
+			}
+			if got.Continuation == nil {
+				break
+			}
+			q.Cursor, q.Offset = *got.Continuation, 0
+		}
+	}
 }

@@ -2,7 +2,6 @@ package bolt_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -18,7 +17,6 @@ import (
 // every page with contract.BrowseSlice over the same records.
 func TestBrowseMatchesTheOracle(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	e := openStore(t, t.TempDir(), bolt.Options{Clock: conformance.SteppingClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), 7*time.Hour)})
 	conformance.FillCorpus(t, e, 600, 42)
 	recs := conformance.Snapshot(t, e)
@@ -30,45 +28,7 @@ func TestBrowseMatchesTheOracle(t *testing.T) {
 	if testing.Short() {
 		queries = 60
 	}
-	for i := 0; i < queries; i++ {
-		q := conformance.RandomBrowseQuery(r, recs)
-		if err := q.Validate(); err != nil {
-			continue
-		}
-		for pageNo := 0; pageNo < 4; pageNo++ {
-			got, err := e.Browse(ctx, q)
-			want, werr := contract.BrowseSlice(q, recs)
-			if (err == nil) != (werr == nil) {
-				t.Fatalf("query %d page %d: err %v, oracle %v", i, pageNo, err, werr)
-			}
-			if err != nil {
-				break
-			}
-			desc := fmt.Sprintf("query %d page %d %+v", i, pageNo, q)
-			if got.Total != want.Total {
-				t.Fatalf("%s: total %d, oracle %d", desc, got.Total, want.Total)
-			}
-			if !slices.Equal(conformance.PageIDs(got), conformance.PageIDs(want)) {
-				t.Fatalf("%s:\n got %v\nwant %v", desc, conformance.PageIDs(got), conformance.PageIDs(want))
-			}
-			for k := range got.Records {
-				g, w := got.Records[k], want.Records[k]
-				gj, _ := json.Marshal(g)
-				wj, _ := json.Marshal(w)
-				if string(gj) != string(wj) {
-					t.Fatalf("%s: record %d\n got %+v\nwant %+v", desc, k, g, w)
-				}
-			}
-			if (got.Continuation == nil) != (want.Continuation == nil) ||
-				got.Continuation != nil && *got.Continuation != *want.Continuation {
-				t.Fatalf("%s: continuation %v, oracle %v", desc, got.Continuation, want.Continuation)
-			}
-			if got.Continuation == nil {
-				break
-			}
-			q.Cursor, q.Offset = *got.Continuation, 0
-		}
-	}
+	conformance.CheckBrowseOracle(t, e, recs, r, queries)
 }
 
 // TestExploreIsExact compares every facet at the root and after narrows with

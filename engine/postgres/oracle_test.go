@@ -64,51 +64,13 @@ func fixtureStore(t *testing.T, n int, seed int64, step time.Duration) (*postgre
 // TestBrowseMatchesTheOracle walks random queries page by page and compares
 // every page with contract.BrowseSlice over the same records.
 func TestBrowseMatchesTheOracle(t *testing.T) {
-	ctx := context.Background()
 	e, recs := fixtureStore(t, 600, 42, 7*time.Hour)
 	r := rand.New(rand.NewPCG(1, 2))
 	queries := 300
 	if testing.Short() {
 		queries = 60
 	}
-	for i := 0; i < queries; i++ {
-		q := conformance.RandomBrowseQuery(r, recs)
-		if err := q.Validate(); err != nil {
-			continue
-		}
-		for pageNo := 0; pageNo < 4; pageNo++ {
-			got, err := e.Browse(ctx, q)
-			want, werr := contract.BrowseSlice(q, recs)
-			if (err == nil) != (werr == nil) {
-				t.Fatalf("query %d page %d: err %v, oracle %v", i, pageNo, err, werr)
-			}
-			if err != nil {
-				break
-			}
-			desc := fmt.Sprintf("query %d page %d %+v", i, pageNo, q)
-			if got.Total != want.Total {
-				t.Fatalf("%s: total %d, oracle %d", desc, got.Total, want.Total)
-			}
-			if !slices.Equal(conformance.PageIDs(got), conformance.PageIDs(want)) {
-				t.Fatalf("%s:\n got %v\nwant %v", desc, conformance.PageIDs(got), conformance.PageIDs(want))
-			}
-			for k := range got.Records {
-				gj, _ := json.Marshal(got.Records[k])
-				wj, _ := json.Marshal(want.Records[k])
-				if string(gj) != string(wj) {
-					t.Fatalf("%s: record %d\n got %s\nwant %s", desc, k, gj, wj)
-				}
-			}
-			if (got.Continuation == nil) != (want.Continuation == nil) ||
-				got.Continuation != nil && *got.Continuation != *want.Continuation {
-				t.Fatalf("%s: continuation %v, oracle %v", desc, got.Continuation, want.Continuation)
-			}
-			if got.Continuation == nil {
-				break
-			}
-			q.Cursor, q.Offset = *got.Continuation, 0
-		}
-	}
+	conformance.CheckBrowseOracle(t, e, recs, r, queries)
 }
 
 // TestExploreIsExact compares every facet at the root and after narrows with
