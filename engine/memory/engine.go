@@ -319,24 +319,21 @@ func (e *Engine) lookup(req *contract.GetRequest) []*stored {
 
 // Get reads listing hits by id.
 func (e *Engine) Get(ctx context.Context, req contract.GetRequest) ([]contract.Hit, error) {
-	if err := req.Validate(); err != nil {
-		return nil, err
-	}
-	if err := contract.ContextErr(ctx); err != nil {
-		return nil, err
-	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	found := e.lookup(&req)
-	out := make([]contract.Hit, len(found))
-	for i, s := range found {
-		out[i] = s.hit()
-	}
-	return out, nil
+	return getAs(ctx, e, req, (*stored).hit)
 }
 
 // GetRecords reads whole records, stored item included, by id.
 func (e *Engine) GetRecords(ctx context.Context, req contract.GetRequest) ([]contract.Record, error) {
+	return getAs(ctx, e, req, func(s *stored) contract.Record {
+		r := s.record()
+		it := cloneItem(s.item)
+		r.Item = &it
+		return r
+	})
+}
+
+// getAs reads the records a get names, each handed back as as makes it.
+func getAs[T any](ctx context.Context, e *Engine, req contract.GetRequest, as func(*stored) T) ([]T, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -346,11 +343,9 @@ func (e *Engine) GetRecords(ctx context.Context, req contract.GetRequest) ([]con
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	found := e.lookup(&req)
-	out := make([]contract.Record, len(found))
+	out := make([]T, len(found))
 	for i, s := range found {
-		out[i] = s.record()
-		it := cloneItem(s.item)
-		out[i].Item = &it
+		out[i] = as(s)
 	}
 	return out, nil
 }
