@@ -196,8 +196,8 @@ type ccBlock struct {
 
 // ccSession gathers one session's turns with the file line of each.
 type ccSession struct {
-	id    string
-	cwd   string
+	id       string
+	cwd      string
 	turns    []contract.Turn
 	lines    []int
 	speakers []*contract.ObservedActor

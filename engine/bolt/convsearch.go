@@ -151,9 +151,12 @@ func (e *Engine) turnsOf(ranked []rankedID, f contract.MetaFilter) (turns []retr
 			continue
 		}
 		t := retrieval.Turn{ID: h.ID, Text: h.Text}
-		if h.Kind == contract.KindConversation {
-			if _, text, ok := strings.Cut(h.Text, ": "); ok && !strings.Contains(h.Text, "\n") {
-				t.Text = text
+		if h.Kind == contract.KindConversation && (h.Meta.Turns == nil || h.Meta.Turns.First == h.Meta.Turns.Last) {
+			// A turn of its own: its text without the "role: " it renders with.
+			if role, text, ok := strings.Cut(h.Text, ": "); ok {
+				if _, isRole := contract.ParseRole(role); isRole {
+					t.Text = text
+				}
 			}
 		}
 		if seen < 10 {
@@ -162,8 +165,12 @@ func (e *Engine) turnsOf(ranked []rankedID, f contract.MetaFilter) (turns []retr
 				convs++
 			}
 		}
-		if a := h.Meta.ObservedActor; a != nil && a.Name != nil {
-			t.Speaker = *a.Name
+		if a := h.Meta.ObservedActor; a != nil {
+			// The speaker's name, else their id ("alice" from mem0).
+			t.Speaker = a.ID
+			if a.Name != nil && *a.Name != "" {
+				t.Speaker = *a.Name
+			}
 		}
 		if h.Meta.ObservedAt != nil {
 			t.At = *h.Meta.ObservedAt

@@ -167,3 +167,48 @@ func TestConversationLeversLeaveDocumentsAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestSpeakerByIDWhenUnnamed: a speaker the source knows only by an id
+// (mem0's actor_id, an importer's role) is matched by that id, so a question
+// naming them ranks their turn above one that says the question's words more.
+func TestSpeakerByIDWhenUnnamed(t *testing.T) {
+	ctx := context.Background()
+	ns, err := contract.ParseNamespace("project:chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2025, 2, 3, 10, 0, 0, 0, time.UTC)
+	turns := []struct{ actor, text string }{
+		{"bob", "The garden needs work, the garden beds most of all."},
+		{"alice", "Plant the tomatoes in the garden by the fence."},
+		{"bob", "Did you book the train for Friday?"},
+		{"alice", "Yes, the early one."},
+		{"bob", "The dog chewed the sofa again."},
+		{"alice", "He needs a longer walk."},
+	}
+	e := openStore(t, t.TempDir(), bolt.Options{})
+	var items []contract.StoreItem
+	for _, tr := range turns {
+		items = append(items, contract.Conversation([]contract.Turn{{Role: contract.RoleUser, Text: tr.text}},
+			contract.MemoryMeta{Namespace: ns, ObservedAt: &at, ObservedActor: &contract.ObservedActor{ID: tr.actor}}))
+	}
+	recs, err := e.StoreManyWith(ctx, items, contract.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.WaitEmbedder(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		mode contract.FetchMode
+		want string
+	}{{contract.ModeKeyword, recs[0].ID}, {contract.ModeHybrid, recs[1].ID}} {
+		page, err := e.Fetch(ctx, contract.FetchRequest{Query: "What did Alice say about the garden?", Mode: tc.mode, Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Hits) == 0 || page.Hits[0].ID != tc.want {
+			t.Errorf("%s: best hit %+v, want %s", tc.mode, page.Hits, tc.want)
+		}
+	}
+}

@@ -175,15 +175,18 @@ func QueryDates(q string, now time.Time) (DateRange, bool) {
 }
 
 // QueryNames are the words of a question written with a capital that are
-// not its first word, lowercased, a possessive dropped ("Maya's" -> "maya"):
-// the people and places it names.
+// not its first word (unless it is a possessive: "Maya's sister ..."),
+// lowercased, a possessive dropped ("Maya's" -> "maya"): the people and
+// places it names.
 func QueryNames(q string) map[string]bool {
 	names := map[string]bool{}
 	for i, f := range strings.Fields(q) {
 		w := strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-		w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "\u2019s")
+		bare := strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "\u2019s")
+		possessive := bare != w
+		w = bare
 		r, _ := utf8.DecodeRuneInString(w)
-		if i == 0 || !unicode.IsUpper(r) {
+		if i == 0 && !possessive || !unicode.IsUpper(r) {
 			continue
 		}
 		names[strings.ToLower(w)] = true
