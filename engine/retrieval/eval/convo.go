@@ -219,6 +219,37 @@ func GenConversationsHeldOut(seed uint64, n, sessions int) []Conv {
 	return genConversations(convWorldHeldOut, "mnemo-eval-conv-heldout", seed, n, sessions)
 }
 
+// ConversationsOfTurns makes conversations of the tuning set of 24 sessions
+// each (about 470 turns) until they hold turns turns, the last one cut short
+// and its questions about turns cut off left out: a corpus of a given size
+// for the latency benchmarks (`mnemo bench`, BenchmarkConvFetch*).
+func ConversationsOfTurns(seed uint64, turns int) []Conv {
+	convs := GenConversations(seed, max(1, turns/400+1), 24)
+	total := 0
+	for i, c := range convs {
+		if total >= turns {
+			return convs[:i]
+		}
+		if total+len(c.Turns) > turns {
+			convs[i].Turns = c.Turns[:turns-total]
+			kept := map[string]bool{}
+			for _, t := range convs[i].Turns {
+				kept[t.Key] = true
+			}
+			convs[i].Questions = slices.DeleteFunc(c.Questions, func(q ConvQuestion) bool {
+				for _, k := range q.Evidence {
+					if !kept[k] {
+						return true
+					}
+				}
+				return false
+			})
+		}
+		total += len(convs[i].Turns)
+	}
+	return convs
+}
+
 // convFact is a planted fact: the turn that states it and the questions that
 // ask about it.
 type convFact struct {
