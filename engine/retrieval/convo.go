@@ -90,9 +90,10 @@ const eventSlack = 14 * 24 * time.Hour
 
 // QueryDates finds the dates a question names: a day ("2 June 2022",
 // "June 2, 2022", "2022-06-02"), a month ("May 2023"), a year ("in 2023"), or
-// one relative to now ("yesterday", "last week", "last month", "last year",
-// "this year"). The range runs from the start of the span named to eventSlack
-// after its end (a day named is taken from three days before it). ok is false
+// one relative to now ("yesterday", "today", "last week", "last month",
+// "last year", "this week", "this month", "this year", "three days ago", "a
+// couple of weeks ago", "2 months ago", "last Tuesday", "last weekend"). The
+// range runs from the start of the span named to eventSlack after its end (a day named is taken from three days before it). ok is false
 // when the question names no date.
 func QueryDates(q string, now time.Time) (DateRange, bool) {
 	ws := words(q)
@@ -155,7 +156,45 @@ func QueryDates(q string, now time.Time) (DateRange, bool) {
 		if i+1 < len(ws) {
 			next = ws[i+1]
 		}
+		// "three days ago", "a week ago", "2 months ago", "a couple of years ago"
+		if w == "ago" && i > 0 {
+			n, unit := agoCount(ws[:i-1]), ws[i-1]
+			switch strings.TrimSuffix(unit, "s") {
+			case "day":
+				return spanDay(today.AddDate(0, 0, -n)), true
+			case "week":
+				d := today.AddDate(0, 0, -7*n)
+				return DateRange{d.AddDate(0, 0, -4), d.AddDate(0, 0, 4).Add(eventSlack)}, true
+			case "month":
+				from := day(now.Year(), now.Month(), 1).AddDate(0, -n, 0)
+				return DateRange{from, from.AddDate(0, 1, 0).Add(eventSlack)}, true
+			case "year":
+				from := day(now.Year()-n, time.January, 1)
+				return DateRange{from, from.AddDate(1, 0, 0).Add(eventSlack)}, true
+			}
+		}
+		if wd, ok := weekdays[next]; ok && (w == "last" || w == "past") {
+			// the latest such day before today
+			back := (int(today.Weekday()) - int(wd) + 7) % 7
+			if back == 0 {
+				back = 7
+			}
+			return spanDay(today.AddDate(0, 0, -back)), true
+		}
 		switch {
+		case w == "today":
+			return DateRange{today.AddDate(0, 0, -1), today.Add(24 * time.Hour)}, true
+		case (w == "last" || w == "past") && next == "weekend":
+			back := (int(today.Weekday()) - int(time.Saturday) + 7) % 7
+			if back == 0 {
+				back = 7
+			}
+			sat := today.AddDate(0, 0, -back)
+			return DateRange{sat.AddDate(0, 0, -1), sat.AddDate(0, 0, 2).Add(eventSlack)}, true
+		case w == "this" && next == "week":
+			return DateRange{today.AddDate(0, 0, -7), today.Add(24 * time.Hour)}, true
+		case w == "this" && next == "month":
+			return DateRange{day(now.Year(), now.Month(), 1), today.Add(24 * time.Hour)}, true
 		case w == "yesterday":
 			return spanDay(today.AddDate(0, 0, -1)), true
 		case w == "last" && next == "week":
@@ -172,6 +211,36 @@ func QueryDates(q string, now time.Time) (DateRange, bool) {
 		}
 	}
 	return DateRange{}, false
+}
+
+var weekdays = func() map[string]time.Weekday {
+	m := map[string]time.Weekday{}
+	for d := time.Sunday; d <= time.Saturday; d++ {
+		m[strings.ToLower(d.String())] = d
+	}
+	return m
+}()
+
+var countWords = map[string]int{"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+	"seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple": 2, "few": 3}
+
+// agoCount is the count before "<unit> ago" (the words before the unit):
+// "three", "3", "a", "a couple of", "a few"; 1 when none is given.
+func agoCount(before []string) int {
+	for i := len(before) - 1; i >= 0 && i >= len(before)-3; i-- {
+		w := before[i]
+		if w == "of" {
+			continue
+		}
+		if n, ok := countWords[w]; ok {
+			return n
+		}
+		if n, err := strconv.Atoi(w); err == nil && n > 0 && n <= 400 {
+			return n
+		}
+		break
+	}
+	return 1
 }
 
 // QueryNames are the words of a question written with a capital that are

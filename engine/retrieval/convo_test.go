@@ -24,6 +24,21 @@ func TestQueryDates(t *testing.T) {
 		{"what did we discuss last week", true, day(2026, 2, 24), day(2026, 3, 11)},
 		{"the plan from last month", true, day(2026, 2, 1), day(2026, 3, 15)},
 		{"When did Jonas visit Porto last year?", true, day(2025, 1, 1), day(2026, 1, 15)},
+		// now is Tuesday 10 March 2026
+		{"what did we decide three days ago", true, day(2026, 3, 4), day(2026, 3, 22)},
+		{"the fix from 2 days ago", true, day(2026, 3, 5), day(2026, 3, 23)},
+		{"what did Maya say a couple of weeks ago", true, day(2026, 2, 20), day(2026, 3, 14)},
+		{"a week ago", true, day(2026, 2, 27), day(2026, 3, 21)},
+		{"the plan from 2 months ago", true, day(2026, 1, 1), day(2026, 2, 15)},
+		{"what we said a year ago", true, day(2025, 1, 1), day(2026, 1, 15)},
+		{"what did Priya say last Friday?", true, day(2026, 3, 3), day(2026, 3, 21)},
+		{"what did Priya say last Tuesday?", true, day(2026, 2, 28), day(2026, 3, 18)},
+		{"the hike last weekend", true, day(2026, 3, 6), day(2026, 3, 23)},
+		{"what did we agree today", true, day(2026, 3, 9), day(2026, 3, 11)},
+		{"notes from this week", true, day(2026, 3, 3), day(2026, 3, 11)},
+		{"everything this month", true, day(2026, 3, 1), day(2026, 3, 11)},
+		{"long ago in a galaxy far away", false, time.Time{}, time.Time{}},
+		{"what do we do on Friday", false, time.Time{}, time.Time{}},
 		{"When did Jonas visit Porto?", false, time.Time{}, time.Time{}},
 		{"may I ask what the 2023 budget was", false, time.Time{}, time.Time{}},
 		{"port 8080 and 1999 bugs", false, time.Time{}, time.Time{}},
@@ -37,7 +52,8 @@ func TestQueryDates(t *testing.T) {
 }
 
 func FuzzQueryDates(f *testing.F) {
-	for _, s := range []string{"in May 2023", "around 2 June 2022", "2022-06-02", "last year", "31 February 2023", "June 99 2023", "0000-00-00"} {
+	for _, s := range []string{"in May 2023", "around 2 June 2022", "2022-06-02", "last year", "31 February 2023", "June 99 2023", "0000-00-00",
+		"a couple of weeks ago", "400 years ago", "last sunday", "last weekend"} {
 		f.Add(s)
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
