@@ -3,6 +3,7 @@ package bolt
 import (
 	"context"
 	"strings"
+	"time"
 
 	"mnemo/contract"
 	"mnemo/engine/retrieval"
@@ -46,6 +47,18 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 		add(x.id, 0)
 	}
 	dates, datesOK := retrieval.QueryDates(q, e.clock())
+	if !datesOK && cfg.AnchorDays > 0 {
+		// "before adopting Biscuit": the dates are the anchor's turn's.
+		if a, ok := retrieval.QueryAnchor(q); ok {
+			at, err := e.anchorTime(ctx, q, a, f)
+			if err != nil {
+				return nil, err
+			}
+			if !at.IsZero() {
+				dates, datesOK = a.Window(at, cfg.AnchorDays), true
+			}
+		}
+	}
 	if datesOK && cfg.TimeWindow > 0 {
 		tf := f
 		from, to := dates.From, dates.To
@@ -112,6 +125,47 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 	return out, nil
 }
 
+// anchorPool is how many of the keyword ranking's best for an anchor's
+// event are looked at for one said by a speaker the question names.
+const anchorPool = 10
+
+// anchorTime is when the anchor's event was said: the observed_at of the
+// keyword ranking's best turn for it, a turn of a speaker the question names
+// first ("before Maya adopted Biscuit": Maya's turn); zero when none.
+func (e *Engine) anchorTime(ctx context.Context, q string, a retrieval.Anchor, f contract.MetaFilter) (time.Time, error) {
+	kw, err := e.rankKeyword(ctx, a.Event, f, anchorPool)
+	if err != nil || len(kw) == 0 {
+		return time.Time{}, err
+	}
+	hits, err := e.hitsFor(kw, f)
+	if err != nil {
+		return time.Time{}, err
+	}
+	turns := make([]retrieval.Turn, 0, len(hits))
+	for _, h := range hits {
+		if h != nil && h.Meta.ObservedAt != nil {
+			turns = append(turns, retrieval.Turn{ID: h.ID, Speaker: speakerOf(h.Meta), At: *h.Meta.ObservedAt})
+		}
+	}
+	if t, ok := retrieval.AnchorTurn(q, turns); ok {
+		return t.At, nil
+	}
+	return time.Time{}, nil
+}
+
+// speakerOf is who said a turn: the observed actor's name, else their id
+// ("alice" from mem0); "" when unknown.
+func speakerOf(m contract.MemoryMeta) string {
+	a := m.ObservedActor
+	if a == nil {
+		return ""
+	}
+	if a.Name != nil && *a.Name != "" {
+		return *a.Name
+	}
+	return a.ID
+}
+
 // idsMatching lists up to limit ids of live records that pass f, in the
 // order they were written: a scan of the table, about as dear as one pass of
 // the vector scan without the vectors.
@@ -165,13 +219,7 @@ func (e *Engine) turnsOf(ranked []rankedID, f contract.MetaFilter) (turns []retr
 				convs++
 			}
 		}
-		if a := h.Meta.ObservedActor; a != nil {
-			// The speaker's name, else their id ("alice" from mem0).
-			t.Speaker = a.ID
-			if a.Name != nil && *a.Name != "" {
-				t.Speaker = *a.Name
-			}
-		}
+		t.Speaker = speakerOf(h.Meta)
 		if h.Meta.ObservedAt != nil {
 			t.At = *h.Meta.ObservedAt
 		}

@@ -96,6 +96,18 @@ func TestHybridFindsConversationTurns(t *testing.T) {
 	}{
 		{"Where did Maya go on holiday in May 2024?", []string{"trip"}},
 		{"Which city did Maya travel to when visiting their cousin?", []string{"cousin", "visit"}},
+		// Dated by another event: the weeks after the cousin's move.
+		{"Which city did Maya see in the weeks after Leo moved to Oslo?", []string{"trip"}},
+	}
+	// The trip in the weeks after the move ranks above the visit to Leo
+	// months later, which shares the question's name: with anchored dates
+	// (and only with them).
+	before := func(got []string, a, b string) bool {
+		i, j := slices.Index(got, a), slices.Index(got, b)
+		return i >= 0 && (j < 0 || i < j)
+	}
+	if got := top(e, cases[2].q); !before(got, "trip", "visit") {
+		t.Errorf("%q: the trip does not rank above the visit months later: %v", cases[2].q, got)
 	}
 	for _, c := range cases {
 		got := top(e, c.q)
@@ -106,6 +118,16 @@ func TestHybridFindsConversationTurns(t *testing.T) {
 		}
 	}
 	e.Close()
+	noAnchor := retrieval.DefaultConvConfig()
+	noAnchor.AnchorDays = 0
+	na := openStore(t, dir, bolt.Options{Conversation: &noAnchor})
+	if err := na.WaitEmbedder(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := top(na, cases[2].q); before(got, "trip", "visit") {
+		t.Errorf("%q: the trip ranks above the visit without anchored dates too (%v); the test no longer shows them", cases[2].q, got)
+	}
+	na.Close()
 	off := openStore(t, dir, bolt.Options{Conversation: &retrieval.ConvConfig{}})
 	defer off.Close()
 	if err := off.WaitEmbedder(ctx); err != nil {

@@ -44,12 +44,18 @@ type ConvConfig struct {
 	// Duplicate multiplies the score of a turn whose text an earlier turn of
 	// the ranking already has ("Talk soon!"): a copy tells nothing new.
 	Duplicate float64
+	// AnchorDays is how far "before X" or "after X" reaches when the
+	// question says no more ("shortly before", "in the weeks after"): the
+	// dates named are those days up to the anchor X's turn (the keyword
+	// ranking's best for X), or after it, and the Time lever applies to
+	// them. 0 turns anchored dates off.
+	AnchorDays int
 }
 
 // DefaultConvConfig is the hybrid fetch's conversation levers, chosen on the
 // tuning conversation set (eval.GenConversations; docs/retrieval.md).
 func DefaultConvConfig() ConvConfig {
-	return ConvConfig{Speaker: 0.5, Time: 1.0, TimeWindow: 100, Second: 0.3, SecondSeeds: 2, Duplicate: 0.2, Specific: 0.4, VectorPool: 200}
+	return ConvConfig{Speaker: 0.5, Time: 1.0, TimeWindow: 100, Second: 0.3, SecondSeeds: 2, Duplicate: 0.2, Specific: 0.4, VectorPool: 200, AnchorDays: 60}
 }
 
 // Turn is a candidate of a conversation ranking: its fused score and what the
@@ -213,6 +219,96 @@ func QueryDates(q string, now time.Time) (DateRange, bool) {
 	return DateRange{}, false
 }
 
+// Anchor is an event a question dates its answer by: "before adopting
+// Biscuit", "two weeks after the trip to Oslo".
+type Anchor struct {
+	// Event is the words naming the event, for a keyword search.
+	Event string
+	// Before: the answer comes before the event (else after it).
+	Before bool
+	// Days is the reach the question names ("the day before": 1, "two
+	// weeks after": 14), 0 when it names none.
+	Days int
+}
+
+var spanDays = map[string]int{"day": 1, "days": 1, "week": 7, "weeks": 7, "month": 31, "months": 31, "year": 366, "years": 366}
+
+// QueryAnchor finds the event a question dates its answer by: the words
+// after its last "before", "after" or "prior to", pronouns and function
+// words dropped. ok is false when there is none, or no word names it.
+func QueryAnchor(q string) (Anchor, bool) {
+	ws := words(q)
+	// start is where the keyword begins, at where it ends.
+	start, at, before := -1, -1, false
+	for i, w := range ws {
+		switch {
+		case w == "before" || w == "after":
+			start, at, before = i, i, w == "before"
+		case w == "prior" && i+1 < len(ws) && ws[i+1] == "to":
+			start, at, before = i, i+1, true
+		}
+	}
+	if at < 0 {
+		return Anchor{}, false
+	}
+	var event []string
+	for _, w := range ws[at+1:] {
+		if !isStopWord(w) {
+			event = append(event, w)
+		}
+	}
+	if len(event) == 0 {
+		return Anchor{}, false
+	}
+	a := Anchor{Event: strings.Join(event, " "), Before: before}
+	// "the day before", "two weeks after", "a couple of months before";
+	// "in the weeks after" names no count, so no reach.
+	if start > 0 {
+		unit := ws[start-1]
+		if d, ok := spanDays[unit]; ok {
+			n, counted := countOf(ws[:start-1])
+			switch {
+			case counted:
+				a.Days = d * n
+			case !strings.HasSuffix(unit, "s"):
+				a.Days = d
+			}
+		}
+	}
+	return a, true
+}
+
+// Window is the dates an anchor names, its event's turn observed at at:
+// days (the anchor's own, else dflt) up to the end of that day, or from its
+// start on.
+func (a Anchor) Window(at time.Time, dflt int) DateRange {
+	days := a.Days
+	if days == 0 {
+		days = dflt
+	}
+	d := time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.UTC)
+	if a.Before {
+		return DateRange{d.AddDate(0, 0, -days), d.Add(24 * time.Hour)}
+	}
+	return DateRange{d, d.AddDate(0, 0, days+1)}
+}
+
+// AnchorTurn picks the turn an anchor's event was said in from the keyword
+// ranking's best for it (best first): the first said by a speaker the
+// question names, else the first. ok is false when turns is empty.
+func AnchorTurn(q string, turns []Turn) (Turn, bool) {
+	if len(turns) == 0 {
+		return Turn{}, false
+	}
+	names := QueryNames(q)
+	for _, t := range turns {
+		if speakerNamed(names, t.Speaker) {
+			return t, true
+		}
+	}
+	return turns[0], true
+}
+
 var weekdays = func() map[string]time.Weekday {
 	m := map[string]time.Weekday{}
 	for d := time.Sunday; d <= time.Saturday; d++ {
@@ -227,20 +323,27 @@ var countWords = map[string]int{"a": 1, "an": 1, "one": 1, "two": 2, "three": 3,
 // agoCount is the count before "<unit> ago" (the words before the unit):
 // "three", "3", "a", "a couple of", "a few"; 1 when none is given.
 func agoCount(before []string) int {
+	n, _ := countOf(before)
+	return n
+}
+
+// countOf reads the count that ends before (see agoCount); counted is false,
+// and n 1, when there is none.
+func countOf(before []string) (n int, counted bool) {
 	for i := len(before) - 1; i >= 0 && i >= len(before)-3; i-- {
 		w := before[i]
 		if w == "of" {
 			continue
 		}
 		if n, ok := countWords[w]; ok {
-			return n
+			return n, true
 		}
 		if n, err := strconv.Atoi(w); err == nil && n > 0 && n <= 400 {
-			return n
+			return n, true
 		}
 		break
 	}
-	return 1
+	return 1, false
 }
 
 // QueryNames are the words of a question written with a capital that are

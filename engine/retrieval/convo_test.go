@@ -159,3 +159,82 @@ func TestSpecificity(t *testing.T) {
 		t.Errorf("Specificity of no words = %.2f, want 0", m.Specificity(""))
 	}
 }
+
+func TestQueryAnchor(t *testing.T) {
+	for _, c := range []struct {
+		q      string
+		ok     bool
+		event  string
+		before bool
+		days   int
+	}{
+		{"Which city did Jonas visit shortly before adopting Biscuit?", true, "adopting biscuit", true, 0},
+		{"Where did Maya go in the weeks after Leo moved to Oslo?", true, "leo moved oslo", false, 0},
+		{"what did we ship the day before the release", true, "release", true, 1},
+		{"what broke two weeks after the migration?", true, "migration", false, 14},
+		{"the plan a week prior to the launch", true, "launch", true, 7},
+		{"what did Priya say a couple of months after her trip to Kyoto", true, "trip kyoto", false, 62},
+		{"what happens after", false, "", false, 0},
+		{"Where did Aiko go on holiday in May 2023?", false, "", false, 0},
+	} {
+		a, ok := QueryAnchor(c.q)
+		if ok != c.ok || ok && (a.Event != c.event || a.Before != c.before || a.Days != c.days) {
+			t.Errorf("QueryAnchor(%q) = %+v %v, want %q before=%v days=%d %v", c.q, a, ok, c.event, c.before, c.days, c.ok)
+		}
+	}
+}
+
+func TestAnchorWindow(t *testing.T) {
+	at := time.Date(2024, 5, 20, 18, 0, 0, 0, time.UTC)
+	day := func(m time.Month, d int) time.Time { return time.Date(2024, m, d, 0, 0, 0, 0, time.UTC) }
+	for _, c := range []struct {
+		a        Anchor
+		from, to time.Time
+	}{
+		// up to the end of the anchor's day, or from its start on
+		{Anchor{Before: true}, day(3, 21), day(5, 21)},
+		{Anchor{}, day(5, 20), day(7, 20)},
+		{Anchor{Before: true, Days: 1}, day(5, 19), day(5, 21)},
+		{Anchor{Days: 14}, day(5, 20), day(6, 4)},
+	} {
+		w := c.a.Window(at, 60)
+		if !w.From.Equal(c.from) || !w.To.Equal(c.to) {
+			t.Errorf("%+v.Window = %v..%v, want %v..%v", c.a, w.From, w.To, c.from, c.to)
+		}
+		if !w.Contains(at) {
+			t.Errorf("%+v.Window leaves out the anchor's own day", c.a)
+		}
+	}
+}
+
+func TestAnchorTurnPrefersTheSpeakerNamed(t *testing.T) {
+	turns := []Turn{{ID: "a", Speaker: "Jonas"}, {ID: "b", Speaker: "Maya"}, {ID: "c", Speaker: "Maya"}}
+	if got, ok := AnchorTurn("Where did Maya go after adopting Biscuit?", turns); !ok || got.ID != "b" {
+		t.Errorf("got %+v, want Maya's first turn b", got)
+	}
+	if got, ok := AnchorTurn("What happened after adopting Biscuit?", turns); !ok || got.ID != "a" {
+		t.Errorf("no speaker named: got %+v, want the best turn a", got)
+	}
+	if _, ok := AnchorTurn("after adopting Biscuit?", nil); ok {
+		t.Error("an anchor with no turn")
+	}
+}
+
+func FuzzQueryAnchor(f *testing.F) {
+	for _, s := range []string{"two weeks after the migration", "a couple of months before her trip", "prior to", "400 days after x"} {
+		f.Add(s)
+	}
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, q string) {
+		a, ok := QueryAnchor(q)
+		if !ok {
+			return
+		}
+		if a.Event == "" || a.Days < 0 {
+			t.Errorf("QueryAnchor(%q) = %+v", q, a)
+		}
+		if w := a.Window(at, 60); !w.From.Before(w.To) || !w.Contains(at) {
+			t.Errorf("QueryAnchor(%q).Window = %v..%v", q, w.From, w.To)
+		}
+	})
+}
