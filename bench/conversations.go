@@ -57,8 +57,8 @@ type convAsk struct {
 // e (which must be empty) and times fetch top 10 of their questions, each
 // within its conversation: keyword, and hybrid with whatever conversation
 // levers e applies (engine/bolt: its Options.Conversation), over every
-// question, the temporal ones (the dates' window) and the multi-hop ones
-// (the second round). Each row runs 5 x opts.Iterations rounds after a
+// question, the temporal ones (the dates' window), the multi-hop ones (the
+// second round) and the relative ones (an anchor's search, then its dates). Each row runs 5 x opts.Iterations rounds after a
 // warm-up, round-robin, the questions spread over the whole store; its
 // answer note is the evidence recall@10 over the questions it asked, and a
 // hit outside the question's conversation is a wrong answer.
@@ -114,7 +114,8 @@ func RunConversations(ctx context.Context, e contract.Engine, opts Options) (Con
 		shapes = append(shapes,
 			convShape(e, "conversation hybrid fetch top 10, every question", contract.ModeHybrid, budgetHybrid, asks, keyOf, t.Rounds),
 			convShape(e, "conversation hybrid fetch top 10, temporal questions (a date named)", contract.ModeHybrid, budgetHybrid, only(eval.ConvTemporal), keyOf, t.Rounds),
-			convShape(e, "conversation hybrid fetch top 10, multi-hop questions", contract.ModeHybrid, budgetHybrid, only(eval.ConvMultiHop), keyOf, t.Rounds))
+			convShape(e, "conversation hybrid fetch top 10, multi-hop questions", contract.ModeHybrid, budgetHybrid, only(eval.ConvMultiHop), keyOf, t.Rounds),
+			convShape(e, "conversation hybrid fetch top 10, relative questions (dated by another event)", contract.ModeHybrid, budgetHybrid, only(eval.ConvRelative), keyOf, t.Rounds))
 	}
 	samples := make([][]time.Duration, len(shapes))
 	notes := make([]string, len(shapes))

@@ -38,7 +38,8 @@ func TestRunConversationsOnBoltStore(t *testing.T) {
 	recall := map[string]float64{}
 	re := regexp.MustCompile(`evidence recall@10 ([0-9.]+) over 20 questions`)
 	for _, name := range []string{"conversation keyword fetch top 10", "conversation hybrid fetch top 10, every question",
-		"conversation hybrid fetch top 10, temporal questions", "conversation hybrid fetch top 10, multi-hop questions"} {
+		"conversation hybrid fetch top 10, temporal questions", "conversation hybrid fetch top 10, multi-hop questions",
+		"conversation hybrid fetch top 10, relative questions"} {
 		var row *Row
 		for i := range tab.Rows {
 			if strings.HasPrefix(tab.Rows[i].Name, name) {
