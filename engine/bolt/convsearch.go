@@ -47,6 +47,7 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 		add(x.id, 0)
 	}
 	dates, datesOK := retrieval.QueryDates(q, e.clock())
+	anchored := false
 	if !datesOK && cfg.AnchorDays > 0 {
 		// "before adopting Biscuit": the dates are the anchor's turn's.
 		if a, ok := retrieval.QueryAnchor(q); ok {
@@ -55,7 +56,7 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 				return nil, err
 			}
 			if !at.IsZero() {
-				dates, datesOK = a.Window(at, cfg.AnchorDays), true
+				dates, datesOK, anchored = a.Window(at, cfg.AnchorDays), true, true
 			}
 		}
 	}
@@ -68,12 +69,14 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 		if tf.ObservedBefore == nil || tf.ObservedBefore.After(to) {
 			tf.ObservedBefore = &to
 		}
-		kw, err := e.rankKeyword(ctx, q, tf, cfg.TimeWindow)
-		if err != nil {
-			return nil, err
-		}
-		for _, x := range kw {
-			add(x.id, 0)
+		if !anchored {
+			kw, err := e.rankKeyword(ctx, q, tf, cfg.TimeWindow)
+			if err != nil {
+				return nil, err
+			}
+			for _, x := range kw {
+				add(x.id, 0)
+			}
 		}
 		// Every turn of the dates may join, however little it shares with
 		// the question: the dates are the evidence.

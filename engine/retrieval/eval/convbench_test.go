@@ -142,3 +142,6 @@ func BenchmarkConvFetchHybridTemporal(b *testing.B) {
 func BenchmarkConvFetchHybridMultiHop(b *testing.B) {
 	benchConvFetch(b, contract.ModeHybrid, nil, ConvMultiHop)
 }
+func BenchmarkConvFetchHybridRelative(b *testing.B) {
+	benchConvFetch(b, contract.ModeHybrid, nil, ConvRelative)
+}
