@@ -39,8 +39,8 @@ func newBenchCommand(a *app) *cobra.Command {
 		Long: `Generate the benchmark corpus, import it into a new scratch store (never your
 store), time every shape of docs/spec/design.md section 8 (browse, explore, keyword fetch,
 import throughput), then conversation fetch on a second scratch store of as many
-generated conversation turns (--conversations=false leaves it out), and print Markdown tables with median, p95, the budget and the
-SQLite peer's figure. With --db naming a postgres:// URL the scratch store is a new
+generated conversation turns (--conversations=false leaves it out), and print
+Markdown tables with median, p95, the budget and the SQLite peer's figure. With --db naming a postgres:// URL the scratch store is a new
 schema in that database, dropped after. Progress goes to stderr. Exits 0 when every row meets its
 budget, 1 otherwise.`,
 		Args: cobra.NoArgs,
