@@ -17,7 +17,8 @@ import (
 // ClaudeCode reads Claude Code's memory: memory files (CLAUDE.md,
 // CLAUDE.local.md, .claude/rules/*.md, the auto-memory projects/*/memory/*.md)
 // as one document per section, and session transcripts
-// (projects/<project>/<session>.jsonl) as one conversation per exchange.
+// (projects/<project>/<session>.jsonl) as one conversation record per turn,
+// its speaker the observed actor.
 type ClaudeCode struct{}
 
 // Name implements Source.
