@@ -260,4 +260,17 @@ func TestImportedTranscriptAnswersWhoSaidIt(t *testing.T) {
 	if r := best.Meta.Turns; r == nil || r.First != 1 || r.Last != 1 {
 		t.Errorf("best hit's place in the session %+v, want turn 1", r)
 	}
+	// The user has no name in a transcript; a turn's text starts with its
+	// role, so "the user" and "the assistant" find theirs (each question
+	// shares a word with both turns).
+	for _, tc := range []struct{ q, want string }{
+		{"What did the user say about the VPN port?", "user: Which port does the admin panel listen on?"},
+		{"What did the assistant say about the VPN port?", "assistant: The admin panel listens on 8443 behind the VPN."},
+	} {
+		var p contract.FetchPage
+		c.okJSON(&p, "", "fetch", "--mode", "hybrid", tc.q)
+		if len(p.Hits) == 0 || p.Hits[0].Text != tc.want {
+			t.Errorf("%q: best hit %+v, want %q", tc.q, p.Hits, tc.want)
+		}
+	}
 }
