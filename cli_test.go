@@ -490,7 +490,7 @@ func TestBenchPrintsATable(t *testing.T) {
 	if r.code != 0 && r.code != 1 {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
-	for _, row := range []string{"| browse 200, default order, exact total |", "| keyword fetch top 10 |", "| store_many import, end to end |"} {
+	for _, row := range []string{"| browse 200, default order, exact total |", "| keyword fetch top 10 |", "| store_many import, end to end |", "| conversation hybrid fetch top 10, every question |"} {
 		if !strings.Contains(r.stdout, row) {
 			t.Errorf("table lacks %q:\n%s", row, r.stdout)
 		}

@@ -27,6 +27,7 @@ func newBenchCommand(a *app) *cobra.Command {
 		dir        string
 		reuse      bool
 		browseOnly bool
+		convs      bool
 		corpusOut  string
 		// storeLatency: time stores on --dir from this process and print
 		// them (a child of the shared-store rows).
@@ -37,8 +38,9 @@ func newBenchCommand(a *app) *cobra.Command {
 		Short: "Benchmark a scratch store on a generated corpus and print a table",
 		Long: `Generate the benchmark corpus, import it into a new scratch store (never your
 store), time every shape of docs/spec/design.md section 8 (browse, explore, keyword fetch,
-import throughput) and print a Markdown table with median, p95, the budget and the
-SQLite peer's figure. With --db naming a postgres:// URL the scratch store is a new
+import throughput), then conversation fetch on a second scratch store of as many
+generated conversation turns (--conversations=false leaves it out), and print
+Markdown tables with median, p95, the budget and the SQLite peer's figure. With --db naming a postgres:// URL the scratch store is a new
 schema in that database, dropped after. Progress goes to stderr. Exits 0 when every row meets its
 budget, 1 otherwise.`,
 		Args: cobra.NoArgs,
@@ -90,7 +92,15 @@ budget, 1 otherwise.`,
 			if err := a.benchProcesses(&table, scratch, opts); err != nil {
 				return err
 			}
-			if !table.Passed() {
+			passed := table.Passed()
+			if convs {
+				ok, err := a.benchConversations(cmd, opts)
+				if err != nil {
+					return err
+				}
+				passed = passed && ok
+			}
+			if !passed {
 				return exitError{code: exitFailure}
 			}
 			return nil
@@ -106,7 +116,32 @@ budget, 1 otherwise.`,
 	cmd.Flags().BoolVar(&a.benchAfterImport, "after-import", false, "also `mnemo import` the corpus into a new store and time the first process after it (the import's whole time)")
 	cmd.Flags().BoolVar(&reuse, "reuse", false, "time the rows on the store an earlier run left in --dir (same --records and --seed), from this new process")
 	cmd.Flags().BoolVar(&browseOnly, "browse-only", false, "with --reuse: only the browse and explore rows (what a browsing process does)")
+	cmd.Flags().BoolVar(&convs, "conversations", true, "also time conversation fetch (keyword, and hybrid with the conversation levers) on a second scratch store of --records generated conversation turns")
 	return cmd
+}
+
+// benchConversations times the conversation rows on a new scratch store,
+// removed after, and prints them; it reports whether they passed.
+func (a *app) benchConversations(cmd *cobra.Command, opts bench.Options) (bool, error) {
+	dir, err := os.MkdirTemp("", "mnemo-bench-conv-*")
+	if err != nil {
+		return false, contract.EngineErr("cannot create a scratch store: %w", err)
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	fmt.Fprintf(a.stderr, "timing conversation fetch on a store of %d turns\n", opts.Records)
+	e, err := bolt.Open(dir, bolt.Options{LockTimeout: storeLockTimeout, Logger: a.logger})
+	if err != nil {
+		return false, err
+	}
+	table, err := bench.RunConversations(cmd.Context(), e, opts)
+	if cerr := e.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return false, err
+	}
+	_, err = fmt.Fprint(a.stdout, "\n"+table.Markdown())
+	return table.Passed(), err
 }
 
 // benchExisting times the rows on an existing bench store.

@@ -30,18 +30,18 @@ func TestImportFromIsAReplayAndReportsSkips(t *testing.T) {
 	c := newTestCLI(t)
 	path := "ingest/testdata/chatgpt/conversations.json"
 	sum := importFromRun(t, c, 2, path, "--from", "chatgpt", "--place", "team:acme")
-	if sum.Stored != 2 || sum.Failed != 0 || len(sum.Skipped) != 2 || sum.Skipped[0].Location != "conversations.json#conv-broken" {
+	if sum.Stored != 5 || sum.Failed != 0 || len(sum.Skipped) != 2 || sum.Skipped[0].Location != "conversations.json#conv-broken" {
 		t.Fatalf("first import: %+v", sum)
 	}
 	// Detected without --from, the same records replay and nothing is new.
 	sum = importFromRun(t, c, 2, path, "--place", "team:acme")
-	if sum.Stored != 0 || sum.Replayed != 2 {
+	if sum.Stored != 0 || sum.Replayed != 5 {
 		t.Fatalf("second import stored something new: %+v", sum)
 	}
 	var page contract.BrowsePage
 	c.okJSON(&page, "", "browse", "--query", `{}`)
-	if page.Total != 2 {
-		t.Fatalf("want 2 records, got %d", page.Total)
+	if page.Total != 5 {
+		t.Fatalf("want 5 records (one a turn), got %d", page.Total)
 	}
 	for _, r := range page.Records {
 		if !strings.HasPrefix(contract.Deref(r.Meta.Source.ID), "chatgpt:conversations.json#conv-edit/") ||
@@ -57,7 +57,7 @@ func TestImportFromDryRunStoresNothing(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{`"records":2`, `"counts":[{"kind":"conversation","namespace":"source:chatgpt","count":2}]`, `"location":"conversations.json#conv-broken"`} {
+	for _, want := range []string{`"records":5`, `"counts":[{"kind":"conversation","namespace":"source:chatgpt","count":5}]`, `"location":"conversations.json#conv-broken"`} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("dry run lacks %s:\n%s", want, r.stdout)
 		}
@@ -166,7 +166,7 @@ func TestImportFromTextNamesSkipsByLocation(t *testing.T) {
 	if r.code != 2 {
 		t.Fatalf("exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{"stored 5", "skipped 1", "support.af#agents/agent-7f1e/block_ids/block-missing", "names a block"} {
+	for _, want := range []string{"stored 8", "skipped 1", "support.af#agents/agent-7f1e/block_ids/block-missing", "names a block"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("text summary lacks %q:\n%s", want, r.stdout)
 		}
@@ -195,5 +195,82 @@ func TestImportDetection(t *testing.T) {
 	r = c.run("", "import", "--dry-run", "some.jsonl")
 	if r.code != 2 || !strings.Contains(r.stderr, "--place and --dry-run go with --from") {
 		t.Errorf("dry run of JSONL: exit %d, %s", r.code, r.stderr)
+	}
+}
+
+// ccLine is one Claude Code transcript line of the session below.
+func ccLine(n int, role, text string) string {
+	b, _ := json.Marshal(map[string]any{
+		"type": role, "sessionId": "9a0e5c11-2222-4333-8444-555566667777", "cwd": "/home/ann/src/shop",
+		"uuid": "u" + string(rune('a'+n)), "timestamp": "2025-07-0" + string(rune('1'+n/4)) + "T09:00:0" + string(rune('0'+n%4)) + ".000Z",
+		"message": map[string]any{"role": role, "content": text},
+	})
+	return string(b) + "\n"
+}
+
+// An imported transcript keeps who said each turn, so a question that names
+// the speaker finds that speaker's turn first in hybrid fetch, ahead of the
+// turn that says the question's words more often.
+func TestImportedTranscriptAnswersWhoSaidIt(t *testing.T) {
+	c := newTestCLI(t)
+	dir := filepath.Join(t.TempDir(), "projects", "-home-ann-src-shop")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	turns := []struct{ role, text string }{
+		{"user", "The retry budget keeps running out: with a retry budget of three, the retry loop spends the whole retry budget on every deploy."},
+		{"assistant", "Raise the retry budget to five and add jitter between attempts."},
+		{"user", "And the cache warmup after a deploy?"},
+		{"assistant", "Warm the cache from the last snapshot before traffic arrives."},
+		{"user", "Which port does the admin panel listen on?"},
+		{"assistant", "The admin panel listens on 8443 behind the VPN."},
+		{"user", "Should the nightly export run before or after the backup?"},
+		{"assistant", "After the backup, so the export never reads a half-written table."},
+	}
+	var transcript strings.Builder
+	for i, tr := range turns {
+		transcript.WriteString(ccLine(i, tr.role, tr.text))
+	}
+	path := filepath.Join(dir, "9a0e5c11-2222-4333-8444-555566667777.jsonl")
+	if err := os.WriteFile(path, []byte(transcript.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sum := importFromRun(t, c, 0, "--from", "claude-code", path)
+	if sum.Stored != len(turns) {
+		t.Fatalf("want one record per turn (%d), got %+v", len(turns), sum)
+	}
+	const q = "What did Claude say about the retry budget?"
+	var kw, hy contract.FetchPage
+	c.okJSON(&kw, "", "fetch", "--mode", "keyword", q)
+	c.okJSON(&hy, "", "fetch", "--mode", "hybrid", q)
+	if len(kw.Hits) == 0 || len(hy.Hits) == 0 {
+		t.Fatalf("no hits: keyword %+v hybrid %+v", kw, hy)
+	}
+	// The words alone favour the user's turn, which says them three times.
+	if got := kw.Hits[0].Text; !strings.HasPrefix(got, "user: The retry budget") {
+		t.Errorf("keyword's best hit is %q, want the user's turn (the test no longer shows the speaker lever)", got)
+	}
+	best := hy.Hits[0]
+	if best.Text != "assistant: Raise the retry budget to five and add jitter between attempts." {
+		t.Errorf("hybrid's best hit for %q is %q, want Claude's answer", q, best.Text)
+	}
+	if a := best.Meta.ObservedActor; a == nil || a.ID != "assistant" || contract.Deref(a.Name) != "Claude" {
+		t.Errorf("best hit's speaker %+v, want assistant Claude", best.Meta.ObservedActor)
+	}
+	if r := best.Meta.Turns; r == nil || r.First != 1 || r.Last != 1 {
+		t.Errorf("best hit's place in the session %+v, want turn 1", r)
+	}
+	// The user has no name in a transcript; a turn's text starts with its
+	// role, so "the user" and "the assistant" find theirs (each question
+	// shares a word with both turns).
+	for _, tc := range []struct{ q, want string }{
+		{"What did the user say about the VPN port?", "user: Which port does the admin panel listen on?"},
+		{"What did the assistant say about the VPN port?", "assistant: The admin panel listens on 8443 behind the VPN."},
+	} {
+		var p contract.FetchPage
+		c.okJSON(&p, "", "fetch", "--mode", "hybrid", tc.q)
+		if len(p.Hits) == 0 || p.Hits[0].Text != tc.want {
+			t.Errorf("%q: best hit %+v, want %q", tc.q, p.Hits, tc.want)
+		}
 	}
 }

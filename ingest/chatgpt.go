@@ -106,7 +106,7 @@ func (ChatGPT) Read(ctx context.Context, path string, sink Sink) error {
 		if id != "" {
 			where = name + "#" + id
 		}
-		turns, nodes, err := chatgptBranch(c)
+		turns, nodes, speakers, err := chatgptBranch(c)
 		if err != nil {
 			sink.Skip(Skip{Location: where, Reason: err.Error()})
 			continue
@@ -119,7 +119,7 @@ func (ChatGPT) Read(ctx context.Context, path string, sink Sink) error {
 		if id != "" {
 			meta.ThreadID = contract.Ptr(id)
 		}
-		if err := conversationRecords(turns, meta, func(first int) string { return where + "/" + nodes[first] }, sink); err != nil {
+		if err := conversationRecords(turns, speakers, meta, func(i int) string { return where + "/" + nodes[i] }, sink); err != nil {
 			return err
 		}
 	}
@@ -127,29 +127,31 @@ func (ChatGPT) Read(ctx context.Context, path string, sink Sink) error {
 }
 
 // chatgptBranch walks from current_node to the root and returns the turns in
-// order, with the node id of each.
-func chatgptBranch(c chatgptConversation) ([]contract.Turn, []string, error) {
+// order, with the node id and the speaker of each.
+func chatgptBranch(c chatgptConversation) ([]contract.Turn, []string, []*contract.ObservedActor, error) {
 	if c.CurrentNode == "" {
-		return nil, nil, errf("no current_node")
+		return nil, nil, nil, errf("no current_node")
 	}
 	if _, ok := c.Mapping[c.CurrentNode]; !ok {
-		return nil, nil, errf("current_node %q is not in mapping", c.CurrentNode)
+		return nil, nil, nil, errf("current_node %q is not in mapping", c.CurrentNode)
 	}
 	var turns []contract.Turn
 	var nodes []string
+	var speakers []*contract.ObservedActor
 	seen := map[string]bool{}
 	for id := c.CurrentNode; id != ""; {
 		if seen[id] {
-			return nil, nil, errf("mapping has a cycle at node %q", id)
+			return nil, nil, nil, errf("mapping has a cycle at node %q", id)
 		}
 		seen[id] = true
 		n, ok := c.Mapping[id]
 		if !ok {
-			return nil, nil, errf("node %q names a parent that is not in mapping", id)
+			return nil, nil, nil, errf("node %q names a parent that is not in mapping", id)
 		}
 		if t, ok := chatgptTurn(n.Message); ok {
 			turns = append(turns, t)
 			nodes = append(nodes, id)
+			speakers = append(speakers, chatgptSpeaker(n.Message))
 		}
 		if n.Parent == nil {
 			break
@@ -158,7 +160,19 @@ func chatgptBranch(c chatgptConversation) ([]contract.Turn, []string, error) {
 	}
 	slices.Reverse(turns)
 	slices.Reverse(nodes)
-	return turns, nodes, nil
+	slices.Reverse(speakers)
+	return turns, nodes, speakers, nil
+}
+
+// chatgptSpeaker is a message's author: its role as the id, author.name as
+// the name (a tool's name, or a named participant), else "ChatGPT" for the
+// assistant. The export does not name the user.
+func chatgptSpeaker(m *chatgptMessage) *contract.ObservedActor {
+	name := m.Author.Name
+	if name == "" && m.Author.Role == string(contract.RoleAssistant) {
+		name = "ChatGPT"
+	}
+	return speaker(m.Author.Role, name)
 }
 
 func chatgptTurn(m *chatgptMessage) (contract.Turn, bool) {

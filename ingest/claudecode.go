@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"mnemo/contract"
@@ -16,7 +17,8 @@ import (
 // ClaudeCode reads Claude Code's memory: memory files (CLAUDE.md,
 // CLAUDE.local.md, .claude/rules/*.md, the auto-memory projects/*/memory/*.md)
 // as one document per section, and session transcripts
-// (projects/<project>/<session>.jsonl) as one conversation per exchange.
+// (projects/<project>/<session>.jsonl) as one conversation record per turn,
+// its speaker the observed actor.
 type ClaudeCode struct{}
 
 // Name implements Source.
@@ -195,10 +197,11 @@ type ccBlock struct {
 
 // ccSession gathers one session's turns with the file line of each.
 type ccSession struct {
-	id    string
-	cwd   string
-	turns []contract.Turn
-	lines []int
+	id       string
+	cwd      string
+	turns    []contract.Turn
+	lines    []int
+	speakers []*contract.ObservedActor
 }
 
 func (ClaudeCode) transcript(ctx context.Context, root, path string, sink Sink) error {
@@ -212,6 +215,7 @@ func (ClaudeCode) transcript(ctx context.Context, root, path string, sink Sink) 
 	project := ccProject(root, path)
 	var order []string
 	sessions := map[string]*ccSession{}
+	tools := map[string]string{} // tool_use id -> the tool's name
 	br := bufio.NewReaderSize(f, 256<<10)
 	for n := 1; ; n++ {
 		raw, rerr := br.ReadBytes('\n')
@@ -220,7 +224,7 @@ func (ClaudeCode) transcript(ctx context.Context, root, path string, sink Sink) 
 			var l ccLine
 			if err := json.Unmarshal(line, &l); err != nil {
 				sink.Skip(Skip{Location: where, Reason: "not a JSON transcript line: " + err.Error()})
-			} else if turn, why, ok := ccTurn(l); !ok {
+			} else if turn, results, why, ok := ccTurn(l); !ok {
 				if why != "" {
 					sink.Omit(why)
 				}
@@ -237,8 +241,14 @@ func (ClaudeCode) transcript(ctx context.Context, root, path string, sink Sink) 
 				if s.cwd == "" {
 					s.cwd = l.Cwd
 				}
+				for _, c := range turn.ToolCalls {
+					if c.ID != nil {
+						tools[*c.ID] = c.Name
+					}
+				}
 				s.turns = append(s.turns, turn)
 				s.lines = append(s.lines, n)
+				s.speakers = append(s.speakers, ccSpeaker(turn, results, tools))
 			}
 		}
 		if rerr != nil {
@@ -262,32 +272,52 @@ func (ClaudeCode) transcript(ctx context.Context, root, path string, sink Sink) 
 		if s.cwd != "" {
 			meta.Folder = contract.Ptr(s.cwd)
 		}
-		if err := conversationRecords(s.turns, meta, func(first int) string { return fmt.Sprintf("%s:%d", name, s.lines[first]) }, sink); err != nil {
+		if err := conversationRecords(s.turns, s.speakers, meta, func(i int) string { return fmt.Sprintf("%s:%d", name, s.lines[i]) }, sink); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// ccTurn reads a transcript line as a turn. When it is not one, why says
-// what it is (empty for lines with nothing to say).
-func ccTurn(l ccLine) (contract.Turn, string, bool) {
+// ccSpeaker is who spoke a turn: the user (the transcript does not name
+// them), Claude, or the tools whose results a tool turn carries (named from
+// the tool_use ids the assistant's earlier turns called them by).
+func ccSpeaker(t contract.Turn, results []string, tools map[string]string) *contract.ObservedActor {
+	switch t.Role {
+	case contract.RoleAssistant:
+		return speaker("assistant", "Claude")
+	case contract.RoleTool:
+		var names []string
+		for _, id := range results {
+			if n := tools[id]; n != "" && !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+		return speaker("tool", strings.Join(names, ", "))
+	}
+	return speaker(string(t.Role), "")
+}
+
+// ccTurn reads a transcript line as a turn, with the tool_use ids of the
+// tool results it carries. When it is not one, why says what it is (empty
+// for lines with nothing to say).
+func ccTurn(l ccLine) (contract.Turn, []string, string, bool) {
 	switch {
 	case l.Type == "summary":
-		return contract.Turn{}, "summary line", false
+		return contract.Turn{}, nil, "summary line", false
 	case l.Type != "user" && l.Type != "assistant":
 		if l.Type == "" {
-			return contract.Turn{}, "line without a type", false
+			return contract.Turn{}, nil, "line without a type", false
 		}
-		return contract.Turn{}, l.Type + " line", false
+		return contract.Turn{}, nil, l.Type + " line", false
 	case l.IsMeta:
-		return contract.Turn{}, "meta message (command caveats and the like)", false
+		return contract.Turn{}, nil, "meta message (command caveats and the like)", false
 	case l.IsSidechain:
-		return contract.Turn{}, "sidechain (subagent) message", false
+		return contract.Turn{}, nil, "sidechain (subagent) message", false
 	}
 	var m ccMessage
 	if len(l.Message) == 0 || json.Unmarshal(l.Message, &m) != nil {
-		return contract.Turn{}, "", true
+		return contract.Turn{}, nil, "", true
 	}
 	role, ok := contract.ParseRole(m.Role)
 	if !ok {
@@ -300,13 +330,13 @@ func ccTurn(l ccLine) (contract.Turn, string, bool) {
 	var s string
 	if json.Unmarshal(m.Content, &s) == nil {
 		t.Text = strings.TrimSpace(s)
-		return t, "", true
+		return t, nil, "", true
 	}
 	var blocks []ccBlock
 	if json.Unmarshal(m.Content, &blocks) != nil {
-		return t, "", true
+		return t, nil, "", true
 	}
-	var texts []string
+	var texts, resultIDs []string
 	results := 0
 	for _, b := range blocks {
 		switch b.Type {
@@ -326,6 +356,9 @@ func ccTurn(l ccLine) (contract.Turn, string, bool) {
 			texts = append(texts, ref.Name+" "+clip(compactJSON(b.Input), 500))
 		case "tool_result":
 			results++
+			if b.ToolUseID != "" {
+				resultIDs = append(resultIDs, b.ToolUseID)
+			}
 			texts = append(texts, clip(toolResultText(b.Content), 2000))
 		}
 	}
@@ -334,9 +367,9 @@ func ccTurn(l ccLine) (contract.Turn, string, bool) {
 	}
 	t.Text = strings.TrimSpace(strings.Join(texts, "\n\n"))
 	if t.Text == "" && len(blocks) > 0 {
-		return t, "message with only thinking or images", false
+		return t, nil, "message with only thinking or images", false
 	}
-	return t, "", true
+	return t, resultIDs, "", true
 }
 
 // toolResultText is a tool_result's content: a string or text blocks.

@@ -34,25 +34,21 @@ func TestClaudeCodeMemoryFilesAndTranscripts(t *testing.T) {
 		t.Errorf("memory file namespace %s", ns)
 	}
 	const session = "projects/-home-ann-src-shop/5d1c7a2e-1111-4222-8333-444455556666.jsonl"
-	first, ok := got[session+":2"]
-	if !ok {
-		t.Fatalf("no exchange at line 2; locations: %v", keys(got))
+	// One record per turn, its speaker the observed actor.
+	for _, w := range []turnWant{
+		{session + ":2", "user: Why does the checkout test fail on CI?", 0, "user", ""},
+		{session + ":3", "assistant: Let me read the test.\n\nRead {\"file_path\":\"/home/ann/src/shop/checkout_test.go\"} [tools: Read (toolu_01)]", 1, "assistant", "Claude"},
+		{session + ":4", "tool: func TestCheckout(t *testing.T) { time.Sleep(2 * time.Second) }", 2, "tool", "Read"},
+		{session + ":5", "assistant: It sleeps two seconds; CI times out at one.", 3, "assistant", "Claude"},
+		{session + ":9", "user: Remove the sleep then.", 4, "user", ""},
+		{session + ":10", "assistant: Done: the test now uses a fake clock.", 5, "assistant", "Claude"},
+	} {
+		w.check(t, got)
 	}
-	wantFirst := "user: Why does the checkout test fail on CI?\n" +
-		"assistant: Let me read the test.\n\nRead {\"file_path\":\"/home/ann/src/shop/checkout_test.go\"} [tools: Read (toolu_01)]\n" +
-		"tool: func TestCheckout(t *testing.T) { time.Sleep(2 * time.Second) }\n" +
-		"assistant: It sleeps two seconds; CI times out at one."
-	if first.item.RenderText() != wantFirst {
-		t.Errorf("first exchange:\n%s\nwant\n%s", first.item.RenderText(), wantFirst)
-	}
-	m := first.item.Meta
+	m := got[session+":2"].item.Meta
 	if m.Namespace.String() != "agent:claude-code/project:home-ann-src-shop" || contract.Deref(m.ThreadID) != "5d1c7a2e-1111-4222-8333-444455556666" ||
-		contract.Deref(m.Folder) != "/home/ann/src/shop" || m.ObservedAt == nil || m.Turns == nil || m.Turns.Last != 3 {
-		t.Errorf("first exchange meta %+v", m)
-	}
-	second, ok := got[session+":9"]
-	if !ok || second.item.RenderText() != "user: Remove the sleep then.\nassistant: Done: the test now uses a fake clock." {
-		t.Errorf("second exchange: %+v", second)
+		contract.Deref(m.Folder) != "/home/ann/src/shop" || m.ObservedAt == nil {
+		t.Errorf("first turn meta %+v", m)
 	}
 	if len(c.skipped) != 1 || c.skipped[0].Location != session+":8" {
 		t.Errorf("skipped %+v", c.skipped)
@@ -62,8 +58,8 @@ func TestClaudeCodeMemoryFilesAndTranscripts(t *testing.T) {
 			t.Errorf("omitted %q %d times, want once: %v", why, c.omitted[why], c.omitted)
 		}
 	}
-	if len(c.stored) != 7 {
-		t.Errorf("want 7 records, got %d: %v", len(c.stored), keys(got))
+	if len(c.stored) != 11 {
+		t.Errorf("want 11 records, got %d: %v", len(c.stored), keys(got))
 	}
 }
 

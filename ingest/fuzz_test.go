@@ -21,6 +21,9 @@ func (s checkSink) Store(item contract.StoreItem, location string, _ *time.Time,
 	if location == "" || item.Meta.Source.ID == nil {
 		s.t.Fatalf("record without a location: %+v", item)
 	}
+	if item.Type == contract.KindConversation && (len(item.Turns) != 1 || item.Meta.ObservedActor == nil || item.Meta.ObservedActor.ID == "") {
+		s.t.Fatalf("%s: a conversation record is one turn with its speaker, got %d turns, actor %+v", location, len(item.Turns), item.Meta.ObservedActor)
+	}
 	if by == item.Fingerprint() {
 		s.t.Fatalf("%s: superseded by itself", location)
 	}

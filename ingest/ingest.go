@@ -203,40 +203,47 @@ func ns(pairs ...string) contract.Namespace {
 	return n
 }
 
-// exchanges splits turns into exchanges: each starts at a user turn and runs
-// to the next one. Turns before the first user turn form an exchange of their
-// own. It returns the index of each exchange's first turn.
-func exchanges(turns []contract.Turn) []int {
-	var starts []int
+// conversationRecords stores turns one conversation record per turn, each
+// with its speaker as the observed actor (speakers[i], nil when the source
+// does not say), its place in the conversation as meta.turns, and its time as
+// observed_at. A turn of its own is what a question about what someone said
+// finds; thread_id and turns lead back to the turns around it. A turn, once
+// said, never changes, so a re-import of a grown conversation stores only the
+// new turns. locate names a turn's location from its index.
+func conversationRecords(turns []contract.Turn, speakers []*contract.ObservedActor, meta contract.MemoryMeta, locate func(i int) string, sink Sink) error {
 	for i, t := range turns {
-		if i == 0 || t.Role == contract.RoleUser && turns[i-1].Role != contract.RoleUser {
-			starts = append(starts, i)
-		}
-	}
-	return starts
-}
-
-// conversationRecords cuts turns into one conversation record per exchange.
-// locate names an exchange's location from its first turn's index.
-func conversationRecords(turns []contract.Turn, meta contract.MemoryMeta, locate func(first int) string, sink Sink) error {
-	starts := exchanges(turns)
-	for i, first := range starts {
-		last := len(turns) - 1
-		if i+1 < len(starts) {
-			last = starts[i+1] - 1
-		}
 		m := meta
 		m.Tags = slices.Clone(meta.Tags)
-		m.Turns = &contract.TurnRange{First: uint32(first), Last: uint32(last)}
-		if at := turns[first].At; at != nil {
-			m.ObservedAt = at
+		m.Turns = &contract.TurnRange{First: uint32(i), Last: uint32(i)}
+		if t.At != nil {
+			m.ObservedAt = t.At
 		}
-		it := contract.Conversation(slices.Clone(turns[first:last+1]), m)
-		if err := sink.Record(Record{Item: it, Location: locate(first)}); err != nil {
+		if i < len(speakers) && speakers[i] != nil {
+			a := *speakers[i]
+			m.ObservedActor = &a
+		}
+		it := contract.Conversation([]contract.Turn{t}, m)
+		if err := sink.Record(Record{Item: it, Location: locate(i)}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// speaker is who spoke a turn: id what the source calls them (an agent's id,
+// else the turn's role), name their name when the source gives one.
+func speaker(id, name string) *contract.ObservedActor {
+	a := &contract.ObservedActor{ID: strings.TrimSpace(id)}
+	if n := strings.TrimSpace(name); n != "" {
+		a.Name = &n
+		if a.ID == "" {
+			a.ID = n
+		}
+	}
+	if a.ID == "" {
+		return nil
+	}
+	return a
 }
 
 // walkFiles calls fn for every file under root, in lexical order, skipping the

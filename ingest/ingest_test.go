@@ -56,3 +56,48 @@ func read(t *testing.T, src Source, path string, place string) *collect {
 }
 
 func texts(it contract.StoreItem) string { return it.RenderText() }
+
+// turnWant is one stored turn an importer should produce.
+type turnWant struct {
+	location, text string
+	index          uint32 // its place in the conversation (meta.turns)
+	actorID        string // observed_actor.id
+	actorName      string // observed_actor.name, "" for none
+}
+
+// check finds the record at w.location among got and compares it.
+func (w turnWant) check(t *testing.T, got map[string]stored) {
+	t.Helper()
+	s, ok := got[w.location]
+	if !ok {
+		t.Errorf("no record at %s", w.location)
+		return
+	}
+	it := s.item
+	if it.Type != contract.KindConversation || len(it.Turns) != 1 || it.RenderText() != w.text {
+		t.Errorf("%s: got %s of %d turns %q, want one turn %q", w.location, it.Type, len(it.Turns), it.RenderText(), w.text)
+	}
+	if r := it.Meta.Turns; r == nil || r.First != w.index || r.Last != w.index {
+		t.Errorf("%s: turns %+v, want %d..%d", w.location, r, w.index, w.index)
+	}
+	a := it.Meta.ObservedActor
+	if a == nil {
+		t.Errorf("%s: no observed actor, want %s %q", w.location, w.actorID, w.actorName)
+		return
+	}
+	if a.ID != w.actorID || contract.Deref(a.Name) != w.actorName {
+		t.Errorf("%s: observed actor %s %q, want %s %q", w.location, a.ID, contract.Deref(a.Name), w.actorID, w.actorName)
+	}
+	if at := it.Turns[0].At; at != nil && (it.Meta.ObservedAt == nil || !it.Meta.ObservedAt.Equal(*at)) {
+		t.Errorf("%s: observed_at %v, want the turn's time %v", w.location, it.Meta.ObservedAt, at)
+	}
+}
+
+// byLocation indexes records by location.
+func byLocation(c *collect) map[string]stored {
+	got := map[string]stored{}
+	for _, s := range c.stored {
+		got[s.location] = s
+	}
+	return got
+}

@@ -174,6 +174,7 @@ func lettaBlockRecord(b lettaBlock, space contract.Namespace, agentTags []string
 func lettaMessages(a lettaAgent, space contract.Namespace, where string, sink Sink) error {
 	var turns []contract.Turn
 	var ids []string
+	var speakers []*contract.ObservedActor
 	for i, m := range a.Messages {
 		t, why, ok := lettaTurn(m)
 		if !ok {
@@ -188,6 +189,7 @@ func lettaMessages(a lettaAgent, space contract.Namespace, where string, sink Si
 		}
 		turns = append(turns, t)
 		ids = append(ids, id)
+		speakers = append(speakers, lettaSpeaker(a, m, t.Role))
 	}
 	if len(turns) == 0 {
 		return nil
@@ -197,7 +199,24 @@ func lettaMessages(a lettaAgent, space contract.Namespace, where string, sink Si
 		meta.ThreadID = contract.Ptr(a.ID)
 		meta.AgentID = contract.Ptr(a.ID)
 	}
-	return conversationRecords(turns, meta, func(first int) string { return where + "/messages/" + ids[first] }, sink)
+	return conversationRecords(turns, speakers, meta, func(i int) string { return where + "/messages/" + ids[i] }, sink)
+}
+
+// lettaSpeaker is who spoke a message: the agent (its id and name) for the
+// assistant, the tool named by a tool return, else the role, named by the
+// message's name when it has one.
+func lettaSpeaker(a lettaAgent, m lettaMessage, role contract.Role) *contract.ObservedActor {
+	switch role {
+	case contract.RoleAssistant:
+		id := a.ID
+		if id == "" {
+			id = string(role)
+		}
+		return speaker(id, a.Name)
+	case contract.RoleTool:
+		return speaker("tool", m.Name)
+	}
+	return speaker(string(role), m.Name)
 }
 
 // lettaTurn reads a message. User messages Letta wraps as

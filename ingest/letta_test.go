@@ -29,20 +29,22 @@ func TestLettaBlocksAndMessages(t *testing.T) {
 	if orphan, ok := got["support.af#blocks/block-orphan"]; !ok || orphan.item.Meta.Namespace.String() != "source:letta" {
 		t.Errorf("unattached block %+v", orphan)
 	}
-	first, ok := got["support.af#agents/agent-7f1e/messages/message-2"]
-	if !ok || first.item.RenderText() != "user: My order 1182 never arrived.\nassistant: Sorry! Let me look up order 1182." {
-		t.Errorf("first exchange %q", first.item.RenderText())
+	// One record per message, its speaker the observed actor: the agent by
+	// its id and name, a tool by its name.
+	for _, w := range []turnWant{
+		{"support.af#agents/agent-7f1e/messages/message-2", "user: My order 1182 never arrived.", 0, "user", ""},
+		{"support.af#agents/agent-7f1e/messages/message-3", "assistant: Sorry! Let me look up order 1182.", 1, "agent-7f1e", "support bot"},
+		{"support.af#agents/agent-7f1e/messages/message-6", "user: It was due on Monday.", 2, "user", ""},
+		{"support.af#agents/agent-7f1e/messages/message-7", "assistant: Checking the carrier. [tools: track_parcel (call-2)]", 3, "agent-7f1e", "support bot"},
+		{"support.af#agents/agent-7f1e/messages/message-8", "tool: {\"status\": \"OK\", \"message\": \"held at depot\"}", 4, "tool", "track_parcel"},
+	} {
+		w.check(t, got)
 	}
-	second, ok := got["support.af#agents/agent-7f1e/messages/message-6"]
-	want := "user: It was due on Monday.\nassistant: Checking the carrier. [tools: track_parcel (call-2)]\ntool: {\"status\": \"OK\", \"message\": \"held at depot\"}"
-	if !ok || second.item.RenderText() != want {
-		t.Errorf("second exchange %q", second.item.RenderText())
-	}
-	if contract.Deref(second.item.Meta.ThreadID) != "agent-7f1e" {
+	if second := got["support.af#agents/agent-7f1e/messages/message-6"]; contract.Deref(second.item.Meta.ThreadID) != "agent-7f1e" {
 		t.Errorf("thread %v", second.item.Meta.ThreadID)
 	}
-	if len(once.stored) != 5 {
-		t.Errorf("want 5 records, got %d", len(once.stored))
+	if len(once.stored) != 8 {
+		t.Errorf("want 8 records, got %d", len(once.stored))
 	}
 	if len(once.skipped) != 1 || once.skipped[0].Location != "support.af#agents/agent-7f1e/block_ids/block-missing" {
 		t.Errorf("skipped %+v", once.skipped)

@@ -3,6 +3,7 @@ package bolt
 import (
 	"context"
 	"strings"
+	"time"
 
 	"mnemo/contract"
 	"mnemo/engine/retrieval"
@@ -46,6 +47,19 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 		add(x.id, 0)
 	}
 	dates, datesOK := retrieval.QueryDates(q, e.clock())
+	anchored := false
+	if !datesOK && cfg.AnchorDays > 0 {
+		// "before adopting Biscuit": the dates are the anchor's turn's.
+		if a, ok := retrieval.QueryAnchor(q); ok {
+			at, err := e.anchorTime(ctx, q, a, f)
+			if err != nil {
+				return nil, err
+			}
+			if !at.IsZero() {
+				dates, datesOK, anchored = a.Window(at, cfg.AnchorDays), true, true
+			}
+		}
+	}
 	if datesOK && cfg.TimeWindow > 0 {
 		tf := f
 		from, to := dates.From, dates.To
@@ -55,12 +69,14 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 		if tf.ObservedBefore == nil || tf.ObservedBefore.After(to) {
 			tf.ObservedBefore = &to
 		}
-		kw, err := e.rankKeyword(ctx, q, tf, cfg.TimeWindow)
-		if err != nil {
-			return nil, err
-		}
-		for _, x := range kw {
-			add(x.id, 0)
+		if !anchored {
+			kw, err := e.rankKeyword(ctx, q, tf, cfg.TimeWindow)
+			if err != nil {
+				return nil, err
+			}
+			for _, x := range kw {
+				add(x.id, 0)
+			}
 		}
 		// Every turn of the dates may join, however little it shares with
 		// the question: the dates are the evidence.
@@ -112,6 +128,47 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 	return out, nil
 }
 
+// anchorPool is how many of the keyword ranking's best for an anchor's
+// event are looked at for one said by a speaker the question names.
+const anchorPool = 10
+
+// anchorTime is when the anchor's event was said: the observed_at of the
+// keyword ranking's best turn for it, a turn of a speaker the question names
+// first ("before Maya adopted Biscuit": Maya's turn); zero when none.
+func (e *Engine) anchorTime(ctx context.Context, q string, a retrieval.Anchor, f contract.MetaFilter) (time.Time, error) {
+	kw, err := e.rankKeyword(ctx, a.Event, f, anchorPool)
+	if err != nil || len(kw) == 0 {
+		return time.Time{}, err
+	}
+	hits, err := e.hitsFor(kw, f)
+	if err != nil {
+		return time.Time{}, err
+	}
+	turns := make([]retrieval.Turn, 0, len(hits))
+	for _, h := range hits {
+		if h != nil && h.Meta.ObservedAt != nil {
+			turns = append(turns, retrieval.Turn{ID: h.ID, Speaker: speakerOf(h.Meta), At: *h.Meta.ObservedAt})
+		}
+	}
+	if t, ok := retrieval.AnchorTurn(q, turns); ok {
+		return t.At, nil
+	}
+	return time.Time{}, nil
+}
+
+// speakerOf is who said a turn: the observed actor's name, else their id
+// ("alice" from mem0); "" when unknown.
+func speakerOf(m contract.MemoryMeta) string {
+	a := m.ObservedActor
+	if a == nil {
+		return ""
+	}
+	if a.Name != nil && *a.Name != "" {
+		return *a.Name
+	}
+	return a.ID
+}
+
 // idsMatching lists up to limit ids of live records that pass f, in the
 // order they were written: a scan of the table, about as dear as one pass of
 // the vector scan without the vectors.
@@ -151,9 +208,12 @@ func (e *Engine) turnsOf(ranked []rankedID, f contract.MetaFilter) (turns []retr
 			continue
 		}
 		t := retrieval.Turn{ID: h.ID, Text: h.Text}
-		if h.Kind == contract.KindConversation {
-			if _, text, ok := strings.Cut(h.Text, ": "); ok && !strings.Contains(h.Text, "\n") {
-				t.Text = text
+		if h.Kind == contract.KindConversation && (h.Meta.Turns == nil || h.Meta.Turns.First == h.Meta.Turns.Last) {
+			// A turn of its own: its text without the "role: " it renders with.
+			if role, text, ok := strings.Cut(h.Text, ": "); ok {
+				if _, isRole := contract.ParseRole(role); isRole {
+					t.Text = text
+				}
 			}
 		}
 		if seen < 10 {
@@ -162,9 +222,7 @@ func (e *Engine) turnsOf(ranked []rankedID, f contract.MetaFilter) (turns []retr
 				convs++
 			}
 		}
-		if a := h.Meta.ObservedActor; a != nil && a.Name != nil {
-			t.Speaker = *a.Name
-		}
+		t.Speaker = speakerOf(h.Meta)
 		if h.Meta.ObservedAt != nil {
 			t.At = *h.Meta.ObservedAt
 		}

@@ -96,6 +96,18 @@ func TestHybridFindsConversationTurns(t *testing.T) {
 	}{
 		{"Where did Maya go on holiday in May 2024?", []string{"trip"}},
 		{"Which city did Maya travel to when visiting their cousin?", []string{"cousin", "visit"}},
+		// Dated by another event: the weeks after the cousin's move.
+		{"Which city did Maya see in the weeks after Leo moved to Oslo?", []string{"trip"}},
+	}
+	// The trip in the weeks after the move ranks above the visit to Leo
+	// months later, which shares the question's name: with anchored dates
+	// (and only with them).
+	before := func(got []string, a, b string) bool {
+		i, j := slices.Index(got, a), slices.Index(got, b)
+		return i >= 0 && (j < 0 || i < j)
+	}
+	if got := top(e, cases[2].q); !before(got, "trip", "visit") {
+		t.Errorf("%q: the trip does not rank above the visit months later: %v", cases[2].q, got)
 	}
 	for _, c := range cases {
 		got := top(e, c.q)
@@ -106,6 +118,16 @@ func TestHybridFindsConversationTurns(t *testing.T) {
 		}
 	}
 	e.Close()
+	noAnchor := retrieval.DefaultConvConfig()
+	noAnchor.AnchorDays = 0
+	na := openStore(t, dir, bolt.Options{Conversation: &noAnchor})
+	if err := na.WaitEmbedder(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := top(na, cases[2].q); before(got, "trip", "visit") {
+		t.Errorf("%q: the trip ranks above the visit without anchored dates too (%v); the test no longer shows them", cases[2].q, got)
+	}
+	na.Close()
 	off := openStore(t, dir, bolt.Options{Conversation: &retrieval.ConvConfig{}})
 	defer off.Close()
 	if err := off.WaitEmbedder(ctx); err != nil {
@@ -164,6 +186,51 @@ func TestConversationLeversLeaveDocumentsAlone(t *testing.T) {
 	for i, got := range rank(off) {
 		if !slices.Equal(got, on[i]) {
 			t.Errorf("%q: documents ranked %v with the levers, %v without", queries[i], on[i], got)
+		}
+	}
+}
+
+// TestSpeakerByIDWhenUnnamed: a speaker the source knows only by an id
+// (mem0's actor_id, an importer's role) is matched by that id, so a question
+// naming them ranks their turn above one that says the question's words more.
+func TestSpeakerByIDWhenUnnamed(t *testing.T) {
+	ctx := context.Background()
+	ns, err := contract.ParseNamespace("project:chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2025, 2, 3, 10, 0, 0, 0, time.UTC)
+	turns := []struct{ actor, text string }{
+		{"bob", "The garden needs work, the garden beds most of all."},
+		{"alice", "Plant the tomatoes in the garden by the fence."},
+		{"bob", "Did you book the train for Friday?"},
+		{"alice", "Yes, the early one."},
+		{"bob", "The dog chewed the sofa again."},
+		{"alice", "He needs a longer walk."},
+	}
+	e := openStore(t, t.TempDir(), bolt.Options{})
+	var items []contract.StoreItem
+	for _, tr := range turns {
+		items = append(items, contract.Conversation([]contract.Turn{{Role: contract.RoleUser, Text: tr.text}},
+			contract.MemoryMeta{Namespace: ns, ObservedAt: &at, ObservedActor: &contract.ObservedActor{ID: tr.actor}}))
+	}
+	recs, err := e.StoreManyWith(ctx, items, contract.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.WaitEmbedder(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		mode contract.FetchMode
+		want string
+	}{{contract.ModeKeyword, recs[0].ID}, {contract.ModeHybrid, recs[1].ID}} {
+		page, err := e.Fetch(ctx, contract.FetchRequest{Query: "What did Alice say about the garden?", Mode: tc.mode, Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Hits) == 0 || page.Hits[0].ID != tc.want {
+			t.Errorf("%s: best hit %+v, want %s", tc.mode, page.Hits, tc.want)
 		}
 	}
 }

@@ -44,12 +44,18 @@ type ConvConfig struct {
 	// Duplicate multiplies the score of a turn whose text an earlier turn of
 	// the ranking already has ("Talk soon!"): a copy tells nothing new.
 	Duplicate float64
+	// AnchorDays is how far "before X" or "after X" reaches when the
+	// question says no more ("shortly before", "in the weeks after"): the
+	// dates named are those days up to the anchor X's turn (the keyword
+	// ranking's best for X), or after it, and the Time lever applies to
+	// them. 0 turns anchored dates off.
+	AnchorDays int
 }
 
 // DefaultConvConfig is the hybrid fetch's conversation levers, chosen on the
 // tuning conversation set (eval.GenConversations; docs/retrieval.md).
 func DefaultConvConfig() ConvConfig {
-	return ConvConfig{Speaker: 0.5, Time: 1.0, TimeWindow: 100, Second: 0.3, SecondSeeds: 2, Duplicate: 0.2, Specific: 0.4, VectorPool: 200}
+	return ConvConfig{Speaker: 0.5, Time: 1.0, TimeWindow: 100, Second: 0.3, SecondSeeds: 2, Duplicate: 0.2, Specific: 0.4, VectorPool: 200, AnchorDays: 60}
 }
 
 // Turn is a candidate of a conversation ranking: its fused score and what the
@@ -90,9 +96,10 @@ const eventSlack = 14 * 24 * time.Hour
 
 // QueryDates finds the dates a question names: a day ("2 June 2022",
 // "June 2, 2022", "2022-06-02"), a month ("May 2023"), a year ("in 2023"), or
-// one relative to now ("yesterday", "last week", "last month", "last year",
-// "this year"). The range runs from the start of the span named to eventSlack
-// after its end (a day named is taken from three days before it). ok is false
+// one relative to now ("yesterday", "today", "last week", "last month",
+// "last year", "this week", "this month", "this year", "three days ago", "a
+// couple of weeks ago", "2 months ago", "last Tuesday", "last weekend"). The
+// range runs from the start of the span named to eventSlack after its end (a day named is taken from three days before it). ok is false
 // when the question names no date.
 func QueryDates(q string, now time.Time) (DateRange, bool) {
 	ws := words(q)
@@ -155,7 +162,45 @@ func QueryDates(q string, now time.Time) (DateRange, bool) {
 		if i+1 < len(ws) {
 			next = ws[i+1]
 		}
+		// "three days ago", "a week ago", "2 months ago", "a couple of years ago"
+		if w == "ago" && i > 0 {
+			n, unit := agoCount(ws[:i-1]), ws[i-1]
+			switch strings.TrimSuffix(unit, "s") {
+			case "day":
+				return spanDay(today.AddDate(0, 0, -n)), true
+			case "week":
+				d := today.AddDate(0, 0, -7*n)
+				return DateRange{d.AddDate(0, 0, -4), d.AddDate(0, 0, 4).Add(eventSlack)}, true
+			case "month":
+				from := day(now.Year(), now.Month(), 1).AddDate(0, -n, 0)
+				return DateRange{from, from.AddDate(0, 1, 0).Add(eventSlack)}, true
+			case "year":
+				from := day(now.Year()-n, time.January, 1)
+				return DateRange{from, from.AddDate(1, 0, 0).Add(eventSlack)}, true
+			}
+		}
+		if wd, ok := weekdays[next]; ok && (w == "last" || w == "past") {
+			// the latest such day before today
+			back := (int(today.Weekday()) - int(wd) + 7) % 7
+			if back == 0 {
+				back = 7
+			}
+			return spanDay(today.AddDate(0, 0, -back)), true
+		}
 		switch {
+		case w == "today":
+			return DateRange{today.AddDate(0, 0, -1), today.Add(24 * time.Hour)}, true
+		case (w == "last" || w == "past") && next == "weekend":
+			back := (int(today.Weekday()) - int(time.Saturday) + 7) % 7
+			if back == 0 {
+				back = 7
+			}
+			sat := today.AddDate(0, 0, -back)
+			return DateRange{sat.AddDate(0, 0, -1), sat.AddDate(0, 0, 2).Add(eventSlack)}, true
+		case w == "this" && next == "week":
+			return DateRange{today.AddDate(0, 0, -7), today.Add(24 * time.Hour)}, true
+		case w == "this" && next == "month":
+			return DateRange{day(now.Year(), now.Month(), 1), today.Add(24 * time.Hour)}, true
 		case w == "yesterday":
 			return spanDay(today.AddDate(0, 0, -1)), true
 		case w == "last" && next == "week":
@@ -174,16 +219,146 @@ func QueryDates(q string, now time.Time) (DateRange, bool) {
 	return DateRange{}, false
 }
 
+// Anchor is an event a question dates its answer by: "before adopting
+// Biscuit", "two weeks after the trip to Oslo".
+type Anchor struct {
+	// Event is the words naming the event, for a keyword search.
+	Event string
+	// Before: the answer comes before the event (else after it).
+	Before bool
+	// Days is the reach the question names ("the day before": 1, "two
+	// weeks after": 14), 0 when it names none.
+	Days int
+}
+
+var spanDays = map[string]int{"day": 1, "days": 1, "week": 7, "weeks": 7, "month": 31, "months": 31, "year": 366, "years": 366}
+
+// QueryAnchor finds the event a question dates its answer by: the words
+// after its last "before", "after" or "prior to", pronouns and function
+// words dropped. ok is false when there is none, or no word names it.
+func QueryAnchor(q string) (Anchor, bool) {
+	ws := words(q)
+	// start is where the keyword begins, at where it ends.
+	start, at, before := -1, -1, false
+	for i, w := range ws {
+		switch {
+		case w == "before" || w == "after":
+			start, at, before = i, i, w == "before"
+		case w == "prior" && i+1 < len(ws) && ws[i+1] == "to":
+			start, at, before = i, i+1, true
+		}
+	}
+	if at < 0 {
+		return Anchor{}, false
+	}
+	var event []string
+	for _, w := range ws[at+1:] {
+		if !isStopWord(w) {
+			event = append(event, w)
+		}
+	}
+	if len(event) == 0 {
+		return Anchor{}, false
+	}
+	a := Anchor{Event: strings.Join(event, " "), Before: before}
+	// "the day before", "two weeks after", "a couple of months before";
+	// "in the weeks after" names no count, so no reach.
+	if start > 0 {
+		unit := ws[start-1]
+		if d, ok := spanDays[unit]; ok {
+			n, counted := countOf(ws[:start-1])
+			switch {
+			case counted:
+				a.Days = d * n
+			case !strings.HasSuffix(unit, "s"):
+				a.Days = d
+			}
+		}
+	}
+	return a, true
+}
+
+// Window is the dates an anchor names, its event's turn observed at at:
+// days (the anchor's own, else dflt) up to the end of that day, or from its
+// start on.
+func (a Anchor) Window(at time.Time, dflt int) DateRange {
+	days := a.Days
+	if days == 0 {
+		days = dflt
+	}
+	d := time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.UTC)
+	if a.Before {
+		return DateRange{d.AddDate(0, 0, -days), d.Add(24 * time.Hour)}
+	}
+	return DateRange{d, d.AddDate(0, 0, days+1)}
+}
+
+// AnchorTurn picks the turn an anchor's event was said in from the keyword
+// ranking's best for it (best first): the first said by a speaker the
+// question names, else the first. ok is false when turns is empty.
+func AnchorTurn(q string, turns []Turn) (Turn, bool) {
+	if len(turns) == 0 {
+		return Turn{}, false
+	}
+	names := QueryNames(q)
+	for _, t := range turns {
+		if speakerNamed(names, t.Speaker) {
+			return t, true
+		}
+	}
+	return turns[0], true
+}
+
+var weekdays = func() map[string]time.Weekday {
+	m := map[string]time.Weekday{}
+	for d := time.Sunday; d <= time.Saturday; d++ {
+		m[strings.ToLower(d.String())] = d
+	}
+	return m
+}()
+
+var countWords = map[string]int{"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+	"seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple": 2, "few": 3}
+
+// agoCount is the count before "<unit> ago" (the words before the unit):
+// "three", "3", "a", "a couple of", "a few"; 1 when none is given.
+func agoCount(before []string) int {
+	n, _ := countOf(before)
+	return n
+}
+
+// countOf reads the count that ends before (see agoCount); counted is false,
+// and n 1, when there is none.
+func countOf(before []string) (n int, counted bool) {
+	for i := len(before) - 1; i >= 0 && i >= len(before)-3; i-- {
+		w := before[i]
+		if w == "of" {
+			continue
+		}
+		if n, ok := countWords[w]; ok {
+			return n, true
+		}
+		if n, err := strconv.Atoi(w); err == nil && n > 0 && n <= 400 {
+			return n, true
+		}
+		break
+	}
+	return 1, false
+}
+
 // QueryNames are the words of a question written with a capital that are
-// not its first word, lowercased, a possessive dropped ("Maya's" -> "maya"):
-// the people and places it names.
+// not its first word (unless it is a possessive: "Maya's sister ..."),
+// lowercased, a possessive dropped ("Maya's" -> "maya"): the people and
+// places it names.
 func QueryNames(q string) map[string]bool {
 	names := map[string]bool{}
 	for i, f := range strings.Fields(q) {
 		w := strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-		w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "\u2019s")
+		bare := strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "\u2019s")
+		possessive := bare != w
+		w = bare
 		r, _ := utf8.DecodeRuneInString(w)
-		if i == 0 || !unicode.IsUpper(r) {
+		if i == 0 && !possessive || !unicode.IsUpper(r) {
 			continue
 		}
 		names[strings.ToLower(w)] = true

@@ -3,7 +3,6 @@ package eval
 import (
 	"context"
 	"os"
-	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -59,26 +58,10 @@ func convBenchSetup(b *testing.B) convBenchStore {
 			return
 		}
 		convBench.dir = dir
-		want := convBenchTurns()
-		convs := GenConversations(4242, max(1, want/400+1), 24)
+		convs := ConversationsOfTurns(4242, convBenchTurns())
 		total := 0
-		for i, c := range convs {
-			if total >= want {
-				convs = convs[:i]
-				break
-			}
-			if total+len(c.Turns) > want {
-				convs[i].Turns = c.Turns[:want-total]
-				convs[i].Questions = slices.DeleteFunc(c.Questions, func(q ConvQuestion) bool {
-					for _, k := range q.Evidence {
-						if !slices.ContainsFunc(convs[i].Turns, func(t ConvTurn) bool { return t.Key == k }) {
-							return true
-						}
-					}
-					return false
-				})
-			}
-			total += len(convs[i].Turns)
+		for _, c := range convs {
+			total += len(c.Turns)
 		}
 		convBench.convs = convs
 		e, err := bolt.Open(dir, bolt.Options{})
@@ -158,4 +141,7 @@ func BenchmarkConvFetchHybridTemporal(b *testing.B) {
 }
 func BenchmarkConvFetchHybridMultiHop(b *testing.B) {
 	benchConvFetch(b, contract.ModeHybrid, nil, ConvMultiHop)
+}
+func BenchmarkConvFetchHybridRelative(b *testing.B) {
+	benchConvFetch(b, contract.ModeHybrid, nil, ConvRelative)
 }

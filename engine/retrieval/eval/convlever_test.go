@@ -2,6 +2,9 @@ package eval
 
 import (
 	"context"
+	"os"
+	"regexp"
+	"slices"
 	"testing"
 
 	"mnemo/contract"
@@ -60,6 +63,20 @@ func TestConvLeverSweep(t *testing.T) {
 		{"time window 20", without(func(c *retrieval.ConvConfig) { c.TimeWindow = 20 })},
 		{"time window 60", without(func(c *retrieval.ConvConfig) { c.TimeWindow = 60 })},
 		{"time window 200", without(func(c *retrieval.ConvConfig) { c.TimeWindow = 200 })},
+		{"all but anchored dates", without(func(c *retrieval.ConvConfig) { c.AnchorDays = 0 })},
+		{"anchor 30 days", without(func(c *retrieval.ConvConfig) { c.AnchorDays = 30 })},
+		{"anchor 45 days", without(func(c *retrieval.ConvConfig) { c.AnchorDays = 45 })},
+		{"anchor 90 days", without(func(c *retrieval.ConvConfig) { c.AnchorDays = 90 })},
+	}
+	// MNEMO_SWEEP, when set, keeps only the settings whose name it matches.
+	if re := os.Getenv("MNEMO_SWEEP"); re != "" {
+		keep := regexp.MustCompile(re)
+		settings = slices.DeleteFunc(settings, func(s struct {
+			name string
+			cfg  retrieval.ConvConfig
+		}) bool {
+			return !keep.MatchString(s.name)
+		})
 	}
 	for _, set := range []struct {
 		name  string

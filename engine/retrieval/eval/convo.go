@@ -17,7 +17,12 @@ const (
 	ConvSingleHop = "single-hop"
 	ConvTemporal  = "temporal"
 	ConvMultiHop  = "multi-hop"
-	ConvAll       = "all"
+	// ConvRelative asks for a trip by its time relative to another event
+	// of the same speaker ("Which city did Maya visit shortly before
+	// adopting Biscuit?"): the answer shares no word with the question,
+	// only the anchor does.
+	ConvRelative = "relative"
+	ConvAll      = "all"
 	// ConvShared and ConvUnshared split every question by whether it shares
 	// a word with its evidence (convShares).
 	ConvShared   = "shares a word"
@@ -25,7 +30,7 @@ const (
 )
 
 // convTypes are the columns of a result table.
-var convTypes = []string{ConvSingleHop, ConvTemporal, ConvMultiHop, ConvShared, ConvUnshared, ConvAll}
+var convTypes = []string{ConvSingleHop, ConvTemporal, ConvMultiHop, ConvRelative, ConvShared, ConvUnshared, ConvAll}
 
 // ConvTurn is one turn of a generated conversation: who said it, when (its
 // session's date) and its key, which questions name as evidence.
@@ -80,6 +85,11 @@ type convWorld struct {
 	relLives   []string // relation, third person, city
 	relVisit   []string // third person
 	qMulti     []string // who, relation
+	qBefore    []string // who, anchor
+	qAfter     []string // who, anchor
+	anchorPet  []string // pet name
+	anchorJob  []string // (none)
+	anchorTrip []string // city
 }
 
 // convWorldTune is the world of the tuning set (GenConversations).
@@ -141,7 +151,12 @@ var convWorldTune = convWorld{
 		"Did I tell you my %s %s lives in %s now?"},
 	relVisit: []string{"I'm flying out to see %s next weekend, can't wait.", "Spent the long weekend staying with %s, we cooked every night.",
 		"%s showed me around their new neighbourhood."},
-	qMulti: []string{"Which city did %s travel to when visiting their %s?", "In what city was %s when they stayed with their %s?"},
+	qMulti:     []string{"Which city did %s travel to when visiting their %s?", "In what city was %s when they stayed with their %s?"},
+	qBefore:    []string{"Which city did %s visit shortly before %s?", "Where did %s travel in the weeks before %s?"},
+	qAfter:     []string{"Which city did %s visit not long after %s?", "Where did %s go in the weeks after %s?"},
+	anchorPet:  []string{"adopting %s", "getting %s"},
+	anchorJob:  []string{"changing jobs", "getting the new job"},
+	anchorTrip: []string{"the trip to %s", "visiting %s"},
 }
 
 // convWorldHeldOut is the world of the held-out set (GenConversationsHeldOut):
@@ -201,7 +216,12 @@ var convWorldHeldOut = convWorld{
 		"Remember my %s %s? They live in %s these days."},
 	relVisit: []string{"Just got back from staying at %s's place, we talked all night.", "Booked my tickets to go and see %s next month.",
 		"%s took me to the best market on my visit."},
-	qMulti: []string{"Which city did %s go to in order to see their %s?", "Where did %s travel to stay with their %s?"},
+	qMulti:     []string{"Which city did %s go to in order to see their %s?", "Where did %s travel to stay with their %s?"},
+	qBefore:    []string{"What place did %s travel to a little before %s?", "Which trip did %s take just before %s?"},
+	qAfter:     []string{"Where did %s head soon after %s?", "What city did %s go to shortly after %s?"},
+	anchorPet:  []string{"bringing %s home", "taking in %s"},
+	anchorJob:  []string{"signing the job contract", "starting the new position"},
+	anchorTrip: []string{"being in %s", "the time in %s"},
 }
 
 // GenConversations makes n long conversations of the tuning set (seeded, so
@@ -217,6 +237,37 @@ func GenConversations(seed uint64, n, sessions int) []Conv {
 // sentences, question paraphrases). It is measured, never tuned on.
 func GenConversationsHeldOut(seed uint64, n, sessions int) []Conv {
 	return genConversations(convWorldHeldOut, "mnemo-eval-conv-heldout", seed, n, sessions)
+}
+
+// ConversationsOfTurns makes conversations of the tuning set of 24 sessions
+// each (about 470 turns) until they hold turns turns, the last one cut short
+// and its questions about turns cut off left out: a corpus of a given size
+// for the latency benchmarks (`mnemo bench`, BenchmarkConvFetch*).
+func ConversationsOfTurns(seed uint64, turns int) []Conv {
+	convs := GenConversations(seed, max(1, turns/400+1), 24)
+	total := 0
+	for i, c := range convs {
+		if total >= turns {
+			return convs[:i]
+		}
+		if total+len(c.Turns) > turns {
+			convs[i].Turns = c.Turns[:turns-total]
+			kept := map[string]bool{}
+			for _, t := range convs[i].Turns {
+				kept[t.Key] = true
+			}
+			convs[i].Questions = slices.DeleteFunc(c.Questions, func(q ConvQuestion) bool {
+				for _, k := range q.Evidence {
+					if !kept[k] {
+						return true
+					}
+				}
+				return false
+			})
+		}
+		total += len(convs[i].Turns)
+	}
+	return convs
 }
 
 // convFact is a planted fact: the turn that states it and the questions that
@@ -257,6 +308,7 @@ func genConversations(w convWorld, project string, seed uint64, n, sessions int)
 			fact    func(key string, at time.Time) convFact
 		}
 		var plan []pending
+		var events []convEvent // the dated facts, for the relative questions
 		used := map[string]bool{}
 		fresh := func(pool []string) (string, bool) {
 			for range 50 {
@@ -288,6 +340,7 @@ func genConversations(w convWorld, project string, seed uint64, n, sessions int)
 						continue
 					}
 					plan = append(plan, pending{s, sp, func(key string, at time.Time) convFact {
+						events = append(events, convEvent{"trip", sp, city, key, at})
 						qs := []ConvQuestion{convQ(ConvTemporal, pick(w.qTripWhen), who, city)}
 						if r.IntN(2) == 0 {
 							qs = append(qs, convQ(ConvTemporal, pick(w.qTripDay), who, at.Format("2 January 2006")))
@@ -313,6 +366,7 @@ func genConversations(w convWorld, project string, seed uint64, n, sessions int)
 						continue
 					}
 					plan = append(plan, pending{s, sp, func(key string, at time.Time) convFact {
+						events = append(events, convEvent{"pet", sp, pname, key, at})
 						return convFact{fmt.Sprintf(pick(w.pet), pet, pname), []ConvQuestion{
 							convQ(ConvSingleHop, pick(w.qPetName), who),
 							convQ(ConvTemporal, pick(w.qPetWhen), who, pname),
@@ -332,6 +386,7 @@ func genConversations(w convWorld, project string, seed uint64, n, sessions int)
 					}
 					job := pick(w.jobs)
 					plan = append(plan, pending{s, sp, func(key string, at time.Time) convFact {
+						events = append(events, convEvent{"job", sp, "", key, at})
 						return convFact{fmt.Sprintf(pick(w.job), job), []ConvQuestion{
 							convQ(ConvSingleHop, pick(w.qJob), who),
 							convQ(ConvTemporal, pick(w.qJobWhen), who),
@@ -406,6 +461,7 @@ func genConversations(w convWorld, project string, seed uint64, n, sessions int)
 			}
 			day = day.AddDate(0, 0, 4+r.IntN(25))
 		}
+		c.Questions = append(c.Questions, relativeQuestions(w, seed, ci, c.Speakers, events)...)
 		// Two trips of a speaker in one month make the month's question
 		// ambiguous: a question asked twice is left out.
 		asked := map[string]int{}
@@ -415,6 +471,72 @@ func genConversations(w convWorld, project string, seed uint64, n, sessions int)
 		c.Questions = slices.DeleteFunc(c.Questions, func(q ConvQuestion) bool { return asked[q.Text] > 1 })
 	}
 	return convs
+}
+
+// convEvent is a dated fact a relative question can name: a trip (arg the
+// city), a pet adopted (arg its name) or a new job.
+type convEvent struct {
+	kind    string
+	speaker int
+	arg     string
+	key     string
+	at      time.Time
+}
+
+// relativeWindow is how far "shortly before" and "soon after" reach in the
+// relative questions: a trip is asked about by an event of the same
+// speaker at most this long after (or before) it, and only when it is that
+// speaker's one trip in the window, so the question has one answer.
+const relativeWindow = 60 * 24 * time.Hour
+
+// relativeQuestions asks about trips by their time relative to another
+// event of the same speaker. They draw from their own random stream, so the
+// rest of the set is the same with or without them.
+func relativeQuestions(w convWorld, seed uint64, ci int, speakers [2]string, events []convEvent) []ConvQuestion {
+	r := rand.New(rand.NewPCG(seed^0x7e1a71fe, uint64(ci)+1))
+	pick := func(s []string) string { return s[r.IntN(len(s))] }
+	var out []ConvQuestion
+	for _, trip := range events {
+		if trip.kind != "trip" {
+			continue
+		}
+		// only reports whether trip is its speaker's one trip in [from, to].
+		only := func(from, to time.Time) bool {
+			for _, o := range events {
+				if o.kind == "trip" && o.speaker == trip.speaker && o.key != trip.key && !o.at.Before(from) && !o.at.After(to) {
+					return false
+				}
+			}
+			return true
+		}
+		var anchors []ConvQuestion
+		for _, a := range events {
+			if a.speaker != trip.speaker || a.key == trip.key || a.at.Equal(trip.at) {
+				continue
+			}
+			var phrase string
+			switch a.kind {
+			case "trip":
+				phrase = fmt.Sprintf(pick(w.anchorTrip), a.arg)
+			case "pet":
+				phrase = fmt.Sprintf(pick(w.anchorPet), a.arg)
+			case "job":
+				phrase = pick(w.anchorJob)
+			}
+			switch gap := a.at.Sub(trip.at); {
+			case gap > 0 && gap <= relativeWindow && only(a.at.Add(-relativeWindow), a.at):
+				anchors = append(anchors, convQ(ConvRelative, pick(w.qBefore), speakers[trip.speaker], phrase))
+			case gap < 0 && -gap <= relativeWindow && only(a.at, a.at.Add(relativeWindow)):
+				anchors = append(anchors, convQ(ConvRelative, pick(w.qAfter), speakers[trip.speaker], phrase))
+			}
+		}
+		if len(anchors) > 0 {
+			q := anchors[r.IntN(len(anchors))]
+			q.Evidence = []string{trip.key}
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 // ConvItems are the store items of a conversation: one conversation item of

@@ -10,31 +10,32 @@ import (
 )
 
 // convStated are the figures docs/retrieval.md states for one set: evidence
-// recall@10 per mode of single-hop, temporal, multi-hop and all questions.
-type convStated map[contract.FetchMode][4]float64
+// recall@10 per mode of single-hop, temporal, multi-hop, relative and all
+// questions.
+type convStated map[contract.FetchMode][5]float64
 
 // convFigures are the stated figures: CI size (3 conversations of 20
 // sessions) and the full sets (-eval, 8 of 24), tuning and held-out.
 var convFigures = map[string]convStated{
 	"ci tuning": {
-		contract.ModeKeyword: {0.310, 0.562, 0.667, 0.505},
-		contract.ModeVector:  {0.276, 0.589, 0.778, 0.523},
-		contract.ModeHybrid:  {0.517, 0.986, 1.000, 0.865},
+		contract.ModeKeyword: {0.310, 0.562, 0.667, 0.000, 0.479},
+		contract.ModeVector:  {0.276, 0.589, 0.778, 0.000, 0.496},
+		contract.ModeHybrid:  {0.517, 0.986, 1.000, 0.833, 0.863},
 	},
 	"ci held-out": {
-		contract.ModeKeyword: {0.400, 0.593, 0.667, 0.545},
-		contract.ModeVector:  {0.300, 0.611, 0.667, 0.525},
-		contract.ModeHybrid:  {0.600, 0.926, 0.900, 0.823},
+		contract.ModeKeyword: {0.400, 0.593, 0.667, 0.100, 0.505},
+		contract.ModeVector:  {0.300, 0.611, 0.667, 0.100, 0.486},
+		contract.ModeHybrid:  {0.600, 0.926, 0.900, 0.800, 0.821},
 	},
 	"full tuning": {
-		contract.ModeKeyword: {0.228, 0.523, 0.606, 0.460},
-		contract.ModeVector:  {0.253, 0.494, 0.606, 0.450},
-		contract.ModeHybrid:  {0.557, 0.936, 0.942, 0.838},
+		contract.ModeKeyword: {0.228, 0.523, 0.606, 0.000, 0.439},
+		contract.ModeVector:  {0.253, 0.494, 0.606, 0.000, 0.429},
+		contract.ModeHybrid:  {0.557, 0.936, 0.942, 0.600, 0.827},
 	},
 	"full held-out": {
-		contract.ModeKeyword: {0.295, 0.521, 0.698, 0.487},
-		contract.ModeVector:  {0.308, 0.500, 0.698, 0.479},
-		contract.ModeHybrid:  {0.500, 0.901, 0.969, 0.797},
+		contract.ModeKeyword: {0.295, 0.521, 0.698, 0.091, 0.471},
+		contract.ModeVector:  {0.308, 0.500, 0.698, 0.000, 0.461},
+		contract.ModeHybrid:  {0.500, 0.901, 0.969, 0.818, 0.797},
 	},
 }
 
@@ -76,7 +77,7 @@ func TestEvalConversations(t *testing.T) {
 				t.Errorf("hybrid evidence recall@10 %.3f is below keyword %.3f + 0.02", hy, kw)
 			}
 			for mode, stated := range convFigures[size+" "+set.name] {
-				for i, typ := range []string{ConvSingleHop, ConvTemporal, ConvMultiHop, ConvAll} {
+				for i, typ := range []string{ConvSingleHop, ConvTemporal, ConvMultiHop, ConvRelative, ConvAll} {
 					if got := res.ByType[mode][typ].Recall; got < stated[i]-floorMargin {
 						t.Errorf("%s %s: evidence recall@10 %.3f, stated %.3f, floor %.2f below", mode, typ, got, stated[i], floorMargin)
 					}
@@ -140,5 +141,25 @@ func checkGenConversations(t *testing.T, gen func(uint64, int, int) []Conv) {
 		if types[typ] == 0 {
 			t.Errorf("no %s questions generated", typ)
 		}
+	}
+	// A relative question's one evidence turn is said by the speaker it names.
+	rel := 0
+	for _, c := range gen(7, 8, 24) {
+		said := map[string]ConvTurn{}
+		for _, tn := range c.Turns {
+			said[tn.Key] = tn
+		}
+		for _, q := range c.Questions {
+			if q.Type != ConvRelative {
+				continue
+			}
+			rel++
+			if len(q.Evidence) != 1 || !strings.Contains(q.Text, said[q.Evidence[0]].Speaker+" ") {
+				t.Errorf("relative %q: evidence %v said by %q", q.Text, q.Evidence, said[q.Evidence[0]].Speaker)
+			}
+		}
+	}
+	if rel == 0 {
+		t.Error("no relative questions generated")
 	}
 }
