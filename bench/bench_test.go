@@ -61,7 +61,7 @@ func TestRunOnReferenceEngine(t *testing.T) {
 	if len(tab.Rows) != wantRows {
 		t.Fatalf("%d rows, want %d", len(tab.Rows), wantRows)
 	}
-	unbudgeted := map[string]bool{"vector fetch top 10": true, "hybrid fetch top 10": true, "recall top 5 (reference)": true,
+	unbudgeted := map[string]bool{"recall top 5 (reference)": true,
 		"keyword fetch top 10 in a folder": true, "keyword fetch top 10 at a commit": true}
 	for _, r := range tab.Rows {
 		if r.Samples != 3 {

@@ -14,9 +14,6 @@ import (
 // convSeed picks the generated conversations of the conversation rows.
 const convSeed = 4242
 
-// budgetHybrid is docs/spec/design.md §8's vector or hybrid fetch top 10.
-var budgetHybrid = budgets{Budget{P95: msd(25)}, Budget{P95: msd(100)}}
-
 // ConvTable is the conversation rows of a run: fetch over a store of long
 // multi-session conversations, one turn per record as `mnemo import` stores
 // a transcript (eval.ConversationsOfTurns), each question asked within its
@@ -112,10 +109,10 @@ func RunConversations(ctx context.Context, e contract.Engine, opts Options) (Con
 	shapes := []shape{convShape(e, "conversation keyword fetch top 10", contract.ModeKeyword, budgetKeyword, asks, keyOf, t.Rounds)}
 	if e.Descriptor().Supports(contract.ModeHybrid) {
 		shapes = append(shapes,
-			convShape(e, "conversation hybrid fetch top 10, every question", contract.ModeHybrid, budgetHybrid, asks, keyOf, t.Rounds),
-			convShape(e, "conversation hybrid fetch top 10, temporal questions (a date named)", contract.ModeHybrid, budgetHybrid, only(eval.ConvTemporal), keyOf, t.Rounds),
-			convShape(e, "conversation hybrid fetch top 10, multi-hop questions", contract.ModeHybrid, budgetHybrid, only(eval.ConvMultiHop), keyOf, t.Rounds),
-			convShape(e, "conversation hybrid fetch top 10, relative questions (dated by another event)", contract.ModeHybrid, budgetHybrid, only(eval.ConvRelative), keyOf, t.Rounds))
+			convShape(e, "conversation hybrid fetch top 10, every question", contract.ModeHybrid, budgetVector, asks, keyOf, t.Rounds),
+			convShape(e, "conversation hybrid fetch top 10, temporal questions (a date named)", contract.ModeHybrid, budgetVector, only(eval.ConvTemporal), keyOf, t.Rounds),
+			convShape(e, "conversation hybrid fetch top 10, multi-hop questions", contract.ModeHybrid, budgetVector, only(eval.ConvMultiHop), keyOf, t.Rounds),
+			convShape(e, "conversation hybrid fetch top 10, relative questions (dated by another event)", contract.ModeHybrid, budgetVector, only(eval.ConvRelative), keyOf, t.Rounds))
 	}
 	samples := make([][]time.Duration, len(shapes))
 	notes := make([]string, len(shapes))

@@ -33,7 +33,7 @@ func retrievalRows(ctx context.Context, e contract.Engine, opts Options) ([]shap
 		if !desc.Supports(mode) {
 			continue
 		}
-		budget := budgets{} // docs/spec/design.md §8 budgets keyword fetch only
+		budget := budgetVector // docs/spec/design.md §8: vector or hybrid fetch top 10
 		if mode == contract.ModeKeyword {
 			budget = budgetKeyword
 		}

@@ -85,6 +85,7 @@ var (
 	budgetExploreRoot   = budgets{Budget{P95: msd(5)}, Budget{P95: msd(10)}}
 	budgetExploreNarrow = budgets{Budget{P95: msd(25)}, Budget{P95: msd(100)}}
 	budgetKeyword       = budgets{Budget{P50: msd(2), P95: msd(10)}, Budget{P95: msd(50)}}
+	budgetVector        = budgets{Budget{P95: msd(25)}, Budget{P95: msd(100)}} // vector or hybrid fetch top 10
 	// budgetClusters is issue 26's: the clusters of a 10k scope in 2 s at 1M
 	// records (held at 100k too, where the scope is about 10k as well).
 	budgetClusters = budgets{Budget{P95: msd(2000)}, Budget{P95: msd(2000)}}
