@@ -28,7 +28,7 @@ func TestCheckRepairsAWrongContentFile(t *testing.T) {
 	if err := e.WaitIndex(ctx); err != nil {
 		t.Fatal(err)
 	}
-	feedSeq, nextOrd := e.feed.seq, e.nextOrd
+	feedSeq, nextOrd := e.feed.Seq(), e.nextOrd
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}

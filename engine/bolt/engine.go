@@ -30,6 +30,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/feed"
 	"mnemo/engine/bolt/internal/index"
 	"mnemo/engine/retrieval"
 )
@@ -62,7 +63,7 @@ var (
 	// and an unfiltered browse total are known at open without the table.
 	bucketTotals = []byte("ns_totals")
 
-	allBuckets = [][]byte{bucketMeta, bucketRecords, bucketUpdated, bucketCreated, bucketConf, bucketOutbox, bucketVecBlocks, bucketTotals, bucketChanges}
+	allBuckets = [][]byte{bucketMeta, bucketRecords, bucketUpdated, bucketCreated, bucketConf, bucketOutbox, bucketVecBlocks, bucketTotals, feed.Bucket}
 
 	keySchema  = []byte("schema")
 	keySeq     = []byte("seq")
@@ -190,7 +191,7 @@ type Engine struct {
 	// the root explore from bucketExplore until it has.
 	largeStore bool
 	// feed is the change feed's state (changes.go).
-	feed feedState
+	feed feed.Feed
 
 	// tableReady is closed once the table holds every record (or loading
 	// failed, tableErr says why). Until then the cold paths answer from

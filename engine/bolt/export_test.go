@@ -75,7 +75,7 @@ func (e *Engine) SaveTable() error {
 	<-e.tableReady
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.saveTable(e.feed.seq)
+	return e.saveTable(e.feed.Seq())
 }
 
 // PutGhostVector stores a vector row for an ordinal far past the store's

@@ -117,7 +117,7 @@ func (e *Engine) tableLoadedHere(fromRecords bool) error {
 		e.log.Error("saving the root explore failed; the next open waits for its table", "err", err)
 	}
 	if fromRecords && e.largeStore {
-		if err := e.saveTable(e.feed.seq); err != nil {
+		if err := e.saveTable(e.feed.Seq()); err != nil {
 			e.log.Error("saving the table failed; the next open loads it from the records", "err", err)
 		}
 	}

@@ -53,7 +53,7 @@ func (e *Engine) Restore(ctx context.Context, recs []contract.Record) ([]contrac
 }
 
 func (e *Engine) restoreLocked(ctx context.Context, preps []written) ([]contract.StoreReceipt, error) {
-	defer e.feedWake() // after Unlock: readers wake once mu is free
+	defer e.feed.Wake() // after Unlock: readers wake once mu is free
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := contract.ContextErr(ctx); err != nil {

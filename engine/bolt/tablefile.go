@@ -16,6 +16,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/feed"
 )
 
 // The table is saved beside mnemo.db (tableFileName) as the raw arrays it
@@ -378,10 +379,10 @@ func (e *Engine) saveTableIfBehind() error {
 	if !e.largeStore || !e.tableLoaded.Load() {
 		return nil
 	}
-	if e.tableSavedOK && e.feed.seq-e.tableSaved < tableSaveLag && e.t.dropped == e.tableSavedDropped {
+	if e.tableSavedOK && e.feed.Seq()-e.tableSaved < tableSaveLag && e.t.dropped == e.tableSavedDropped {
 		return nil
 	}
-	return e.saveTable(e.feed.seq)
+	return e.saveTable(e.feed.Seq())
 }
 
 // readTableFile maps a saved table copy-on-write and uses its arrays in
@@ -540,32 +541,28 @@ func (e *Engine) loadSavedTable() (bool, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if feedSeq > e.feed.seq || feedSeq < e.feed.pruned.Load() || e.feed.seq-feedSeq > tableReplayLimit(len(t.rows)) {
+	if feedSeq > e.feed.Seq() || feedSeq < e.feed.Pruned() || e.feed.Seq()-feedSeq > tableReplayLimit(len(t.rows)) {
 		return false, nil
 	}
 	err = e.db.View(func(tx *bbolt.Tx) error {
 		recs := tx.Bucket(bucketRecords)
-		cur := tx.Bucket(bucketChanges).Cursor()
-		for k, v := cur.Seek(seqKey(feedSeq + 1)); k != nil; k, v = cur.Next() {
-			c, err := decodeChange(v, t.namespaceOf)
-			if err != nil {
-				return err
-			}
-			rv := recs.Get([]byte(c.id))
+		return e.feed.Scan(tx, feedSeq, t.namespaceOf, func(_ uint64, c feed.Entry) (bool, error) {
+			rv := recs.Get([]byte(c.ID))
 			var s storedRecord
 			if rv != nil {
+				var err error
 				if s, err = decodeRecord(rv, partHeader, t.namespaceOf); err != nil {
-					return fmt.Errorf("record %s: %w", c.id, err)
+					return false, fmt.Errorf("record %s: %w", c.ID, err)
 				}
 			}
-			if ord, ok := t.ordOfID(c.id); ok && (rv == nil || s.ord != ord) {
+			if ord, ok := t.ordOfID(c.ID); ok && (rv == nil || s.ord != ord) {
 				t.remove(ord)
 			}
 			if rv != nil {
-				t.put(c.id, &s)
+				t.put(c.ID, &s)
 			}
-		}
-		return nil
+			return true, nil
+		})
 	})
 	if err != nil {
 		return false, contract.EngineErr("replay the saved table: %w", err)

@@ -13,6 +13,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/feed"
 )
 
 // trigramIndex maps every byte trigram of a record's case-folded rendered
@@ -315,7 +316,7 @@ func (e *Engine) buildTrigrams() error {
 	// Every record whose change is at or before feedSeq is read below or
 	// queued, so the file written from this build describes feedSeq.
 	e.mu.RLock()
-	feedSeq, nextOrd := e.feed.seq, e.nextOrd
+	feedSeq, nextOrd := e.feed.Seq(), e.nextOrd
 	e.mu.RUnlock()
 	post := map[uint32]*roaring.Bitmap{}
 	var after []byte
@@ -438,9 +439,9 @@ func (e *Engine) openTrigrams(gen int) (bool, error) {
 		return false, nil
 	}
 	e.mu.RLock()
-	head, nextOrd := e.feed.seq, e.nextOrd
+	head, nextOrd := e.feed.Seq(), e.nextOrd
 	e.mu.RUnlock()
-	if f.feedSeq > head || f.feedSeq < e.feed.pruned.Load() || f.nextOrd > nextOrd || head-f.feedSeq > replayLimit(f) {
+	if f.feedSeq > head || f.feedSeq < e.feed.Pruned() || f.nextOrd > nextOrd || head-f.feedSeq > replayLimit(f) {
 		_ = f.close()
 		return false, nil
 	}
@@ -461,25 +462,23 @@ func (e *Engine) openTrigrams(gen int) (bool, error) {
 		n := 0
 		err := e.db.View(func(tx *bbolt.Tx) error {
 			recs := tx.Bucket(bucketRecords)
-			cur := tx.Bucket(bucketChanges).Cursor()
-			for k, v := cur.Seek(seqKey(after + 1)); k != nil && n < 2000; k, v = cur.Next() {
-				after = getU64(k)
+			return e.feed.Scan(tx, after, parseNS, func(seq uint64, c feed.Entry) (bool, error) {
+				if n == 2000 {
+					return false, nil
+				}
+				after = seq
 				n++
-				c, err := decodeChange(v, parseNS)
-				if err != nil {
-					return err
-				}
-				if c.op == contract.OpForget {
+				if c.Op == contract.OpForget {
 					dead++
-					continue
+					return true, nil
 				}
-				rv := recs.Get([]byte(c.id))
+				rv := recs.Get([]byte(c.ID))
 				if rv == nil {
-					continue
+					return true, nil
 				}
 				s, err := decodeRecord(rv, partHit, parseNS)
 				if err != nil {
-					return err
+					return false, err
 				}
 				added++
 				maxOrd = max(maxOrd, s.ord)
@@ -494,8 +493,8 @@ func (e *Engine) openTrigrams(gen int) (bool, error) {
 					}
 					b.Add(s.ord)
 				}
-			}
-			return nil
+				return true, nil
+			})
 		})
 		if err != nil {
 			_ = f.close()
@@ -594,7 +593,7 @@ func (e *Engine) rewriteContent() error {
 	commons := slices.Sorted(maps.Keys(x.common))
 	added, dead, maxOrd := x.added, x.dead, x.maxOrd
 	x.mu.RUnlock()
-	feedSeq, nextOrd := e.feed.seq, e.nextOrd
+	feedSeq, nextOrd := e.feed.Seq(), e.nextOrd
 	gone := e.goneOrdinals()
 	e.mu.RUnlock()
 	grams := make([]uint32, 0, old.grams+len(overlay))
@@ -676,7 +675,7 @@ func (e *Engine) saveGrownContent() error {
 	x.drain()
 	// The engine's lock before the index's, as everywhere.
 	e.mu.RLock()
-	feedSeq, nextOrd := e.feed.seq, e.nextOrd
+	feedSeq, nextOrd := e.feed.Seq(), e.nextOrd
 	gone := e.goneOrdinals()
 	e.mu.RUnlock()
 	x.mu.RLock()

@@ -8,6 +8,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/feed"
 )
 
 // nowMillis is the clock truncated to the millisecond precision records carry.
@@ -101,7 +102,7 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 		preps[i] = prepared{id: it.Fingerprint(), s: s}
 	}
 
-	defer e.feedWake() // after Unlock: readers wake once mu is free
+	defer e.feed.Wake() // after Unlock: readers wake once mu is free
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	// The write lock may have been long in coming: a call cancelled
@@ -157,11 +158,11 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 func (e *Engine) logAdded(tx *bbolt.Tx, now int64, op contract.ChangeOp, added []written) (seq, feedSeq uint64, err error) {
 	ids := make([]string, len(added))
 	deltas := map[string]int64{}
-	cs := make([]change, len(added))
+	cs := make([]feed.Change, len(added))
 	for i, w := range added {
 		ids[i] = w.id
 		deltas[w.s.meta.Namespace.String()]++
-		cs[i] = change{op: op, id: w.id, ns: w.s.meta.Namespace, status: w.s.status}
+		cs[i] = feed.Change{Op: op, ID: w.id, NS: w.s.meta.Namespace, Status: w.s.status}
 	}
 	if err := bumpTotals(tx, deltas); err != nil {
 		return 0, 0, err
@@ -178,7 +179,7 @@ func (e *Engine) logAdded(tx *bbolt.Tx, now int64, op contract.ChangeOp, added [
 func (e *Engine) publishAdded(added []written, seq, feedSeq uint64) {
 	e.seq = seq
 	e.committed.Store(seq)
-	e.feedCommitted(feedSeq)
+	e.feed.Committed(feedSeq)
 	e.nextOrd += uint32(len(added))
 	texts := make([]pendingText, len(added))
 	for i := range added {
@@ -300,7 +301,7 @@ func (e *Engine) Forget(ctx context.Context, target contract.ForgetTarget) (cont
 			return contract.ForgetReport{}, err
 		}
 	}
-	defer e.feedWake() // after Unlock: readers wake once mu is free
+	defer e.feed.Wake() // after Unlock: readers wake once mu is free
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	// A call cancelled while it waited for the write lock forgets nothing.
@@ -335,7 +336,7 @@ func (e *Engine) ForgetWithin(ctx context.Context, ids []string, reach contract.
 		return contract.ForgetReport{}, err
 	}
 	defer e.leave()
-	defer e.feedWake() // after Unlock: readers wake once mu is free
+	defer e.feed.Wake() // after Unlock: readers wake once mu is free
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := contract.ContextErr(ctx); err != nil {
@@ -404,11 +405,11 @@ func (e *Engine) deleteLocked(ids []string, op contract.ChangeOp) (int, error) {
 		}
 		names := make([]string, len(removed))
 		deltas := map[string]int64{}
-		cs := make([]change, len(removed))
+		cs := make([]feed.Change, len(removed))
 		for i, w := range removed {
 			names[i] = w.id
 			deltas[w.s.meta.Namespace.String()]--
-			cs[i] = change{op: op, id: w.id, ns: w.s.meta.Namespace, status: w.s.status}
+			cs[i] = feed.Change{Op: op, ID: w.id, NS: w.s.meta.Namespace, Status: w.s.status}
 		}
 		if err := bumpTotals(tx, deltas); err != nil {
 			return err
@@ -439,7 +440,7 @@ func (e *Engine) deleteLocked(ids []string, op contract.ChangeOp) (int, error) {
 	if len(removed) > 0 {
 		e.seq = seq
 		e.committed.Store(seq)
-		e.feedCommitted(feedSeq)
+		e.feed.Committed(feedSeq)
 		for _, w := range removed {
 			e.cache.drop(w.s.ord)
 			e.t.remove(w.s.ord)
@@ -461,7 +462,7 @@ func (e *Engine) Review(ctx context.Context, req contract.ReviewRequest) (contra
 		return contract.ReviewResult{}, err
 	}
 	defer e.leave()
-	defer e.feedWake() // after Unlock: readers wake once mu is free
+	defer e.feed.Wake() // after Unlock: readers wake once mu is free
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := contract.ContextErr(ctx); err != nil {
@@ -497,7 +498,7 @@ func (e *Engine) Supersede(ctx context.Context, req contract.SupersedeRequest) (
 		return contract.Record{}, err
 	}
 	defer e.leave()
-	defer e.feedWake() // after Unlock: readers wake once mu is free
+	defer e.feed.Wake() // after Unlock: readers wake once mu is free
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := contract.ContextErr(ctx); err != nil {
@@ -560,7 +561,7 @@ func (e *Engine) restatusLocked(id string, s storedRecord, status contract.Statu
 			return err
 		}
 		var err error
-		if feedSeq, err = e.logChanges(tx, s.updated, []change{{op: op, id: id, ns: s.meta.Namespace, status: status}}); err != nil {
+		if feedSeq, err = e.logChanges(tx, s.updated, []feed.Change{{Op: op, ID: id, NS: s.meta.Namespace, Status: status}}); err != nil {
 			return err
 		}
 		seq, err = e.logWrite(tx, []string{id}, e.nextOrd)
@@ -571,7 +572,7 @@ func (e *Engine) restatusLocked(id string, s storedRecord, status contract.Statu
 	}
 	e.seq = seq
 	e.committed.Store(seq)
-	e.feedCommitted(feedSeq)
+	e.feed.Committed(feedSeq)
 	e.cache.drop(s.ord)
 	e.t.setStatus(s.ord, status, s.updated)
 	e.kickIndex()
