@@ -8,6 +8,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/vecblock"
 )
 
 // WithLoadGate holds a large store's background table load until gate is
@@ -83,13 +84,13 @@ func (e *Engine) SaveTable() error {
 func PutGhostVector(tx *bbolt.Tx) error {
 	b := tx.Bucket(bucketVecBlocks)
 	_, val := b.Cursor().First()
-	blk, ok := parseVecBlock(val)
+	blk, ok := vecblock.Parse(val)
 	if !ok {
 		return errors.New("the store holds no vector block")
 	}
-	nb := newVecBlock(1, blk.dim, vecBlock{}, false)
-	setVecRow(nb, 1, blk.dim, 0, pendingRow{tag: 7, scale: 0.01, q: make([]int8, blk.dim)})
-	return b.Put(vecBlockKey(1<<20), nb)
+	nb := vecblock.New(1, blk.Dim, vecblock.Block{}, false)
+	vecblock.SetRow(nb, 1, blk.Dim, 0, vecblock.Row{Tag: 7, Scale: 0.01, Q: make([]int8, blk.Dim)})
+	return b.Put(vecblock.Key(1<<20), nb)
 }
 
 // SchemaVersion is the schema this build writes.
@@ -140,20 +141,20 @@ func DowngradeVectorsToSchema4(model string) func(tx *bbolt.Tx) error {
 		}
 		c := tx.Bucket(bucketVecBlocks).Cursor()
 		for k, val := c.First(); k != nil; k, val = c.Next() {
-			blk, ok := parseVecBlock(val)
+			blk, ok := vecblock.Parse(val)
 			if !ok {
 				return errors.New("a vector block does not parse")
 			}
 			first := binary.BigEndian.Uint32(k) * vecBlockRows
-			cols := blk.cols()
-			for r := range blk.n {
-				if blk.tag(r) == 0 {
+			cols := blk.Cols()
+			for r := range blk.N {
+				if blk.Tag(r) == 0 {
 					continue
 				}
 				b := append([]byte(model), 0)
-				b = binary.LittleEndian.AppendUint32(b, math.Float32bits(blk.scale(r)))
-				for j := range blk.dim {
-					b = append(b, byte(cols[j*blk.n+r]))
+				b = binary.LittleEndian.AppendUint32(b, math.Float32bits(blk.Scale(r)))
+				for j := range blk.Dim {
+					b = append(b, byte(cols[j*blk.N+r]))
 				}
 				if err := old.Put([]byte(idOf[first+uint32(r)]), b); err != nil {
 					return err
@@ -181,17 +182,17 @@ func VectorRowOf(e *Engine, id string) (q []int8, scale float32, ok bool) {
 		return nil, 0, false
 	}
 	_ = e.db.View(func(tx *bbolt.Tx) error {
-		blk, found := parseVecBlock(tx.Bucket(bucketVecBlocks).Get(vecBlockKey(ord / vecBlockRows)))
+		blk, found := vecblock.Parse(tx.Bucket(bucketVecBlocks).Get(vecblock.Key(ord / vecBlockRows)))
 		r := int(ord % vecBlockRows)
-		if !found || r >= blk.n || blk.tag(r) == 0 {
+		if !found || r >= blk.N || blk.Tag(r) == 0 {
 			return nil
 		}
-		cols := blk.cols()
-		q = make([]int8, blk.dim)
+		cols := blk.Cols()
+		q = make([]int8, blk.Dim)
 		for j := range q {
-			q[j] = cols[j*blk.n+r]
+			q[j] = cols[j*blk.N+r]
 		}
-		scale, ok = blk.scale(r), true
+		scale, ok = blk.Scale(r), true
 		return nil
 	})
 	return q, scale, ok

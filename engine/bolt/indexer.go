@@ -11,6 +11,7 @@ import (
 
 	"mnemo/contract"
 	"mnemo/engine/bolt/internal/index"
+	"mnemo/engine/bolt/internal/vecblock"
 )
 
 // applyChunk bounds how many records one Bleve batch carries when the outbox
@@ -292,7 +293,7 @@ func (e *Engine) loadVectors() error {
 			c := tx.Bucket(bucketVecBlocks).Cursor()
 			k, val := c.First()
 			if !first {
-				k, val = c.Seek(vecBlockKey(after + 1))
+				k, val = c.Seek(vecblock.Key(after + 1))
 			}
 			for ; k != nil && blocks < 64; k, val = c.Next() {
 				blocks++
@@ -300,15 +301,15 @@ func (e *Engine) loadVectors() error {
 					continue
 				}
 				after, first = binary.BigEndian.Uint32(k), false
-				blk, ok := parseVecBlock(val)
+				blk, ok := vecblock.Parse(val)
 				if ok && dim == 0 {
-					dim = blk.dim // an embedder that learns its length
+					dim = blk.Dim // an embedder that learns its length
 				}
-				if !ok || blk.dim != dim {
+				if !ok || blk.Dim != dim {
 					continue // unreadable, or of another embedder: its rows are embedded again
 				}
-				for r := range blk.n {
-					if tag := blk.tag(r); tag != 0 {
+				for r := range blk.N {
+					if tag := blk.Tag(r); tag != 0 {
 						rows = append(rows, row{after*vecBlockRows + uint32(r), tag})
 					}
 				}

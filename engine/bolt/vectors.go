@@ -4,125 +4,29 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
-	"hash/crc32"
-	"math"
 	"runtime"
 	"slices"
 	"sync"
-	"unsafe"
 
 	bbolt "go.etcd.io/bbolt"
 
+	"mnemo/engine/bolt/internal/vecblock"
 	"mnemo/engine/retrieval"
 )
 
-// Vectors live in bbolt in blocks of vecBlockRows ordinals (bucketVecBlocks,
-// keyed by the block's number), each block in the layout the exact int8 scan
-// reads: dimension-major, so a query reads only the columns of the
-// dimensions it has. A search scans the blocks in place, in bbolt's memory
-// map, inside one read transaction: no process holds the vectors in its
-// heap (at 1M they were 0.77 GB of it), the OS pages them. Keyed by ordinal
-// and packed, they take the vector's bytes and little else (the layout
-// before, one value per record keyed by its 40-byte id, wasted a sixth of
-// every page).
-//
-// A block of n rows (the block's highest ordinal held, plus one, less its
-// first; at most vecBlockRows) is:
-//
-//	rows u32, dim u32
-//	n model tags, u32 (0: the row holds no vector)
-//	n scales, float32 (a value is its int8 times its row's scale)
-//	dim columns of n int8 (column j at 8+8n+j*n)
-//
-// Vectors are derived data. New ones wait in memory (pending) and are
-// written in batches, a few blocks per commit, instead of rewriting a block
-// per write; a crash loses only vectors that embedMissing computes again at
-// the next open. A forget clears its records' rows in its own transaction,
-// so no vector of a forgotten record outlives the forget on disk.
+// Vectors live in bbolt in blocks (package vecblock has the layout). New
+// ones wait in memory (pending) and are written in batches, a few blocks per
+// commit, instead of rewriting a block per write; a crash loses only vectors
+// that embedMissing computes again at the next open. A forget clears its
+// records' rows in its own transaction, so no vector of a forgotten record
+// outlives the forget on disk.
 
 var (
-	bucketVecBlocks = []byte("vector_blocks")
-	// bucketVectors is the layout before schema 5 (one value per record,
-	// keyed by id): migrated into blocks when vectors first load.
-	bucketVectors = []byte("vectors")
+	bucketVecBlocks = vecblock.Bucket
+	bucketVectors   = vecblock.OldBucket
 )
 
-const (
-	vecBlockRows   = 1024
-	vecBlockHeader = 8
-)
-
-// modelTag names a model in a row: a checksum of its id, never 0.
-func modelTag(model string) uint32 {
-	if t := crc32.ChecksumIEEE([]byte(model)); t != 0 {
-		return t
-	}
-	return 1
-}
-
-func vecBlockKey(num uint32) []byte { return binary.BigEndian.AppendUint32(nil, num) }
-
-// vecBlock reads a stored block in place.
-type vecBlock struct {
-	n, dim int
-	b      []byte
-}
-
-func parseVecBlock(b []byte) (vecBlock, bool) {
-	if len(b) < vecBlockHeader {
-		return vecBlock{}, false
-	}
-	n, dim := int(binary.LittleEndian.Uint32(b)), int(binary.LittleEndian.Uint32(b[4:]))
-	if n <= 0 || n > vecBlockRows || dim <= 0 || len(b) != vecBlockHeader+n*(8+dim) {
-		return vecBlock{}, false
-	}
-	return vecBlock{n: n, dim: dim, b: b}, true
-}
-
-func (k vecBlock) tag(r int) uint32 { return binary.LittleEndian.Uint32(k.b[vecBlockHeader+4*r:]) }
-
-func (k vecBlock) scale(r int) float32 {
-	return math.Float32frombits(binary.LittleEndian.Uint32(k.b[vecBlockHeader+4*k.n+4*r:]))
-}
-
-// cols is the block's int8 columns, in place.
-func (k vecBlock) cols() []int8 {
-	c := k.b[vecBlockHeader+8*k.n:]
-	return unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(c))), len(c))
-}
-
-// newVecBlock makes an empty block of n rows, with the rows of old (when it
-// has the same dimension) copied in.
-func newVecBlock(n, dim int, old vecBlock, keep bool) []byte {
-	b := make([]byte, vecBlockHeader+n*(8+dim))
-	binary.LittleEndian.PutUint32(b, uint32(n))
-	binary.LittleEndian.PutUint32(b[4:], uint32(dim))
-	if !keep {
-		return b
-	}
-	m := min(old.n, n)
-	copy(b[vecBlockHeader:], old.b[vecBlockHeader:vecBlockHeader+4*m])
-	copy(b[vecBlockHeader+4*n:], old.b[vecBlockHeader+4*old.n:vecBlockHeader+4*old.n+4*m])
-	src, dst := old.b[vecBlockHeader+8*old.n:], b[vecBlockHeader+8*n:]
-	for j := range dim {
-		copy(dst[j*n:j*n+m], src[j*old.n:j*old.n+m])
-	}
-	return b
-}
-
-// setVecRow writes row r of a block of n rows made by newVecBlock.
-func setVecRow(b []byte, n, dim, r int, row pendingRow) {
-	binary.LittleEndian.PutUint32(b[vecBlockHeader+4*r:], row.tag)
-	binary.LittleEndian.PutUint32(b[vecBlockHeader+4*n+4*r:], math.Float32bits(row.scale))
-	cols := b[vecBlockHeader+8*n:]
-	for j := range dim {
-		var x int8
-		if row.q != nil {
-			x = row.q[j]
-		}
-		cols[j*n+r] = byte(x)
-	}
-}
+const vecBlockRows = vecblock.Rows
 
 // pendingRow is a vector not yet written, or (tag 0) a row to clear.
 type pendingRow struct {
@@ -156,7 +60,7 @@ func newVectorStore(dim int) *vectorStore {
 
 // use puts a model in use (a no-op for the one in use).
 func (v *vectorStore) use(model string) {
-	t := modelTag(model)
+	t := vecblock.ModelTag(model)
 	if t == v.tag {
 		return
 	}
@@ -234,12 +138,12 @@ func (v *vectorStore) writeBlocks(tx *bbolt.Tx, clears []uint32, all bool) error
 	dim := v.dim
 	b := tx.Bucket(bucketVecBlocks)
 	for num, in := range rows {
-		key := vecBlockKey(num)
-		old, keep := parseVecBlock(b.Get(key))
-		keep = keep && old.dim == dim
+		key := vecblock.Key(num)
+		old, keep := vecblock.Parse(b.Get(key))
+		keep = keep && old.Dim == dim
 		n := 0
 		if keep {
-			n = old.n
+			n = old.N
 		}
 		for ord, row := range in {
 			if r := int(ord%vecBlockRows) + 1; r > n && row.tag != 0 {
@@ -250,18 +154,14 @@ func (v *vectorStore) writeBlocks(tx *bbolt.Tx, clears []uint32, all bool) error
 			// Nothing to hold: rows cleared in a block never written.
 			continue
 		}
-		nb := newVecBlock(n, dim, old, keep)
+		nb := vecblock.New(n, dim, old, keep)
 		for ord, row := range in {
 			if r := int(ord % vecBlockRows); r < n {
-				setVecRow(nb, n, dim, r, row)
+				vecblock.SetRow(nb, n, dim, r, vecblock.Row{Tag: row.tag, Scale: row.scale, Q: row.q})
 			}
 		}
-		held := false
-		for r := range n {
-			held = held || binary.LittleEndian.Uint32(nb[vecBlockHeader+4*r:]) != 0
-		}
 		var err error
-		if held {
+		if vecblock.Holds(nb, n) {
 			err = b.Put(key, nb)
 		} else {
 			err = b.Delete(key)
@@ -291,13 +191,13 @@ func (e *Engine) storedVectorRows(tx *bbolt.Tx) []uint32 {
 	var out []uint32
 	c := tx.Bucket(bucketVecBlocks).Cursor()
 	for k, val := c.First(); k != nil; k, val = c.Next() {
-		blk, ok := parseVecBlock(val)
+		blk, ok := vecblock.Parse(val)
 		if !ok || len(k) != 4 {
 			continue
 		}
 		first := binary.BigEndian.Uint32(k) * vecBlockRows
-		for r := range blk.n {
-			if blk.tag(r) != 0 {
+		for r := range blk.N {
+			if blk.Tag(r) != 0 {
 				out = append(out, first+uint32(r))
 			}
 		}
@@ -394,15 +294,15 @@ func (e *Engine) searchVectors(ctx context.Context, q []float32, k int, admit fu
 	err := e.db.View(func(tx *bbolt.Tx) error {
 		type stored struct {
 			num uint32
-			blk vecBlock
+			blk vecblock.Block
 		}
 		var blocks []stored
 		rows := 0
 		c := tx.Bucket(bucketVecBlocks).Cursor()
 		for key, val := c.First(); key != nil; key, val = c.Next() {
-			if blk, ok := parseVecBlock(val); ok && blk.dim == v.dim && len(key) == 4 {
+			if blk, ok := vecblock.Parse(val); ok && blk.Dim == v.dim && len(key) == 4 {
 				blocks = append(blocks, stored{binary.BigEndian.Uint32(key), blk})
-				rows += blk.n
+				rows += blk.N
 			}
 		}
 		workers := 1
@@ -422,11 +322,11 @@ func (e *Engine) searchVectors(ctx context.Context, q []float32, k int, admit fu
 					return
 				}
 				s := blocks[i]
-				a := acc[:s.blk.n]
+				a := acc[:s.blk.N]
 				clear(a)
-				retrieval.ScoreColumns(a, s.blk.cols(), s.blk.n, dims, unit)
+				retrieval.ScoreColumns(a, s.blk.Cols(), s.blk.N, dims, unit)
 				first := s.num * vecBlockRows
-				sk := skip[:s.blk.n]
+				sk := skip[:s.blk.N]
 				clear(sk)
 				for _, ord := range pendingIn[s.num] {
 					if r := int(ord - first); r < len(sk) {
@@ -435,10 +335,10 @@ func (e *Engine) searchVectors(ctx context.Context, q []float32, k int, admit fu
 				}
 				for r, sum := range a {
 					ord := first + uint32(r)
-					if sk[r] || !v.answers(s.blk.tag(r)) || !isLive(ord) {
+					if sk[r] || !v.answers(s.blk.Tag(r)) || !isLive(ord) {
 						continue
 					}
-					top.offer(float64(sum*s.blk.scale(r)), ord)
+					top.offer(float64(sum*s.blk.Scale(r)), ord)
 				}
 			}
 		}
