@@ -10,6 +10,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/contentfile"
 	"mnemo/engine/bolt/internal/index"
 )
 
@@ -399,7 +400,7 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 	if bad[checkContent] {
 		e.tri.suspend()
 		// The file said what check found wrong: build from the records.
-		_ = os.Remove(contentPath(e.dir))
+		_ = os.Remove(contentfile.Path(e.dir))
 		if err := e.buildTrigrams(); err != nil {
 			return err
 		}

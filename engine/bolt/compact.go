@@ -11,6 +11,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/fileio"
 )
 
 // CompactReport is what Compact did.
@@ -88,7 +89,7 @@ func Compact(dir string) (CompactReport, error) {
 		_ = os.Remove(tmp)
 		return rep, contract.EngineErr("compact %s: %w", abs, err)
 	}
-	if err := syncDir(abs); err != nil {
+	if err := fileio.SyncDir(abs); err != nil {
 		return rep, contract.EngineErr("compact %s: %w", abs, err)
 	}
 	dropCachedPages(path)

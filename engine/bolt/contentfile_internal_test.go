@@ -7,6 +7,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/contentfile"
 )
 
 // A content index file that is sound on disk but says the wrong thing
@@ -32,9 +33,9 @@ func TestCheckRepairsAWrongContentFile(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	empty := contentSnapshot{feedSeq: feedSeq, nextOrd: nextOrd, maxOrd: nextOrd - 1,
-		posting: func(uint32) (*roaring.Bitmap, error) { return nil, nil }}
-	if err := writeContentFile(contentPath(dir), empty); err != nil {
+	empty := contentfile.Snapshot{FeedSeq: feedSeq, NextOrd: nextOrd, MaxOrd: nextOrd - 1,
+		Posting: func(uint32) (*roaring.Bitmap, error) { return nil, nil }}
+	if err := contentfile.Write(contentfile.Path(dir), empty); err != nil {
 		t.Fatal(err)
 	}
 	e, err = Open(dir, Options{SyncRebuildBelow: -1})

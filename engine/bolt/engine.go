@@ -30,6 +30,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/contentfile"
 	"mnemo/engine/bolt/internal/feed"
 	"mnemo/engine/bolt/internal/index"
 	"mnemo/engine/retrieval"
@@ -687,7 +688,7 @@ func (e *Engine) Close() error {
 		// browsing process of a 100k store freshly imported held 183 MB
 		// against 79 once the pages came back one read at a time (as after
 		// mnemo compact, which drops them too).
-		for _, f := range []string{DBFile, tableFileName, contentFileName} {
+		for _, f := range []string{DBFile, tableFileName, contentfile.Name} {
 			dropCachedPages(filepath.Join(e.dir, f))
 		}
 	}

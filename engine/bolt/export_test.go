@@ -8,6 +8,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/contentfile"
 	"mnemo/engine/bolt/internal/vecblock"
 )
 
@@ -22,20 +23,20 @@ func WithLoadGate(o Options, gate <-chan struct{}) Options {
 // process's overlay) and returns how many ordinals it offers for a folded
 // needle (folded here), and the change-feed position the file describes.
 func ContentFileCandidates(dir, needle string) (n uint64, feedSeq uint64, err error) {
-	f, err := openContentFile(contentPath(dir))
+	f, err := contentfile.Open(contentfile.Path(dir))
 	if err != nil || f == nil {
 		return 0, 0, err
 	}
-	defer f.close()
+	defer f.Close()
 	var acc []uint32
 	first := true
 	for _, g := range trigramsOf(contract.FoldCase(needle)) {
-		b, err := f.posting(g)
+		b, err := f.Posting(g)
 		if err != nil {
 			return 0, 0, err
 		}
 		if b == nil {
-			return 0, f.feedSeq, nil
+			return 0, f.FeedSeq(), nil
 		}
 		if first {
 			acc, first = b.ToArray(), false
@@ -49,11 +50,11 @@ func ContentFileCandidates(dir, needle string) (n uint64, feedSeq uint64, err er
 		}
 		acc = keep
 	}
-	return uint64(len(acc)), f.feedSeq, nil
+	return uint64(len(acc)), f.FeedSeq(), nil
 }
 
 // ContentFileName is the content index file's name in a store directory.
-const ContentFileName = contentFileName
+const ContentFileName = contentfile.Name
 
 // RewriteContentFile writes the content index file now, as the background
 // rewrite does when one is due.

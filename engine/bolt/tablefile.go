@@ -17,6 +17,7 @@ import (
 
 	"mnemo/contract"
 	"mnemo/engine/bolt/internal/feed"
+	"mnemo/engine/bolt/internal/fileio"
 )
 
 // The table is saved beside mnemo.db (tableFileName) as the raw arrays it
@@ -106,7 +107,7 @@ func putSection[T any](s *sectionWriter, v []T) {
 	b := bytesOf(v)
 	s.write(int64(len(b)), int64(unsafe.Sizeof(*new(T))), func(at int64) (uint32, error) {
 		_, err := s.f.WriteAt(b, at)
-		return crc32.Checksum(b, castagnoli), err
+		return crc32.Checksum(b, fileio.Castagnoli), err
 	})
 }
 
@@ -140,7 +141,7 @@ type sectionSum struct {
 // verify checks every section handed out against its checksum.
 func (s *sectionReader) verify() error {
 	for _, c := range s.sums {
-		if crc32.Checksum(c.b, castagnoli) != c.want {
+		if crc32.Checksum(c.b, fileio.Castagnoli) != c.want {
 			return errors.New("a section's checksum does not match")
 		}
 	}
@@ -199,7 +200,7 @@ func (s *sectionWriter) putMasked(d *strtab, used []bool) {
 		crc := uint32(0)
 		buf := make([]byte, 0, 1<<20)
 		flush := func() error {
-			crc = crc32.Update(crc, castagnoli, buf)
+			crc = crc32.Update(crc, fileio.Castagnoli, buf)
 			_, err := s.f.WriteAt(buf, at)
 			at += int64(len(buf))
 			buf = buf[:0]
@@ -329,7 +330,7 @@ func pairsOf(m map[uint32]uint64) []uint32 {
 func (e *Engine) saveTable(feedSeq uint64) error {
 	t := e.t
 	usedIDs, usedTags, usedStr := t.usedValues()
-	err := writeFileAtomic(tablePath(e.dir), func(f *os.File) error {
+	err := fileio.WriteAtomic(tablePath(e.dir), func(f *os.File) error {
 		hdr := make([]byte, tableHeaderSize)
 		copy(hdr, tableMagic)
 		le := binary.LittleEndian
@@ -337,7 +338,7 @@ func (e *Engine) saveTable(feedSeq uint64) error {
 		le.PutUint32(hdr[12:], uint32(unsafe.Sizeof(row{})))
 		le.PutUint64(hdr[16:], feedSeq)
 		le.PutUint32(hdr[24:], e.nextOrd)
-		le.PutUint32(hdr[28:], crc32.Checksum(hdr[:28], castagnoli))
+		le.PutUint32(hdr[28:], crc32.Checksum(hdr[:28], fileio.Castagnoli))
 		if _, err := f.WriteAt(hdr, 0); err != nil {
 			return err
 		}
@@ -391,16 +392,16 @@ func (e *Engine) saveTableIfBehind() error {
 // values) point into it and may outlive the engine, and once its pages are
 // released it costs address space, not memory.
 func readTableFile(path string, nextOrd uint32) (*table, uint64, error) {
-	data, err := mapPrivate(path)
+	data, err := fileio.MapPrivate(path)
 	if err != nil {
 		return nil, 0, err
 	}
 	t, feedSeq, err := parseTableFile(data, nextOrd)
 	// Reading touched every page (the checksums); give them back before
 	// any write makes one private.
-	releaseMapped(data)
+	fileio.ReleaseMapped(data)
 	if err != nil {
-		unmapPrivate(data)
+		fileio.UnmapPrivate(data)
 	}
 	return t, feedSeq, err
 }
@@ -411,7 +412,7 @@ func parseTableFile(data []byte, nextOrd uint32) (*table, uint64, error) {
 	}
 	hdr := data[:tableHeaderSize]
 	le := binary.LittleEndian
-	if le.Uint32(hdr[28:]) != crc32.Checksum(hdr[:28], castagnoli) {
+	if le.Uint32(hdr[28:]) != crc32.Checksum(hdr[:28], fileio.Castagnoli) {
 		return nil, 0, errors.New("the table file's header checksum does not match")
 	}
 	if v := le.Uint32(hdr[8:]); v != tableFileVersion {
@@ -630,32 +631,3 @@ const tableSaveQuiet = time.Second
 // tableReplayLimit is how many changes a load replays on top of a saved
 // table of n rows before loading from the records is the cheaper way.
 func tableReplayLimit(n int) uint64 { return max(100_000, uint64(n)/4) }
-
-// writeFileAtomic writes a file beside its final path, syncs it, renames it
-// over the path and syncs the directory: a crash leaves the old file or the
-// new one, never a torn one.
-func writeFileAtomic(path string, write func(f *os.File) error) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if err := write(tmp); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(path))
-}

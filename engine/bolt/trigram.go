@@ -13,6 +13,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/contentfile"
 	"mnemo/engine/bolt/internal/feed"
 )
 
@@ -38,7 +39,7 @@ type trigramIndex struct {
 	mu       sync.RWMutex
 	ready    bool
 	building bool
-	base     *contentFile
+	base     *contentfile.File
 	post     map[uint32]*roaring.Bitmap
 	pending  []pendingText
 	// gen counts suspensions, so a build that began before one is dropped.
@@ -69,7 +70,7 @@ const (
 func (x *trigramIndex) pruneCommon(touched []uint32) {
 	limit := uint64(max(commonFloor, int(x.maxOrd)/commonShare))
 	for _, g := range touched {
-		if b := x.post[g]; b != nil && b.GetCardinality()+x.base.card(g) > limit {
+		if b := x.post[g]; b != nil && b.GetCardinality()+x.base.Card(g) > limit {
 			delete(x.post, g)
 			x.common[g] = true
 		}
@@ -146,7 +147,7 @@ func (x *trigramIndex) suspend() {
 	x.ready, x.building = false, false
 	x.gen++
 	x.post, x.pending, x.common, x.maxOrd = map[uint32]*roaring.Bitmap{}, nil, map[uint32]bool{}, 0
-	_ = x.base.close()
+	_ = x.base.Close()
 	x.base, x.added, x.dead = nil, 0, 0
 	x.corrupt.Store(false)
 }
@@ -247,7 +248,7 @@ func (x *trigramIndex) candidates(foldedNeedle string) (*roaring.Bitmap, bool) {
 			continue
 		}
 		narrowing = true
-		b, err := x.base.posting(g)
+		b, err := x.base.Posting(g)
 		if err != nil {
 			if !x.corrupt.Swap(true) && x.onCorrupt != nil {
 				x.onCorrupt()
@@ -283,12 +284,9 @@ func (x *trigramIndex) candidates(foldedNeedle string) (*roaring.Bitmap, bool) {
 	for _, p := range x.pending {
 		out.Add(p.ord)
 	}
-	if x.base != nil && x.base.touched.Load() >= releaseMappedEvery {
-		// Postings read leave their pages mapped; let them go, as the
-		// store's own pages go (releasePages).
-		x.base.touched.Store(0)
-		releaseMapped(x.base.data)
-	}
+	// Postings read leave their pages mapped; let them go, as the store's
+	// own pages go (releasePages).
+	x.base.Release(releaseMappedEvery)
 	return out, true
 }
 
@@ -359,7 +357,7 @@ func (e *Engine) buildTrigrams() error {
 			break
 		}
 	}
-	var base *contentFile
+	var base *contentfile.File
 	common := map[uint32]bool{}
 	if e.largeStore {
 		limit := uint64(max(commonFloor, int(maxOrd)/commonShare))
@@ -369,9 +367,9 @@ func (e *Engine) buildTrigrams() error {
 				delete(post, g)
 			}
 		}
-		snap := contentSnapshot{feedSeq: feedSeq, nextOrd: nextOrd, maxOrd: maxOrd,
-			commons: slices.Sorted(maps.Keys(common)), grams: slices.Sorted(maps.Keys(post)),
-			posting: func(g uint32) (*roaring.Bitmap, error) { return post[g], nil }, stop: e.closed.Load}
+		snap := contentfile.Snapshot{FeedSeq: feedSeq, NextOrd: nextOrd, MaxOrd: maxOrd,
+			Commons: slices.Sorted(maps.Keys(common)), Grams: slices.Sorted(maps.Keys(post)),
+			Posting: func(g uint32) (*roaring.Bitmap, error) { return post[g], nil }, Stop: e.closed.Load}
 		var err error
 		if base, err = e.persistContent(snap); err != nil {
 			e.log.Error("writing the content index file failed; the next open rebuilds it", "err", err)
@@ -383,7 +381,7 @@ func (e *Engine) buildTrigrams() error {
 	if x.gen != gen {
 		// Suspended meanwhile (a bulk load began): a later build takes over.
 		x.mu.Unlock()
-		_ = base.close()
+		_ = base.Close()
 		return nil
 	}
 	for g, b := range post {
@@ -404,12 +402,12 @@ func (e *Engine) buildTrigrams() error {
 }
 
 // persistContent writes the content index file and maps it back.
-func (e *Engine) persistContent(s contentSnapshot) (*contentFile, error) {
-	path := contentPath(e.dir)
-	if err := writeContentFile(path, s); err != nil {
+func (e *Engine) persistContent(s contentfile.Snapshot) (*contentfile.File, error) {
+	path := contentfile.Path(e.dir)
+	if err := contentfile.Write(path, s); err != nil {
 		return nil, err
 	}
-	f, err := openContentFile(path)
+	f, err := contentfile.Open(path)
 	if err == nil && f == nil {
 		err = errors.New("the file vanished")
 	}
@@ -418,7 +416,7 @@ func (e *Engine) persistContent(s contentSnapshot) (*contentFile, error) {
 
 // replayLimit is how many changes after its file's position an open replays
 // before it rebuilds the content index from the records instead.
-func replayLimit(f *contentFile) uint64 { return max(100_000, uint64(f.nextOrd)/4) }
+func replayLimit(f *contentfile.File) uint64 { return max(100_000, uint64(f.NextOrd())/4) }
 
 // openTrigrams takes the content index from its file and replays the changes
 // after the file's position into the overlay: every record a change names
@@ -428,8 +426,8 @@ func replayLimit(f *contentFile) uint64 { return max(100_000, uint64(f.nextOrd)/
 // is removed.
 func (e *Engine) openTrigrams(gen int) (bool, error) {
 	x := e.tri
-	path := contentPath(e.dir)
-	f, err := openContentFile(path)
+	path := contentfile.Path(e.dir)
+	f, err := contentfile.Open(path)
 	if err != nil {
 		e.log.Warn("the content index file is unusable; rebuilding it from the records", "err", err)
 		_ = os.Remove(path)
@@ -441,21 +439,21 @@ func (e *Engine) openTrigrams(gen int) (bool, error) {
 	e.mu.RLock()
 	head, nextOrd := e.feed.Seq(), e.nextOrd
 	e.mu.RUnlock()
-	if f.feedSeq > head || f.feedSeq < e.feed.Pruned() || f.nextOrd > nextOrd || head-f.feedSeq > replayLimit(f) {
-		_ = f.close()
+	if f.FeedSeq() > head || f.FeedSeq() < e.feed.Pruned() || f.NextOrd() > nextOrd || head-f.FeedSeq() > replayLimit(f) {
+		_ = f.Close()
 		return false, nil
 	}
 	overlay := map[uint32]*roaring.Bitmap{}
-	added, dead, maxOrd := 0, 0, f.maxOrd
+	added, dead, maxOrd := 0, 0, f.MaxOrd()
 	commons := map[uint32]bool{}
-	for _, g := range f.commons {
+	for _, g := range f.Commons() {
 		commons[g] = true
 	}
-	after := f.feedSeq
+	after := f.FeedSeq()
 	for {
 		select {
 		case <-e.closing:
-			_ = f.close()
+			_ = f.Close()
 			return true, nil
 		default:
 		}
@@ -497,7 +495,7 @@ func (e *Engine) openTrigrams(gen int) (bool, error) {
 			})
 		})
 		if err != nil {
-			_ = f.close()
+			_ = f.Close()
 			return true, contract.EngineErr("replay the content index: %w", err)
 		}
 		if n == 0 {
@@ -507,7 +505,7 @@ func (e *Engine) openTrigrams(gen int) (bool, error) {
 	x.mu.Lock()
 	if x.gen != gen {
 		x.mu.Unlock()
-		_ = f.close()
+		_ = f.Close()
 		return true, nil
 	}
 	x.base, x.post, x.common = f, overlay, commons
@@ -534,7 +532,7 @@ func (x *trigramIndex) contentRewriteDue() bool {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	return x.ready && !x.building && x.base != nil && !x.corrupt.Load() &&
-		(x.dead > 0 || x.added >= max(4096, int(x.base.nextOrd)/32))
+		(x.dead > 0 || x.added >= max(4096, int(x.base.NextOrd())/32))
 }
 
 // forgot notes that n records left the store.
@@ -554,7 +552,7 @@ func (e *Engine) kickContentRewrite() {
 	}
 	e.startOnce(&e.contentRewriting, func() bool {
 		if err := e.rewriteContent(); err != nil {
-			if !errors.Is(err, errStopped) {
+			if !errors.Is(err, contentfile.ErrStopped) {
 				e.log.Error("rewriting the content index file failed", "err", err)
 			}
 			return false
@@ -575,7 +573,7 @@ func (e *Engine) rewriteContent() error {
 	e.mu.RLock()
 	if !e.tableLoaded.Load() {
 		e.mu.RUnlock()
-		return errStopped // the next drain after the load starts it
+		return contentfile.ErrStopped // the next drain after the load starts it
 	}
 	// Writers wait on mu, so after this drain nothing committed is queued.
 	x.drain()
@@ -584,7 +582,7 @@ func (e *Engine) rewriteContent() error {
 	if old == nil || !x.ready {
 		x.mu.RUnlock()
 		e.mu.RUnlock()
-		return errStopped
+		return contentfile.ErrStopped
 	}
 	overlay := make(map[uint32]*roaring.Bitmap, len(x.post))
 	for g, b := range x.post {
@@ -596,8 +594,8 @@ func (e *Engine) rewriteContent() error {
 	feedSeq, nextOrd := e.feed.Seq(), e.nextOrd
 	gone := e.goneOrdinals()
 	e.mu.RUnlock()
-	grams := make([]uint32, 0, old.grams+len(overlay))
-	old.eachGram(func(g uint32) bool { grams = append(grams, g); return true })
+	grams := make([]uint32, 0, old.Grams()+len(overlay))
+	old.EachGram(func(g uint32) bool { grams = append(grams, g); return true })
 	for g := range overlay {
 		grams = append(grams, g)
 	}
@@ -608,10 +606,10 @@ func (e *Engine) rewriteContent() error {
 		isCommon[g] = true
 	}
 	grams = slices.DeleteFunc(grams, func(g uint32) bool { return isCommon[g] })
-	snap := contentSnapshot{feedSeq: feedSeq, nextOrd: nextOrd, maxOrd: maxOrd, commons: commons, grams: grams,
-		stop: e.closed.Load,
-		posting: func(g uint32) (*roaring.Bitmap, error) {
-			b, err := old.posting(g)
+	snap := contentfile.Snapshot{FeedSeq: feedSeq, NextOrd: nextOrd, MaxOrd: maxOrd, Commons: commons, Grams: grams,
+		Stop: e.closed.Load,
+		Posting: func(g uint32) (*roaring.Bitmap, error) {
+			b, err := old.Posting(g)
 			if err != nil {
 				return nil, err
 			}
@@ -634,8 +632,8 @@ func (e *Engine) rewriteContent() error {
 	x.mu.Lock()
 	if x.gen != gen || x.base != old {
 		x.mu.Unlock()
-		_ = f.close()
-		return errStopped
+		_ = f.Close()
+		return contentfile.ErrStopped
 	}
 	x.base = f
 	for g, b := range overlay {
@@ -649,7 +647,7 @@ func (e *Engine) rewriteContent() error {
 	x.added -= added
 	x.dead -= dead
 	x.mu.Unlock()
-	return old.close()
+	return old.Close()
 }
 
 // goneOrdinals are the ordinals below nextOrd whose records are no longer in
@@ -694,12 +692,12 @@ func (e *Engine) saveGrownContent() error {
 		}
 	}
 	slices.Sort(grams)
-	snap := contentSnapshot{feedSeq: feedSeq, nextOrd: nextOrd, maxOrd: x.maxOrd,
-		commons: slices.Sorted(maps.Keys(common)), grams: grams,
-		posting: func(g uint32) (*roaring.Bitmap, error) {
+	snap := contentfile.Snapshot{FeedSeq: feedSeq, NextOrd: nextOrd, MaxOrd: x.maxOrd,
+		Commons: slices.Sorted(maps.Keys(common)), Grams: grams,
+		Posting: func(g uint32) (*roaring.Bitmap, error) {
 			return roaring.AndNot(x.post[g], gone), nil
 		}}
-	return writeContentFile(contentPath(e.dir), snap)
+	return contentfile.Write(contentfile.Path(e.dir), snap)
 }
 
 // close unmaps the file; the engine calls it once no call or background
@@ -709,7 +707,7 @@ func (x *trigramIndex) close() {
 	defer x.fileMu.Unlock()
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	_ = x.base.close()
+	_ = x.base.Close()
 	x.base, x.ready = nil, false
 }
 
@@ -727,7 +725,7 @@ func (e *Engine) contentCorrupt() {
 		}
 		e.goBackground(func() {
 			e.tri.suspend()
-			_ = os.Remove(contentPath(e.dir))
+			_ = os.Remove(contentfile.Path(e.dir))
 			if err := e.buildTrigrams(); err != nil {
 				e.log.Error("content index build failed", "err", err)
 			}

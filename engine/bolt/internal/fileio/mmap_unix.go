@@ -1,6 +1,6 @@
 //go:build unix
 
-package bolt
+package fileio
 
 import (
 	"errors"
@@ -10,10 +10,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mapFile maps a file read-only. The mapping is shared, so its pages are the
-// page cache's: releasing them (releaseMapped) costs the next reader a minor
+// MapFile maps a file read-only. The mapping is shared, so its pages are the
+// page cache's: releasing them (ReleaseMapped) costs the next reader a minor
 // fault, not a read.
-func mapFile(path string) ([]byte, func() error, error) {
+func MapFile(path string) ([]byte, func() error, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -33,16 +33,16 @@ func mapFile(path string) ([]byte, func() error, error) {
 	return data, func() error { return syscall.Munmap(data) }, nil
 }
 
-// releaseMapped drops a mapping's pages from this process's resident set.
-func releaseMapped(data []byte) {
+// ReleaseMapped drops a mapping's pages from this process's resident set.
+func ReleaseMapped(data []byte) {
 	if len(data) > 0 {
 		_ = unix.Madvise(data, unix.MADV_DONTNEED)
 	}
 }
 
-// mapPrivate maps a file copy-on-write: writes go to this process's own
+// MapPrivate maps a file copy-on-write: writes go to this process's own
 // pages, never to the file.
-func mapPrivate(path string) ([]byte, error) {
+func MapPrivate(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -58,4 +58,5 @@ func mapPrivate(path string) ([]byte, error) {
 	return syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE)
 }
 
-func unmapPrivate(data []byte) { _ = syscall.Munmap(data) }
+// UnmapPrivate unmaps what MapPrivate mapped.
+func UnmapPrivate(data []byte) { _ = syscall.Munmap(data) }
