@@ -417,3 +417,27 @@ func BenchmarkReopen(b *testing.B) {
 	b.ReportMetric(float64(percentile(lat, 0.5).Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(percentile(lat, 0.95).Microseconds())/1000, "p95-ms")
 }
+
+// BenchmarkVectorFetchInASmallNamespace is vector fetch top 10 within the
+// reach of the store's smallest namespace (a filter that admits few
+// records, as a conversation's or an agent's reach does).
+func BenchmarkVectorFetchInASmallNamespace(b *testing.B) {
+	s := sharedStore(b)
+	page, err := s.e.Explore(context.Background(), contract.ExploreRequest{Facet: contract.FacetNamespace, Limit: 500})
+	if err != nil || len(page.Buckets) == 0 {
+		b.Fatalf("namespaces: %v %v", page, err)
+	}
+	small := page.Buckets[len(page.Buckets)-1]
+	ns, err := contract.ParseNamespace(small.Value)
+	if err != nil {
+		b.Fatal(err)
+	}
+	reach := contract.ReachOf(ns)
+	b.Logf("namespace %s: %d records", small.Value, small.Count)
+	queries := corpus.Queries(200, 4)
+	timed(b, func(i int) error {
+		_, err := s.e.Fetch(context.Background(), contract.FetchRequest{Query: queries[i%len(queries)], Mode: contract.ModeVector, Limit: 10,
+			Filter: contract.MetaFilter{Reach: &reach}})
+		return err
+	})
+}

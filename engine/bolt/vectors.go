@@ -269,6 +269,16 @@ func (t *vecTop) offer(score float64, ord uint32) {
 	}
 }
 
+// admitsAny tells whether any live row of the n from first passes admit.
+func admitsAny(first uint32, n int, isLive, admit func(ord uint32) bool) bool {
+	for r := range n {
+		if ord := first + uint32(r); isLive(ord) && admit(ord) {
+			return true
+		}
+	}
+	return false
+}
+
 // vecParallelRows is the number of stored rows below which one goroutine
 // scans: starting workers costs more than the scan.
 const vecParallelRows = 4096
@@ -322,10 +332,17 @@ func (e *Engine) searchVectors(ctx context.Context, q []float32, k int, admit fu
 					return
 				}
 				s := blocks[i]
+				first := s.num * vecBlockRows
+				if admit != nil && !admitsAny(first, s.blk.N, isLive, admit) {
+					// A filter that admits few records (a conversation's
+					// turns, one agent's notes) skips the blocks that hold
+					// none of them: checking a row costs far less than
+					// scoring it.
+					continue
+				}
 				a := acc[:s.blk.N]
 				clear(a)
 				retrieval.ScoreColumns(a, s.blk.Cols(), s.blk.N, dims, unit)
-				first := s.num * vecBlockRows
 				sk := skip[:s.blk.N]
 				clear(sk)
 				for _, ord := range pendingIn[s.num] {
