@@ -331,7 +331,7 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 	if pos != nil {
 		curKey = cursorVals(order, pos)
 	}
-	if !e.tableLoaded.Load() {
+	if !e.tables.loaded.Load() {
 		if page, ok, err := e.browseCold(ctx, &q, order, pos, curKey, limit); ok || err != nil {
 			return page, err
 		}

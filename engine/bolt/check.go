@@ -283,7 +283,7 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 		}
 
 		search.Checked = 1
-		applied := e.applied.Load()
+		applied := e.idx.applied.Load()
 		if applied != e.seq {
 			search.Note = fmt.Sprintf("the index has applied sequence %d of %d", applied, e.seq)
 		} else if docs, err := e.indexDocCount(); err != nil {
@@ -380,7 +380,7 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 			// The saved table was read with the disagreement: the next
 			// process must not read it back (Close saves the repaired one).
 			_ = os.Remove(tablePath(e.dir))
-			e.tableSavedOK = false
+			e.tables.savedOK = false
 			e.forgetMatched()
 			if err := e.writeExploreEntries(tx); err != nil {
 				return err
@@ -413,20 +413,20 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 
 // rebuildSearchIndex starts the search index over from the records.
 func (e *Engine) rebuildSearchIndex() error {
-	e.idxMu.Lock()
+	e.idx.applyMu.Lock()
 	if err := e.replaceIndex(); err != nil {
-		e.idxMu.Unlock()
+		e.idx.applyMu.Unlock()
 		return err
 	}
-	e.rebuilding.Store(true)
-	e.idxMu.Unlock()
+	e.idx.rebuilding.Store(true)
+	e.idx.applyMu.Unlock()
 	return e.rebuildIndex()
 }
 
-// replaceIndex swaps in an empty index; the caller holds idxMu.
+// replaceIndex swaps in an empty index; the caller holds idx.applyMu.
 func (e *Engine) replaceIndex() error {
-	e.ixMu.Lock()
-	defer e.ixMu.Unlock()
+	e.idx.mu.Lock()
+	defer e.idx.mu.Unlock()
 	_ = e.ix.Close()
 	dir := filepath.Join(e.dir, IndexDir)
 	if err := os.RemoveAll(dir); err != nil {
@@ -442,8 +442,8 @@ func (e *Engine) replaceIndex() error {
 
 // indexDocCount counts the index's documents under its lock.
 func (e *Engine) indexDocCount() (uint64, error) {
-	e.ixMu.RLock()
-	defer e.ixMu.RUnlock()
+	e.idx.mu.RLock()
+	defer e.idx.mu.RUnlock()
 	return e.ix.DocCount()
 }
 

@@ -165,6 +165,46 @@ type IndexStatus struct {
 	AppliedSeq uint64
 }
 
+// tableLife is the table's life in an engine: loaded (in the background for
+// a large store), saved to its file, read back from it.
+type tableLife struct {
+	// ready is closed once the table holds every record (or loading
+	// failed, err says why). Until then the cold paths answer from bbolt
+	// alone and everything else waits.
+	ready  chan struct{}
+	wanted chan struct{} // closed (once, by want) when a call waits for the table
+	want   sync.Once
+	loaded atomic.Bool
+	err    atomic.Pointer[string]
+	// saved is the feed position the saved table describes, when savedOK
+	// (guarded by mu).
+	saved   uint64
+	savedOK bool
+	// savedDropped is the table's dropped count when it was saved.
+	savedDropped int
+	// saving: a background save of the table is pending or running.
+	saving atomic.Bool
+	// fromFile: the table was read from the saved file (and replayed).
+	fromFile bool
+}
+
+// indexLife is the search index's life in an engine.
+type indexLife struct {
+	// applyMu serialises applying the outbox to the index and the vectors.
+	applyMu sync.Mutex
+	// mu is the index's lock: searches hold it to read, and replacing or
+	// closing the index (ix) holds it to write, after applyMu, so an apply
+	// (under applyMu) never sees the index change either.
+	mu      sync.RWMutex
+	applied atomic.Uint64
+	// rebuilding: the index is being rebuilt from the records; done of
+	// total so far; err why the index failed.
+	rebuilding atomic.Bool
+	done       atomic.Int64
+	total      atomic.Int64
+	err        atomic.Pointer[string]
+}
+
 // Engine is a store opened for reading and writing. It is safe for concurrent use.
 type Engine struct {
 	dir   string
@@ -194,29 +234,15 @@ type Engine struct {
 	// feed is the change feed's state (changes.go).
 	feed feed.Feed
 
-	// tableReady is closed once the table holds every record (or loading
-	// failed, tableErr says why). Until then the cold paths answer from
-	// bbolt alone and everything else waits.
-	tableReady  chan struct{}
-	tableWanted chan struct{} // closed (once, by wantTable) when a call waits for the table
-	wantTable   sync.Once
-	tableLoaded atomic.Bool
-	tableErr    atomic.Pointer[string]
+	// tables is the table's life: loaded, saved, read from its file.
+	tables tableLife
 
-	// idxMu serialises applying the outbox to the index and the vectors.
-	idxMu sync.Mutex
-	// ixMu is the index's lock: searches hold it to read, and replacing or
-	// closing the index (ix) holds it to write, after idxMu, so an apply
-	// (under idxMu) never sees the index change either.
-	ixMu      sync.RWMutex
-	applied   atomic.Uint64
+	// idx is the search index's life: its locks, how far it has applied
+	// the outbox, its rebuilds.
+	idx       indexLife
 	committed atomic.Uint64 // e.seq, readable without mu
 	// openedSeq is the seq the store had when this process opened it.
-	openedSeq    uint64
-	rebuilding   atomic.Bool
-	rebuildDone  atomic.Int64
-	rebuildTotal atomic.Int64
-	idxErr       atomic.Pointer[string]
+	openedSeq uint64
 
 	embedder retrieval.Embedder
 	learn    *learnState // the learned embedder's learner (learned.go), or nil
@@ -231,16 +257,6 @@ type Engine struct {
 	// derivedReady is closed once the open's background work (table,
 	// content index) has ended.
 	derivedReady chan struct{}
-	// tableSaved is the feed position the saved table describes, when
-	// tableSavedOK (guarded by mu).
-	tableSaved   uint64
-	tableSavedOK bool
-	// tableSavedDropped is the table's dropped count when it was saved.
-	tableSavedDropped int
-	// tableSaving: a background save of the table is pending or running.
-	tableSaving atomic.Bool
-	// tableFromFile: the table was read from the saved file (and replayed).
-	tableFromFile bool
 	// contentRewriting: a rewrite of the content index file is running.
 	contentRewriting atomic.Bool
 
@@ -324,8 +340,8 @@ func Open(dir string, opts Options) (*Engine, error) {
 		dir: abs, db: db, opts: opts, log: opts.Logger, clock: opts.Clock, t: newTable(),
 		embedder: opts.Embedder, answerer: opts.Answerer,
 		kick: make(chan struct{}, 1), closing: make(chan struct{}), hurry: make(chan struct{}, 1), calls: newCallGate(),
-		cache: newRecordCache(opts.RecordCache), vecReady: make(chan struct{}), tableReady: make(chan struct{}),
-		derivedReady: make(chan struct{}), vecComplete: make(chan struct{}), tableWanted: make(chan struct{}),
+		cache: newRecordCache(opts.RecordCache), vecReady: make(chan struct{}), tables: tableLife{ready: make(chan struct{}), wanted: make(chan struct{})},
+		derivedReady: make(chan struct{}), vecComplete: make(chan struct{}),
 	}
 	e.desc = contract.Descriptor{
 		ID: "mnemo", Label: "mnemo (bbolt + Bleve)",
@@ -498,7 +514,7 @@ func (e *Engine) load() error {
 	})
 	// A large store's vectors load on the first vector or hybrid search
 	// (ensureVectors): a process that only browses never holds them.
-	if e.rebuilding.Load() {
+	if e.idx.rebuilding.Load() {
 		e.goBackground(func() {
 			if err := e.rebuildIndex(); err != nil {
 				e.setIndexErr(err)
@@ -516,14 +532,14 @@ func (e *Engine) load() error {
 // loadSmall opens a small store ready: table, content index, search index
 // and vectors before Open returns.
 func (e *Engine) loadSmall() error {
-	e.wantTable.Do(func() { close(e.tableWanted) })
+	e.tables.want.Do(func() { close(e.tables.wanted) })
 	if err := e.loadTable(); err != nil {
 		return err
 	}
 	if err := e.buildTrigrams(); err != nil {
 		return err
 	}
-	if e.rebuilding.Load() {
+	if e.idx.rebuilding.Load() {
 		if err := e.rebuildIndex(); err != nil {
 			return err
 		}
@@ -581,7 +597,7 @@ func (e *Engine) openIndex(rebuildMarked bool) error {
 		if err != nil {
 			return contract.EngineErr("read index: %w", err)
 		}
-		e.applied.Store(applied)
+		e.idx.applied.Store(applied)
 		return nil
 	}
 	if rebuildMarked {
@@ -596,7 +612,7 @@ func (e *Engine) openIndex(rebuildMarked bool) error {
 	}
 	e.ix = ix
 	if ix.NeedsRebuild() {
-		e.rebuilding.Store(true)
+		e.idx.rebuilding.Store(true)
 		return nil
 	}
 	applied, err := ix.AppliedSeq()
@@ -610,10 +626,10 @@ func (e *Engine) openIndex(rebuildMarked bool) error {
 		if e.ix, err = index.Open(dir); err != nil {
 			return contract.EngineErr("open index: %w", err)
 		}
-		e.rebuilding.Store(true)
+		e.idx.rebuilding.Store(true)
 		return nil
 	}
-	e.applied.Store(applied)
+	e.idx.applied.Store(applied)
 	return nil
 }
 
@@ -638,15 +654,15 @@ func (e *Engine) Close() error {
 	// stopped, so the flag changes under no one.
 	if e.opts.ReadOnly {
 		e.tri.close()
-		e.idxMu.Lock()
-		e.ixMu.Lock()
+		e.idx.applyMu.Lock()
+		e.idx.mu.Lock()
 		ierr := e.ix.Close()
-		e.ixMu.Unlock()
-		e.idxMu.Unlock()
+		e.idx.mu.Unlock()
+		e.idx.applyMu.Unlock()
 		return errors.Join(ierr, e.db.Close())
 	}
 	e.mu.Lock()
-	grown := !e.largeStore && e.tableLoaded.Load() && int(e.nextOrd) >= e.opts.SyncRebuildBelow
+	grown := !e.largeStore && e.tables.loaded.Load() && int(e.nextOrd) >= e.opts.SyncRebuildBelow
 	if grown {
 		e.largeStore = true
 	}
@@ -657,11 +673,11 @@ func (e *Engine) Close() error {
 		}
 	}
 	e.tri.close()
-	e.idxMu.Lock()
-	e.ixMu.Lock()
+	e.idx.applyMu.Lock()
+	e.idx.mu.Lock()
 	ierr := e.ix.Close()
-	e.ixMu.Unlock()
-	e.idxMu.Unlock()
+	e.idx.mu.Unlock()
+	e.idx.applyMu.Unlock()
 	e.mu.Lock()
 	var verr error
 	if e.vectors != nil && len(e.vectors.pending) > 0 {
@@ -716,10 +732,10 @@ func (e *Engine) Health(ctx context.Context) contract.Health {
 	if e.closed.Load() {
 		return contract.Health{State: contract.HealthDown, Reason: "the store is closed"}
 	}
-	if e.rebuilding.Load() {
+	if e.idx.rebuilding.Load() {
 		return contract.Health{State: contract.HealthDegraded, Reason: e.rebuildMessage()}
 	}
-	if p := e.idxErr.Load(); p != nil {
+	if p := e.idx.err.Load(); p != nil {
 		return contract.Health{State: contract.HealthDegraded, Reason: *p}
 	}
 	return contract.Health{State: contract.HealthOK}
@@ -729,7 +745,7 @@ func (e *Engine) Health(ctx context.Context) contract.Health {
 // contract's reads leave sandboxes out unless a reach names them; `mnemo info`
 // reports this count).
 func (e *Engine) Len() int {
-	if !e.tableLoaded.Load() {
+	if !e.tables.loaded.Load() {
 		n, ok := 0, false
 		e.mu.RLock()
 		_ = e.db.View(func(tx *bbolt.Tx) error {
@@ -749,11 +765,11 @@ func (e *Engine) Len() int {
 
 // IndexStatus reports whether the search index is ready and how far a rebuild got.
 func (e *Engine) IndexStatus() IndexStatus {
-	st := IndexStatus{State: "ready", AppliedSeq: e.applied.Load()}
-	if e.rebuilding.Load() {
+	st := IndexStatus{State: "ready", AppliedSeq: e.idx.applied.Load()}
+	if e.idx.rebuilding.Load() {
 		st.State = "rebuilding"
-		st.Done = int(e.rebuildDone.Load())
-		st.Total = int(e.rebuildTotal.Load())
+		st.Done = int(e.idx.done.Load())
+		st.Total = int(e.idx.total.Load())
 	}
 	return st
 }
@@ -769,7 +785,7 @@ func (e *Engine) WaitIndex(ctx context.Context) error {
 	if err := e.waitTable(ctx); err != nil {
 		return err
 	}
-	for e.rebuilding.Load() || e.bulk.Load() || !e.tri.isReady() {
+	for e.idx.rebuilding.Load() || e.bulk.Load() || !e.tri.isReady() {
 		if e.closed.Load() {
 			return contract.Unavailable("the store is closed")
 		}
@@ -793,16 +809,16 @@ func (e *Engine) WaitIndex(ctx context.Context) error {
 }
 
 func (e *Engine) rebuildMessage() string {
-	return fmt.Sprintf("the search index is being rebuilt (%d of %d)", e.rebuildDone.Load(), e.rebuildTotal.Load())
+	return fmt.Sprintf("the search index is being rebuilt (%d of %d)", e.idx.done.Load(), e.idx.total.Load())
 }
 
 func (e *Engine) setIndexErr(err error) {
 	if err == nil {
-		e.idxErr.Store(nil)
+		e.idx.err.Store(nil)
 		return
 	}
 	msg := "the search index failed to update: " + err.Error()
-	e.idxErr.Store(&msg)
+	e.idx.err.Store(&msg)
 }
 
 func getU64(b []byte) uint64 {

@@ -127,7 +127,7 @@ func (e *Engine) writeExploreEntries(tx *bbolt.Tx) error {
 // saveExploreEntries refreshes the stored entries when the table is loaded
 // and they are stale. The caller holds mu.
 func (e *Engine) saveExploreEntries() error {
-	if !e.tableLoaded.Load() || !e.largeStore {
+	if !e.tables.loaded.Load() || !e.largeStore {
 		return nil
 	}
 	stale := true

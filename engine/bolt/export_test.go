@@ -63,10 +63,10 @@ func (e *Engine) RewriteContentFile() error { return e.rewriteContent() }
 // TableFromFile tells whether the engine's table was read from its saved
 // file (waiting for the table first).
 func (e *Engine) TableFromFile() bool {
-	<-e.tableReady
+	<-e.tables.ready
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	return e.tableFromFile
+	return e.tables.fromFile
 }
 
 // TableFileName is the saved table's name in a store directory.
@@ -74,7 +74,7 @@ const TableFileName = tableFileName
 
 // SaveTable saves the table now, as a load from the records does.
 func (e *Engine) SaveTable() error {
-	<-e.tableReady
+	<-e.tables.ready
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.saveTable(e.feed.Seq())

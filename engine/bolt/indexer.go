@@ -50,7 +50,7 @@ func (e *Engine) indexWorker() {
 			// nothing waits on this lag (fetch applies the outbox itself).
 			deadline := time.After(3 * time.Second)
 		gather:
-			for e.committed.Load()-e.applied.Load() < gatherWrites {
+			for e.committed.Load()-e.idx.applied.Load() < gatherWrites {
 				select {
 				case <-e.closing:
 					return
@@ -79,18 +79,18 @@ func (e *Engine) flushIndex(ctx context.Context) error {
 	// Queued texts join the content index here, off the write path.
 	defer e.drainContent()
 	defer e.kickLearn()
-	if e.rebuilding.Load() || e.applied.Load() >= e.committed.Load() {
+	if e.idx.rebuilding.Load() || e.idx.applied.Load() >= e.committed.Load() {
 		return nil
 	}
-	e.idxMu.Lock()
-	defer e.idxMu.Unlock()
-	if e.rebuilding.Load() || e.closed.Load() && e.ix == nil {
+	e.idx.applyMu.Lock()
+	defer e.idx.applyMu.Unlock()
+	if e.idx.rebuilding.Load() || e.closed.Load() && e.ix == nil {
 		return nil
 	}
 	// A large backlog (after a bulk load) is applied in larger Bleve
 	// batches: fewer segments to write and to merge.
 	chunk := applyChunk
-	if e.committed.Load()-e.applied.Load() > 100 {
+	if e.committed.Load()-e.idx.applied.Load() > 100 {
 		chunk = catchUpChunk
 	}
 	for {
@@ -100,7 +100,7 @@ func (e *Engine) flushIndex(ctx context.Context) error {
 			return contract.Unavailable("the store is closed")
 		default:
 		}
-		applied := e.applied.Load()
+		applied := e.idx.applied.Load()
 		var docs []index.Doc
 		var deletes []string
 		var upto uint64
@@ -148,7 +148,7 @@ func (e *Engine) flushIndex(ctx context.Context) error {
 		} else {
 			e.setIndexErr(nil)
 		}
-		e.applied.Store(upto)
+		e.idx.applied.Store(upto)
 		if chunk == catchUpChunk {
 			// A catch-up reads every record once: let their pages go.
 			e.releasePages()
@@ -174,23 +174,23 @@ func docOf(id string, s *storedRecord) index.Doc {
 // even though the chunks are not one snapshot. A marker in bbolt makes an
 // interrupted rebuild start over at the next open.
 func (e *Engine) rebuildIndex() error {
-	e.idxMu.Lock()
+	e.idx.applyMu.Lock()
 	err := e.db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bucketMeta).Put(keyRebuild, []byte{1}) })
 	if err != nil {
-		e.idxMu.Unlock()
+		e.idx.applyMu.Unlock()
 		return contract.AsError(err)
 	}
 	total := e.Len()
 	e.mu.RLock()
 	start := e.seq
-	e.rebuildTotal.Store(int64(total))
+	e.idx.total.Store(int64(total))
 	e.mu.RUnlock()
-	e.rebuildDone.Store(0)
+	e.idx.done.Store(0)
 	var after []byte
 	for {
 		select {
 		case <-e.closing:
-			e.idxMu.Unlock()
+			e.idx.applyMu.Unlock()
 			return nil
 		default:
 		}
@@ -209,7 +209,7 @@ func (e *Engine) rebuildIndex() error {
 			return nil
 		})
 		if err != nil {
-			e.idxMu.Unlock()
+			e.idx.applyMu.Unlock()
 			return contract.AsError(err)
 		}
 		e.scanned(len(docs), len(docs) == 0)
@@ -217,24 +217,24 @@ func (e *Engine) rebuildIndex() error {
 			break
 		}
 		if err := e.ix.Apply(docs, nil, 0); err != nil {
-			e.idxMu.Unlock()
+			e.idx.applyMu.Unlock()
 			return contract.EngineErr("rebuild the search index: %w", err)
 		}
-		e.rebuildDone.Add(int64(len(docs)))
+		e.idx.done.Add(int64(len(docs)))
 	}
 	if err := e.ix.Apply(nil, nil, start); err != nil {
-		e.idxMu.Unlock()
+		e.idx.applyMu.Unlock()
 		return contract.EngineErr("rebuild the search index: %w", err)
 	}
 	err = e.db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bucketMeta).Delete(keyRebuild) })
 	if err != nil {
-		e.idxMu.Unlock()
+		e.idx.applyMu.Unlock()
 		return contract.AsError(err)
 	}
-	e.applied.Store(start)
-	e.rebuilding.Store(false)
-	e.idxMu.Unlock()
-	e.log.Info("search index rebuilt", "records", e.rebuildDone.Load())
+	e.idx.applied.Store(start)
+	e.idx.rebuilding.Store(false)
+	e.idx.applyMu.Unlock()
+	e.log.Info("search index rebuilt", "records", e.idx.done.Load())
 	return e.flushIndex(context.Background())
 }
 

@@ -138,7 +138,7 @@ func (e *Engine) kickLearn() {
 // learnDue reports whether the store has moved far enough from the model in
 // use to learn a new generation.
 func (e *Engine) learnDue() bool {
-	if e.bulk.Load() || e.rebuilding.Load() {
+	if e.bulk.Load() || e.idx.rebuilding.Load() {
 		return false
 	}
 	return learnDueAt(e.learn.from.Load(), int64(e.Len()))

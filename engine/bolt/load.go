@@ -22,16 +22,16 @@ const loadChunk = 1024
 // meanwhile (put replaces a row the loader already read, remove and
 // setStatus of a row not yet read do nothing, and the loader then reads the
 // record as it is), so when the last chunk is read the table is exact. It
-// closes tableReady in every case; on failure or close tableErr says why.
+// closes tables.ready in every case; on failure or close tables.err says why.
 func (e *Engine) loadTable() (err error) {
 	defer func() {
 		if err != nil {
 			msg := err.Error()
-			e.tableErr.Store(&msg)
+			e.tables.err.Store(&msg)
 		} else {
-			e.tableLoaded.Store(true)
+			e.tables.loaded.Store(true)
 		}
-		close(e.tableReady)
+		close(e.tables.ready)
 	}()
 	if e.opts.loadGate != nil {
 		select {
@@ -44,7 +44,7 @@ func (e *Engine) loadTable() (err error) {
 	// then pays neither the load's CPU nor its memory. A call that needs the
 	// table starts the load at once.
 	select {
-	case <-e.tableWanted:
+	case <-e.tables.wanted:
 	case <-time.After(loadDelay):
 	case <-e.closing:
 		return contract.Unavailable("the store is closed")
@@ -112,7 +112,7 @@ func (e *Engine) tableLoadedHere(fromRecords bool) error {
 			return err
 		}
 	}
-	e.tableLoaded.Store(true)
+	e.tables.loaded.Store(true)
 	if err := e.saveExploreEntries(); err != nil {
 		e.log.Error("saving the root explore failed; the next open waits for its table", "err", err)
 	}
@@ -225,18 +225,18 @@ func bumpTotals(tx *bbolt.Tx, deltas map[string]int64) error {
 // mu (the loader needs it).
 func (e *Engine) waitTable(ctx context.Context) error {
 	select {
-	case <-e.tableReady:
+	case <-e.tables.ready:
 	default:
-		e.wantTable.Do(func() { close(e.tableWanted) })
+		e.tables.want.Do(func() { close(e.tables.wanted) })
 		select {
-		case <-e.tableReady:
+		case <-e.tables.ready:
 		case <-ctx.Done():
 			return contract.Unavailable("the store is still loading: %w", ctx.Err())
 		case <-e.closing:
 			return contract.Unavailable("the store is closed")
 		}
 	}
-	if p := e.tableErr.Load(); p != nil {
+	if p := e.tables.err.Load(); p != nil {
 		if e.closed.Load() {
 			return contract.Unavailable("the store is closed")
 		}

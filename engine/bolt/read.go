@@ -86,7 +86,7 @@ func (e *Engine) scanCreated(ctx context.Context, f contract.MetaFilter, after [
 	defer e.mu.RUnlock()
 	// Before the table has loaded, each record is decoded and matched by the
 	// contract's own rule; after, by the compiled filter over the table.
-	cold := !e.tableLoaded.Load()
+	cold := !e.tables.loaded.Load()
 	var p rowFilter
 	if !cold {
 		p = e.t.compileFilter(f, false)
@@ -244,7 +244,7 @@ func (e *Engine) Explore(ctx context.Context, req contract.ExploreRequest) (cont
 		return contract.ExplorePage{}, err
 	}
 	defer e.leave()
-	if !e.tableLoaded.Load() {
+	if !e.tables.loaded.Load() {
 		if page, ok := e.coldExplore(req); ok {
 			return page, nil
 		}

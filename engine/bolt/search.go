@@ -72,7 +72,7 @@ func (e *Engine) Fetch(ctx context.Context, req contract.FetchRequest) (contract
 
 // rank returns up to want ids in rank order for a mode, filter inside.
 func (e *Engine) rank(ctx context.Context, mode contract.FetchMode, q string, f contract.MetaFilter, want int) ([]rankedID, error) {
-	if e.rebuilding.Load() {
+	if e.idx.rebuilding.Load() {
 		return nil, contract.Unavailable("%s", e.rebuildMessage())
 	}
 	if err := e.waitTable(ctx); err != nil {
@@ -182,8 +182,8 @@ func (e *Engine) rankKeyword(ctx context.Context, q string, f contract.MetaFilte
 	}
 	// The index is read under its lock: a repair may replace it and Close
 	// closes it.
-	e.ixMu.RLock()
-	defer e.ixMu.RUnlock()
+	e.idx.mu.RLock()
+	defer e.idx.mu.RUnlock()
 	scored, err := e.ix.Keyword(ctx, q, f, true, 0, want, res)
 	if err != nil {
 		return nil, contract.AsError(err)

@@ -84,7 +84,7 @@ func (e *Engine) settleWhat() string {
 	switch st := e.IndexStatus(); {
 	case st.State != "ready":
 		return "search index " + st.State
-	case e.committed.Load() > e.applied.Load():
+	case e.committed.Load() > e.idx.applied.Load():
 		return "search index catching up"
 	case e.learn != nil && e.learn.busy.Load():
 		return "learning the embedder"

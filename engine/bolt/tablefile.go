@@ -366,8 +366,8 @@ func (e *Engine) saveTable(feedSeq uint64) error {
 		return s.finish()
 	})
 	if err == nil {
-		e.tableSaved, e.tableSavedOK = feedSeq, true
-		e.tableSavedDropped = e.t.dropped
+		e.tables.saved, e.tables.savedOK = feedSeq, true
+		e.tables.savedDropped = e.t.dropped
 	}
 	return err
 }
@@ -377,10 +377,10 @@ func (e *Engine) saveTable(feedSeq uint64) error {
 // (a forget must not leave its metadata on disk), or is missing. The caller
 // holds mu.
 func (e *Engine) saveTableIfBehind() error {
-	if !e.largeStore || !e.tableLoaded.Load() {
+	if !e.largeStore || !e.tables.loaded.Load() {
 		return nil
 	}
-	if e.tableSavedOK && e.feed.Seq()-e.tableSaved < tableSaveLag && e.t.dropped == e.tableSavedDropped {
+	if e.tables.savedOK && e.feed.Seq()-e.tables.saved < tableSaveLag && e.t.dropped == e.tables.savedDropped {
 		return nil
 	}
 	return e.saveTable(e.feed.Seq())
@@ -569,9 +569,9 @@ func (e *Engine) loadSavedTable() (bool, error) {
 		return false, contract.EngineErr("replay the saved table: %w", err)
 	}
 	e.t = t
-	e.tableSaved, e.tableSavedOK, e.tableFromFile = feedSeq, true, true
+	e.tables.saved, e.tables.savedOK, e.tables.fromFile = feedSeq, true, true
 	// The replay's removals are records the file still holds.
-	e.tableSavedDropped = 0
+	e.tables.savedDropped = 0
 	return true, nil
 }
 
@@ -581,10 +581,10 @@ func (e *Engine) loadSavedTable() (bool, error) {
 // mu's write lock; never waits for closeMu (Close may hold it while waiting
 // for the call that got here).
 func (e *Engine) kickTableSave() {
-	if !e.largeStore || !e.tableLoaded.Load() {
+	if !e.largeStore || !e.tables.loaded.Load() {
 		return
 	}
-	e.startOnce(&e.tableSaving, func() bool {
+	e.startOnce(&e.tables.saving, func() bool {
 		select {
 		case <-e.closing:
 			return false // Close saves it

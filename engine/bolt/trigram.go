@@ -571,7 +571,7 @@ func (e *Engine) rewriteContent() error {
 	x.fileMu.Lock()
 	defer x.fileMu.Unlock()
 	e.mu.RLock()
-	if !e.tableLoaded.Load() {
+	if !e.tables.loaded.Load() {
 		e.mu.RUnlock()
 		return contentfile.ErrStopped // the next drain after the load starts it
 	}

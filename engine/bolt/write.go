@@ -272,7 +272,7 @@ func (e *Engine) logWrite(tx *bbolt.Tx, ids []string, nextOrd uint32) (uint64, e
 	if err := ob.Put(seqKey(seq), []byte(strings.Join(ids, "\n"))); err != nil {
 		return 0, err
 	}
-	applied := e.applied.Load()
+	applied := e.idx.applied.Load()
 	var stale [][]byte
 	c := ob.Cursor()
 	for k, _ := c.First(); k != nil && getU64(k) <= applied; k, _ = c.Next() {
