@@ -234,8 +234,8 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 			}
 		}
 
-		if e.vectors != nil {
-			v := e.vectors
+		if e.vec.store != nil {
+			v := e.vec.store
 			recOrds := make(map[uint32]bool, len(recs))
 			for id, r := range recs {
 				recOrds[r.ord] = true
@@ -367,7 +367,7 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 					ghosts = append(ghosts, ord)
 				}
 			}
-			if err := e.vectors.writeBlocks(tx, ghosts, false); err != nil {
+			if err := e.vec.store.writeBlocks(tx, ghosts, false); err != nil {
 				return err
 			}
 		}
@@ -392,7 +392,7 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 	if err != nil {
 		return contract.AsError(err)
 	}
-	if bad[checkVectors] && e.vectors != nil {
+	if bad[checkVectors] && e.vec.store != nil {
 		if err := e.embedMissing(ctx); err != nil {
 			return err
 		}

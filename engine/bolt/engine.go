@@ -188,6 +188,17 @@ type tableLife struct {
 	fromFile bool
 }
 
+// vectorLife is the stored vectors' life in an engine.
+type vectorLife struct {
+	// store is what is known of the stored vectors (vectors.go; nil
+	// without an embedder), guarded by mu.
+	store *vectorStore
+	ready chan struct{} // closed once the stored vectors are loaded
+	// complete is closed once every record has its vector in the index.
+	complete chan struct{}
+	load     sync.Once
+}
+
 // indexLife is the search index's life in an engine.
 type indexLife struct {
 	// applyMu serialises applying the outbox to the index and the vectors.
@@ -247,13 +258,8 @@ type Engine struct {
 	embedder retrieval.Embedder
 	learn    *learnState // the learned embedder's learner (learned.go), or nil
 	answerer retrieval.Answerer
-	// vectors is what is known of the stored vectors (vectors.go; nil
-	// without an embedder), guarded by mu.
-	vectors  *vectorStore
-	vecReady chan struct{} // closed once the stored vectors are loaded
-	// vecComplete is closed once every record has its vector in the index.
-	vecComplete chan struct{}
-	vecLoad     sync.Once
+	// vec is the stored vectors' life.
+	vec vectorLife
 	// derivedReady is closed once the open's background work (table,
 	// content index) has ended.
 	derivedReady chan struct{}
@@ -340,8 +346,8 @@ func Open(dir string, opts Options) (*Engine, error) {
 		dir: abs, db: db, opts: opts, log: opts.Logger, clock: opts.Clock, t: newTable(),
 		embedder: opts.Embedder, answerer: opts.Answerer,
 		kick: make(chan struct{}, 1), closing: make(chan struct{}), hurry: make(chan struct{}, 1), calls: newCallGate(),
-		cache: newRecordCache(opts.RecordCache), vecReady: make(chan struct{}), tables: tableLife{ready: make(chan struct{}), wanted: make(chan struct{})},
-		derivedReady: make(chan struct{}), vecComplete: make(chan struct{}),
+		cache: newRecordCache(opts.RecordCache), vec: vectorLife{ready: make(chan struct{}), complete: make(chan struct{})}, tables: tableLife{ready: make(chan struct{}), wanted: make(chan struct{})},
+		derivedReady: make(chan struct{}),
 	}
 	e.desc = contract.Descriptor{
 		ID: "mnemo", Label: "mnemo (bbolt + Bleve)",
@@ -490,7 +496,7 @@ func (e *Engine) load() error {
 		return err
 	}
 	if e.embedder != nil {
-		e.vectors = newVectorStore(e.embedder.Dim())
+		e.vec.store = newVectorStore(e.embedder.Dim())
 		if err := e.openLearned(); err != nil {
 			return err
 		}
@@ -546,16 +552,16 @@ func (e *Engine) loadSmall() error {
 	} else if err := e.flushIndex(context.Background()); err != nil {
 		return err
 	}
-	if e.vectors != nil {
-		e.vecLoad.Do(func() {})
+	if e.vec.store != nil {
+		e.vec.load.Do(func() {})
 		if err := e.loadVectors(); err != nil {
 			return err
 		}
-		close(e.vecReady)
+		close(e.vec.ready)
 		if err := e.embedMissing(context.Background()); err != nil {
 			return err
 		}
-		close(e.vecComplete)
+		close(e.vec.complete)
 	}
 	close(e.derivedReady)
 	e.goBackground(e.indexWorker)
@@ -680,8 +686,8 @@ func (e *Engine) Close() error {
 	e.idx.applyMu.Unlock()
 	e.mu.Lock()
 	var verr error
-	if e.vectors != nil && len(e.vectors.pending) > 0 {
-		verr = e.db.Update(func(tx *bbolt.Tx) error { return e.vectors.writeBlocks(tx, nil, true) })
+	if e.vec.store != nil && len(e.vec.store.pending) > 0 {
+		verr = e.db.Update(func(tx *bbolt.Tx) error { return e.vec.store.writeBlocks(tx, nil, true) })
 	}
 	// The next process on this store answers the root explore at once,
 	// and reads the table back instead of decoding every record.

@@ -269,7 +269,7 @@ func (e *Engine) loadVectors() error {
 	if err := e.migrateVectors(); err != nil {
 		return err
 	}
-	v := e.vectors
+	v := e.vec.store
 	e.mu.Lock()
 	v.use(e.embedder.Model())
 	e.mu.Unlock()
@@ -357,7 +357,7 @@ func (e *Engine) migrateVectors() error {
 		return nil
 	}
 	model, dim := e.embedder.Model(), e.embedder.Dim()
-	v := e.vectors
+	v := e.vec.store
 	moved := 0
 	for start := 0; ; start += maxPendingVectors {
 		select {
@@ -405,7 +405,7 @@ func (e *Engine) embedMissing(ctx context.Context) error {
 	e.mu.RLock()
 	var missing []string
 	for ord, alive := range e.t.alive {
-		if alive && !e.vectors.has(uint32(ord)) {
+		if alive && !e.vec.store.has(uint32(ord)) {
 			missing = append(missing, e.t.idOf(uint32(ord)))
 		}
 	}
@@ -445,7 +445,7 @@ func (e *Engine) embedMissing(ctx context.Context) error {
 // them (only while the record still exists, so a forget racing the
 // embedding leaves no vector behind).
 func (e *Engine) embedDocs(ctx context.Context, docs []index.Doc) error {
-	if e.vectors == nil || len(docs) == 0 {
+	if e.vec.store == nil || len(docs) == 0 {
 		return nil
 	}
 	e.useStoredGeneration()
@@ -453,9 +453,9 @@ func (e *Engine) embedDocs(ctx context.Context, docs []index.Doc) error {
 	var ids, texts []string
 	e.mu.Lock()
 	// The model in use first: has() answers for it.
-	e.vectors.use(model)
+	e.vec.store.use(model)
 	for i := range docs {
-		if ord, alive := e.t.ordOfID(docs[i].ID); alive && !e.vectors.has(ord) {
+		if ord, alive := e.t.ordOfID(docs[i].ID); alive && !e.vec.store.has(ord) {
 			ids = append(ids, docs[i].ID)
 			texts = append(texts, docs[i].Text)
 		}
@@ -484,7 +484,7 @@ func (e *Engine) embedDocs(ctx context.Context, docs []index.Doc) error {
 	}
 	want := e.embedder.Dim()
 	if want == 0 {
-		want = e.vectors.dim
+		want = e.vec.store.dim
 	}
 	for i := range ids {
 		if len(vecs[i]) == 0 || want > 0 && len(vecs[i]) != want {
@@ -493,13 +493,13 @@ func (e *Engine) embedDocs(ctx context.Context, docs []index.Doc) error {
 	}
 	for i, id := range ids {
 		if ord, alive := e.t.ordOfID(id); alive {
-			e.vectors.upsert(ord, model, vecs[i])
+			e.vec.store.upsert(ord, model, vecs[i])
 		}
 	}
 	// A catch-up after a bulk load embeds every record: the waiting vectors
 	// are written in batches of their own rather than held until Close.
-	if len(e.vectors.pending) >= maxPendingVectors {
-		if err := e.db.Update(func(tx *bbolt.Tx) error { return e.vectors.writeBlocks(tx, nil, true) }); err != nil {
+	if len(e.vec.store.pending) >= maxPendingVectors {
+		if err := e.db.Update(func(tx *bbolt.Tx) error { return e.vec.store.writeBlocks(tx, nil, true) }); err != nil {
 			e.log.Error("saving vectors failed; they are recomputed at the next open", "err", err)
 		}
 	}

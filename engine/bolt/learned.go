@@ -78,7 +78,7 @@ type learnState struct {
 // that only browses never reads it.
 func (e *Engine) openLearned() error {
 	emb, ok := e.embedder.(*retrieval.LearnedEmbedder)
-	if !ok || e.vectors == nil {
+	if !ok || e.vec.store == nil {
 		return nil
 	}
 	e.learn = &learnState{emb: emb, kick: make(chan struct{}, 1)}
@@ -180,7 +180,7 @@ func (e *Engine) EmbeddingDue() bool {
 // every record has a vector (a process that only browses never learns).
 func (e *Engine) learnWorker() {
 	select {
-	case <-e.vecComplete:
+	case <-e.vec.complete:
 	case <-e.closing:
 		return
 	}
@@ -357,13 +357,13 @@ func (e *Engine) reembed(ctx context.Context, model string) error {
 			return nil
 		}
 		for i, id := range live {
-			if ord, alive := e.t.ordOfID(id); alive && len(vecs[i]) == e.vectors.dim {
-				e.vectors.upsert(ord, model, vecs[i])
+			if ord, alive := e.t.ordOfID(id); alive && len(vecs[i]) == e.vec.store.dim {
+				e.vec.store.upsert(ord, model, vecs[i])
 			}
 		}
 		var saveErr error
-		if len(e.vectors.pending) >= maxPendingVectors {
-			saveErr = e.db.Update(func(tx *bbolt.Tx) error { return e.vectors.writeBlocks(tx, nil, true) })
+		if len(e.vec.store.pending) >= maxPendingVectors {
+			saveErr = e.db.Update(func(tx *bbolt.Tx) error { return e.vec.store.writeBlocks(tx, nil, true) })
 		}
 		e.mu.Unlock()
 		if saveErr != nil {
@@ -381,12 +381,12 @@ func (e *Engine) WaitEmbedder(ctx context.Context) error {
 	if err := e.WaitIndex(ctx); err != nil {
 		return err
 	}
-	if e.vectors == nil {
+	if e.vec.store == nil {
 		return nil
 	}
 	e.ensureVectors()
 	select {
-	case <-e.vecComplete:
+	case <-e.vec.complete:
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-e.closing:
@@ -414,7 +414,7 @@ func (e *Engine) WaitEmbedder(ctx context.Context) error {
 // EmbedderModel is the model id the vectors are embedded with now (with the
 // learned embedder, the generation in use), "" without vectors.
 func (e *Engine) EmbedderModel() string {
-	if e.embedder == nil || e.vectors == nil {
+	if e.embedder == nil || e.vec.store == nil {
 		return ""
 	}
 	e.useStoredGeneration()

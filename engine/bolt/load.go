@@ -306,10 +306,10 @@ const bulkGrace = time.Second
 // ensureVectors starts loading the stored vectors (once), then embeds the
 // records that lack one; vector search waits for the first step.
 func (e *Engine) ensureVectors() {
-	if e.vectors == nil {
+	if e.vec.store == nil {
 		return
 	}
-	e.vecLoad.Do(func() {
+	e.vec.load.Do(func() {
 		e.closeMu.Lock()
 		defer e.closeMu.Unlock()
 		if e.closed.Load() {
@@ -320,7 +320,7 @@ func (e *Engine) ensureVectors() {
 			if err == nil {
 				err = e.loadVectors()
 			}
-			close(e.vecReady)
+			close(e.vec.ready)
 			if err == nil {
 				err = e.embedMissing(context.Background())
 			}
@@ -328,19 +328,19 @@ func (e *Engine) ensureVectors() {
 				e.log.Error("loading or embedding vectors failed", "err", err)
 				return
 			}
-			close(e.vecComplete)
+			close(e.vec.complete)
 		})
 	})
 }
 
 // waitVectors waits until every record has its vector (Check needs them all).
 func (e *Engine) waitVectors(ctx context.Context) error {
-	if e.vectors == nil {
+	if e.vec.store == nil {
 		return nil
 	}
 	e.ensureVectors()
 	select {
-	case <-e.vecComplete:
+	case <-e.vec.complete:
 		return nil
 	case <-e.closing:
 		return contract.Unavailable("the store is closed")

@@ -126,12 +126,12 @@ func (e *Engine) rank(ctx context.Context, mode contract.FetchMode, q string, f 
 // with the vectors there are (its keyword half covers every record).
 func (e *Engine) vectorsCover() error {
 	select {
-	case <-e.vecComplete:
+	case <-e.vec.complete:
 		return nil
 	default:
 	}
 	e.mu.RLock()
-	live, have := e.t.live, e.vectors.current
+	live, have := e.t.live, e.vec.store.current
 	e.mu.RUnlock()
 	if missing := live - have; missing > max(100, live/100) {
 		return contract.Unavailable("the records are being embedded for vector search (%d of %d done); keyword and hybrid fetch answer meanwhile", have, live)
@@ -196,12 +196,12 @@ func (e *Engine) rankKeyword(ctx context.Context, q string, f contract.MetaFilte
 }
 
 func (e *Engine) rankVector(ctx context.Context, mode contract.FetchMode, q string, f contract.MetaFilter, want int) ([]rankedID, error) {
-	if e.vectors == nil {
+	if e.vec.store == nil {
 		return nil, nil
 	}
 	e.ensureVectors()
 	select {
-	case <-e.vecReady:
+	case <-e.vec.ready:
 	case <-ctx.Done():
 		return nil, contract.Unavailable("the stored vectors are still loading: %w", ctx.Err())
 	case <-e.closing:
@@ -215,7 +215,7 @@ func (e *Engine) rankVector(ctx context.Context, mode contract.FetchMode, q stri
 	var qv [][]float32
 	var err error
 	e.mu.RLock()
-	stored := e.vectors.current
+	stored := e.vec.store.current
 	e.mu.RUnlock()
 	if qe, ok := e.embedder.(retrieval.QueryEmbedder); ok && stored > sparseQueriesAbove {
 		var v []float32
@@ -327,7 +327,7 @@ func (e *Engine) recallHits(ctx context.Context, req contract.RecallRequest) ([]
 	}
 	defer e.leave()
 	mode := contract.ModeKeyword
-	if e.vectors != nil {
+	if e.vec.store != nil {
 		mode = contract.ModeHybrid
 	}
 	want := req.Limit

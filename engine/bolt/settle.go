@@ -94,11 +94,11 @@ func (e *Engine) settleWhat() string {
 
 // vectorsLoaded tells whether this process has loaded the stored vectors.
 func (e *Engine) vectorsLoaded() bool {
-	if e.vectors == nil {
+	if e.vec.store == nil {
 		return false
 	}
 	select {
-	case <-e.vecReady:
+	case <-e.vec.ready:
 		return true
 	default:
 		return false

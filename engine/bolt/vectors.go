@@ -288,7 +288,7 @@ const vecParallelRows = 4096
 // when set, filters inside the search. The caller holds the engine's mu
 // (read). A cancelled context ends it with the context's error.
 func (e *Engine) searchVectors(ctx context.Context, q []float32, k int, admit func(ord uint32) bool) ([]vecHit, error) {
-	v := e.vectors
+	v := e.vec.store
 	if v.dim == 0 || k <= 0 || len(q) != v.dim {
 		return nil, nil
 	}

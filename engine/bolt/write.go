@@ -263,8 +263,8 @@ func (e *Engine) logWrite(tx *bbolt.Tx, ids []string, nextOrd uint32) (uint64, e
 		return 0, err
 	}
 	// Vectors wait for a batch: a block is rewritten whole.
-	if e.vectors != nil && len(e.vectors.pending) >= maxPendingVectors {
-		if err := e.vectors.writeBlocks(tx, nil, true); err != nil {
+	if e.vec.store != nil && len(e.vec.store.pending) >= maxPendingVectors {
+		if err := e.vec.store.writeBlocks(tx, nil, true); err != nil {
 			return 0, err
 		}
 	}
@@ -417,13 +417,13 @@ func (e *Engine) deleteLocked(ids []string, op contract.ChangeOp) (int, error) {
 		// The forgotten records' vectors are cleared by this very
 		// transaction, and a pending one is dropped first, so that no write
 		// of this transaction (logWrite saves a full batch) puts it back.
-		if e.vectors != nil {
+		if e.vec.store != nil {
 			ords := make([]uint32, len(removed))
 			for i, w := range removed {
 				ords[i] = w.s.ord
-				delete(e.vectors.pending, w.s.ord)
+				delete(e.vec.store.pending, w.s.ord)
 			}
-			if err := e.vectors.writeBlocks(tx, ords, false); err != nil {
+			if err := e.vec.store.writeBlocks(tx, ords, false); err != nil {
 				return err
 			}
 		}
