@@ -80,9 +80,8 @@ func When(r contract.Record) time.Time {
 type entry struct {
 	rec   contract.Record
 	f     features
-	words []int32  // interned content words, sorted
-	text  []string // each word's text, in the order of words
-	names []int32  // the name words, sorted
+	words []int32 // interned content words, sorted
+	names []int32 // the name words, sorted
 	// subject is the first name the text says (-1: none).
 	subject int32
 	topics  []int32 // the words said twice or more, sorted
