@@ -387,7 +387,7 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 			}
 			var cand *roaring.Bitmap
 			if p.content != nil && p.content.narrows() {
-				cand, _ = e.tri.candidates(p.content.needle)
+				cand, _ = e.tri.Candidates(p.content.needle)
 			}
 			if cand != nil {
 				it := cand.Iterator()

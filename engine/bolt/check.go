@@ -10,7 +10,6 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
-	"mnemo/engine/bolt/internal/contentfile"
 	"mnemo/engine/bolt/internal/index"
 )
 
@@ -260,7 +259,7 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 			}
 			content.Checked++
 			needle := folded[:min(len(folded), 12)]
-			cand, ok := e.tri.candidates(needle)
+			cand, ok := e.tri.Candidates(needle)
 			if !ok {
 				content.Note = "not built yet"
 				break
@@ -398,9 +397,8 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 		}
 	}
 	if bad[checkContent] {
-		e.tri.suspend()
 		// The file said what check found wrong: build from the records.
-		_ = os.Remove(contentfile.Path(e.dir))
+		e.tri.Discard()
 		if err := e.buildTrigrams(); err != nil {
 			return err
 		}

@@ -58,35 +58,3 @@ func TestCheckRepairsAWrongContentFile(t *testing.T) {
 		t.Fatalf("contains after repair: %d %v", page.Total, err)
 	}
 }
-
-// Postings built chunk by chunk from records met in any ordinal order
-// (addChunk, as a build reads records by id) hold exactly each record's
-// trigrams, repeats within a record and across chunks included.
-func TestAddChunkHoldsEveryTrigramOfEveryRecord(t *testing.T) {
-	texts := []string{"Kim prefers tabs", "tabs tabs tabs", "PgBouncer pool of 39", "ünïcode ÄÖÜ", "ab", "", "pool of 39 at billing-db"}
-	var recs []pendingText
-	for i := 0; i < 300; i++ {
-		recs = append(recs, pendingText{uint32((i * 7919) % 300), texts[i%len(texts)] + " " + string(rune('a'+i%26))})
-	}
-	want := map[uint32]*roaring.Bitmap{}
-	for _, r := range recs {
-		for _, g := range trigramsOf(contract.FoldCase(r.text)) {
-			if want[g] == nil {
-				want[g] = roaring.New()
-			}
-			want[g].Add(r.ord)
-		}
-	}
-	got := map[uint32]*roaring.Bitmap{}
-	for lo := 0; lo < len(recs); lo += 70 {
-		addChunk(got, append([]pendingText(nil), recs[lo:min(lo+70, len(recs))]...))
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%d trigrams, want %d", len(got), len(want))
-	}
-	for g, b := range want {
-		if !b.Equals(got[g]) {
-			t.Fatalf("trigram %06x: %v, want %v", g, got[g].ToArray(), b.ToArray())
-		}
-	}
-}

@@ -33,6 +33,7 @@ import (
 	"mnemo/engine/bolt/internal/contentfile"
 	"mnemo/engine/bolt/internal/feed"
 	"mnemo/engine/bolt/internal/index"
+	"mnemo/engine/bolt/internal/trigram"
 	"mnemo/engine/retrieval"
 )
 
@@ -232,7 +233,7 @@ type Engine struct {
 	t       *table
 	seq     uint64
 	nextOrd uint32
-	tri     *trigramIndex
+	tri     *trigram.Index
 	cache   *recordCache
 	// totalsOK: bucketTotals is exact (guarded by mu).
 	totalsOK bool
@@ -263,8 +264,6 @@ type Engine struct {
 	// derivedReady is closed once the open's background work (table,
 	// content index) has ended.
 	derivedReady chan struct{}
-	// contentRewriting: a rewrite of the content index file is running.
-	contentRewriting atomic.Bool
 
 	// scannedSince counts the records background scans read since their
 	// pages were last released (see scanned).
@@ -490,8 +489,7 @@ func (e *Engine) load() error {
 	if err != nil {
 		return contract.EngineErr("load store %s: %w", e.dir, err)
 	}
-	e.tri = newTrigramIndex()
-	e.tri.onCorrupt = e.contentCorrupt
+	e.tri = trigram.New(contentfile.Path(e.dir), e.contentCorrupt)
 	if err := e.openIndex(rebuildMarked); err != nil {
 		return err
 	}
@@ -659,7 +657,7 @@ func (e *Engine) Close() error {
 	// browsing process then peaked at 321 MB). Every background worker has
 	// stopped, so the flag changes under no one.
 	if e.opts.ReadOnly {
-		e.tri.close()
+		e.tri.Close()
 		e.idx.applyMu.Lock()
 		e.idx.mu.Lock()
 		ierr := e.ix.Close()
@@ -678,7 +676,7 @@ func (e *Engine) Close() error {
 			e.log.Error("saving the content index failed; the next open builds it from the records", "err", err)
 		}
 	}
-	e.tri.close()
+	e.tri.Close()
 	e.idx.applyMu.Lock()
 	e.idx.mu.Lock()
 	ierr := e.ix.Close()
@@ -791,7 +789,7 @@ func (e *Engine) WaitIndex(ctx context.Context) error {
 	if err := e.waitTable(ctx); err != nil {
 		return err
 	}
-	for e.idx.rebuilding.Load() || e.bulk.Load() || !e.tri.isReady() {
+	for e.idx.rebuilding.Load() || e.bulk.Load() || !e.tri.Ready() {
 		if e.closed.Load() {
 			return contract.Unavailable("the store is closed")
 		}

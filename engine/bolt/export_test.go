@@ -9,6 +9,7 @@ import (
 
 	"mnemo/contract"
 	"mnemo/engine/bolt/internal/contentfile"
+	"mnemo/engine/bolt/internal/trigram"
 	"mnemo/engine/bolt/internal/vecblock"
 )
 
@@ -30,7 +31,7 @@ func ContentFileCandidates(dir, needle string) (n uint64, feedSeq uint64, err er
 	defer f.Close()
 	var acc []uint32
 	first := true
-	for _, g := range trigramsOf(contract.FoldCase(needle)) {
+	for _, g := range trigram.Grams(contract.FoldCase(needle)) {
 		b, err := f.Posting(g)
 		if err != nil {
 			return 0, 0, err

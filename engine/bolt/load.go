@@ -276,7 +276,7 @@ func (e *Engine) SetBulk(on bool) {
 	e.bulk.Store(on)
 	if on {
 		e.bulkUsed.Store(true)
-		e.tri.suspend()
+		e.tri.Suspend()
 		return
 	}
 	e.closeMu.Lock()

@@ -9,6 +9,7 @@ import (
 
 	"mnemo/contract"
 	"mnemo/engine/bolt/internal/feed"
+	"mnemo/engine/bolt/internal/trigram"
 )
 
 // nowMillis is the clock truncated to the millisecond precision records carry.
@@ -181,13 +182,13 @@ func (e *Engine) publishAdded(added []written, seq, feedSeq uint64) {
 	e.committed.Store(seq)
 	e.feed.Committed(feedSeq)
 	e.nextOrd += uint32(len(added))
-	texts := make([]pendingText, len(added))
+	texts := make([]trigram.Text, len(added))
 	for i := range added {
 		w := &added[i]
 		e.t.put(w.id, &w.s)
-		texts[i] = pendingText{w.s.ord, w.s.text}
+		texts[i] = trigram.Text{Ord: w.s.ord, Text: w.s.text}
 	}
-	e.tri.addBatch(texts)
+	e.tri.Add(texts)
 }
 
 // bulkBatch is the least number of records a write stores for its pages to
@@ -445,7 +446,7 @@ func (e *Engine) deleteLocked(ids []string, op contract.ChangeOp) (int, error) {
 			e.cache.drop(w.s.ord)
 			e.t.remove(w.s.ord)
 		}
-		e.tri.forgot(len(removed))
+		e.tri.Forgot(len(removed))
 		e.kickTableSave()
 		e.kickIndex()
 	}

@@ -1,4 +1,4 @@
-package bolt
+package trigram
 
 import (
 	"math/rand/v2"
@@ -13,11 +13,11 @@ import (
 // BenchmarkTrigramAddBatch measures the content index's share of a
 // store_many of 100 corpus records.
 func BenchmarkTrigramAddBatch(b *testing.B) {
-	var batches [][]pendingText
-	var cur []pendingText
+	var batches [][]Text
+	var cur []Text
 	ord := uint32(0)
 	corpus.Each(5000, 1, func(_ int, e corpus.Entry) bool {
-		cur = append(cur, pendingText{ord, contract.FoldCase(e.Item.RenderText())})
+		cur = append(cur, Text{ord, contract.FoldCase(e.Item.RenderText())})
 		ord++
 		if len(cur) == 100 {
 			batches = append(batches, cur)
@@ -39,15 +39,15 @@ func BenchmarkTrigramAddBatch(b *testing.B) {
 // ordinal order, as a build reading records by id meets them.
 func BenchmarkTrigramBuild(b *testing.B) {
 	const n = 20_000
-	var texts []pendingText
+	var texts []Text
 	corpus.Each(n, 1, func(i int, e corpus.Entry) bool {
-		texts = append(texts, pendingText{uint32(i), e.Item.RenderText()})
+		texts = append(texts, Text{uint32(i), e.Item.RenderText()})
 		return true
 	})
 	rand.New(rand.NewPCG(1, 2)).Shuffle(len(texts), func(i, j int) { texts[i], texts[j] = texts[j], texts[i] })
 	for b.Loop() {
 		post := map[uint32]*roaring.Bitmap{}
-		var chunk []pendingText
+		var chunk []Text
 		for i, t := range texts {
 			chunk = append(chunk, t)
 			if len(chunk) == buildChunk || i == len(texts)-1 {
