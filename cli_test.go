@@ -312,6 +312,8 @@ func TestErrorsAndExitCodes(t *testing.T) {
 			"mnemo: invalid request: a record cannot supersede itself"},
 		{"store of an invalid item", `{"type":"document","body":{"text":""}}`, []string{"store"}, 2,
 			"mnemo: invalid request: document body must not be empty"},
+		{"store of a learning missing three fields", `{"type":"learning"}`, []string{"store"}, 2,
+			"mnemo: invalid request: stdin is not a StoreItem: missing fields `text`, `kind`, `confidence`"},
 		{"store of no item", "", []string{"store"}, 2,
 			"mnemo: invalid request: stdin is empty; expected one StoreItem as JSON"},
 		{"store with a bad status", styleLearning, []string{"store", "--status", "superseded"}, 2,

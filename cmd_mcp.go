@@ -38,8 +38,9 @@ whose principal is a reader.
 
 Add it to an agent's MCP configuration as a command, for example
   mnemo mcp --place team:acme/agent:writer
-Use --remote (or MNEMO_REMOTE) to serve a store that "mnemo serve" owns, so the
-TUI and other agents can use it at the same time.`,
+The TUI, other agents and every command can use the same local store at the
+same time. Use --remote (or MNEMO_REMOTE) for a store that "mnemo serve" owns,
+on this machine or another.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			scope, err := mcpScope(cmd, f)

@@ -23,6 +23,9 @@ func (a *app) readItem() (contract.StoreItem, error) {
 	if len(data) == 0 {
 		return it, contract.Invalid("stdin is empty; expected one StoreItem as JSON")
 	}
+	if missing := contract.MissingItemFields(data); missing != "" {
+		return it, contract.Invalid("stdin is not a StoreItem: %s", missing)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&it); err != nil {
 		return it, contract.Invalid("stdin is not a StoreItem: %s", jsonerr.Text(err))

@@ -11,11 +11,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -76,12 +74,8 @@ func parseLine(data []byte) (importLine, error) {
 	case env.ID != nil:
 		return out, contract.Invalid("an \"id\" goes with {\"id\", \"item\"}, not beside a bare StoreItem")
 	}
-	if missing := missingItemFields(itemJSON); len(missing) > 0 {
-		word := "field"
-		if len(missing) > 1 {
-			word = "fields"
-		}
-		return out, contract.Invalid("invalid item: missing %s %s", word, strings.Join(missing, ", "))
+	if missing := contract.MissingItemFields(itemJSON); missing != "" {
+		return out, contract.Invalid("invalid item: %s", missing)
 	}
 	if err := json.Unmarshal(itemJSON, &out.item); err != nil {
 		return out, contract.Invalid("invalid item: %s", jsonerr.Text(err))
@@ -122,51 +116,6 @@ func parseLine(data []byte) (importLine, error) {
 		return out, contract.Invalid("status `superseded` needs superseded_by, the id of the record that replaces it")
 	}
 	return out, nil
-}
-
-// missingItemFields lists, in the wire order, every field a StoreItem of the
-// line's type needs and lacks (turns' role and text included), so one run
-// names them all instead of one per attempt. It is empty when the line is not
-// an object or names no known type: the decoder's own error says more then.
-func missingItemFields(data []byte) []string {
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(data, &obj) != nil || obj == nil {
-		return nil
-	}
-	var typ string
-	if raw, ok := obj["type"]; !ok {
-		return []string{"`type`"}
-	} else if json.Unmarshal(raw, &typ) != nil {
-		return nil
-	}
-	var need []string
-	switch contract.ItemKind(typ) {
-	case contract.KindDocument:
-		need = []string{"body"}
-	case contract.KindConversation:
-		need = []string{"turns"}
-	case contract.KindLearning:
-		need = []string{"text", "kind", "confidence"}
-	default:
-		return nil
-	}
-	var missing []string
-	for _, k := range need {
-		if _, ok := obj[k]; !ok {
-			missing = append(missing, "`"+k+"`")
-		}
-	}
-	var turns []map[string]json.RawMessage
-	if raw, ok := obj["turns"]; ok && typ == string(contract.KindConversation) && json.Unmarshal(raw, &turns) == nil {
-		for i, t := range turns {
-			for _, k := range []string{"role", "text"} {
-				if _, ok := t[k]; !ok && t != nil {
-					missing = append(missing, fmt.Sprintf("`turns[%d].%s`", i, k))
-				}
-			}
-		}
-	}
-	return missing
 }
 
 // isRecordID tells whether s looks like a fingerprint: 40 lowercase hex digits.
