@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -76,16 +75,23 @@ func ccMemoryFile(root, path string) bool {
 
 // Read implements Source.
 func (c ClaudeCode) Read(ctx context.Context, path string, sink Sink) error {
+	return c.each(ctx, path, sink, func(root, p string, transcript bool) error {
+		if transcript {
+			return newCCTranscript(root, p).read(ctx, p, sink, false)
+		}
+		return c.memoryFile(root, p, sink)
+	})
+}
+
+// each calls fn for every memory file and transcript at path (one of them, or
+// a folder holding them), with the root locations are relative to.
+func (ClaudeCode) each(ctx context.Context, path string, sink Sink, fn func(root, p string, transcript bool) error) error {
 	st, err := os.Stat(path)
 	if err != nil {
 		return contract.Invalid("cannot read %s: %v", path, unwrapPath(err))
 	}
 	if !st.IsDir() {
-		root := filepath.Dir(path)
-		if strings.HasSuffix(path, ".jsonl") {
-			return c.transcript(ctx, root, path, sink)
-		}
-		return c.memoryFile(root, path, sink)
+		return fn(filepath.Dir(path), path, strings.HasSuffix(path, ".jsonl"))
 	}
 	skip := func(dir string) bool {
 		switch dir {
@@ -97,10 +103,10 @@ func (c ClaudeCode) Read(ctx context.Context, path string, sink Sink) error {
 	return walkFiles(ctx, path, sink, skip, func(p string) error {
 		switch {
 		case ccMemoryFile(path, p):
-			return c.memoryFile(path, p, sink)
+			return fn(path, p, false)
 		case strings.HasSuffix(p, ".jsonl") && (strings.Contains(filepath.ToSlash(p), "projects/") || isTranscript(p)):
 			// not ~/.claude/history.jsonl, the prompt history
-			return c.transcript(ctx, path, p, sink)
+			return fn(path, p, true)
 		}
 		return nil
 	})
@@ -196,89 +202,6 @@ type ccBlock struct {
 }
 
 // ccSession gathers one session's turns with the file line of each.
-type ccSession struct {
-	id       string
-	cwd      string
-	turns    []contract.Turn
-	lines    []int
-	speakers []*contract.ObservedActor
-}
-
-func (ClaudeCode) transcript(ctx context.Context, root, path string, sink Sink) error {
-	f, err := os.Open(path)
-	name := rel(root, path)
-	if err != nil {
-		sink.Skip(Skip{Location: name, Reason: unwrapPath(err).Error()})
-		return nil
-	}
-	defer f.Close()
-	project := ccProject(root, path)
-	var order []string
-	sessions := map[string]*ccSession{}
-	tools := map[string]string{} // tool_use id -> the tool's name
-	br := bufio.NewReaderSize(f, 256<<10)
-	for n := 1; ; n++ {
-		raw, rerr := br.ReadBytes('\n')
-		if line := bytes.TrimSpace(raw); len(line) > 0 {
-			where := fmt.Sprintf("%s:%d", name, n)
-			var l ccLine
-			if err := json.Unmarshal(line, &l); err != nil {
-				sink.Skip(Skip{Location: where, Reason: "not a JSON transcript line: " + err.Error()})
-			} else if turn, results, why, ok := ccTurn(l); !ok {
-				if why != "" {
-					sink.Omit(why)
-				}
-			} else if turn.Text == "" {
-				sink.Skip(Skip{Location: where, Reason: "message has no content this reader knows"})
-			} else {
-				sid := l.SessionID
-				s := sessions[sid]
-				if s == nil {
-					s = &ccSession{id: sid}
-					sessions[sid] = s
-					order = append(order, sid)
-				}
-				if s.cwd == "" {
-					s.cwd = l.Cwd
-				}
-				for _, c := range turn.ToolCalls {
-					if c.ID != nil {
-						tools[*c.ID] = c.Name
-					}
-				}
-				s.turns = append(s.turns, turn)
-				s.lines = append(s.lines, n)
-				s.speakers = append(s.speakers, ccSpeaker(turn, results, tools))
-			}
-		}
-		if rerr != nil {
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-	}
-	for _, sid := range order {
-		s := sessions[sid]
-		proj := project
-		if proj == "" && s.cwd != "" {
-			proj = filepath.Base(s.cwd)
-		}
-		meta := contract.MemoryMeta{Namespace: ns("agent", "claude-code", "project", proj),
-			Tags: []string{"claude-code", "transcript"}}
-		if sid != "" {
-			meta.ThreadID = contract.Ptr(sid)
-		}
-		if s.cwd != "" {
-			meta.Folder = contract.Ptr(s.cwd)
-		}
-		if err := conversationRecords(s.turns, s.speakers, meta, func(i int) string { return fmt.Sprintf("%s:%d", name, s.lines[i]) }, sink); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // ccSpeaker is who spoke a turn: the user (the transcript does not name
 // them), Claude, or the tools whose results a tool turn carries (named from
 // the tool_use ids the assistant's earlier turns called them by).

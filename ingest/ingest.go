@@ -211,15 +211,23 @@ func ns(pairs ...string) contract.Namespace {
 // said, never changes, so a re-import of a grown conversation stores only the
 // new turns. locate names a turn's location from its index.
 func conversationRecords(turns []contract.Turn, speakers []*contract.ObservedActor, meta contract.MemoryMeta, locate func(i int) string, sink Sink) error {
-	for i, t := range turns {
+	return conversationRecordsFrom(0, turns, speakers, meta, locate, sink)
+}
+
+// conversationRecordsFrom is conversationRecords for turns that continue a
+// conversation whose first `first` turns were stored before: turns[j] is turn
+// first+j, and locate and meta.turns count from the conversation's start.
+func conversationRecordsFrom(first int, turns []contract.Turn, speakers []*contract.ObservedActor, meta contract.MemoryMeta, locate func(i int) string, sink Sink) error {
+	for j, t := range turns {
+		i := first + j
 		m := meta
 		m.Tags = slices.Clone(meta.Tags)
 		m.Turns = &contract.TurnRange{First: uint32(i), Last: uint32(i)}
 		if t.At != nil {
 			m.ObservedAt = t.At
 		}
-		if i < len(speakers) && speakers[i] != nil {
-			a := *speakers[i]
+		if j < len(speakers) && speakers[j] != nil {
+			a := *speakers[j]
 			m.ObservedActor = &a
 		}
 		it := contract.Conversation([]contract.Turn{t}, m)
