@@ -23,7 +23,7 @@ func newImportCommand(a *app) *cobra.Command {
 	var (
 		status, from, place string
 		batch               int
-		dryRun              bool
+		dryRun, follow      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "import FILE|-|PATH",
@@ -50,8 +50,9 @@ would be stored (counts per kind and namespace, the first records, what is
 skipped and why) and stores nothing. An entry that cannot be imported is
 listed with its location under "skipped" ({"location", "reason"}), a failed
 record's error names its "location" too, and the import exits 2; every record's
-source id is "SOURCE:LOCATION", and running it again stores nothing new. See
-docs/import.md.`,
+source id is "SOURCE:LOCATION", and running it again stores nothing new.
+--follow (claude-code) then keeps importing what sessions write, a line once
+it is whole, until Ctrl-C; the TUI shows it arriving. See docs/import.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			defaultStatus, err := importStatusFlag(status)
@@ -71,8 +72,11 @@ docs/import.md.`,
 					return usageError("--place: " + contract.AsError(err).Message)
 				}
 			}
-			if src == nil && (place != "" || dryRun) {
-				return usageError("--place and --dry-run go with --from SOURCE")
+			if src == nil && (place != "" || dryRun || follow) {
+				return usageError("--place, --dry-run and --follow go with --from SOURCE")
+			}
+			if follow && (src.Name() != ingest.NewClaudeCodeTail("").Name() || dryRun) {
+				return usageError("--follow goes with --from claude-code (transcripts grow as a session writes them), without --dry-run")
 			}
 			if src != nil {
 				if err := ingest.CheckPath(src, args[0]); err != nil {
@@ -89,8 +93,16 @@ docs/import.md.`,
 				if err != nil {
 					return err
 				}
-				return a.importStream(cmd.Context(), e, 0, importSettings{status: defaultStatus, batch: batch},
-					func(im *importer.Importer) (importer.Summary, error) {
+				settings := importSettings{status: defaultStatus, batch: batch}
+				if follow {
+					return a.importStream(cmd.Context(), e, 0, settings,
+						func(im *importer.Importer, endProgress func()) (importer.Summary, error) {
+							return importer.Follow(cmd.Context(), im, ingest.NewClaudeCodeTail(args[0]), where, followEvery,
+								func(p importer.Poll) { a.sayFollowed(p, args[0], endProgress) })
+						})
+				}
+				return a.importStream(cmd.Context(), e, 0, settings,
+					func(im *importer.Importer, _ func()) (importer.Summary, error) {
 						return im.RunFrom(cmd.Context(), src, args[0], where)
 					})
 			}
@@ -104,7 +116,7 @@ docs/import.md.`,
 				return err
 			}
 			return a.importStream(cmd.Context(), e, size, importSettings{status: defaultStatus, batch: batch},
-				func(im *importer.Importer) (importer.Summary, error) { return im.Run(cmd.Context(), in) })
+				func(im *importer.Importer, _ func()) (importer.Summary, error) { return im.Run(cmd.Context(), in) })
 		},
 	}
 	cmd.Flags().StringVar(&status, "status", "", "status of lines that name none: active (default) or candidate")
@@ -112,6 +124,7 @@ docs/import.md.`,
 	cmd.Flags().StringVar(&from, "from", "", "read another system's memory: "+strings.Join(ingest.Names(), ", "))
 	cmd.Flags().StringVar(&place, "place", "", "with --from: put everything under this namespace")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "with --from: print what would be stored, store nothing")
+	cmd.Flags().BoolVar(&follow, "follow", false, "with --from claude-code: keep importing what sessions write, until Ctrl-C")
 	return cmd
 }
 
@@ -162,21 +175,26 @@ type importSettings struct {
 
 // importStream runs an import (run, on the importer it is handed) with a
 // progress bar on a terminal (size is the input's, 0 when unknown), and
-// prints its summary on stdout in every case.
+// prints its summary on stdout in every case. run may end the progress bar
+// early (endProgress), when what it does next is not the import's progress.
 func (a *app) importStream(ctx context.Context, e contract.Engine, size int64, s importSettings,
-	run func(*importer.Importer) (importer.Summary, error)) error {
+	run func(im *importer.Importer, endProgress func()) (importer.Summary, error)) error {
 	im := &importer.Importer{Engine: e, Batch: s.batch, DefaultStatus: s.status, Logger: a.logger}
 	var bar *cliout.ProgressBar
 	if a.isTerminal(a.stderr) {
 		bar = cliout.NewProgressBar(a.stderr, size, time.Now)
 		im.OnProgress = bar.Update
 	}
+	endProgress := func() {
+		if bar != nil {
+			bar.Finish()
+			bar = nil
+		}
+	}
 	fresh := a.importsIntoEmpty(ctx)
 	started := time.Now()
-	summary, err := run(im)
-	if bar != nil {
-		bar.Finish()
-	}
+	summary, err := run(im, endProgress)
+	endProgress()
 	elapsed := time.Since(started)
 	a.logger.Info("import", "stored", summary.Stored, "replayed", summary.Replayed, "failed", summary.Failed,
 		"seconds", elapsed.Seconds())
@@ -263,4 +281,34 @@ func importSourceOf(from, path string) (ingest.Source, error) {
 		return nil, nil
 	}
 	return src, err
+}
+
+// followEvery is how often import --follow looks for what sessions wrote.
+const followEvery = time.Second
+
+// sayFollowed tells stderr what a poll of import --follow stored: after the
+// first, that it follows now; after each later one that stored or skipped
+// anything, a line with the counts; and each skip and failure by location.
+func (a *app) sayFollowed(p importer.Poll, path string, endProgress func()) {
+	s := p.Summary
+	if p.First {
+		endProgress()
+		fmt.Fprintf(a.stderr, "mnemo import: stored %d %s (%d already held); following %s for what sessions write, Ctrl-C ends\n",
+			s.Stored, cliout.Plural(s.Stored, "new record", "new records"), s.Replayed, path)
+	} else {
+		fmt.Fprintf(a.stderr, "mnemo import: %s stored %d %s", time.Now().Format("15:04:05"), s.Stored, cliout.Plural(s.Stored, "new record", "new records"))
+		if s.Replayed > 0 {
+			fmt.Fprintf(a.stderr, ", %d already held", s.Replayed)
+		}
+		if s.Failed > 0 {
+			fmt.Fprintf(a.stderr, ", %d failed", s.Failed)
+		}
+		fmt.Fprintf(a.stderr, " (%d in all)\n", p.Total.Stored)
+	}
+	for _, k := range s.Skipped {
+		fmt.Fprintf(a.stderr, "mnemo import: skipped %s: %s\n", k.Location, k.Reason)
+	}
+	for _, e := range s.Errors {
+		fmt.Fprintf(a.stderr, "mnemo import: failed %s: %s\n", e.Location, e.Error)
+	}
 }

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"mnemo/contract"
 	"mnemo/importer"
@@ -272,5 +277,124 @@ func TestImportedTranscriptAnswersWhoSaidIt(t *testing.T) {
 		if len(p.Hits) == 0 || p.Hits[0].Text != tc.want {
 			t.Errorf("%q: best hit %+v, want %q", tc.q, p.Hits, tc.want)
 		}
+	}
+}
+
+// TestImportFollowAsAProcess runs `mnemo import --from claude-code --follow`
+// (this test binary standing in for mnemo) while a session writes its
+// transcript: each new line is stored once, and only when whole; another
+// command reads the records meanwhile (the follow holds the store and shares
+// it); SIGINT ends the follow with the summary of everything it stored.
+func TestImportFollowAsAProcess(t *testing.T) {
+	c := newTestCLI(t)
+	dir := filepath.Join(c.home, "claude", "projects", "-home-ann-src-shop")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	session := filepath.Join(dir, "s1.jsonl")
+	line := func(uuid, text string) string {
+		return `{"type":"user","sessionId":"s1","cwd":"/home/ann/src/shop","uuid":"` + uuid +
+			`","parentUuid":null,"timestamp":"2025-07-01T09:00:00Z","message":{"role":"user","content":"` + text + `"}}` + "\n"
+	}
+	write := func(text string) {
+		f, err := os.OpenFile(session, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(text); err != nil {
+			t.Fatal(err)
+		}
+		_ = f.Close()
+	}
+	write(line("u1", "Why does the checkout test fail?") + line("u2", "It sleeps two seconds."))
+
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, "import", "--from", "claude-code", "--follow", filepath.Join(c.home, "claude"))
+	cmd.Env = shellEnv(t, c)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill() }()
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	expect := func(want string) {
+		t.Helper()
+		deadline := time.After(15 * time.Second)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("the follow ended before saying %q", want)
+				}
+				if strings.Contains(l, want) {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("the follow did not say %q within 15 s", want)
+			}
+		}
+	}
+	expect("stored 2 new records (0 already held); following")
+
+	third := line("u3", "Remove the sleep then.")
+	write(third[:30]) // a session in the middle of writing a line
+	time.Sleep(1500 * time.Millisecond)
+	write(third[30:])
+	expect("stored 1 new record (3 in all)")
+
+	var page contract.ListPage
+	c.okJSON(&page, "", "list")
+	if len(page.Items) != 3 {
+		t.Fatalf("list while the follow holds the store: %d records, want 3", len(page.Items))
+	}
+	for _, it := range page.Items {
+		if it.Kind != contract.KindConversation {
+			t.Errorf("record %s is a %s", it.ID, it.Kind)
+		}
+	}
+
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() {
+		for range lines {
+		}
+		done <- cmd.Wait()
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the follow after SIGINT: %v (stdout %s)", err, stdout.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the follow did not end within 10 s of SIGINT")
+	}
+	var sum importer.Summary
+	if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil || sum.Stored != 3 || sum.Failed != 0 || len(sum.Skipped) != 0 {
+		t.Fatalf("summary %q: %+v %v", stdout.String(), sum, err)
+	}
+}
+
+func TestImportFollowNeedsClaudeCode(t *testing.T) {
+	c := newTestCLI(t)
+	for _, args := range [][]string{
+		{"import", "--follow", "ingest/testdata/chatgpt/conversations.json", "--from", "chatgpt"},
+		{"import", "--follow", "--dry-run", "--from", "claude-code", "ingest/testdata/claude-code"},
+	} {
+		r := c.run("", args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "--follow goes with --from claude-code") {
+			t.Errorf("%v: exit %d, %q", args, r.code, r.stderr)
+		}
+	}
+	if r := c.run("", "import", "--follow", "-"); r.code != 2 || !strings.Contains(r.stderr, "--follow go with --from SOURCE") {
+		t.Errorf("import --follow of JSONL: exit %d, %q", r.code, r.stderr)
 	}
 }

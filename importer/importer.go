@@ -169,6 +169,9 @@ type Importer struct {
 	OnProgress func(bytesRead int64, records int)
 	// Logger, when set, receives per-batch timings (--debug).
 	Logger *slog.Logger
+	// Trickle keeps the search index up with the records as they arrive (a
+	// follow's small imports), where an import otherwise defers it to its end.
+	Trickle bool
 
 	summary    Summary
 	supersedes []pendingSupersede
@@ -245,7 +248,7 @@ func (im *Importer) Run(ctx context.Context, r io.Reader) (Summary, error) {
 	im.summary.Errors = []LineError{}
 	// A local store defers its search index while the lines arrive and
 	// catches up once they are in (engine/bolt's SetBulk).
-	if b, ok := im.Engine.(interface{ SetBulk(bool) }); ok {
+	if b, ok := im.Engine.(interface{ SetBulk(bool) }); ok && !im.Trickle {
 		b.SetBulk(true)
 		defer b.SetBulk(false)
 	}
