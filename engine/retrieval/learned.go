@@ -133,7 +133,7 @@ func riIndex(w string, dim int) (idx [riNonZero]int32, neg [riNonZero]bool) {
 
 // Learn learns generation gen from texts. The same texts (in any order)
 // give the same model: beyond cfg.MaxDocs a sample is kept by the texts'
-// hashes, and the sums run in the texts' hash order. It costs
+// sampling keys (sampleKey), and the sums run in the texts' hash order. It costs
 // O(docs x distinct words x Dim) time and MaxVocab x Dim x 4 bytes while
 // learning (a quarter of that after).
 func Learn(ctx context.Context, texts []string, gen uint64, cfg LearnConfig) (*LearnedModel, error) {
@@ -148,15 +148,35 @@ func Learn(ctx context.Context, texts []string, gen uint64, cfg LearnConfig) (*L
 	for _, t := range texts {
 		docs = append(docs, doc{featureHash('d', t, ""), t})
 	}
-	slices.SortFunc(docs, func(a, b doc) int {
+	byHash := func(a, b doc) int {
 		if c := cmp.Compare(a.h, b.h); c != 0 {
 			return c
 		}
 		return strings.Compare(a.text, b.text)
-	})
-	if cfg.MaxDocs > 0 && len(docs) > cfg.MaxDocs {
-		docs = docs[:cfg.MaxDocs] // the hash order is a uniform sample
 	}
+	if cfg.MaxDocs > 0 && len(docs) > cfg.MaxDocs {
+		// The lowest sampling keys are a uniform sample of the texts,
+		// copies included (LearnSample keeps the same ones from a stream).
+		var s sampleCopies
+		keyed := make([]sampled, len(docs))
+		for i, d := range docs {
+			keyed[i] = sampled{s.key(d.h), d.text}
+		}
+		slices.SortFunc(keyed, func(a, b sampled) int {
+			if a.less(b) {
+				return -1
+			}
+			if b.less(a) {
+				return 1
+			}
+			return 0
+		})
+		docs = docs[:cfg.MaxDocs]
+		for i, k := range keyed[:cfg.MaxDocs] {
+			docs[i] = doc{featureHash('d', k.text, ""), k.text}
+		}
+	}
+	slices.SortFunc(docs, byHash)
 	// Pass 1: document frequencies.
 	df := map[string]int32{}
 	toks := make([][]string, len(docs))
@@ -557,12 +577,39 @@ func l2f(v []float32) float64 {
 }
 
 // LearnSample keeps the texts Learn would sample from a stream too large to
-// hold: the max texts with the lowest hashes (all of them up to max), so
-// feeding it every text of a store and learning from Texts gives the model
+// hold: the max texts with the lowest sampling keys (all of them up to max),
+// so feeding it every text of a store and learning from Texts gives the model
 // Learn gives from all the texts at once.
 type LearnSample struct {
-	max  int
-	heap []sampled // a max-heap on (hash, text)
+	max    int
+	heap   []sampled // a max-heap on (key, text)
+	copies sampleCopies
+}
+
+// sampleCopies gives each text its sampling key: its hash for its first
+// copy, and for its k-th copy a hash of (hash, k). A sample by lowest key
+// then keeps the copies of a repeated text in proportion to how often it is
+// repeated, whatever order the texts come in. Keyed by its hash alone, a
+// text was kept with all its copies or not at all: past MaxDocs, a line of
+// small talk said a thousand times ("Same here, honestly.") was often left
+// out whole, its words were missing from the model, and a missing word
+// counts as the rarest (Specificity), so small talk ranked with the turns
+// that name a place or a pet.
+type sampleCopies struct {
+	seen map[uint64]uint32
+}
+
+// key is the sampling key of the next copy of the text of hash h.
+func (s *sampleCopies) key(h uint64) uint64 {
+	if s.seen == nil {
+		s.seen = map[uint64]uint32{}
+	}
+	k := s.seen[h]
+	s.seen[h] = k + 1
+	if k == 0 {
+		return h
+	}
+	return mix64(h ^ mix64(uint64(k)))
 }
 
 type sampled struct {
@@ -579,7 +626,7 @@ func NewLearnSample(max int) *LearnSample { return &LearnSample{max: max} }
 
 // Add offers a text; it is copied only when kept.
 func (s *LearnSample) Add(text string) {
-	x := sampled{featureHash('d', text, ""), text}
+	x := sampled{s.copies.key(featureHash('d', text, "")), text}
 	if s.max > 0 && len(s.heap) >= s.max {
 		if !x.less(s.heap[0]) {
 			return

@@ -3,6 +3,8 @@ package retrieval
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -147,6 +149,57 @@ func TestLearnSampleLearnsWhatLearnSamples(t *testing.T) {
 	}
 	if a.ID() != b.ID() || a.Docs() != 5 {
 		t.Errorf("learned from the sample %s (%d texts), from all %s (%d)", b.ID(), b.Docs(), a.ID(), a.Docs())
+	}
+}
+
+// A text said many times keeps its copies in the sample in proportion to
+// how often it is said, whatever the order the texts come in: keyed by the
+// text alone, its copies were all kept or all left out, and a word left out
+// counts as the rarest.
+func TestLearnSampleKeepsCopiesInProportion(t *testing.T) {
+	const said, unique, keep = 1000, 2000, 300
+	var texts []string
+	for i := range unique {
+		texts = append(texts, fmt.Sprintf("note %d about the cello", i))
+	}
+	for range said {
+		texts = append(texts, "Same here, honestly.")
+	}
+	cfg := DefaultLearnConfig()
+	cfg.MaxDocs = keep
+	count := func(order []string) (int, string) {
+		s := NewLearnSample(keep)
+		for _, x := range order {
+			s.Add(x)
+		}
+		n := 0
+		for _, x := range s.Texts() {
+			if x == "Same here, honestly." {
+				n++
+			}
+		}
+		m, err := Learn(context.Background(), s.Texts(), 1, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n, m.ID()
+	}
+	n, id := count(texts)
+	// 1000 of 3000 texts: a third of the sample, give or take.
+	if n < keep/6 || n > keep/2 {
+		t.Errorf("the sample of %d holds %d copies of a text that is a third of the texts", keep, n)
+	}
+	shuffled := slices.Clone(texts)
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	if n2, id2 := count(shuffled); n2 != n || id2 != id {
+		t.Errorf("another order kept %d copies (model %s), first %d (%s)", n2, id2, n, id)
+	}
+	all, err := Learn(context.Background(), shuffled, 1, cfg)
+	if err != nil || all.ID() != id {
+		t.Errorf("Learn of every text: %s %v, the sample's %s", all.ID(), err, id)
+	}
+	if sp := all.Specificity("Same here, honestly."); sp > 0.5 {
+		t.Errorf("small talk said a thousand times has specificity %.2f", sp)
 	}
 }
 
