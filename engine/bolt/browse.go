@@ -42,7 +42,7 @@ func (t *table) rowVal(field string, r *row) bval {
 		}
 		return bval{ok: true, f: r.conf}
 	case contract.BrowseFieldNamespace:
-		return bval{ok: true, s: t.ns.val(r.ns)}
+		return bval{ok: true, s: t.ns.Val(r.ns)}
 	case contract.BrowseFieldKind:
 		return bval{ok: true, s: string(kindByCode[r.kind])}
 	case contract.BrowseFieldStatus:
@@ -86,7 +86,7 @@ func (t *table) compareRows(order []contract.SortKey, a, b *row) int {
 			return c
 		}
 	}
-	return strings.Compare(t.ids.val(a.idv), t.ids.val(b.idv))
+	return strings.Compare(t.ids.Val(a.idv), t.ids.Val(b.idv))
 }
 
 // cursorVals converts a decoded cursor key to comparable values.
@@ -121,7 +121,7 @@ func (t *table) afterCursor(order []contract.SortKey, key []bval, id string, r *
 			return c > 0
 		}
 	}
-	return t.ids.val(r.idv) > id
+	return t.ids.Val(r.idv) > id
 }
 
 // browsePlan is a browse query compiled against the table.
@@ -374,9 +374,9 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 					return nil
 				}
 				if p.content != nil {
-					text, ok := recordText(recs.Get([]byte(t.ids.val(r.idv))))
+					text, ok := recordText(recs.Get([]byte(t.ids.Val(r.idv))))
 					if !ok {
-						return contract.EngineErr("record %s is corrupt", t.ids.val(r.idv))
+						return contract.EngineErr("record %s is corrupt", t.ids.Val(r.idv))
 					}
 					if !p.content.admits(contract.FoldCase(text)) {
 						return nil

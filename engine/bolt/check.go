@@ -222,7 +222,7 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 				tbl.disagree("record %s is missing from the table", id)
 			case ord != r.ord || !e.t.alive[ord]:
 				tbl.disagree("record %s has ordinal %d in the table, %d in the store", id, ord, r.ord)
-			case statusByCode[e.t.rows[ord].status] != r.status || e.t.ns.val(e.t.rows[ord].ns) != r.ns ||
+			case statusByCode[e.t.rows[ord].status] != r.status || e.t.ns.Val(e.t.rows[ord].ns) != r.ns ||
 				e.t.rows[ord].updated != r.updated:
 				tbl.disagree("record %s: the table's status, namespace or updated_at differ", id)
 			}

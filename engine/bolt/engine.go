@@ -509,6 +509,12 @@ func (e *Engine) load() error {
 	e.goBackground(func() {
 		defer close(e.derivedReady)
 		if err := e.loadTable(); err != nil {
+			if e.closed.Load() {
+				// A short command closed the store before its table was
+				// needed: the load stopped, nothing failed.
+				e.log.Debug("the table's load stopped at close", "err", err)
+				return
+			}
 			e.log.Error("loading the store's tables failed", "err", err)
 			return
 		}

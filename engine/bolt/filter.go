@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/strtab"
 )
 
 // rowFilter is a MetaFilter compiled against the table's dictionaries: every
@@ -29,10 +30,10 @@ func (p *rowFilter) match(r *row) bool {
 }
 
 // valueSet decides each interned value of a dictionary once.
-func valueSet(d *strtab, admit func(v string) bool) []bool {
-	ok := make([]bool, d.len())
-	for i := 1; i < d.len(); i++ {
-		ok[i] = admit(d.val(uint32(i)))
+func valueSet(d *strtab.Table, admit func(v string) bool) []bool {
+	ok := make([]bool, d.Len())
+	for i := 1; i < d.Len(); i++ {
+		ok[i] = admit(d.Val(uint32(i)))
 	}
 	return ok
 }
@@ -47,7 +48,7 @@ func (t *table) compileFilter(f contract.MetaFilter, ranked bool) rowFilter {
 		if want == nil {
 			return
 		}
-		id, ok := t.str[col].lookup(*want)
+		id, ok := t.str[col].Lookup(*want)
 		if !ok {
 			p.none = true
 			return

@@ -189,7 +189,7 @@ func (e *Engine) writeTotals(tx *bbolt.Tx) error {
 		return err
 	}
 	for ns, c := range e.t.nsTotal {
-		if err := b.Put([]byte(e.t.ns.val(ns)), putU64(c)); err != nil {
+		if err := b.Put([]byte(e.t.ns.Val(ns)), putU64(c)); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/strtab"
 	"mnemo/engine/internal/metacodec"
 )
 
@@ -81,12 +82,12 @@ type table struct {
 	expiring int
 	// ids interns the records' ids; ordOf[v] is 1 + the ordinal of the
 	// live record with id value v, 0 when none is.
-	ids      *strtab
+	ids      *strtab.Table
 	ordOf    []uint32
-	ns       *strtab
+	ns       *strtab.Table
 	nsVals   []contract.Namespace // parsed namespaces by ns id
-	str      [numStrCols]*strtab
-	tags     *strtab
+	str      [numStrCols]*strtab.Table
+	tags     *strtab.Table
 	tagArena []uint32
 
 	// counters[facet][ns][value] is the number of live records at namespace
@@ -119,12 +120,12 @@ const numFacets = 15
 func (t *table) facetIndex(f contract.Facet) int { return slices.Index(t.facets, f) }
 
 func newTable() *table {
-	t := &table{ids: newStrtab(), ordOf: []uint32{0, 0}, ns: newStrtab(), tags: newStrtab(), nsTotal: map[uint32]uint64{}}
+	t := &table{ids: strtab.New(), ordOf: []uint32{0, 0}, ns: strtab.New(), tags: strtab.New(), nsTotal: map[uint32]uint64{}}
 	t.nsVals = []contract.Namespace{contract.Root()}
 	t.nsDefault = []bool{false}
 	t.facets = contract.Facets()
 	for i := range t.str {
-		t.str[i] = newStrtab()
+		t.str[i] = strtab.New()
 	}
 	for i := range t.counters {
 		t.counters[i] = map[uint32]map[uint32]uint64{}
@@ -136,10 +137,10 @@ func newTable() *table {
 
 func (t *table) internNS(ns contract.Namespace) uint32 {
 	s := ns.String()
-	if id, ok := t.ns.lookup(s); ok {
+	if id, ok := t.ns.Lookup(s); ok {
 		return id
 	}
-	id := t.ns.intern(s)
+	id := t.ns.Intern(s)
 	t.nsVals = append(t.nsVals, ns)
 	t.nsDefault = append(t.nsDefault, contract.AdmittedBy(nil, ns))
 	return id
@@ -148,7 +149,7 @@ func (t *table) internNS(ns contract.Namespace) uint32 {
 // namespaceOf returns the parsed namespace for its printed form, reusing the
 // table's values so decoding a page does not parse namespaces again.
 func (t *table) namespaceOf(s string) contract.Namespace {
-	if id, ok := t.ns.lookup(s); ok {
+	if id, ok := t.ns.Lookup(s); ok {
 		return t.nsVals[id]
 	}
 	ns, err := contract.ParseNamespace(s)
@@ -160,7 +161,7 @@ func (t *table) namespaceOf(s string) contract.Namespace {
 
 // ordOfID is the ordinal of the live record with this id.
 func (t *table) ordOfID(id string) (uint32, bool) {
-	v, ok := t.ids.lookup(id)
+	v, ok := t.ids.Lookup(id)
 	if !ok || t.ordOf[v] == 0 {
 		return 0, false
 	}
@@ -168,13 +169,13 @@ func (t *table) ordOfID(id string) (uint32, bool) {
 }
 
 // idOf is the id of the record at ord (live or not yet overwritten).
-func (t *table) idOf(ord uint32) string { return t.ids.val(t.rows[ord].idv) }
+func (t *table) idOf(ord uint32) string { return t.ids.Val(t.rows[ord].idv) }
 
 // rowTags are a row's tag ids.
 func (t *table) rowTags(r *row) []uint32 { return t.tagArena[r.tagOff : r.tagOff+uint32(r.tagN)] }
 
 func (t *table) rowOf(id string, s *storedRecord) row {
-	r := row{idv: t.ids.intern(id), kind: kindCode(s.kind), status: statusCode(s.status), source: metacodec.SourceCode(s.meta.SourceKindOf()),
+	r := row{idv: t.ids.Intern(id), kind: kindCode(s.kind), status: statusCode(s.status), source: metacodec.SourceCode(s.meta.SourceKindOf()),
 		ns: t.internNS(s.meta.Namespace), created: s.created, updated: s.updated, observed: noTime,
 		obsMs: noTime, conf: s.confidence, expires: noTime}
 	if s.expires != noTime {
@@ -182,13 +183,13 @@ func (t *table) rowOf(id string, s *storedRecord) row {
 	}
 	for i, v := range strColValues(&s.meta) {
 		if v != nil {
-			r.str[i] = t.str[i].intern(*v)
+			r.str[i] = t.str[i].Intern(*v)
 		}
 	}
 	if len(s.meta.Tags) > 0 {
 		r.tagOff, r.tagN = uint32(len(t.tagArena)), uint16(len(s.meta.Tags))
 		for _, tag := range s.meta.Tags {
-			t.tagArena = append(t.tagArena, t.tags.intern(tag))
+			t.tagArena = append(t.tagArena, t.tags.Intern(tag))
 		}
 	}
 	if s.meta.ObservedAt != nil {
@@ -462,10 +463,10 @@ func (t *table) valueSpace(f contract.Facet) int {
 	case contract.FacetNamespace:
 		return len(t.nsVals)
 	case contract.FacetTag:
-		return t.tags.len()
+		return t.tags.Len()
 	}
 	c, _ := facetColumn(f)
-	return t.str[c].len()
+	return t.str[c].Len()
 }
 
 // facetValueIDs returns the row's value ids for a facet (dictionary ids, or
@@ -531,12 +532,12 @@ func (t *table) facetValueName(f contract.Facet, v uint32) string {
 	case contract.FacetStatus:
 		return string(statusByCode[v])
 	case contract.FacetNamespace:
-		return t.ns.val(v)
+		return t.ns.Val(v)
 	case contract.FacetTag:
-		return t.tags.val(v)
+		return t.tags.Val(v)
 	}
 	c, _ := facetColumn(f)
-	return t.str[c].val(v)
+	return t.str[c].Val(v)
 }
 
 // nsAdmitted evaluates a reach once per interned namespace (id 0 is the

@@ -18,6 +18,8 @@ import (
 	"mnemo/contract"
 	"mnemo/engine/bolt/internal/feed"
 	"mnemo/engine/bolt/internal/fileio"
+	"mnemo/engine/bolt/internal/sections"
+	"mnemo/engine/bolt/internal/strtab"
 )
 
 // The table is saved beside mnemo.db (tableFileName) as the raw arrays it
@@ -32,8 +34,10 @@ import (
 // the feed keeps is not used: the table is rebuilt from the records, as
 // before, and saved.
 //
-// Layout, little-endian: a header (magic, version, row size, feedSeq,
-// nextOrd, header crc), then sections, each u64 length, bytes, u32 crc.
+// Layout, little-endian: a header page (magic, version, row size, feedSeq,
+// nextOrd, header crc), then the table's arrays as the sections of package
+// sections (each checksummed, with room to grow in the mapping), the
+// dictionaries as package strtab writes them.
 const (
 	tableFileName    = "table.snap"
 	tableMagic       = "MNEMOTBL"
@@ -47,195 +51,15 @@ const tableSaveLag = 1000
 
 func tablePath(dir string) string { return filepath.Join(dir, tableFileName) }
 
-// bytesOf views a slice of a pointer-free type as its bytes.
-func bytesOf[T any](s []T) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
-}
-
-// Sections sit at page boundaries, each a 64-byte head (length, room,
-// crc32c) and then its bytes, then room to grow left as a hole in the file
-// (it takes no disk): the file is mapped copy-on-write and its arrays used
-// in place, so appending a record writes into the mapping instead of
-// copying a million rows into the heap.
-const (
-	sectionAlign = 4096
-	sectionHead  = 64
-)
-
-// sectionWriter writes sections at their offsets in f.
-type sectionWriter struct {
-	f   *os.File
-	off int64
-	err error
-}
-
-func alignUp(n int64) int64 { return (n + sectionAlign - 1) / sectionAlign * sectionAlign }
-
-// roomFor is the growth room a section of n bytes of elements of size
-// elem gets: an eighth, and at least a page.
-func roomFor(n, elem int64) int64 {
-	r := max(n/8, sectionAlign)
-	return r / elem * elem
-}
-
-// write puts one section whose bytes come from fill (called with a writer
-// at the section's start; it returns the crc of what it wrote).
-func (s *sectionWriter) write(n, elem int64, fill func(at int64) (uint32, error)) {
-	if s.err != nil {
-		return
-	}
-	crc, err := fill(s.off + sectionHead)
-	if err != nil {
-		s.err = err
-		return
-	}
-	room := roomFor(n, elem)
-	head := make([]byte, sectionHead)
-	binary.LittleEndian.PutUint64(head, uint64(n))
-	binary.LittleEndian.PutUint64(head[8:], uint64(room))
-	binary.LittleEndian.PutUint32(head[16:], crc)
-	if _, s.err = s.f.WriteAt(head, s.off); s.err != nil {
-		return
-	}
-	s.off = alignUp(s.off + sectionHead + n + room)
-}
-
-func putSection[T any](s *sectionWriter, v []T) {
-	b := bytesOf(v)
-	s.write(int64(len(b)), int64(unsafe.Sizeof(*new(T))), func(at int64) (uint32, error) {
-		_, err := s.f.WriteAt(b, at)
-		return crc32.Checksum(b, fileio.Castagnoli), err
-	})
-}
-
-// finish makes the last section's room part of the file.
-func (s *sectionWriter) finish() error {
-	if s.err != nil {
-		return s.err
-	}
-	return s.f.Truncate(s.off)
-}
-
-// sectionReader hands out the sections of a mapped file in place. Their
-// checksums are checked by verify, beside the table's own checks of what
-// the sections hold (adopt; every such check is bounds-safe on any bytes),
-// so that the two halves of a load run on two cores: at 1M the checksums
-// of 290 MB take about 50 ms and adopt about 40. Nothing read is used
-// before both have passed.
-type sectionReader struct {
-	data []byte
-	off  int
-	err  error
-	sums []sectionSum
-}
-
-// sectionSum is a section's bytes and the crc32c written with them.
-type sectionSum struct {
-	b    []byte
-	want uint32
-}
-
-// verify checks every section handed out against its checksum.
-func (s *sectionReader) verify() error {
-	for _, c := range s.sums {
-		if crc32.Checksum(c.b, fileio.Castagnoli) != c.want {
-			return errors.New("a section's checksum does not match")
-		}
-	}
-	return nil
-}
-
-// section is the next section as a slice of T over the mapping, with its
-// room as capacity.
-func section[T any](s *sectionReader) []T {
-	if s.err != nil {
-		return nil
-	}
-	size := int(unsafe.Sizeof(*new(T)))
-	if s.off+sectionHead > len(s.data) {
-		s.err = errors.New("the file ends before its sections do")
-		return nil
-	}
-	head := s.data[s.off:]
-	n, room := binary.LittleEndian.Uint64(head), binary.LittleEndian.Uint64(head[8:])
-	start := s.off + sectionHead
-	if n > uint64(len(s.data)) || room > uint64(len(s.data)) || uint64(start)+n+room > uint64(len(s.data)) ||
-		n%uint64(size) != 0 || room%uint64(size) != 0 {
-		s.err = fmt.Errorf("a section of %d bytes does not fit", n)
-		return nil
-	}
-	b := s.data[start : start+int(n)]
-	s.sums = append(s.sums, sectionSum{b, binary.LittleEndian.Uint32(head[16:])})
-	s.off = int(alignUp(int64(start) + int64(n) + int64(room)))
-	k, c := int(n)/size, int(n+room)/size
-	if c == 0 {
-		return make([]T, 0)
-	}
-	return unsafe.Slice((*T)(unsafe.Pointer(&s.data[start])), c)[:k]
-}
-
-func one[T any](s *sectionReader) T {
-	v := section[T](s)
-	if s.err == nil && len(v) != 1 {
-		s.err = errors.New("a scalar section holds more than one value")
-	}
-	if len(v) != 1 {
-		var zero T
-		return zero
-	}
-	return v[0]
-}
-
-// putMasked writes a dictionary's bytes with the values used does not
-// mark as zeros: the offsets, and so every other value, stay as they are.
-func (s *sectionWriter) putMasked(d *strtab, used []bool) {
-	if used == nil {
-		putSection(s, d.data)
-		return
-	}
-	s.write(int64(len(d.data)), 1, func(at int64) (uint32, error) {
-		crc := uint32(0)
-		buf := make([]byte, 0, 1<<20)
-		flush := func() error {
-			crc = crc32.Update(crc, fileio.Castagnoli, buf)
-			_, err := s.f.WriteAt(buf, at)
-			at += int64(len(buf))
-			buf = buf[:0]
-			return err
-		}
-		for id := 1; id < d.len(); id++ {
-			v := d.data[d.offs[id]:d.offs[id+1]]
-			for len(v) > 0 {
-				k := min(len(v), cap(buf)-len(buf))
-				if used[id] {
-					buf = append(buf, v[:k]...)
-				} else {
-					buf = append(buf, make([]byte, k)...)
-				}
-				v = v[k:]
-				if len(buf) == cap(buf) {
-					if err := flush(); err != nil {
-						return 0, err
-					}
-				}
-			}
-		}
-		return crc, flush()
-	})
-}
-
 // usedValues marks, per dictionary, the values a live row refers to; nil
 // when no row has left the table (every value is then used).
 func (t *table) usedValues() (ids, tags []bool, str [numStrCols][]bool) {
 	if t.dropped == 0 {
 		return
 	}
-	ids, tags = make([]bool, t.ids.len()), make([]bool, t.tags.len())
+	ids, tags = make([]bool, t.ids.Len()), make([]bool, t.tags.Len())
 	for c := range str {
-		str[c] = make([]bool, t.str[c].len())
+		str[c] = make([]bool, t.str[c].Len())
 	}
 	for ord, alive := range t.alive {
 		if !alive {
@@ -251,53 +75,6 @@ func (t *table) usedValues() (ids, tags []bool, str [numStrCols][]bool) {
 		}
 	}
 	return
-}
-
-func (t *table) writeStrtab(s *sectionWriter, d *strtab, used []bool) {
-	s.putMasked(d, used)
-	putSection(s, d.offs)
-	putSection(s, []uint32{d.empty})
-	putSection(s, []uint64{d.key})
-	putSection(s, d.slots)
-}
-
-func readStrtab(s *sectionReader) *strtab {
-	d := newStrtab()
-	d.data = section[byte](s)
-	d.offs = section[uint32](s)
-	d.empty = one[uint32](s)
-	if s.err != nil {
-		return d
-	}
-	if len(d.offs) < 2 || d.offs[0] != 0 || uint64(d.offs[len(d.offs)-1]) != uint64(len(d.data)) {
-		s.err = errors.New("a dictionary's offsets do not fit its bytes")
-		return d
-	}
-	for i := 1; i < len(d.offs); i++ {
-		if d.offs[i] < d.offs[i-1] {
-			s.err = errors.New("a dictionary's offsets go backwards")
-			return d
-		}
-	}
-	d.key = one[uint64](s)
-	d.slots = section[uint32](s)
-	if s.err != nil {
-		return d
-	}
-	if int(d.empty) >= d.len() {
-		s.err = errors.New("a dictionary's empty value is out of range")
-		return d
-	}
-	// The slots must be a power of two with at least half of them empty (as
-	// intern keeps them), so a probe always ends. The section's checksum
-	// says they are the ones written; walking four million of them to
-	// recount took a fifth of the load.
-	if n := len(d.slots); n == 0 || n&(n-1) != 0 || 2*d.len() > n {
-		s.err = errors.New("a dictionary's hash does not fit its values")
-		return d
-	}
-	d.slots = d.slots[:len(d.slots):len(d.slots)]
-	return d
 }
 
 // counterTriples flattens a facet's per-namespace counters, sorted by
@@ -342,28 +119,28 @@ func (e *Engine) saveTable(feedSeq uint64) error {
 		if _, err := f.WriteAt(hdr, 0); err != nil {
 			return err
 		}
-		s := &sectionWriter{f: f, off: sectionAlign}
-		putSection(s, t.rows)
-		putSection(s, t.alive)
-		putSection(s, []int64{int64(t.live), int64(t.expiring)})
-		t.writeStrtab(s, t.ids, usedIDs)
-		putSection(s, t.ordOf)
+		s := sections.NewWriter(f)
+		sections.Put(s, t.rows)
+		sections.Put(s, t.alive)
+		sections.Put(s, []int64{int64(t.live), int64(t.expiring)})
+		t.ids.Write(s, usedIDs)
+		sections.Put(s, t.ordOf)
 		// Namespaces stay: they name places, not a record's content, and
 		// each must parse when read back.
-		t.writeStrtab(s, t.ns, nil)
+		t.ns.Write(s, nil)
 		for c, d := range t.str {
-			t.writeStrtab(s, d, usedStr[c])
+			d.Write(s, usedStr[c])
 		}
-		t.writeStrtab(s, t.tags, usedTags)
-		putSection(s, t.tagArena)
+		t.tags.Write(s, usedTags)
+		sections.Put(s, t.tagArena)
 		for fi := range numFacets {
-			putSection(s, t.counterTriples(fi))
-			putSection(s, t.global[fi])
-			putSection(s, t.dflt[fi])
-			putSection(s, pairsOf(t.missing[fi]))
+			sections.Put(s, t.counterTriples(fi))
+			sections.Put(s, t.global[fi])
+			sections.Put(s, t.dflt[fi])
+			sections.Put(s, pairsOf(t.missing[fi]))
 		}
-		putSection(s, pairsOf(t.nsTotal))
-		return s.finish()
+		sections.Put(s, pairsOf(t.nsTotal))
+		return s.Finish()
 	})
 	if err == nil {
 		e.tables.saved, e.tables.savedOK = feedSeq, true
@@ -407,7 +184,7 @@ func readTableFile(path string, nextOrd uint32) (*table, uint64, error) {
 }
 
 func parseTableFile(data []byte, nextOrd uint32) (*table, uint64, error) {
-	if len(data) < sectionAlign || string(data[:8]) != tableMagic {
+	if len(data) < sections.Align || string(data[:8]) != tableMagic {
 		return nil, 0, errors.New("not a table file")
 	}
 	hdr := data[:tableHeaderSize]
@@ -425,33 +202,33 @@ func parseTableFile(data []byte, nextOrd uint32) (*table, uint64, error) {
 	if fileNext > nextOrd {
 		return nil, 0, fmt.Errorf("table file names ordinal %d, the store's next is %d", fileNext, nextOrd)
 	}
-	s := &sectionReader{data: data, off: sectionAlign}
+	s := sections.NewReader(data)
 	t := newTable()
-	t.rows = section[row](s)
-	t.alive = section[bool](s)
-	counts := section[int64](s)
-	t.ids = readStrtab(s)
-	t.ordOf = section[uint32](s)
-	t.ns = readStrtab(s)
+	t.rows = sections.Next[row](s)
+	t.alive = sections.Next[bool](s)
+	counts := sections.Next[int64](s)
+	t.ids = strtab.Read(s)
+	t.ordOf = sections.Next[uint32](s)
+	t.ns = strtab.Read(s)
 	for i := range t.str {
-		t.str[i] = readStrtab(s)
+		t.str[i] = strtab.Read(s)
 	}
-	t.tags = readStrtab(s)
-	t.tagArena = section[uint32](s)
+	t.tags = strtab.Read(s)
+	t.tagArena = sections.Next[uint32](s)
 	var triples [numFacets][]uint32
 	var missing [numFacets][]uint32
 	for fi := range numFacets {
-		triples[fi] = section[uint32](s)
-		t.global[fi] = section[uint32](s)
-		t.dflt[fi] = section[uint32](s)
-		missing[fi] = section[uint32](s)
+		triples[fi] = sections.Next[uint32](s)
+		t.global[fi] = sections.Next[uint32](s)
+		t.dflt[fi] = sections.Next[uint32](s)
+		missing[fi] = sections.Next[uint32](s)
 	}
-	totals := section[uint32](s)
-	if s.err != nil {
-		return nil, 0, fmt.Errorf("table file: %w", s.err)
+	totals := sections.Next[uint32](s)
+	if err := s.Err(); err != nil {
+		return nil, 0, fmt.Errorf("table file: %w", err)
 	}
 	sums := make(chan error, 1)
-	go func() { sums <- s.verify() }()
+	go func() { sums <- s.Verify() }()
 	aerr := t.adopt(counts, triples, missing, totals)
 	if err := <-sums; err != nil {
 		return nil, 0, fmt.Errorf("table file: %w", err)
@@ -465,12 +242,12 @@ func parseTableFile(data []byte, nextOrd uint32) (*table, uint64, error) {
 // adopt checks that the arrays read fit together (every reference in
 // range, so nothing can be misread) and rebuilds what was left out.
 func (t *table) adopt(counts []int64, triples, missing [numFacets][]uint32, totals []uint32) error {
-	if len(t.alive) != len(t.rows) || len(counts) != 2 || len(totals)%2 != 0 || len(t.ordOf) < t.ids.len() {
+	if len(t.alive) != len(t.rows) || len(counts) != 2 || len(totals)%2 != 0 || len(t.ordOf) < t.ids.Len() {
 		return errors.New("its arrays disagree in length")
 	}
 	t.live, t.expiring = int(counts[0]), int(counts[1])
-	for i := 1; i < t.ns.len(); i++ {
-		ns, err := contract.ParseNamespace(t.ns.val(uint32(i)))
+	for i := 1; i < t.ns.Len(); i++ {
+		ns, err := contract.ParseNamespace(t.ns.Val(uint32(i)))
 		if err != nil {
 			return fmt.Errorf("namespace %d: %w", i, err)
 		}
@@ -479,18 +256,18 @@ func (t *table) adopt(counts []int64, triples, missing [numFacets][]uint32, tota
 	}
 	for ord := range t.rows {
 		r := &t.rows[ord]
-		if int(r.ns) >= t.ns.len() || int(r.idv) >= t.ids.len() || uint64(r.tagOff)+uint64(r.tagN) > uint64(len(t.tagArena)) ||
+		if int(r.ns) >= t.ns.Len() || int(r.idv) >= t.ids.Len() || uint64(r.tagOff)+uint64(r.tagN) > uint64(len(t.tagArena)) ||
 			int(r.kind) >= len(kindByCode) || int(r.status) >= len(statusByCode) || int(r.source) >= len(sourceKinds) {
 			return fmt.Errorf("row %d refers out of range", ord)
 		}
 		for c, v := range r.str {
-			if int(v) >= t.str[c].len() {
+			if int(v) >= t.str[c].Len() {
 				return fmt.Errorf("row %d refers out of range", ord)
 			}
 		}
 	}
 	for _, v := range t.tagArena {
-		if int(v) >= t.tags.len() {
+		if int(v) >= t.tags.Len() {
 			return errors.New("a tag refers out of range")
 		}
 	}
@@ -509,7 +286,7 @@ func (t *table) adopt(counts []int64, triples, missing [numFacets][]uint32, tota
 			}
 		}
 		for i := 0; i < len(triples[fi]); i += 3 {
-			if int(triples[fi][i]) >= t.ns.len() {
+			if int(triples[fi][i]) >= t.ns.Len() {
 				return errors.New("a counter refers to a namespace out of range")
 			}
 		}

@@ -1,0 +1,120 @@
+package strtab
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"mnemo/engine/bolt/internal/sections"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// strtab must behave as the map and slice it replaced: the same id for the
+// same string, a new id per new string (in order), "" a value of its own,
+// and every earlier value readable after the table grows.
+func TestStrtabAgreesWithAMap(t *testing.T) {
+	d := New()
+	ids := map[string]uint32{}
+	vals := []string{""}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 50_000 {
+		var s string
+		switch rng.IntN(10) {
+		case 0:
+			s = ""
+		case 1, 2:
+			s = vals[rng.IntN(len(vals))]
+		default:
+			s = fmt.Sprintf("value/%d/%x", rng.IntN(40_000), rng.Uint32()%7)
+		}
+		want, seen := ids[s]
+		if !seen {
+			want = uint32(len(vals))
+			vals = append(vals, s)
+			ids[s] = want
+		}
+		if got := d.Intern(s); got != want {
+			t.Fatalf("step %d: intern(%q) = %d, want %d", i, s, got, want)
+		}
+	}
+	if d.Len() != len(vals) {
+		t.Fatalf("%d values, want %d", d.Len(), len(vals))
+	}
+	for id, s := range vals {
+		if got := d.Val(uint32(id)); got != s {
+			t.Fatalf("val(%d) = %q, want %q", id, got, s)
+		}
+		if id == 0 {
+			continue
+		}
+		if got, ok := d.Lookup(s); !ok || got != uint32(id) {
+			t.Fatalf("lookup(%q) = %d %v, want %d", s, got, ok, id)
+		}
+	}
+	if _, ok := d.Lookup("never stored"); ok {
+		t.Fatal("lookup found a string never stored")
+	}
+	if _, ok := New().Lookup(""); ok {
+		t.Fatal(`a new table claims to hold ""`)
+	}
+}
+
+// A table written and read back holds the same ids for the same values, and
+// takes new values after them; the values used does not mark are zeros in
+// the file, their ids kept.
+func TestWriteAndReadBack(t *testing.T) {
+	d := New()
+	for _, s := range []string{"team:acme", "", "secret-forgotten", "go"} {
+		d.Intern(s)
+	}
+	path := filepath.Join(t.TempDir(), "snap")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := sections.NewWriter(f)
+	used := []bool{true, true, true, false, true}
+	d.Write(w, used)
+	if err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "secret-forgotten") {
+		t.Error("a value no live row names was written")
+	}
+	r := sections.NewReader(data)
+	back := Read(r)
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"team:acme", "", "go"} {
+		want, _ := d.Lookup(s)
+		if got, ok := back.Lookup(s); !ok || got != want {
+			t.Errorf("%q: id %d %v, want %d", s, got, ok, want)
+		}
+	}
+	if id := back.Intern("new value"); id != uint32(d.Len()) || back.Val(id) != "new value" {
+		t.Errorf("a new value after reading back: id %d %q", id, back.Val(id))
+	}
+
+	bad := slices.Clone(data)
+	// The offsets' section: make them run backwards.
+	rr := sections.NewReader(bad)
+	sections.Next[byte](rr)
+	offs := sections.Next[uint32](rr)
+	offs[2], offs[3] = offs[3]+1, offs[2]
+	r = sections.NewReader(bad)
+	Read(r)
+	if r.Err() == nil {
+		t.Error("offsets that go backwards were read")
+	}
+}
