@@ -73,7 +73,21 @@ it is whole, until Ctrl-C; the TUI shows it arriving. See docs/import.md.`,
 				}
 			}
 			if src == nil && (place != "" || dryRun || follow) {
-				return usageError("--place, --dry-run and --follow go with --from SOURCE")
+				var given []string
+				for _, f := range []struct {
+					name string
+					set  bool
+				}{{"--place", place != ""}, {"--dry-run", dryRun}, {"--follow", follow}} {
+					if f.set {
+						given = append(given, f.name)
+					}
+				}
+				verb := "goes"
+				if len(given) > 1 {
+					verb = "go"
+				}
+				return usageError(fmt.Sprintf("%s %s with --from SOURCE: %s is read as the contract's JSONL",
+					strings.Join(given, " and "), verb, args[0]))
 			}
 			if follow && (src.Name() != ingest.NewClaudeCodeTail("").Name() || dryRun) {
 				return usageError("--follow goes with --from claude-code (transcripts grow as a session writes them), without --dry-run")

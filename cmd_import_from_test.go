@@ -198,7 +198,7 @@ func TestImportDetection(t *testing.T) {
 		t.Errorf("folder of nothing: exit %d, %s", r.code, r.stderr)
 	}
 	r = c.run("", "import", "--dry-run", "some.jsonl")
-	if r.code != 2 || !strings.Contains(r.stderr, "--place and --dry-run go with --from") {
+	if r.code != 2 || !strings.Contains(r.stderr, "--dry-run goes with --from SOURCE: some.jsonl is read as the contract's JSONL") {
 		t.Errorf("dry run of JSONL: exit %d, %s", r.code, r.stderr)
 	}
 }
@@ -394,7 +394,7 @@ func TestImportFollowNeedsClaudeCode(t *testing.T) {
 			t.Errorf("%v: exit %d, %q", args, r.code, r.stderr)
 		}
 	}
-	if r := c.run("", "import", "--follow", "-"); r.code != 2 || !strings.Contains(r.stderr, "--follow go with --from SOURCE") {
+	if r := c.run("", "import", "--follow", "-"); r.code != 2 || !strings.Contains(r.stderr, "--follow goes with --from SOURCE") {
 		t.Errorf("import --follow of JSONL: exit %d, %q", r.code, r.stderr)
 	}
 }
