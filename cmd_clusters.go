@@ -72,15 +72,15 @@ are different: it stays hidden until a new record joins it (docs/curation.md).`,
 			if err != nil {
 				return err
 			}
-			records, err := curate.Scope(ctx, e, f)
-			if err != nil {
-				return err
-			}
 			dismissed, err := curate.LoadDismissed(a.dismissedPath(), a.storeKey())
 			if err != nil {
 				return contract.ConfigErr("%s", err)
 			}
-			clusters, hidden := dismissed.Visible(curate.Find(records, a.cfg.CurateConfig()))
+			found, records, err := curate.FindIn(ctx, e, f, a.cfg.CurateConfig())
+			if err != nil {
+				return err
+			}
+			clusters, hidden := dismissed.Visible(found)
 			if dismiss != "" {
 				for _, c := range clusters {
 					if c.Key == dismiss {
@@ -111,7 +111,7 @@ are different: it stays hidden until a new record joins it (docs/curation.md).`,
 				}
 				return a.writeJSON(out)
 			}
-			rep := curate.NewReport(len(records), clusters, hidden, limit)
+			rep := curate.NewReport(records, clusters, hidden, limit)
 			return a.answer(rep, func(s *cliout.Screen) { cliout.DrawClusters(s, rep) })
 		},
 	}

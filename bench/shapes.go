@@ -213,7 +213,7 @@ const clustersScope = 10_000
 
 // clustersShape times `mnemo clusters` on a scope of about 10k records (the
 // most recently observed, curate.RecentScope): read with browse to the end
-// and clustered (engine/curate).
+// and clustered, its members then read whole (curate.FindIn).
 func clustersShape(ctx context.Context, e contract.Engine) (shape, error) {
 	filter, err := curate.RecentScope(ctx, e, clustersScope)
 	if err != nil {
@@ -222,16 +222,15 @@ func clustersShape(ctx context.Context, e contract.Engine) (shape, error) {
 	want := -1
 	name := fmt.Sprintf("clusters of a scope (the %d most recently observed records)", clustersScope)
 	return shape{name: name, budget: budgetClusters, apart: true, run: func(ctx context.Context, _ int) (string, error) {
-		rs, err := curate.Scope(ctx, e, filter)
+		cs, n, err := curate.FindIn(ctx, e, filter, curate.DefaultConfig())
 		if err != nil {
 			return "", err
 		}
-		cs := curate.Find(rs, curate.DefaultConfig())
-		note := fmt.Sprintf("%d records, %d clusters", len(rs), len(cs))
-		if want >= 0 && len(rs) != want {
+		note := fmt.Sprintf("%d records, %d clusters", n, len(cs))
+		if want >= 0 && n != want {
 			return wrongAnswer + note + fmt.Sprintf(", want %d records as before", want), nil
 		}
-		want = len(rs)
+		want = n
 		return note, nil
 	}}, nil
 }

@@ -1,6 +1,7 @@
 package curate
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"math"
@@ -112,6 +113,10 @@ type Index struct {
 	// this probe: a set without a map per record added.
 	seen  []uint32
 	probe uint32
+	// lean keeps of each record only what clustering reads (FindIn): its
+	// id, kind, times, status and confidence, beside its words. Clusters
+	// then holds members without their text, and no sides.
+	lean bool
 }
 
 // NewIndex answers an empty index with the given thresholds.
@@ -132,6 +137,83 @@ func Find(records []contract.Record, cfg Config) []Cluster {
 	for _, r := range records {
 		ix.enter(r)
 	}
+	return ix.join()
+}
+
+// FindIn answers Find's clusters of the records a filter's scope holds (as
+// Scope reads them) and how many records that is, reading them a browse page
+// at a time and keeping only what clustering needs of each: its words and
+// values, id, kind, times, status and confidence. Only the members of the
+// clusters found are then read whole (GetRecords). A whole store is clustered
+// with its index in memory, not every record's text at once.
+func FindIn(ctx context.Context, e contract.Engine, filter contract.MetaFilter, cfg Config) ([]Cluster, int, error) {
+	ix := NewIndex(cfg)
+	ix.lean = true
+	n := 0
+	err := eachInScope(ctx, e, filter, func(page []contract.Record) {
+		for _, r := range page {
+			ix.enter(r)
+		}
+		n += len(page)
+	})
+	if err != nil {
+		return nil, n, err
+	}
+	clusters, err := hydrate(ctx, e, filter.Reach, ix.join(), cfg)
+	return clusters, n, err
+}
+
+// hydrate reads the members of lean clusters whole, in their order, and
+// decides the sides of the conflicting ones. A member gone since the scope
+// was read leaves its cluster (renamed by its members left), and a cluster
+// left with one member goes.
+func hydrate(ctx context.Context, e contract.Engine, reach *contract.Reach, clusters []Cluster, cfg Config) ([]Cluster, error) {
+	var ids []string
+	for _, c := range clusters {
+		ids = append(ids, c.IDs()...)
+	}
+	whole := make(map[string]contract.Record, len(ids))
+	for lo := 0; lo < len(ids); lo += contract.MaxGetIDs {
+		recs, err := e.GetRecords(ctx, contract.GetRequest{IDs: ids[lo:min(lo+contract.MaxGetIDs, len(ids))], Reach: reach})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range recs {
+			r.Item = nil // as browse reads them (Scope, Find)
+			whole[r.ID] = r
+		}
+	}
+	kept := clusters[:0]
+	for _, c := range clusters {
+		members := c.Members[:0]
+		for _, m := range c.Members {
+			if r, ok := whole[m.ID]; ok {
+				members = append(members, r)
+			}
+		}
+		if len(members) < 2 {
+			continue
+		}
+		if len(members) < len(c.Members) {
+			c.Key = KeyOf(Cluster{Members: members}.IDs())
+		}
+		c.Members = members
+		if c.Conflict {
+			c.Side = map[string]int{}
+			for i, side := range sidesOf(members, cfg) {
+				c.Side[members[i].ID] = side
+			}
+		}
+		kept = append(kept, c)
+	}
+	clear(clusters[len(kept):])
+	SortClusters(kept)
+	return kept, nil
+}
+
+// join finds the clusters of the records entered (Find).
+func (ix *Index) join() []Cluster {
+	cfg := ix.cfg
 	df := make([]int32, len(ix.vocab))
 	for i := range ix.entries {
 		if e := &ix.entries[i]; !e.gone && len(e.words) >= cfg.MinWords {
@@ -250,10 +332,22 @@ func (ix *Index) enter(r contract.Record) int32 {
 // read reads a record's words into an entry, interning them.
 func (ix *Index) read(r contract.Record) entry {
 	e := entry{rec: r, f: extract(r.Text)}
+	if ix.lean {
+		// Clones, so that nothing kept points into the record's text.
+		e.rec = contract.Record{ID: strings.Clone(r.ID), Kind: r.Kind, Confidence: r.Confidence, Status: r.Status,
+			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Meta: contract.MemoryMeta{ObservedAt: r.Meta.ObservedAt}}
+		for i, v := range e.f.values {
+			e.f.values[i] = strings.Clone(v)
+		}
+		e.f.subject = strings.Clone(e.f.subject)
+	}
 	e.words = make([]int32, len(e.f.words))
 	for i, w := range e.f.words {
 		id, ok := ix.vocab[w]
 		if !ok {
+			if ix.lean {
+				w = strings.Clone(w)
+			}
 			id = int32(len(ix.df))
 			ix.vocab[w] = id
 			ix.word = append(ix.word, w)
@@ -581,7 +675,7 @@ func (ix *Index) cluster(slots []int32, conflict bool, diffs map[string]bool) Cl
 		ids[i] = m.ID
 	}
 	c := Cluster{Key: KeyOf(ids), Kind: members[0].Kind, Members: members, Conflict: conflict, Latest: When(members[0])}
-	if conflict {
+	if conflict && !ix.lean {
 		c.Side = map[string]int{}
 		for i, side := range sidesOf(members, ix.cfg) {
 			c.Side[members[i].ID] = side

@@ -15,17 +15,23 @@ import (
 // and candidate record (superseded ones are already resolved), paging browse
 // to the end, so counts are exact for the scope.
 func Scope(ctx context.Context, e contract.Engine, filter contract.MetaFilter) ([]contract.Record, error) {
+	var out []contract.Record
+	err := eachInScope(ctx, e, filter, func(page []contract.Record) { out = append(out, page...) })
+	return out, err
+}
+
+// eachInScope hands the records Scope reads to fn a browse page at a time.
+func eachInScope(ctx context.Context, e contract.Engine, filter contract.MetaFilter, fn func([]contract.Record)) error {
 	q := contract.BrowseQuery{Filter: filter, Status: []contract.Status{contract.StatusActive, contract.StatusCandidate},
 		Limit: contract.BrowseMaxLimit}
-	var out []contract.Record
 	for {
 		page, err := e.Browse(ctx, q)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, page.Records...)
+		fn(page.Records)
 		if page.Continuation == nil || len(page.Records) == 0 {
-			return out, nil
+			return nil
 		}
 		q.Cursor = *page.Continuation
 	}
