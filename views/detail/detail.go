@@ -39,6 +39,10 @@ type Model struct {
 	query     string
 	matches   []int
 	match     int
+	// around is the conversation around a turn of its own: the turns
+	// before and after it in its thread (contextTurns each way), read once
+	// the record is.
+	around []aroundTurn
 	// ExportDir is where `e` writes; the working directory when empty.
 	ExportDir string
 	// server, whose filesystem it must never touch.
@@ -56,6 +60,22 @@ type recordMsg struct {
 	err error
 }
 
+// contextTurns is how many turns before and after a turn the detail shows.
+const contextTurns = 3
+
+// aroundTurn is one turn of the conversation around the record shown.
+type aroundTurn struct {
+	turn uint32
+	text string
+	self bool
+}
+
+type aroundMsg struct {
+	gen   int
+	turns []aroundTurn
+	err   error
+}
+
 type renderedMsg struct {
 	id    string
 	width int
@@ -65,7 +85,7 @@ type renderedMsg struct {
 // Open shows the record with id, starting from what the caller had, and loads it whole.
 func (m *Model) Open(id string, known *contract.Record) tea.Cmd {
 	m.gen++
-	m.id, m.rec, m.loaded = id, known, false
+	m.id, m.rec, m.loaded, m.around = id, known, false, nil
 	m.offset, m.query, m.matches, m.searching = 0, "", nil, false
 	m.search.SetValue("")
 	m.body, m.bodyWidth = nil, 0
@@ -116,7 +136,17 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 		}
 		r := msg.rec
 		m.rec, m.loaded = &r, true
-		return m.renderBody()
+		return tea.Batch(m.renderBody(), m.loadAround(r))
+	case aroundMsg:
+		if msg.gen != m.gen {
+			return nil
+		}
+		if msg.err != nil {
+			return common.Fail("the turns around "+common.ShortID(m.id), msg.err)
+		}
+		m.around = msg.turns
+		m.relayout()
+		return nil
 	case renderedMsg:
 		if msg.id != m.id || msg.width != m.bodyWidth {
 			return nil
@@ -451,11 +481,85 @@ func (m *Model) relayout() {
 		body = plainBody(r, width)
 	}
 	lines = append(lines, body...)
+	if len(m.around) > 0 {
+		lines = append(lines, common.Fit("", width), st.Heading.Render(common.Fit("Around it in the thread (turn, text)", width)))
+		lines = append(lines, m.aroundLines(width)...)
+	}
 	m.lines = lines
 	if m.query != "" {
 		m.setQuery(m.query)
 	}
 	m.scroll(0)
+}
+
+// loadAround reads the turns around a conversation record that is one turn
+// of its thread (as imports store transcripts): the records of the same
+// thread and namespace at the contextTurns turns before and after it. Nil for
+// any other record.
+func (m *Model) loadAround(r contract.Record) tea.Cmd {
+	mt := r.Meta
+	if r.Kind != contract.KindConversation || mt.ThreadID == nil || mt.Turns == nil {
+		return nil
+	}
+	engine, ctx, gen := m.c.Engine, m.c.Context(), m.gen
+	thread, first, last := *mt.ThreadID, mt.Turns.First, mt.Turns.Last
+	reach := contract.Reach{At: mt.Namespace, Inherit: false}
+	self := r.Text
+	return func() tea.Msg {
+		var turns []aroundTurn
+		lo := first - min(first, contextTurns)
+		for k := lo; k <= last+contextTurns; k++ {
+			if k >= first && k <= last {
+				turns = append(turns, aroundTurn{turn: k, text: self, self: true})
+				k = last
+				continue
+			}
+			// Browse, which the table answers: List reads records in
+			// order until enough pass the filter.
+			page, err := engine.Browse(ctx, contract.BrowseQuery{Limit: 1, Filter: contract.MetaFilter{
+				Reach: &reach, ThreadID: &thread, Turns: &contract.TurnRange{First: k, Last: k}}})
+			if err != nil {
+				return aroundMsg{gen: gen, err: err}
+			}
+			if len(page.Records) > 0 {
+				turns = append(turns, aroundTurn{turn: k, text: page.Records[0].Text})
+			}
+		}
+		if len(turns) < 2 {
+			turns = nil // the thread holds this turn alone
+		}
+		return aroundMsg{gen: gen, turns: turns}
+	}
+}
+
+// aroundLines draws the conversation around the record: each turn's number
+// and its first lines, the record's own turn marked.
+func (m *Model) aroundLines(width int) []string {
+	st := &m.c.Styles
+	var lines []string
+	for _, t := range m.around {
+		mark, style := "  ", st.Dim
+		if t.self {
+			mark, style = "▸ ", st.Value
+		}
+		var wrapped []string
+		for _, l := range strings.Split(common.Wrap(strings.TrimSpace(t.text), width-8), "\n") {
+			if strings.TrimSpace(l) != "" {
+				wrapped = append(wrapped, l)
+			}
+		}
+		if len(wrapped) > 3 {
+			wrapped = append(wrapped[:3], "…")
+		}
+		for i, l := range wrapped {
+			head := "      "
+			if i == 0 {
+				head = fmt.Sprintf("%s%-4d", mark, t.turn)
+			}
+			lines = append(lines, style.Render(common.Fit(head+l, width)))
+		}
+	}
+	return lines
 }
 
 func bodyHeading(r *contract.Record) string {
