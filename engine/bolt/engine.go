@@ -116,6 +116,8 @@ type Options struct {
 	// loadGate, when set, holds the background table load until it is
 	// closed (tests observe a store before its table has loaded).
 	loadGate <-chan struct{}
+	// coldScanBudget, when positive, replaces coldScanBudget (tests).
+	coldScanBudget int
 }
 
 // LockedError says another process holds the store.

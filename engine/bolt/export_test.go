@@ -20,6 +20,13 @@ func WithLoadGate(o Options, gate <-chan struct{}) Options {
 	return o
 }
 
+// WithColdScanBudget sets how many records a list decodes before the table
+// has loaded before it waits for the table.
+func WithColdScanBudget(o Options, n int) Options {
+	o.coldScanBudget = n
+	return o
+}
+
 // ContentFileCandidates reads the content index file in dir alone (not the
 // process's overlay) and returns how many ordinals it offers for a folded
 // needle (folded here), and the change-feed position the file describes.

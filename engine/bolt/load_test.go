@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -438,5 +439,90 @@ func TestBulkLoadDefersTheIndexAndLosesNothing(t *testing.T) {
 		if !found {
 			t.Fatalf("a record stored in a bulk load closed before the index caught up is not ranked after reopening")
 		}
+	}
+}
+
+// A list before the table has loaded decodes records only until its budget:
+// a filter that admits few records then waits for the table and goes on
+// where the scan stopped, so its pages (cursors included) are the ones a
+// loaded store answers; a filter that admits many answers from the records
+// at once, without waiting.
+func TestSelectiveListBeforeTheTableLoadsWaitsForIt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	e := openStore(t, dir, bolt.Options{})
+	storeCorpus(t, e, 600)
+	// A few records of one agent, spread among the others by time.
+	sel := contract.MetaFilter{AgentID: contract.Ptr("needle-agent")}
+	for i := range 7 {
+		it := contract.Document(fmt.Sprintf("needle %d", i), contract.MemoryMeta{AgentID: contract.Ptr("needle-agent")})
+		if _, err := contract.Store(ctx, e, it); err != nil {
+			t.Fatal(err)
+		}
+		var filler []contract.StoreItem
+		for j := range 80 {
+			filler = append(filler, contract.Document(fmt.Sprintf("filler %d after needle %d", j, i), contract.MemoryMeta{}))
+		}
+		if _, err := contract.StoreMany(ctx, e, filler); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pages := func(e *bolt.Engine, f contract.MetaFilter, limit int) []string {
+		var out []string
+		req := contract.ListRequest{Filter: f, Limit: limit}
+		for {
+			p, err := e.List(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, h := range p.Items {
+				ids = append(ids, h.ID)
+			}
+			out = append(out, strings.Join(ids, ","))
+			if p.NextCursor == nil {
+				return out
+			}
+			req.Cursor = p.NextCursor
+		}
+	}
+	want := pages(e, sel, 3)
+	wantAll := pages(e, contract.MetaFilter{}, 50)[0]
+	if len(want) != 3 {
+		t.Fatalf("the selective filter's pages: %v", want)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	gate := make(chan struct{})
+	e, err := bolt.Open(dir, bolt.WithColdScanBudget(bolt.WithLoadGate(bolt.Options{SyncRebuildBelow: -1}, gate), 64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = e.Close() }()
+	// Many records admitted: the first page comes from the records alone.
+	if got := pages(e, contract.MetaFilter{}, 50)[0]; got != wantAll {
+		t.Fatalf("an unfiltered first page before the table loads differs")
+	}
+	// Few admitted: the list waits for the table, and gives up with the caller.
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	_, err = e.List(short, contract.ListRequest{Filter: sel, Limit: 3})
+	cancel()
+	if !errors.Is(err, contract.ErrUnavailable) {
+		t.Fatalf("a selective list while the table is held: %v, want unavailable", err)
+	}
+	done := make(chan []string, 1)
+	go func() { done <- pages(e, sel, 3) }()
+	time.Sleep(20 * time.Millisecond)
+	close(gate)
+	select {
+	case got := <-done:
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("pages across the table's load\n%v\nwant\n%v", got, want)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the selective list did not end once the table loaded")
 	}
 }
