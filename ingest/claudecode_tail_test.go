@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -154,5 +155,39 @@ func TestClaudeCodeTailSkipsABadLineOnce(t *testing.T) {
 	got = poll(t, tail)
 	if len(got.stored) != 1 || len(got.skipped) != 0 || byLocation(got)["s1.jsonl:3"].item.Meta.Turns.First != 1 {
 		t.Errorf("after the bad line: stored %v, skipped %v", keys(byLocation(got)), got.skipped)
+	}
+}
+
+// Whatever pieces a session writes its transcript in (a line split anywhere,
+// several lines at once, polls in between), following it yields exactly the
+// records a plain import of the finished file gives: each once.
+func TestClaudeCodeTailAnySplitGivesThePlainImport(t *testing.T) {
+	whole, err := os.ReadFile("testdata/claude-code/projects/-home-ann-src-shop/5d1c7a2e-1111-4222-8333-444455556666.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		root := t.TempDir()
+		dir := filepath.Join(root, "projects", "-home-ann-src-shop")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		session := filepath.Join(dir, "s.jsonl")
+		tail := NewClaudeCodeTail(root)
+		var all collect
+		for rest := whole; len(rest) > 0; {
+			n := 1 + rng.IntN(min(len(rest), 400))
+			appendTo(t, session, string(rest[:n]))
+			rest = rest[n:]
+			if rng.IntN(2) == 0 || len(rest) == 0 {
+				got := poll(t, tail)
+				all.stored = append(all.stored, got.stored...)
+			}
+		}
+		plain := read(t, ClaudeCode{}, root, "")
+		if f, w := fingerprints(&all), fingerprints(plain); !slices.Equal(f, w) {
+			t.Fatalf("seed %d: followed %v\nimported %v", seed, f, w)
+		}
 	}
 }
