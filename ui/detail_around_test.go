@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -19,9 +20,9 @@ func TestDetailShowsTheTurnsAroundATurn(t *testing.T) {
 	ctx := context.Background()
 	e := memory.New()
 	at := time.Date(2025, 7, 1, 9, 0, 0, 0, time.UTC)
-	store := func(ns, thread string, i int, text string) string {
+	store := func(ns, thread string, i uint32, text string) string {
 		meta := contract.MemoryMeta{Namespace: contract.MustNamespace(ns), ThreadID: contract.Ptr(thread),
-			Turns: &contract.TurnRange{First: uint32(i), Last: uint32(i)}, ObservedAt: contract.Ptr(at.Add(time.Duration(i) * time.Minute)),
+			Turns: &contract.TurnRange{First: i, Last: i}, ObservedAt: contract.Ptr(at.Add(time.Duration(i%1000) * time.Minute)),
 			Source: contract.SourceRef{Kind: contract.SourceConversation}}
 		role := contract.RoleUser
 		if i%2 == 1 {
@@ -34,7 +35,7 @@ func TestDetailShowsTheTurnsAroundATurn(t *testing.T) {
 		return r.ID
 	}
 	var ids []string
-	for i := range 9 {
+	for i := range uint32(9) {
 		ids = append(ids, store("agent:claude-code/project:shop", "s1", i, fmt.Sprintf("turn number %d of the checkout session", i)))
 	}
 	store("agent:claude-code/project:shop", "s2", 3, "another session's turn three")
@@ -52,7 +53,13 @@ func TestDetailShowsTheTurnsAroundATurn(t *testing.T) {
 	h.lacks("another session's")
 	h.lacks("another project's")
 
-	// The first turn has none before it; a record of another kind has none.
+	// A turn numbered near the top of uint32 opens (its window does not wrap).
+	high := store("agent:claude-code/project:shop", "s3", math.MaxUint32-3, "the last turns a thread can number")
+	store("agent:claude-code/project:shop", "s3", math.MaxUint32, "the very last turn")
+	h.send(common.OpenRecordMsg{ID: high})
+	h.contains("the very last turn")
+
+	// The first turn has none before it.
 	h.send(common.OpenRecordMsg{ID: ids[0]})
 	h.contains("▸ 0")
 	h.contains("turn number 3 of")

@@ -6,6 +6,7 @@ package detail
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -507,11 +508,13 @@ func (m *Model) loadAround(r contract.Record) tea.Cmd {
 	self := r.Text
 	return func() tea.Msg {
 		var turns []aroundTurn
-		lo := first - min(first, contextTurns)
-		for k := lo; k <= last+contextTurns; k++ {
+		// In int64: a turn number near the top of uint32 must not wrap.
+		lo, hi := max(0, int64(first)-contextTurns), min(int64(last)+contextTurns, math.MaxUint32)
+		for i := lo; i <= hi; i++ {
+			k := uint32(i)
 			if k >= first && k <= last {
 				turns = append(turns, aroundTurn{turn: k, text: self, self: true})
-				k = last
+				i = int64(last)
 				continue
 			}
 			// Browse, which the table answers: List reads records in
