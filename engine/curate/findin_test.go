@@ -91,10 +91,10 @@ func TestFindInAnswersWhatFindAnswers(t *testing.T) {
 	}
 }
 
-// A member forgotten between the scope's read and the members' read leaves
-// its cluster: a cluster of two is gone, a larger one is renamed by the
-// members it keeps.
-func TestFindInLeavesOutMembersGoneSinceTheRead(t *testing.T) {
+// After a member is forgotten, the next pass leaves it out and names its
+// cluster by the members it keeps (hydrate_test.go covers a forget between
+// the pass's two reads).
+func TestFindInAfterAForget(t *testing.T) {
 	ctx := context.Background()
 	e := demoStore(t)
 	cfg := curate.DefaultConfig()

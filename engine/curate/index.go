@@ -164,8 +164,8 @@ func FindIn(ctx context.Context, e contract.Engine, filter contract.MetaFilter, 
 }
 
 // hydrate reads the members of lean clusters whole, in their order, and
-// decides the sides of the conflicting ones. A member gone since the scope
-// was read leaves its cluster (renamed by its members left), and a cluster
+// decides the sides of the conflicting ones. A member gone or superseded
+// since the scope was read leaves its cluster (renamed by its members left), and a cluster
 // left with one member goes.
 func hydrate(ctx context.Context, e contract.Engine, reach *contract.Reach, clusters []Cluster, cfg Config) ([]Cluster, error) {
 	var ids []string
@@ -187,7 +187,9 @@ func hydrate(ctx context.Context, e contract.Engine, reach *contract.Reach, clus
 	for _, c := range clusters {
 		members := c.Members[:0]
 		for _, m := range c.Members {
-			if r, ok := whole[m.ID]; ok {
+			// Scope reads active and candidate records: one superseded
+			// since is resolved already.
+			if r, ok := whole[m.ID]; ok && r.Status != contract.StatusSuperseded {
 				members = append(members, r)
 			}
 		}
@@ -196,6 +198,7 @@ func hydrate(ctx context.Context, e contract.Engine, reach *contract.Reach, clus
 		}
 		if len(members) < len(c.Members) {
 			c.Key = KeyOf(Cluster{Members: members}.IDs())
+			c.Latest = When(members[0])
 		}
 		c.Members = members
 		if c.Conflict {
