@@ -115,7 +115,8 @@ func (a *app) openLog() error {
 		return contract.ConfigErr("cannot open the log file: %w", err)
 	}
 	a.logFile = f
-	a.logger = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	// Every process on a store may log to the one file: each line says whose.
+	a.logger = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug})).With("pid", os.Getpid())
 	return nil
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -51,6 +52,11 @@ type sharedLoad struct {
 	// watched are the store changes watch printed, and the last seq.
 	watched map[string]int
 	lastSeq uint64
+	// diag holds what the processes wrote to stderr (a stalled call's
+	// goroutine dumps among it); cliErrors what failed commands said.
+	diag      string
+	cliErrors []string
+	diagN     int
 
 	tui   *exec.Cmd
 	ptyF  *os.File
@@ -76,14 +82,83 @@ func newSharedLoad(t *testing.T) *sharedLoad {
 	c := newTestCLI(t)
 	c.ok(styleLearning, "store")
 	env := append(os.Environ(), "MNEMO_TEST_AS_CLI=1", "MNEMO_DB="+c.db, "HOME="+c.home, "TERM=xterm-256color")
-	return &sharedLoad{t: t, c: c, exe: exe, env: env, acked: map[string]string{}, exits: map[int]int{},
-		watched: map[string]int{}, stop: make(chan struct{})}
+	diag := filepath.Join(c.home, "diag")
+	if err := os.Mkdir(diag, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	l := &sharedLoad{t: t, c: c, exe: exe, env: env, acked: map[string]string{}, exits: map[int]int{},
+		watched: map[string]int{}, stop: make(chan struct{}), diag: diag}
+	t.Cleanup(func() {
+		if t.Failed() {
+			l.printDiag()
+		}
+	})
+	return l
 }
 
+// command runs mnemo with --debug: every process logs to the one log file,
+// which a failure prints.
 func (l *sharedLoad) command(args ...string) *exec.Cmd {
-	cmd := exec.Command(l.exe, args...)
+	cmd := exec.Command(l.exe, append([]string{"--debug"}, args...)...)
 	cmd.Env = l.env
 	return cmd
+}
+
+// diagFile is a new file for a process's stderr (or its terminal).
+func (l *sharedLoad) diagFile(name string) *os.File {
+	l.mu.Lock()
+	l.diagN++
+	n := l.diagN
+	l.mu.Unlock()
+	f, err := os.Create(filepath.Join(l.diag, fmt.Sprintf("%03d-%s", n, name)))
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return f
+}
+
+// stalled dumps the goroutines of the process serving a call that has not
+// returned for long (SIGQUIT: its stderr gets them, and it exits), and of
+// the caller, so that a failure says where they waited.
+func (l *sharedLoad) stalled(caller int, what string) {
+	holder := l.holderPID()
+	l.fail("%s has waited %v for its answer (the holder is pid %d); goroutine dumps follow", what, stallAfter, holder)
+	if holder > 0 && holder != caller {
+		_ = syscall.Kill(holder, syscall.SIGQUIT)
+	}
+	_ = syscall.Kill(caller, syscall.SIGQUIT)
+}
+
+// stallAfter is how long a call may wait before the load dumps the
+// goroutines of its process and of the holder.
+const stallAfter = 20 * time.Second
+
+// printDiag prints, after a failure, the log's last lines and what the
+// processes wrote to stderr.
+func (l *sharedLoad) printDiag() {
+	t := l.t
+	if b, err := os.ReadFile(filepath.Join(l.c.home, "state_home", "mnemo", "mnemo.log")); err == nil {
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		t.Logf("the last lines of the log:\n%s", strings.Join(lines[max(0, len(lines)-150):], "\n"))
+	}
+	entries, _ := os.ReadDir(l.diag)
+	for _, e := range entries {
+		b, _ := os.ReadFile(filepath.Join(l.diag, e.Name()))
+		if strings.Contains(e.Name(), "tui") {
+			// A dump follows what the TUI drew: keep the goroutines only.
+			i := strings.Index(string(b), "SIGQUIT")
+			if i < 0 {
+				continue
+			}
+			b = b[i:]
+		}
+		if len(bytes.TrimSpace(b)) > 0 {
+			t.Logf("%s wrote:\n%s", e.Name(), b[:min(len(b), 200<<10)])
+		}
+	}
+	for _, e := range l.cliErrors {
+		t.Logf("a mnemo store failed: %s", e)
+	}
 }
 
 func (l *sharedLoad) ack(id, by string, took time.Duration) {
@@ -109,7 +184,11 @@ func (l *sharedLoad) startTUI() {
 		l.t.Fatalf("start the TUI: %v", err)
 	}
 	l.tui, l.ptyF = cmd, f
-	go func() { _, _ = io.Copy(io.Discard, f) }()
+	screen := l.diagFile("tui")
+	go func() {
+		_, _ = io.Copy(screen, f)
+		_ = screen.Close()
+	}()
 }
 
 // startWatch runs `mnemo watch --since N` and records what it prints.
@@ -122,8 +201,7 @@ func (l *sharedLoad) startWatch() {
 	if err != nil {
 		l.t.Fatal(err)
 	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	cmd.Stderr = l.diagFile("watch")
 	if err := cmd.Start(); err != nil {
 		l.t.Fatalf("start watch: %v", err)
 	}
@@ -155,6 +233,7 @@ func (l *sharedLoad) startWatch() {
 // until the load stops.
 func (l *sharedLoad) startMCP(i int) {
 	cmd := l.command("mcp", "--place", fmt.Sprintf("team:acme/agent:w%d", i))
+	cmd.Stderr = l.diagFile(fmt.Sprintf("mcp%d", i))
 	client := sdk.NewClient(&sdk.Implementation{Name: "host", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -174,8 +253,10 @@ func (l *sharedLoad) startMCP(i int) {
 			default:
 			}
 			start := time.Now()
+			watchdog := time.AfterFunc(stallAfter, func() { l.stalled(cmd.Process.Pid, fmt.Sprintf("mcp %d's memory_store", i)) })
 			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "memory_store",
 				Arguments: json.RawMessage(fmt.Sprintf(`{"learning":{"text":"mcp %d pid %d note %d","learning_kind":"fact"}}`, i, cmd.Process.Pid, n))})
+			watchdog.Stop()
 			if err != nil {
 				// The process was killed (the kill loop restarts it).
 				return
@@ -223,6 +304,9 @@ func (l *sharedLoad) cliLoop() {
 			}
 			l.mu.Lock()
 			l.exits[code]++
+			if code > 0 {
+				l.cliErrors = append(l.cliErrors, fmt.Sprintf("exit %d: %s", code, stderr.String()))
+			}
 			l.mu.Unlock()
 			if code == exitLocked {
 				l.fail("mnemo store exited locked: %s", stderr.String())
