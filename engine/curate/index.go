@@ -79,7 +79,12 @@ func When(r contract.Record) time.Time {
 }
 
 type entry struct {
-	rec   contract.Record
+	// rec is the record whole; a lean index keeps only what clustering
+	// reads of it, in kept (a Record is 328 bytes before its strings, and a
+	// whole store's pass holds an entry for each of a million records).
+	rec   *contract.Record
+	kept  leanRecord
+	kind  contract.ItemKind
 	f     features
 	words []int32 // interned content words, sorted
 	names []int32 // the name words, sorted
@@ -87,6 +92,30 @@ type entry struct {
 	subject int32
 	topics  []int32 // the words said twice or more, sorted
 	gone    bool
+}
+
+// leanRecord is what a lean index keeps of a record: its id, status,
+// confidence and times (Unix nanoseconds).
+type leanRecord struct {
+	id                         string
+	status                     contract.Status
+	confidence                 *contract.F32
+	created, updated, observed int64
+	hasObserved                bool
+}
+
+// record answers the entry's record: whole, or as much as a lean index keeps.
+func (e *entry) record() contract.Record {
+	if e.rec != nil {
+		return *e.rec
+	}
+	k := e.kept
+	r := contract.Record{ID: k.id, Kind: e.kind, Status: k.status, Confidence: k.confidence,
+		CreatedAt: time.Unix(0, k.created).UTC(), UpdatedAt: time.Unix(0, k.updated).UTC()}
+	if k.hasObserved {
+		r.Meta.ObservedAt = contract.Ptr(time.Unix(0, k.observed).UTC())
+	}
+	return r
 }
 
 type edge struct {
@@ -253,10 +282,10 @@ func (ix *Index) join() []Cluster {
 			return a < b
 		})
 		prefix = prefix[:n-int(math.Ceil(t*float64(n)))+1]
-		p := post[e.rec.Kind]
+		p := post[e.kind]
 		if p == nil {
 			p = make([][]posting, len(ix.vocab))
-			post[e.rec.Kind] = p
+			post[e.kind] = p
 		}
 		lo := t * float64(n)
 		touched = touched[:0]
@@ -334,11 +363,16 @@ func (ix *Index) enter(r contract.Record) int32 {
 
 // read reads a record's words into an entry, interning them.
 func (ix *Index) read(r contract.Record) entry {
-	e := entry{rec: r, f: extract(r.Text)}
-	if ix.lean {
+	e := entry{kind: r.Kind, f: extract(r.Text)}
+	if !ix.lean {
+		e.rec = &r
+	} else {
 		// Clones, so that nothing kept points into the record's text.
-		e.rec = contract.Record{ID: strings.Clone(r.ID), Kind: r.Kind, Confidence: r.Confidence, Status: r.Status,
-			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Meta: contract.MemoryMeta{ObservedAt: r.Meta.ObservedAt}}
+		e.kept = leanRecord{id: strings.Clone(r.ID), status: r.Status, confidence: r.Confidence,
+			created: r.CreatedAt.UnixNano(), updated: r.UpdatedAt.UnixNano()}
+		if r.Meta.ObservedAt != nil {
+			e.kept.observed, e.kept.hasObserved = r.Meta.ObservedAt.UnixNano(), true
+		}
 		for i, v := range e.f.values {
 			e.f.values[i] = strings.Clone(v)
 		}
@@ -400,7 +434,7 @@ func (ix *Index) candidates(e *entry) []int32 {
 		ix.probe = 1
 	}
 	lo, hi := ix.cfg.MinOverlap*float64(n), float64(n)/ix.cfg.MinOverlap
-	post := ix.postings[e.rec.Kind]
+	post := ix.postings[e.kind]
 	for _, w := range prefix {
 		if int(w) >= len(post) {
 			continue
@@ -670,7 +704,7 @@ func (ix *Index) Clusters() []Cluster {
 func (ix *Index) cluster(slots []int32, conflict bool, diffs map[string]bool) Cluster {
 	members := make([]contract.Record, len(slots))
 	for i, s := range slots {
-		members[i] = ix.entries[s].rec
+		members[i] = ix.entries[s].record()
 	}
 	sort.Slice(members, func(i, j int) bool { return newer(members[i], members[j]) })
 	ids := make([]string, len(members))
