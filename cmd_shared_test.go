@@ -529,3 +529,70 @@ func TestFirstProcessAfterImport(t *testing.T) {
 		t.Errorf("browse differs between the first process and a long-lived one")
 	}
 }
+
+// TestSharedStoreHolderStopped: the process holding the store is stopped
+// (Ctrl-Z on a `mnemo watch` in a terminal). An agent's mnemo mcp, attached
+// before, gets an answer that says so instead of waiting for as long as the
+// holder is stopped; a command started meanwhile says so too; once the
+// holder resumes, the agent's next store works.
+func TestSharedStoreHolderStopped(t *testing.T) {
+	l := newSharedLoad(t)
+	l.startWatch()
+	watchPID := l.watch.Process.Pid
+	deadline := time.Now().Add(10 * time.Second)
+	for l.holderPID() != watchPID {
+		if time.Now().After(deadline) {
+			t.Fatalf("watch (pid %d) never held the store (pid file: %d)", watchPID, l.holderPID())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd := l.command("mcp", "--place", "team:acme/agent:stopped")
+	cmd.Stderr = l.diagFile("mcp")
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "host", Version: "1"}, nil).Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	store := func(text string) (string, bool) {
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "memory_store",
+			Arguments: json.RawMessage(fmt.Sprintf(`{"learning":{"text":%q,"learning_kind":"fact"}}`, text))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Content[0].(*sdk.TextContent).Text, res.IsError
+	}
+	if text, isErr := store("stored while the holder runs"); isErr {
+		t.Fatalf("a store before the holder stopped: %s", text)
+	}
+
+	if err := syscall.Kill(watchPID, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	defer func() {
+		if !resumed {
+			_ = syscall.Kill(watchPID, syscall.SIGCONT)
+		}
+		_ = l.watch.Process.Signal(syscall.SIGTERM)
+		_ = l.watch.Wait()
+	}()
+	start := time.Now()
+	text, isErr := store("stored while the holder is stopped")
+	if !isErr || !strings.Contains(text, fmt.Sprintf("(pid %d) has not answered for", watchPID)) ||
+		!strings.Contains(text, "stopped (Ctrl-Z in its terminal: `fg` resumes it) or stuck") {
+		t.Fatalf("a store while the holder is stopped answered (error %v) %s", isErr, text)
+	}
+	t.Logf("the agent's store was given up after %v: %s", time.Since(start).Round(time.Millisecond), text)
+	r := l.c.run(`{"type":"learning","text":"a new command while the holder is stopped","kind":"fact","confidence":0.8}`, "store")
+	if r.code != exitFailure || !strings.Contains(r.stderr, fmt.Sprintf("(pid %d) does not answer on its socket: it is stopped (Ctrl-Z", watchPID)) {
+		t.Errorf("mnemo store while the holder is stopped: exit %d, %s", r.code, r.stderr)
+	}
+
+	if err := syscall.Kill(watchPID, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	resumed = true
+	if text, isErr := store("stored once the holder resumed"); isErr {
+		t.Fatalf("a store once the holder resumed: %s", text)
+	}
+}

@@ -22,8 +22,11 @@ import (
 const (
 	adminPrefix = "/local/v1/"
 	adminStatus = adminPrefix + "status"
-	adminCheck  = adminPrefix + "check"
-	adminAudit  = adminPrefix + "audit"
+	// adminAlive answers at once, touching nothing of the store: a process
+	// waiting on a long call asks it whether the holder still answers.
+	adminAlive = adminPrefix + "alive"
+	adminCheck = adminPrefix + "check"
+	adminAudit = adminPrefix + "audit"
 )
 
 // Status is what the holder reports of itself and the store.
@@ -50,6 +53,9 @@ type checkRequest struct {
 // adminHandler serves the socket's own endpoints.
 func adminHandler(e *bolt.Engine, holder string) http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+adminAlive, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, struct{}{}, nil)
+	})
 	mux.HandleFunc("GET "+adminStatus, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, statusOf(e, holder), nil)
 	})
@@ -149,7 +155,7 @@ func (s *Store) askHolder(ctx context.Context, method, path string, req, out any
 // Status reports which process holds the store, the index's state and the
 // count of every record.
 func (s *Store) Status(ctx context.Context) (Status, error) {
-	return call(s, ctx, "status", again, func(e contract.Engine) (Status, error) {
+	return call(s, ctx, "status", again, func(ctx context.Context, e contract.Engine) (Status, error) {
 		if b, ok := e.(*bolt.Engine); ok {
 			return statusOf(b, s.holding()), nil
 		}
@@ -172,7 +178,7 @@ func (s *Store) Len() int {
 // Check verifies the derived structures against the records (bolt's Check),
 // in the process holding the store; progress is reported only there.
 func (s *Store) Check(ctx context.Context, repair bool, progress func(done, total int)) (bolt.CheckReport, error) {
-	return call(s, ctx, "check", again, func(e contract.Engine) (bolt.CheckReport, error) {
+	return call(s, ctx, "check", again, func(ctx context.Context, e contract.Engine) (bolt.CheckReport, error) {
 		if b, ok := e.(*bolt.Engine); ok {
 			return b.Check(ctx, repair, progress)
 		}
@@ -196,7 +202,7 @@ func (s *Store) SetBulk(on bool) {
 
 // ReadAudit reads the store's audit log.
 func (s *Store) ReadAudit(ctx context.Context, q audit.Query) ([]audit.Event, error) {
-	return call(s, ctx, "audit", again, func(e contract.Engine) ([]audit.Event, error) {
+	return call(s, ctx, "audit", again, func(ctx context.Context, e contract.Engine) ([]audit.Event, error) {
 		r, ok := e.(audit.Reader)
 		if !ok {
 			return nil, contract.Unsupported("this engine keeps no audit log")
@@ -208,7 +214,7 @@ func (s *Store) ReadAudit(ctx context.Context, q audit.Query) ([]audit.Event, er
 // AppendAudit appends to the store's audit log, in the process holding the
 // store (mnemo serve's log when another process holds it).
 func (s *Store) AppendAudit(ctx context.Context, ev audit.Event) error {
-	_, err := call(s, ctx, "audit", once, func(e contract.Engine) (struct{}, error) {
+	_, err := call(s, ctx, "audit", once, func(ctx context.Context, e contract.Engine) (struct{}, error) {
 		if l, ok := e.(audit.Log); ok {
 			return struct{}{}, l.AppendAudit(ctx, ev)
 		}

@@ -41,7 +41,7 @@ func serveBackup(e *bolt.Engine) http.HandlerFunc {
 // process holding it: here, or streamed over the socket from the holder. A
 // backup cut short is an error, never a silent short file.
 func (s *Store) Backup(ctx context.Context, w io.Writer) (backup.Info, error) {
-	return call(s, ctx, "backup", once, func(e contract.Engine) (backup.Info, error) {
+	return call(s, ctx, "backup", once, func(ctx context.Context, e contract.Engine) (backup.Info, error) {
 		if b, ok := e.(*bolt.Engine); ok {
 			return b.Backup(ctx, w)
 		}
@@ -92,7 +92,7 @@ const adminNamespaces = adminPrefix + "namespaces"
 // NamespaceCounts counts the records of each namespace, service sandboxes
 // included (contract.NamespaceCounter), in the process holding the store.
 func (s *Store) NamespaceCounts(ctx context.Context) (map[string]int, error) {
-	return call(s, ctx, "namespaces", again, func(e contract.Engine) (map[string]int, error) {
+	return call(s, ctx, "namespaces", again, func(ctx context.Context, e contract.Engine) (map[string]int, error) {
 		if b, ok := e.(*bolt.Engine); ok {
 			return b.NamespaceCounts(ctx)
 		}

@@ -142,8 +142,10 @@ type Store struct {
 	// legacy: attached to a server of an earlier mnemo over its HTTP
 	// address, which has none of the socket's own endpoints.
 	legacy bool
-	// holder names the holding this process attached to (Status.Holder).
-	holder string
+	// holder names the holding this process attached to (Status.Holder),
+	// and holderPID is its process.
+	holder    string
+	holderPID int
 	// takeovers counts the role switches after Open (tests and info).
 	takeovers atomic.Int64
 }
@@ -328,7 +330,7 @@ func (s *Store) attachServer(ctx context.Context, addr string) error {
 	}
 	s.gen++
 	s.role, s.engine, s.client, s.bolt, s.serve, s.legacy = Attached, c, c, nil, nil, true
-	s.holder = ""
+	s.holder, s.holderPID = "", 0
 	return nil
 }
 
@@ -364,6 +366,13 @@ func (s *Store) attach(ctx context.Context) error {
 			// It died or stopped between the dial and the call.
 			return errNoHolder
 		}
+		if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			who := "the process holding store " + s.dir
+			if pid := pidOf(s.dir); pid > 0 {
+				who += fmt.Sprintf(" (pid %d)", pid)
+			}
+			return contract.Unavailable("%s does not answer on its socket: it is stopped (Ctrl-Z in its terminal: `fg` resumes it) or stuck", who)
+		}
 		return contract.Unavailable("the process holding store %s does not answer on its socket: %s", s.dir, contract.AsError(err).Message)
 	}
 	var st Status
@@ -375,9 +384,19 @@ func (s *Store) attach(ctx context.Context) error {
 	}
 	s.gen++
 	s.role, s.engine, s.client, s.bolt, s.serve, s.legacy = Attached, c, c, nil, nil, false
-	s.holder = st.Holder
+	s.holder, s.holderPID = st.Holder, st.PID
 	s.log.Debug("attached to the process holding the store", "dir", s.dir, "holder", st.Holder)
 	return nil
+}
+
+// pidOf is the process the store's pid file names (0: none).
+func pidOf(dir string) int {
+	b, err := os.ReadFile(filepath.Join(dir, bolt.PIDFile))
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
 }
 
 // dialable tells whether a process listens on the socket (errNoHolder when
@@ -605,14 +624,18 @@ const (
 
 // call runs op against the current engine, finding a new holder when the
 // one it reached stopped.
-func call[T any](s *Store, ctx context.Context, what string, r retry, op func(contract.Engine) (T, error)) (T, error) {
+func call[T any](s *Store, ctx context.Context, what string, r retry, op func(ctx context.Context, e contract.Engine) (T, error)) (T, error) {
 	for {
 		e, gen, err := s.current()
 		if err != nil {
 			var zero T
 			return zero, err
 		}
-		v, err := op(e)
+		opCtx, watched := s.watchHolder(ctx, gen)
+		v, err := op(opCtx, e)
+		if silent := watched(); silent != nil && err != nil {
+			return v, silent.answer(what, r)
+		}
 		if err == nil || ctx.Err() != nil {
 			return v, err
 		}
@@ -643,6 +666,96 @@ func call[T any](s *Store, ctx context.Context, what string, r retry, op func(co
 			var zero T
 			return zero, terr
 		}
+	}
+}
+
+// A call to another process's holding is watched: once it has run for
+// probeAfter, this process asks the holder every probeEvery, on a
+// connection of its own, whether it still answers (adminAlive, which
+// touches nothing of the store). A holder that lets one ask go unanswered
+// for probeWait is stopped (Ctrl-Z in its terminal) or stuck, and the call
+// ends with a message that says so, rather than waiting for as long as the
+// holder does: the agents on the store get an answer. A busy holder answers
+// the asks, however long its call takes.
+const (
+	probeAfter = 3 * time.Second
+	probeEvery = 3 * time.Second
+	probeWait  = 5 * time.Second
+)
+
+// silentHolder is why a watched call was given up.
+type silentHolder struct {
+	dir   string
+	pid   int
+	since time.Time
+}
+
+func (e *silentHolder) Error() string { return "the holder does not answer" }
+
+// answer is what the caller of a given-up call is told.
+func (e *silentHolder) answer(what string, r retry) error {
+	who := "the process holding store " + e.dir
+	if e.pid > 0 {
+		who += fmt.Sprintf(" (pid %d)", e.pid)
+	}
+	after := "retry when it answers"
+	switch {
+	case r == once:
+		after = fmt.Sprintf("this %s may or may not be applied when that process resumes, so check (get, list) before running it again", what)
+	case what == "store" || what == "store_many":
+		after = "the store may be applied when that process resumes; sending it again is safe (it comes back as a replay)"
+	}
+	ce := contract.Unavailable("%s has not answered for %s: it is stopped (Ctrl-Z in its terminal: `fg` resumes it) or stuck; %s", who,
+		time.Since(e.since).Round(time.Second), after)
+	ce.Err = e
+	return ce
+}
+
+// watchHolder answers the context a call of generation gen runs under and
+// a function that ends the watch, answering the silentHolder that ended
+// the call, if one did. Only a call to another process's holding through
+// the socket is watched.
+func (s *Store) watchHolder(ctx context.Context, gen uint64) (context.Context, func() *silentHolder) {
+	s.mu.RLock()
+	watched := s.gen == gen && s.role == Attached && !s.legacy
+	pid := s.holderPID
+	s.mu.RUnlock()
+	if !watched {
+		return ctx, func() *silentHolder { return nil }
+	}
+	cctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	since := time.Now()
+	go func() {
+		t := time.NewTimer(probeAfter)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-cctx.Done():
+				return
+			case <-t.C:
+			}
+			pctx, pcancel := context.WithTimeout(cctx, probeWait)
+			err := s.askHolder(pctx, http.MethodGet, adminAlive, nil, nil)
+			silent := err != nil && errors.Is(pctx.Err(), context.DeadlineExceeded) && cctx.Err() == nil
+			pcancel()
+			if silent {
+				cancel(&silentHolder{dir: s.dir, pid: pid, since: since})
+				return
+			}
+			// An answer, or none to be had (the holder is gone, and the
+			// call fails on its own and finds the next one).
+			t.Reset(probeEvery)
+		}
+	}()
+	return cctx, func() *silentHolder {
+		close(done)
+		var silent *silentHolder
+		errors.As(context.Cause(cctx), &silent)
+		cancel(nil)
+		return silent
 	}
 }
 
