@@ -179,7 +179,12 @@ func FindIn(ctx context.Context, e contract.Engine, filter contract.MetaFilter, 
 	ix := NewIndex(cfg)
 	ix.lean = true
 	n := 0
-	err := eachInScope(ctx, e, filter, func(page []contract.Record) {
+	err := eachInScope(ctx, e, filter, func(page []contract.Record, total int) {
+		if n == 0 {
+			// Room for the whole scope at once: a million entries grown
+			// by appending held the old array and the new one together.
+			ix.reserve(total)
+		}
 		for _, r := range page {
 			ix.enter(r)
 		}
@@ -320,6 +325,14 @@ func (ix *Index) join() []Cluster {
 		}
 	}
 	return ix.Clusters()
+}
+
+// reserve makes room for n more records.
+func (ix *Index) reserve(n int) {
+	ix.entries = slices.Grow(ix.entries, n)
+	if len(ix.slots) == 0 {
+		ix.slots = make(map[string]int32, n)
+	}
 }
 
 // Len answers how many records the index holds.

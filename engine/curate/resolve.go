@@ -16,12 +16,18 @@ import (
 // to the end, so counts are exact for the scope.
 func Scope(ctx context.Context, e contract.Engine, filter contract.MetaFilter) ([]contract.Record, error) {
 	var out []contract.Record
-	err := eachInScope(ctx, e, filter, func(page []contract.Record) { out = append(out, page...) })
+	err := eachInScope(ctx, e, filter, func(page []contract.Record, total int) {
+		if out == nil && total > 0 {
+			out = make([]contract.Record, 0, total)
+		}
+		out = append(out, page...)
+	})
 	return out, err
 }
 
-// eachInScope hands the records Scope reads to fn a browse page at a time.
-func eachInScope(ctx context.Context, e contract.Engine, filter contract.MetaFilter, fn func([]contract.Record)) error {
+// eachInScope hands the records Scope reads to fn a browse page at a time,
+// with how many the scope holds (the browse's exact total).
+func eachInScope(ctx context.Context, e contract.Engine, filter contract.MetaFilter, fn func(page []contract.Record, total int)) error {
 	q := contract.BrowseQuery{Filter: filter, Status: []contract.Status{contract.StatusActive, contract.StatusCandidate},
 		Limit: contract.BrowseMaxLimit}
 	for {
@@ -29,7 +35,7 @@ func eachInScope(ctx context.Context, e contract.Engine, filter contract.MetaFil
 		if err != nil {
 			return err
 		}
-		fn(page.Records)
+		fn(page.Records, page.Total)
 		if page.Continuation == nil || len(page.Records) == 0 {
 			return nil
 		}
