@@ -22,8 +22,10 @@ about half to two thirds full, and bbolt never returns freed space to the file
 system. The copy is written beside the store and renamed over it, so a crash
 leaves the old file or the new one; records, ids, sequence numbers and the
 change feed are unchanged, and so the search index and the other derived
-files stay valid. Needs the store to itself: it refuses, naming the process,
-while another mnemo process uses the store.`,
+files stay valid. The search index is then merged into one segment, which
+answers keyword fetch faster than the many a bulk load leaves (at 1M records,
+p50 3.0 ms against 4.4 to 4.9). Needs the store to itself: it refuses, naming
+the process, while another mnemo process uses the store.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dir := a.storeDir()
@@ -42,6 +44,8 @@ while another mnemo process uses the store.`,
 					{"store", rep.Dir},
 					{"before", humanBytes(rep.Before)},
 					{"after", humanBytes(rep.After)},
+					{"search index before", humanBytes(rep.IndexBefore)},
+					{"search index after", humanBytes(rep.IndexAfter)},
 				})
 			})
 		},

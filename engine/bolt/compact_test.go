@@ -14,6 +14,7 @@ import (
 
 	"mnemo/contract"
 	"mnemo/engine/bolt"
+	"mnemo/engine/bolt/internal/index"
 )
 
 func exportAll(t *testing.T, e *bolt.Engine) string {
@@ -64,6 +65,21 @@ func TestCompactShrinksTheFileAndKeepsEverything(t *testing.T) {
 		t.Fatalf("compact of a store in use: %v", err)
 	}
 	before := exportAll(t, e)
+	ranked := func() string {
+		t.Helper()
+		var out strings.Builder
+		for _, q := range []string{"worker restarts", "host failures", "the on after"} {
+			page, err := e.Fetch(ctx, contract.FetchRequest{Query: q, Mode: contract.ModeKeyword, Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range page.Hits {
+				out.WriteString(h.ID + " ")
+			}
+		}
+		return out.String()
+	}
+	rankedBefore := ranked()
 	head, err := e.Changes(ctx, contract.ChangesRequest{Since: 0, Limit: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +94,14 @@ func TestCompactShrinksTheFileAndKeepsEverything(t *testing.T) {
 	if rep.After >= rep.Before {
 		t.Fatalf("compact left %d bytes of %d", rep.After, rep.Before)
 	}
+	// The search index is merged into one segment, and ranks as before.
+	if n := index.Segments(filepath.Join(dir, bolt.IndexDir)); n != 1 || rep.IndexAfter <= 0 || rep.IndexAfter > rep.IndexBefore {
+		t.Fatalf("the search index has %d segments after compacting (%d bytes -> %d)", n, rep.IndexBefore, rep.IndexAfter)
+	}
 	e = openStore(t, dir, bolt.Options{SyncRebuildBelow: -1})
+	if got := ranked(); got != rankedBefore || got == "" {
+		t.Fatalf("keyword fetch after compacting:\n%s\nbefore:\n%s", got, rankedBefore)
+	}
 	if !e.TableFromFile() {
 		t.Fatal("the saved table was not used after compacting")
 	}

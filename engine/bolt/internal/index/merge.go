@@ -1,0 +1,83 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
+)
+
+// Merge rewrites the index at dir as one segment (or as few as scorch's
+// file size limit allows) and answers its size on disk before and after.
+// Scorch merges in tiers as batches come, so a store loaded in bulk keeps a
+// dozen segments of some tens of thousands of documents each, and every
+// query walks each segment's dictionary and postings in turn: at 1M
+// records, one segment answered keyword fetch at p50 3.0 ms where thirteen
+// took 4.4 to 4.9, the same hits. An index that is missing or of another
+// mapping version is left as it is (the engine rebuilds it at its next
+// open). The caller holds the store's lock, so no engine has it open.
+func Merge(ctx context.Context, dir string) (before, after int64, err error) {
+	if _, err := os.Stat(dir); err != nil {
+		return 0, 0, nil
+	}
+	before = dirSize(dir)
+	idx, err := bleve.OpenUsing(dir, runtimeConfig())
+	if err != nil {
+		return before, before, nil
+	}
+	if v, verr := idx.GetInternal([]byte(keyMappingVersion)); verr != nil || string(v) != MappingVersion {
+		_ = idx.Close()
+		return before, before, nil
+	}
+	adv, err := idx.Advanced()
+	if err != nil {
+		_ = idx.Close()
+		return before, before, fmt.Errorf("merge index %s: %w", dir, err)
+	}
+	s, ok := adv.(*scorch.Scorch)
+	if !ok {
+		_ = idx.Close()
+		return before, before, nil
+	}
+	opts := mergeplan.SingleSegmentMergePlanOptions
+	if err := s.ForceMerge(ctx, &opts); err != nil {
+		_ = idx.Close()
+		return before, before, fmt.Errorf("merge index %s: %w", dir, err)
+	}
+	// Scorch deletes the segments merged away in its persister's next
+	// pause: until then the old and the new are on disk together. Give it
+	// a few seconds before closing (the next open would clean up otherwise).
+	for wait := 0; wait < 100 && dirSize(dir) > before; wait++ {
+		select {
+		case <-ctx.Done():
+			wait = 100
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if err := idx.Close(); err != nil {
+		return before, before, fmt.Errorf("merge index %s: %w", dir, err)
+	}
+	return before, dirSize(dir), nil
+}
+
+// Segments counts the index's segment files (tests, mnemo check).
+func Segments(dir string) int {
+	m, _ := filepath.Glob(filepath.Join(dir, "store", "*.zap"))
+	return len(m)
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	_ = filepath.Walk(dir, func(_ string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			n += info.Size()
+		}
+		return nil
+	})
+	return n
+}
