@@ -36,7 +36,7 @@ func TestImportIntoEmptyStoreCompacts(t *testing.T) {
 		return errOut.String()
 	}
 	said := importWith(100)
-	if !regexp.MustCompile(`^mnemo import: rewrote the new store with full pages \([\d.]+ [KMG]iB -> [\d.]+ [KMG]iB\) and merged its search index into one segment \([\d.]+ [KMG]iB -> [\d.]+ [KMG]iB\) in [\d.]+ s\n$`).MatchString(said) {
+	if !regexp.MustCompile(`^mnemo import: rewrote the new store with full pages \([\d.]+ [KMG]iB -> [\d.]+ [KMG]iB\) and merged its search index \([\d.]+ [KMG]iB -> [\d.]+ [KMG]iB\) in [\d.]+ s\n$`).MatchString(said) {
 		t.Fatalf("stderr %q, want the compaction's sizes", said)
 	}
 	var check struct {

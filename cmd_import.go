@@ -266,7 +266,7 @@ func (a *app) compactImported(dir string) {
 		return
 	}
 	a.logger.Info("compacted the imported store", "before", rep.Before, "after", rep.After, "seconds", time.Since(started).Seconds())
-	fmt.Fprintf(a.stderr, "mnemo import: rewrote the new store with full pages (%s -> %s) and merged its search index into one segment (%s -> %s) in %.1f s\n",
+	fmt.Fprintf(a.stderr, "mnemo import: rewrote the new store with full pages (%s -> %s) and merged its search index (%s -> %s) in %.1f s\n",
 		humanBytes(rep.Before), humanBytes(rep.After), humanBytes(rep.IndexBefore), humanBytes(rep.IndexAfter), time.Since(started).Seconds())
 }
 

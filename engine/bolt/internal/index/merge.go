@@ -12,8 +12,8 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 )
 
-// Merge rewrites the index at dir as one segment (or as few as scorch's
-// file size limit allows) and answers its size on disk before and after.
+// Merge rewrites the index at dir as one segment (or two: scorch's
+// single-segment plan merges ten at a time) and answers its size on disk before and after.
 // Scorch merges in tiers as batches come, so a store loaded in bulk keeps a
 // dozen segments of some tens of thousands of documents each, and every
 // query walks each segment's dictionary and postings in turn: at 1M
