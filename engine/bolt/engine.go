@@ -104,6 +104,10 @@ type Options struct {
 	// SyncRebuildBelow rebuilds a missing index during Open when the store
 	// holds fewer records than this (default 2000), so small stores open ready.
 	SyncRebuildBelow int
+	// IndexMergeAfter is how many documents catch-ups must have applied
+	// before the search index is merged in the background (default
+	// mergeAfterDocs; negative: never).
+	IndexMergeAfter int
 	// ChangeRetention is how long the change feed keeps its changes
 	// (default: at least 7 days and at least 1,000,000 changes).
 	ChangeRetention contract.ChangeRetention
@@ -217,6 +221,10 @@ type indexLife struct {
 	done       atomic.Int64
 	total      atomic.Int64
 	err        atomic.Pointer[string]
+	// sinceMerge counts the documents catch-ups applied since the index
+	// was last merged (maybeMergeIndex); merging is set while one runs.
+	sinceMerge atomic.Int64
+	merging    atomic.Bool
 }
 
 // Engine is a store opened for reading and writing. It is safe for concurrent use.
@@ -786,9 +794,20 @@ func (e *Engine) IndexStatus() IndexStatus {
 	return st
 }
 
+// IndexSegments is how many segments the search index answers from (tests,
+// mnemo check).
+func (e *Engine) IndexSegments() int {
+	e.idx.mu.RLock()
+	defer e.idx.mu.RUnlock()
+	if e.ix == nil {
+		return 0
+	}
+	return e.ix.SegmentCount()
+}
+
 // WaitIndex waits until every derived structure is ready (the table, the
 // content index, the vectors) and the search index has applied every write
-// made before the call.
+// made before the call, and merged its segments if the catch-up called for it.
 func (e *Engine) WaitIndex(ctx context.Context) error {
 	if err := e.enter(ctx); err != nil {
 		return err
@@ -809,6 +828,16 @@ func (e *Engine) WaitIndex(ctx context.Context) error {
 	}
 	if err := e.flushIndex(ctx); err != nil {
 		return err
+	}
+	// A merge the catch-up started (maybeMergeIndex) is part of it.
+	for e.idx.merging.Load() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-e.closing:
+			return contract.Unavailable("the store is closed")
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 	select {
 	case <-e.derivedReady:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -34,18 +35,7 @@ func Merge(ctx context.Context, dir string) (before, after int64, err error) {
 		_ = idx.Close()
 		return before, before, nil
 	}
-	adv, err := idx.Advanced()
-	if err != nil {
-		_ = idx.Close()
-		return before, before, fmt.Errorf("merge index %s: %w", dir, err)
-	}
-	s, ok := adv.(*scorch.Scorch)
-	if !ok {
-		_ = idx.Close()
-		return before, before, nil
-	}
-	opts := mergeplan.SingleSegmentMergePlanOptions
-	if err := s.ForceMerge(ctx, &opts); err != nil {
+	if err := forceMerge(ctx, idx); err != nil {
 		_ = idx.Close()
 		return before, before, fmt.Errorf("merge index %s: %w", dir, err)
 	}
@@ -63,6 +53,45 @@ func Merge(ctx context.Context, dir string) (before, after int64, err error) {
 		return before, before, fmt.Errorf("merge index %s: %w", dir, err)
 	}
 	return before, dirSize(dir), nil
+}
+
+// MergeSegments merges the open index's segments as Merge does, while it
+// goes on answering and taking batches; ctx ends it early (the segments
+// merged so far stay merged).
+func (ix *Index) MergeSegments(ctx context.Context) error {
+	return forceMerge(ctx, ix.idx)
+}
+
+func forceMerge(ctx context.Context, idx bleve.Index) error {
+	adv, err := idx.Advanced()
+	if err != nil {
+		return err
+	}
+	s, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return nil
+	}
+	opts := mergeplan.SingleSegmentMergePlanOptions
+	return s.ForceMerge(ctx, &opts)
+}
+
+// SegmentCount is how many segments the open index answers from (its
+// current snapshot's; the files of segments merged away linger on disk until
+// scorch's next clean-up).
+func (ix *Index) SegmentCount() int {
+	adv, err := ix.idx.Advanced()
+	if err != nil {
+		return 0
+	}
+	s, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return 0
+	}
+	st, ok := s.Stats().(*scorch.Stats)
+	if !ok {
+		return 0
+	}
+	return int(atomic.LoadUint64(&st.TotFileSegmentsAtRoot) + atomic.LoadUint64(&st.TotMemorySegmentsAtRoot))
 }
 
 // Segments counts the index's segment files (tests, mnemo check).
