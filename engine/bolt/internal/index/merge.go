@@ -42,7 +42,7 @@ func Merge(ctx context.Context, dir string) (before, after int64, err error) {
 	// Scorch deletes the segments merged away in its persister's next
 	// pause: until then the old and the new are on disk together. Give it
 	// a few seconds before closing (the next open would clean up otherwise).
-	for wait := 0; wait < 100 && dirSize(dir) > before; wait++ {
+	for wait := 0; wait < 100 && Segments(dir) > rootSegments(idx); wait++ {
 		select {
 		case <-ctx.Done():
 			wait = 100
@@ -78,8 +78,10 @@ func forceMerge(ctx context.Context, idx bleve.Index) error {
 // SegmentCount is how many segments the open index answers from (its
 // current snapshot's; the files of segments merged away linger on disk until
 // scorch's next clean-up).
-func (ix *Index) SegmentCount() int {
-	adv, err := ix.idx.Advanced()
+func (ix *Index) SegmentCount() int { return rootSegments(ix.idx) }
+
+func rootSegments(idx bleve.Index) int {
+	adv, err := idx.Advanced()
 	if err != nil {
 		return 0
 	}
