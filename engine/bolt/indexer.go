@@ -163,11 +163,11 @@ func (e *Engine) flushIndex(ctx context.Context) error {
 // mergeAfterDocs is how many documents catch-ups (a bulk load's, an
 // import's, a rebuild's) must have applied before the index is merged (and
 // at least half the index, so a store loaded in steps merges a few times,
-// not at every step), and mergeAboveSegments how many segments it must have. Scorch merges in tiers
-// as batches come and leaves a bulk-loaded index in a dozen segments, each
-// of which a query walks in turn: merged, the 1M bench store's keyword
-// fetch took p50 3.0 ms against 4.4 to 4.9 (index.Merge). A trickle of
-// writes never calls for it.
+// not at every step), and mergeAboveSegments how many segments it must
+// have. Scorch merges in tiers as batches come and leaves a bulk-loaded
+// index in a dozen segments, each of which a query walks in turn: merged,
+// the 1M bench store's keyword fetch took p50 3.0 ms against 4.4 to 4.9
+// (index.Merge). A trickle of writes never calls for it.
 const (
 	mergeAfterDocs     = 20000
 	mergeAboveSegments = 3
@@ -308,8 +308,8 @@ func (e *Engine) rebuildIndex() error {
 		return contract.AsError(err)
 	}
 	e.idx.applied.Store(start)
-	// Merging is set before rebuilding is cleared, so a WaitIndex never
-	// sees neither and returns before the merge.
+	// Merging is set before rebuilding is cleared, so a WaitIndex sees one
+	// or the other and does not return before the merge.
 	e.maybeMergeIndex()
 	e.idx.rebuilding.Store(false)
 	e.idx.applyMu.Unlock()
