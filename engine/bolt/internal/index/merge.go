@@ -41,8 +41,9 @@ func Merge(ctx context.Context, dir string) (before, after int64, err error) {
 	}
 	// Scorch deletes the segments merged away in its persister's next
 	// pause: until then the old and the new are on disk together. Give it
-	// a few seconds before closing (the next open would clean up otherwise).
-	for wait := 0; wait < 100 && Segments(dir) > rootSegments(idx); wait++ {
+	// up to 30 s (seconds under load) before closing; the next open cleans
+	// up what is left.
+	for wait := 0; wait < 600 && Segments(dir) > rootSegments(idx); wait++ {
 		select {
 		case <-ctx.Done():
 			wait = 100
