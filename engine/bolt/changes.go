@@ -42,15 +42,8 @@ func (e *Engine) Changes(ctx context.Context, req contract.ChangesRequest) (cont
 	if req.Wait > 0 {
 		// A waiting read ends when the store closes.
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
+		ctx, cancel = e.untilClosed(ctx)
 		defer cancel()
-		go func() {
-			select {
-			case <-e.closing:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
 	}
 	return contract.ServeChanges(ctx, req, e.feed.Signal(), 0, e.readChanges)
 }

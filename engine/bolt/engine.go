@@ -596,6 +596,19 @@ func backfillConfidence(tx *bbolt.Tx) error {
 	})
 }
 
+// untilClosed is parent, ended also when the engine closes.
+func (e *Engine) untilClosed(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	go func() {
+		select {
+		case <-e.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
 func (e *Engine) goBackground(f func()) {
 	e.bg.Add(1)
 	go func() {

@@ -209,15 +209,8 @@ func (e *Engine) maybeMergeIndex() {
 	e.idx.sinceMerge.Store(0)
 	e.goBackground(func() {
 		defer e.idx.merging.Store(false)
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := e.untilClosed(context.Background())
 		defer cancel()
-		go func() {
-			select {
-			case <-e.closing:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
 		e.idx.mu.RLock()
 		defer e.idx.mu.RUnlock()
 		start, segments := time.Now(), e.ix.SegmentCount()

@@ -184,15 +184,8 @@ func (e *Engine) learnWorker() {
 	case <-e.closing:
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := e.untilClosed(context.Background())
 	defer cancel()
-	go func() {
-		select {
-		case <-e.closing:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	for {
 		if e.learnDue() {
 			e.learn.busy.Store(true)
