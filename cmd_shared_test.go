@@ -325,14 +325,7 @@ func (l *sharedLoad) cliLoop() {
 }
 
 // holderPID is the process that holds the store now.
-func (l *sharedLoad) holderPID() int {
-	b, err := os.ReadFile(filepath.Join(l.c.db, bolt.PIDFile))
-	if err != nil {
-		return 0
-	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	return pid
-}
+func (l *sharedLoad) holderPID() int { return bolt.PIDOf(l.c.db) }
 
 // finish stops the writers, waits for watch to print every acknowledged
 // store, ends the long-lived processes and checks the store.

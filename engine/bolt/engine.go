@@ -381,11 +381,19 @@ func Open(dir string, opts Options) (*Engine, error) {
 // servedLockWait is the lock wait on a store a live server holds.
 const servedLockWait = 50 * time.Millisecond
 
-func lockedError(dir string) error {
-	le := &LockedError{Path: dir}
-	if b, err := os.ReadFile(filepath.Join(dir, PIDFile)); err == nil {
-		le.PID, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+// PIDOf is the process the pid file of the store in dir names: the one that
+// last opened it for writing (0: none).
+func PIDOf(dir string) int {
+	b, err := os.ReadFile(filepath.Join(dir, PIDFile))
+	if err != nil {
+		return 0
 	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
+}
+
+func lockedError(dir string) error {
+	le := &LockedError{Path: dir, PID: PIDOf(dir)}
 	if b, err := os.ReadFile(filepath.Join(dir, AddrFile)); err == nil {
 		le.Addr = strings.TrimSpace(string(b))
 	}

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 )
 
@@ -19,14 +17,10 @@ func servedByLiveProcess(dir string) bool {
 	if _, err := os.Stat(filepath.Join(dir, AddrFile)); err != nil {
 		return false
 	}
-	b, err := os.ReadFile(filepath.Join(dir, PIDFile))
-	if err != nil {
+	pid := PIDOf(dir)
+	if pid <= 0 || pid == os.Getpid() {
 		return false
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 || pid == os.Getpid() {
-		return false
-	}
-	err = syscall.Kill(pid, 0)
+	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }

@@ -368,7 +368,7 @@ func (s *Store) attach(ctx context.Context) error {
 		}
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 			who := "the process holding store " + s.dir
-			if pid := pidOf(s.dir); pid > 0 {
+			if pid := bolt.PIDOf(s.dir); pid > 0 {
 				who += fmt.Sprintf(" (pid %d)", pid)
 			}
 			return contract.Unavailable("%s does not answer on its socket: it is stopped (Ctrl-Z in its terminal: `fg` resumes it) or stuck", who)
@@ -387,16 +387,6 @@ func (s *Store) attach(ctx context.Context) error {
 	s.holder, s.holderPID = st.Holder, st.PID
 	s.log.Debug("attached to the process holding the store", "dir", s.dir, "holder", st.Holder)
 	return nil
-}
-
-// pidOf is the process the store's pid file names (0: none).
-func pidOf(dir string) int {
-	b, err := os.ReadFile(filepath.Join(dir, bolt.PIDFile))
-	if err != nil {
-		return 0
-	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	return pid
 }
 
 // dialable tells whether a process listens on the socket (errNoHolder when
