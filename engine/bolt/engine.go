@@ -268,6 +268,9 @@ type Engine struct {
 
 	embedder retrieval.Embedder
 	learn    *learnState // the learned embedder's learner (learned.go), or nil
+	// clusters is the store's clustering in this process (clusters.go),
+	// nil until KeepClusters.
+	clusters atomic.Pointer[clusterState]
 	answerer retrieval.Answerer
 	// vec is the stored vectors' life.
 	vec vectorLife

@@ -17,7 +17,13 @@ import (
 // repeats and conflicts of its own.
 func demoStore(t *testing.T) *bolt.Engine {
 	t.Helper()
-	e, err := bolt.Open(t.TempDir(), bolt.Options{})
+	return demoStoreIn(t, t.TempDir())
+}
+
+// demoStoreIn is demoStore in a given directory.
+func demoStoreIn(t *testing.T, dir string) *bolt.Engine {
+	t.Helper()
+	e, err := bolt.Open(dir, bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -700,7 +700,7 @@ func (ix *Index) Clusters() []Cluster {
 			for o, e := range ix.adj[s] {
 				if e.rel == Conflict {
 					conflict = true
-					diffs[e.diff] = true
+					diffs[canonicalDiff(e.diff)] = true
 				}
 				if !seen[o] {
 					seen[o] = true
@@ -739,6 +739,17 @@ func (ix *Index) cluster(slots []int32, conflict bool, diffs map[string]bool) Cl
 		c.Differences = c.Differences[:maxDifferences]
 	}
 	return c
+}
+
+// canonicalDiff writes a difference with its two sides in order ("20 |
+// 39", never "39 | 20"): which side a pair's difference names first is the
+// order the two were compared in, which Find, Index and a store's kept
+// edges (Assemble) each meet in their own order.
+func canonicalDiff(d string) string {
+	if a, b, ok := strings.Cut(d, " | "); ok && b < a {
+		return b + " | " + a
+	}
+	return d
 }
 
 // newer orders records newest first (observed_at, else created_at), then by id.
