@@ -6,12 +6,12 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/RoaringBitmap/roaring/v2"
 	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
@@ -25,9 +25,9 @@ import (
 // large the store. What is kept is every relation curate finds between two
 // records (an edge), in bucketClusters; a scope's clusters are the connected
 // groups its live records make (curate.Assemble). A record's candidates are
-// found with the content index, by the rarest of its words (curate.Probe),
-// so nothing holds every record's words in memory: the memory kept is the
-// edges of the records that have one.
+// found by the rarest of its words (curate.Postings, which the clusterer
+// keeps of every record: a few bytes a word, read again by a process that
+// takes the store over), and the edges of the records that have one.
 //
 // bucketClusters holds:
 //   - keyClustersPos: the feed seq through which every change is clustered
@@ -67,11 +67,18 @@ type clusterState struct {
 	pos   uint64
 	ready bool
 
-	// done of total records read by the first pass; fallbacks counts the
-	// records whose words the content index could not narrow, compared with
-	// every record of their kind instead.
+	// post holds every posted record's words (the clusterer's alone): the
+	// records below the first pass's position, or once it is done every
+	// record, read again by a process that takes over (warm).
+	post *curate.Postings
+	warm bool
+	// warmNext is the next ordinal the warm-up reads.
+	warmNext uint32
+
+	// done of total records read by the first pass; warmed is how many
+	// records the warm-up has posted.
 	done, total atomic.Int64
-	fallbacks   atomic.Int64
+	warmed      atomic.Int64
 	err         atomic.Pointer[string]
 }
 
@@ -86,9 +93,10 @@ type ClusterStatus struct {
 	Ready bool  `json:"ready"`
 	// Clustered is how many records have an edge (live or not).
 	Clustered int `json:"clustered"`
-	// Fallbacks counts the records whose words the content index could
-	// not narrow, compared with every record of their kind instead.
-	Fallbacks int64 `json:"fallbacks"`
+	// Warming: the process is reading the records' words before it follows
+	// the feed (a store clustered by another process); Warmed of them so far.
+	Warming bool  `json:"warming"`
+	Warmed  int64 `json:"warmed"`
 	// Err is why clustering stopped, if it failed.
 	Err string `json:"error,omitempty"`
 }
@@ -100,9 +108,9 @@ func (e *Engine) ClusterStatus() ClusterStatus {
 		return ClusterStatus{}
 	}
 	cs.mu.RLock()
-	st := ClusterStatus{Kept: true, Ready: cs.ready, Clustered: len(cs.adj)}
+	st := ClusterStatus{Kept: true, Ready: cs.ready, Clustered: len(cs.adj), Warming: !cs.warm}
 	cs.mu.RUnlock()
-	st.Done, st.Total, st.Fallbacks = cs.done.Load(), cs.total.Load(), cs.fallbacks.Load()
+	st.Done, st.Total, st.Warmed = cs.done.Load(), cs.total.Load(), cs.warmed.Load()
 	if p := cs.err.Load(); p != nil {
 		st.Err = *p
 	}
@@ -117,7 +125,7 @@ func (e *Engine) KeepClusters(cfg curate.Config) {
 	if e.opts.ReadOnly || e.closed.Load() {
 		return
 	}
-	cs := &clusterState{cfg: cfg, kick: make(chan struct{}, 1), adj: map[string]map[string]keptEdge{}}
+	cs := &clusterState{cfg: cfg, kick: make(chan struct{}, 1), adj: map[string]map[string]keptEdge{}, post: curate.NewPostings(cfg)}
 	if !e.clusters.CompareAndSwap(nil, cs) {
 		return
 	}
@@ -249,6 +257,7 @@ func (e *Engine) startClusterPass(tx *bbolt.Tx, cs *clusterState, cfg []byte) er
 		return err
 	}
 	cs.adj = map[string]map[string]keptEdge{}
+	cs.post, cs.warm, cs.warmNext = curate.NewPostings(cs.cfg), true, 0
 	cs.done.Store(0)
 	cs.total.Store(int64(end))
 	return b.Put(keyClustersPass, passValue(0, end, seq))
@@ -284,6 +293,13 @@ func (e *Engine) clusterStep(ctx context.Context, cs *clusterState) (bool, error
 	if err != nil {
 		return false, err
 	}
+	if !cs.warm {
+		limit := uint32(math.MaxUint32)
+		if len(pass) == 16 {
+			limit = binary.BigEndian.Uint32(pass)
+		}
+		return true, e.warmStep(ctx, cs, limit)
+	}
 	if len(pass) == 16 {
 		return e.clusterPassStep(ctx, cs, pass)
 	}
@@ -314,7 +330,7 @@ func (e *Engine) clusterPassStep(ctx context.Context, cs *clusterState, pass []b
 	}
 	last := next + uint32(len(ords))
 	var found pendingEdges
-	if err := e.clusterRecords(ctx, cs, ords, true, &found); err != nil {
+	if err := e.clusterRecords(ctx, cs, ords, &found); err != nil {
 		return false, err
 	}
 	done := last >= end
@@ -381,7 +397,7 @@ func (e *Engine) clusterFeedStep(ctx context.Context, cs *clusterState, pos uint
 		}
 	}
 	e.mu.RUnlock()
-	if err := e.clusterRecords(ctx, cs, ords, false, &found); err != nil {
+	if err := e.clusterRecords(ctx, cs, ords, &found); err != nil {
 		return false, err
 	}
 	err = e.db.Update(func(tx *bbolt.Tx) error {
@@ -400,10 +416,9 @@ func (e *Engine) clusterFeedStep(ctx context.Context, cs *clusterState, pos uint
 	return len(changes) >= clusterChunk, nil
 }
 
-// clusterRecords finds the edges of the records at ords (live ones): with
-// every live record of their kind their words lead to, or in a first pass
-// (lower) only those of lower ordinals.
-func (e *Engine) clusterRecords(ctx context.Context, cs *clusterState, ords []uint32, lower bool, found *pendingEdges) error {
+// clusterRecords finds the edges of the records at ords (live ones) with
+// the records posted before them, and posts them.
+func (e *Engine) clusterRecords(ctx context.Context, cs *clusterState, ords []uint32, found *pendingEdges) error {
 	for _, o := range ords {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -419,13 +434,10 @@ func (e *Engine) clusterRecords(ctx context.Context, cs *clusterState, ords []ui
 		if !p.Clusterable() {
 			continue
 		}
-		cand := e.clusterCandidates(cs, p, rec.Kind, o, lower)
 		var ids []string
 		e.mu.RLock()
-		it := cand.Iterator()
-		for it.HasNext() {
-			c := it.Next()
-			if int(c) < len(e.t.alive) && e.t.alive[c] && c != o && kindByCode[e.t.rows[c].kind] == rec.Kind {
+		for _, c := range cs.post.Candidates(p) {
+			if int(c) < len(e.t.alive) && e.t.alive[c] && c != o {
 				ids = append(ids, e.t.ids.Val(e.t.rows[c].idv))
 			}
 		}
@@ -443,8 +455,47 @@ func (e *Engine) clusterRecords(ctx context.Context, cs *clusterState, ords []ui
 		if err != nil {
 			return err
 		}
+		cs.post.Add(p, o)
 	}
 	return nil
+}
+
+// warmStep posts the words of the next chunk of records below limit (the
+// first pass's position, or every record), without relating them: what a
+// process that did not post them itself needs before it clusters more.
+func (e *Engine) warmStep(ctx context.Context, cs *clusterState, limit uint32) error {
+	e.mu.RLock()
+	end := min(limit, e.nextOrd)
+	var ords []uint32
+	var ids []string
+	for o := cs.warmNext; o < end && len(ords) < clusterChunk; o++ {
+		if int(o) < len(e.t.alive) && e.t.alive[o] {
+			ords = append(ords, o)
+			ids = append(ids, e.t.ids.Val(e.t.rows[o].idv))
+		}
+		cs.warmNext = o + 1
+	}
+	e.mu.RUnlock()
+	if cs.warmNext >= end {
+		cs.warm = true
+	}
+	ordOf := make(map[string]uint32, len(ids))
+	for i, id := range ids {
+		ordOf[id] = ords[i]
+	}
+	err := e.lookup(contract.GetRequest{IDs: ids}, partHit, func(id string, s *storedRecord) error {
+		r, err := s.record(id, false)
+		if err != nil {
+			return err
+		}
+		cs.post.Add(curate.NewProbe(r, cs.cfg), ordOf[id])
+		return nil
+	})
+	cs.warmed.Add(int64(len(ids)))
+	if err == nil {
+		err = ctx.Err()
+	}
+	return err
 }
 
 // recordAt reads the live record at an ordinal (false: none lives there).
@@ -464,43 +515,6 @@ func (e *Engine) recordAt(o uint32) (contract.Record, bool, error) {
 		return err
 	})
 	return rec, ok, err
-}
-
-// clusterCandidates answers the ordinals a probe's record may relate to:
-// those whose text holds one of its AnyOf rarest keys (by the content
-// index's candidates for each), or, when the index cannot narrow enough of
-// its keys (short or common words), every record of its kind.
-func (e *Engine) clusterCandidates(cs *clusterState, p *curate.Probe, kind contract.ItemKind, o uint32, lower bool) *roaring.Bitmap {
-	type keyed struct {
-		bm *roaring.Bitmap
-		n  uint64
-	}
-	var got []keyed
-	for _, k := range p.Keys() {
-		if bm, ok := e.tri.Candidates(contract.FoldCase(k)); ok {
-			got = append(got, keyed{bm, bm.GetCardinality()})
-		}
-	}
-	out := roaring.New()
-	if any := p.AnyOf(); len(got) >= any {
-		slices.SortFunc(got, func(a, b keyed) int { return int(a.n) - int(b.n) })
-		for _, k := range got[:any] {
-			out.Or(k.bm)
-		}
-	} else {
-		cs.fallbacks.Add(1)
-		e.mu.RLock()
-		for c := range e.t.alive {
-			if e.t.alive[c] && kindByCode[e.t.rows[c].kind] == kind {
-				out.Add(uint32(c))
-			}
-		}
-		e.mu.RUnlock()
-	}
-	if lower {
-		out.RemoveRange(uint64(o), uint64(1)<<32)
-	}
-	return out
 }
 
 // writeEdges applies a step's edges to the bucket and to what the process

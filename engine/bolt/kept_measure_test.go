@@ -49,7 +49,9 @@ func TestMeasureKeptClusters(t *testing.T) {
 			t.Logf("%s: %+v", time.Since(start).Round(time.Second), e.ClusterStatus())
 		}
 	}
-	t.Logf("first pass (or load): wall %s, CPU %s, %+v", time.Since(start).Round(time.Millisecond), (cpuNow() - cpu).Round(time.Millisecond), e.ClusterStatus())
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	t.Logf("first pass (or load): wall %s, CPU %s, peak RSS %d MB, %+v", time.Since(start).Round(time.Millisecond), (cpuNow() - cpu).Round(time.Millisecond), ru.Maxrss>>10, e.ClusterStatus())
 	scope, err := curate.RecentScope(ctx, e, 10_000)
 	if err != nil {
 		t.Fatal(err)

@@ -3,16 +3,15 @@ package curate
 import (
 	"context"
 	"math"
-	"strings"
+	"slices"
 
 	"mnemo/contract"
 )
 
-// Probe relates one record to others, for a store that finds the candidates
-// itself rather than holding every record's words in an Index: engine/bolt
-// keeps a whole store's clusters this way, finding candidates with its
-// content index (docs/curation.md). A Probe answers what Index.Add would
-// link the record to, given every record its Keys lead to.
+// Probe relates one record to others, for a store that keeps its records'
+// words in Postings rather than every record in an Index: engine/bolt keeps
+// a whole store's clusters this way (docs/curation.md). A Probe answers what
+// Index.Add would link the record to, given the candidates Postings answers.
 type Probe struct {
 	ix *Index
 	id string
@@ -30,29 +29,11 @@ func NewProbe(r contract.Record, cfg Config) *Probe {
 // least cfg.MinWords content words.
 func (p *Probe) Clusterable() bool { return len(p.ix.entries[0].words) >= p.ix.cfg.MinWords }
 
-// Keys answers, for each of the record's content words, a lower-case
-// substring that every text holding that word contains. Words are stems,
-// and a stem is a prefix of what the text says ("wrap" of "wrapped"),
-// except that "policies" is read as "policy": a stem ending in y is searched
-// without it.
-func (p *Probe) Keys() []string {
-	words := p.ix.entries[0].words
-	out := make([]string, len(words))
-	for i, w := range words {
-		k := p.ix.word[w]
-		if strings.HasSuffix(k, "y") && len(k) > 3 {
-			k = k[:len(k)-1]
-		}
-		out[i] = k
-	}
-	return out
-}
-
-// AnyOf answers how many of the record's words suffice to find every record
-// it can relate to: a record it relates to holds at least one of any AnyOf
+// anyOf answers how many of the record's words suffice to find every record
+// it can relate to: a record it relates to holds at least one of any anyOf
 // of them (its words overlap at cfg.MinOverlap, so it shares all but
-// AnyOf-1 of them). Searching by the rarest AnyOf keys finds them all.
-func (p *Probe) AnyOf() int {
+// anyOf-1 of them). Searching by the rarest anyOf words finds them all.
+func (p *Probe) anyOf() int {
 	n := len(p.ix.entries[0].words)
 	need := int(math.Ceil(p.ix.cfg.MinOverlap * float64(n)))
 	return min(n, n-need+1)
@@ -71,6 +52,143 @@ func (p *Probe) Relate(o contract.Record) (Relation, string) {
 		return None, ""
 	}
 	return p.ix.relate(a, &b, p.ix.cfg)
+}
+
+// Postings are the content words of a set of records, by kind: for each
+// word, the records (by a number the caller gives each, an ordinal) that say
+// it, and for each record its words. It is what an Index keeps to find
+// candidates, without the records' other features: a store's clusterer
+// keeps it for every record, at about 8 bytes a word said. It is not safe
+// for concurrent use.
+type Postings struct {
+	cfg   Config
+	vocab map[string]int32
+	post  map[contract.ItemKind][][]uint32
+	df    []int32
+	// words[off[n]:off[n]+int(count[n])] are record n's word ids, sorted.
+	words []int32
+	off   []uint32
+	count []uint16
+	// seen[n] == probe marks a record Candidates has answered already.
+	seen  []uint32
+	probe uint32
+}
+
+// NewPostings answers empty postings for the given thresholds.
+func NewPostings(cfg Config) *Postings {
+	return &Postings{cfg: cfg, vocab: map[string]int32{}, post: map[contract.ItemKind][][]uint32{}}
+}
+
+// Add posts a probe's record under number n (again: the record's words are
+// replaced). A record too short to cluster is not posted.
+func (ps *Postings) Add(p *Probe, n uint32) {
+	if !p.Clusterable() {
+		return
+	}
+	e := &p.ix.entries[0]
+	post := ps.post[e.kind]
+	ids := make([]int32, 0, len(e.words))
+	for _, w := range e.words {
+		text := p.ix.word[w]
+		id, ok := ps.vocab[text]
+		if !ok {
+			id = int32(len(ps.df))
+			ps.vocab[text] = id
+			ps.df = append(ps.df, 0)
+		}
+		if int(id) >= len(post) {
+			post = append(post, make([][]uint32, len(ps.df)-len(post))...)
+		}
+		ps.df[id]++
+		post[id] = append(post[id], n)
+		ids = append(ids, id)
+	}
+	ps.post[e.kind] = post
+	slices.Sort(ids)
+	if int(n) >= len(ps.off) {
+		grow := int(n) + 1 - len(ps.off)
+		ps.off = append(ps.off, make([]uint32, grow)...)
+		ps.count = append(ps.count, make([]uint16, grow)...)
+	}
+	ps.off[n], ps.count[n] = uint32(len(ps.words)), uint16(min(len(ids), math.MaxUint16))
+	ps.words = append(ps.words, ids[:ps.count[n]]...)
+}
+
+// Candidates answers the numbers of the posted records of the probe's kind
+// whose words overlap the probe's at cfg.MinOverlap (each once, in no
+// order): every posted record it can relate to is among them, found by the
+// probe's rarest words and kept by counting the words the two share.
+func (ps *Postings) Candidates(p *Probe) []uint32 {
+	if !p.Clusterable() {
+		return nil
+	}
+	e := &p.ix.entries[0]
+	post := ps.post[e.kind]
+	n := len(e.words)
+	var mine, known []int32
+	for _, w := range e.words {
+		if id, ok := ps.vocab[p.ix.word[w]]; ok && int(id) < len(post) {
+			known = append(known, id)
+			mine = append(mine, id)
+		} else {
+			// A word no posted record says: searching by it finds
+			// nothing, so it is the rarest there is.
+			mine = append(mine, -1)
+		}
+	}
+	slices.Sort(known)
+	slices.SortFunc(mine, func(a, b int32) int { return int(ps.dfOf(a)) - int(ps.dfOf(b)) })
+	if len(ps.seen) < len(ps.off) {
+		ps.seen = append(ps.seen, make([]uint32, len(ps.off)-len(ps.seen))...)
+	}
+	ps.probe++
+	if ps.probe == 0 {
+		clear(ps.seen)
+		ps.probe = 1
+	}
+	t := ps.cfg.MinOverlap
+	lo, hi := t*float64(n), float64(n)/t
+	var out []uint32
+	for _, id := range mine[:p.anyOf()] {
+		if id < 0 {
+			continue
+		}
+		for _, c := range post[id] {
+			if ps.seen[c] == ps.probe {
+				continue
+			}
+			ps.seen[c] = ps.probe
+			m := int(ps.count[c])
+			if float64(m) < lo || float64(m) > hi {
+				continue
+			}
+			theirs := ps.words[ps.off[c] : ps.off[c]+uint32(m)]
+			shared := 0
+			for i, j := 0, 0; i < len(known) && j < len(theirs); {
+				switch {
+				case known[i] < theirs[j]:
+					i++
+				case known[i] > theirs[j]:
+					j++
+				default:
+					shared++
+					i++
+					j++
+				}
+			}
+			if float64(shared) >= t*float64(n+m-shared) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+func (ps *Postings) dfOf(id int32) int32 {
+	if id < 0 {
+		return 0
+	}
+	return ps.df[id]
 }
 
 // Edge is a relation between two records, as a store keeps it.
