@@ -1,13 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"mnemo/engine/curate"
+	"mnemo/server/local"
 )
 
 var clusterItems = []string{
@@ -164,5 +168,64 @@ func TestClustersOverHTTP(t *testing.T) {
 	c.okJSON(&rec, "", "--remote", url, "consolidate")
 	if rec.Status != "completed" || rec.Built != 2 {
 		t.Fatalf("consolidate over HTTP: %+v", rec)
+	}
+}
+
+// A process that holds the store for a while keeps its clusters: `mnemo
+// clusters` from another process reads them through the holder's socket
+// ("kept"), and they are the clusters a pass over the store finds, before
+// and after a store that joins a cluster and a forget that leaves one.
+func TestClustersKeptByTheHolder(t *testing.T) {
+	c := newTestCLI(t)
+	for _, it := range clusterItems {
+		c.ok(it, "store")
+	}
+	var scan curate.Report
+	c.okJSON(&scan, "", "clusters")
+	if scan.Kept || scan.Count != 2 {
+		t.Fatalf("without a holder: %+v, want 2 clusters found by a pass", scan)
+	}
+	cfg := curate.DefaultConfig()
+	holder, err := local.Open(context.Background(), c.db, local.Options{Clusters: &cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	kept := func() curate.Report {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			var rep curate.Report
+			c.okJSON(&rep, "", "clusters")
+			if rep.Kept {
+				return rep
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the holder did not answer kept clusters in 30 s: %+v", rep)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	got := kept()
+	got.Kept = false
+	if !reflect.DeepEqual(got, scan) {
+		t.Fatalf("kept clusters differ from a pass's:\nkept %+v\npass %+v", got, scan)
+	}
+	// A third pool figure joins the conflict; forgetting it takes it out.
+	third := strings.Replace(clusterItems[1], "pool of 20", "pool of 25", 1)
+	third = strings.Replace(third, "2026-03-05", "2026-03-09", 1)
+	var rec struct {
+		ID string `json:"id"`
+	}
+	c.okJSON(&rec, third, "store")
+	got = kept()
+	if got.Count != 2 || got.Clustered != 5 || !strings.Contains(got.Clusters[0].Members[0].Text, "pool of 25") {
+		t.Fatalf("after a third figure: %+v, want it newest in a cluster of 3", got)
+	}
+	c.ok("", "forget", "--ids", rec.ID)
+	got = kept()
+	got.Kept = false
+	if !reflect.DeepEqual(got, scan) {
+		t.Fatalf("after the forget, kept clusters differ from the first pass's:\nkept %+v\npass %+v", got, scan)
 	}
 }

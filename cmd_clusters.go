@@ -32,7 +32,10 @@ func newClustersCommand(a *app) *cobra.Command {
 or the same thing with another value (conflicts), largest first. Counts are exact for
 the scope (its active and candidate records). Piped, or with --json, prints
 {"records","clustered","count","conflicts","dismissed","clusters":[{"key","kind",
-"conflict","differences","size","members":[{"id",...}]}]}, the suggested keeper first.
+"conflict","differences","size","members":[{"id",...}]}],"kept"}, the suggested keeper
+first. "kept" says the clusters were read from what the store keeps: the process that
+holds a local store (the TUI, serve, mcp, watch) clusters all of it in the background
+and keeps it up to date; without one, the scope is clustered by a pass over it.
 
 --apply --keep newest|confident resolves every listed cluster: the newest member
 (observed_at, else created_at) or the most confident stays and supersedes the rest.
@@ -76,7 +79,7 @@ are different: it stays hidden until a new record joins it (docs/curation.md).`,
 			if err != nil {
 				return contract.ConfigErr("%s", err)
 			}
-			found, records, err := curate.FindIn(ctx, e, f, a.cfg.CurateConfig())
+			found, records, kept, err := curate.Clusters(ctx, e, f, a.cfg.CurateConfig())
 			if err != nil {
 				return err
 			}
@@ -112,6 +115,7 @@ are different: it stays hidden until a new record joins it (docs/curation.md).`,
 				return a.writeJSON(out)
 			}
 			rep := curate.NewReport(records, clusters, hidden, limit)
+			rep.Kept = kept
 			return a.answer(rep, func(s *cliout.Screen) { cliout.DrawClusters(s, rep) })
 		},
 	}

@@ -52,8 +52,9 @@ var readCommands = map[string]bool{
 
 // openOptions are the settings every store this invocation opens shares.
 func (a *app) openOptions() storeopen.Options {
+	cfg := a.cfg.CurateConfig()
 	opts := storeopen.Options{Logger: a.logger, Token: a.settings.Token(), MustExist: readCommands[a.command],
-		TakeoverWait: a.lockTimeout}
+		TakeoverWait: a.lockTimeout, Clusters: &cfg}
 	if ep := a.cfg.Embedder; ep.Endpoint != "" {
 		opts.Embedder = &retrieval.OpenAIConfig{Endpoint: ep.Endpoint, Model: ep.Model, APIKeyEnv: ep.APIKeyEnv}
 	}

@@ -18,6 +18,7 @@ import (
 
 	"mnemo/contract"
 	"mnemo/engine/bolt"
+	"mnemo/engine/curate"
 	"mnemo/engine/postgres"
 	"mnemo/engine/remote"
 	"mnemo/engine/retrieval"
@@ -71,6 +72,9 @@ type Options struct {
 	// Settled, when set, is told what a stopping holder finishes before
 	// exit ("" when it is done), for a person at a terminal.
 	Settled func(what string)
+	// Clusters are the thresholds a local store's holder keeps the whole
+	// store's clusters with, in the background (nil: it keeps none).
+	Clusters *curate.Config
 	// Adjust has a last say over a local store's options when this process
 	// holds it (copy sets the clock so records keep their times).
 	Adjust func(*bolt.Options)
@@ -147,7 +151,7 @@ func Postgres(ctx context.Context, url string, opts Options) (*Store, error) {
 // does through the store's socket.
 func Local(ctx context.Context, dir string, opts Options) (*Store, error) {
 	lo := local.Options{Logger: opts.logger(), MustExist: opts.MustExist, TakeoverWait: opts.TakeoverWait,
-		Token: opts.Token, Bolt: bolt.Options{Logger: opts.logger()}, Settled: opts.Settled}
+		Token: opts.Token, Bolt: bolt.Options{Logger: opts.logger()}, Settled: opts.Settled, Clusters: opts.Clusters}
 	if opts.Embedder != nil {
 		emb, err := retrieval.NewOpenAIEmbedder(*opts.Embedder, nil)
 		if err != nil {

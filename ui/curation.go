@@ -13,7 +13,8 @@ import (
 )
 
 // The curation flow: the shell clusters the base scope in the background
-// (at start, and again after the data changes, one run at a time), hands the
+// (at start, and again after the data changes, one run at a time), or reads
+// its clusters from what the store keeps (curate.Kept), hands the
 // views the result (common.Clusters), and runs what the curate view asks:
 // a resolution (supersedes, curate.Apply) or a dismissal, each undoable.
 
@@ -122,6 +123,14 @@ func (m *model) clusterCmd() tea.Cmd {
 	m.start("cluster", "clustering")
 	return func() tea.Msg {
 		start := time.Now()
+		if k, ok := engine.(curate.Kept); ok {
+			// The store keeps its clusters (the process holding it
+			// clusters all of it): read the base scope's, whatever its size.
+			if cs, n, kept, err := k.KeptClusters(ctx, base, cfg); err == nil && kept {
+				visible, hidden := dismissed.Visible(cs)
+				return clustersMsg{gen: gen, clusters: newClusters(visible, n, hidden), took: time.Since(start)}
+			}
+		}
 		var c *common.Clusters
 		var ix *curate.Index
 		if index != nil && scoped {

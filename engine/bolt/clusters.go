@@ -49,6 +49,13 @@ var (
 // then writes the edges of, in one transaction).
 const clusterChunk = 500
 
+func (e *Engine) clusterChunk() int {
+	if e.opts.clusterChunk > 0 {
+		return e.opts.clusterChunk
+	}
+	return clusterChunk
+}
+
 // keptEdge is one edge as the engine keeps it in memory.
 type keptEdge struct {
 	rel  curate.Relation
@@ -71,7 +78,7 @@ type clusterState struct {
 	// records below the first pass's position, or once it is done every
 	// record, read again by a process that takes over (warm).
 	post *curate.Postings
-	warm bool
+	warm atomic.Bool
 	// warmNext is the next ordinal the warm-up reads.
 	warmNext uint32
 
@@ -108,7 +115,7 @@ func (e *Engine) ClusterStatus() ClusterStatus {
 		return ClusterStatus{}
 	}
 	cs.mu.RLock()
-	st := ClusterStatus{Kept: true, Ready: cs.ready, Clustered: len(cs.adj), Warming: !cs.warm}
+	st := ClusterStatus{Kept: true, Ready: cs.ready, Clustered: len(cs.adj), Warming: !cs.warm.Load()}
 	cs.mu.RUnlock()
 	st.Done, st.Total, st.Warmed = cs.done.Load(), cs.total.Load(), cs.warmed.Load()
 	if p := cs.err.Load(); p != nil {
@@ -217,16 +224,17 @@ func (e *Engine) loadClusters(cs *clusterState) error {
 		if !hasPos && b.Get(keyClustersPass) == nil {
 			return e.startClusterPass(tx, cs, want)
 		}
+		adj := map[string]map[string]keptEdge{}
 		c := b.Cursor()
 		for k, v := c.Seek(edgePrefix); k != nil && bytes.HasPrefix(k, edgePrefix); k, v = c.Next() {
 			edges, err := decodeEdges(v)
 			if err != nil {
 				return contract.EngineErr("the clusters of record %s are corrupt: %w", k[len(edgePrefix):], err)
 			}
-			cs.adj[string(k[len(edgePrefix):])] = edges
+			adj[string(k[len(edgePrefix):])] = edges
 		}
 		cs.mu.Lock()
-		cs.pos, cs.ready = pos, hasPos
+		cs.adj, cs.pos, cs.ready = adj, pos, hasPos
 		cs.mu.Unlock()
 		if p := b.Get(keyClustersPass); p != nil && len(p) == 16 {
 			cs.done.Store(int64(binary.BigEndian.Uint32(p)))
@@ -256,8 +264,11 @@ func (e *Engine) startClusterPass(tx *bbolt.Tx, cs *clusterState, cfg []byte) er
 	if err := b.Put(keyClustersCfg, cfg); err != nil {
 		return err
 	}
+	cs.mu.Lock()
 	cs.adj = map[string]map[string]keptEdge{}
-	cs.post, cs.warm, cs.warmNext = curate.NewPostings(cs.cfg), true, 0
+	cs.mu.Unlock()
+	cs.post, cs.warmNext = curate.NewPostings(cs.cfg), 0
+	cs.warm.Store(true)
 	cs.done.Store(0)
 	cs.total.Store(int64(end))
 	return b.Put(keyClustersPass, passValue(0, end, seq))
@@ -293,7 +304,7 @@ func (e *Engine) clusterStep(ctx context.Context, cs *clusterState) (bool, error
 	if err != nil {
 		return false, err
 	}
-	if !cs.warm {
+	if !cs.warm.Load() {
 		limit := uint32(math.MaxUint32)
 		if len(pass) == 16 {
 			limit = binary.BigEndian.Uint32(pass)
@@ -325,7 +336,7 @@ type pendingEdges struct {
 func (e *Engine) clusterPassStep(ctx context.Context, cs *clusterState, pass []byte) (bool, error) {
 	next, end, seq := binary.BigEndian.Uint32(pass), binary.BigEndian.Uint32(pass[4:]), binary.BigEndian.Uint64(pass[8:])
 	var ords []uint32
-	for o := next; o < end && len(ords) < clusterChunk; o++ {
+	for o := next; o < end && len(ords) < e.clusterChunk(); o++ {
 		ords = append(ords, o)
 	}
 	last := next + uint32(len(ords))
@@ -372,7 +383,7 @@ func (e *Engine) clusterFeedStep(ctx context.Context, cs *clusterState, pos uint
 		return e.feed.Scan(tx, pos, parseNS, func(seq uint64, en feed.Entry) (bool, error) {
 			changes = append(changes, change{en.Op, en.ID})
 			upto = seq
-			return len(changes) < clusterChunk, nil
+			return len(changes) < e.clusterChunk(), nil
 		})
 	})
 	if err != nil || upto == pos {
@@ -413,7 +424,7 @@ func (e *Engine) clusterFeedStep(ctx context.Context, cs *clusterState, pos uint
 	cs.mu.Lock()
 	cs.pos = upto
 	cs.mu.Unlock()
-	return len(changes) >= clusterChunk, nil
+	return len(changes) >= e.clusterChunk(), nil
 }
 
 // clusterRecords finds the edges of the records at ords (live ones) with
@@ -468,7 +479,7 @@ func (e *Engine) warmStep(ctx context.Context, cs *clusterState, limit uint32) e
 	end := min(limit, e.nextOrd)
 	var ords []uint32
 	var ids []string
-	for o := cs.warmNext; o < end && len(ords) < clusterChunk; o++ {
+	for o := cs.warmNext; o < end && len(ords) < e.clusterChunk(); o++ {
 		if int(o) < len(e.t.alive) && e.t.alive[o] {
 			ords = append(ords, o)
 			ids = append(ids, e.t.ids.Val(e.t.rows[o].idv))
@@ -477,7 +488,7 @@ func (e *Engine) warmStep(ctx context.Context, cs *clusterState, limit uint32) e
 	}
 	e.mu.RUnlock()
 	if cs.warmNext >= end {
-		cs.warm = true
+		cs.warm.Store(true)
 	}
 	ordOf := make(map[string]uint32, len(ids))
 	for i, id := range ids {

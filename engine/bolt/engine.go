@@ -122,6 +122,8 @@ type Options struct {
 	loadGate <-chan struct{}
 	// coldScanBudget, when positive, replaces coldScanBudget (tests).
 	coldScanBudget int
+	// clusterChunk, when positive, replaces clusterChunk (tests).
+	clusterChunk int
 }
 
 // LockedError says another process holds the store.

@@ -42,19 +42,19 @@ func (r Relation) String() string {
 // come suggested keeper first (the newest), then newest first.
 type Cluster struct {
 	// Key names the cluster by its members (the same members, the same key).
-	Key      string
-	Kind     contract.ItemKind
-	Members  []contract.Record
-	Conflict bool
+	Key      string            `json:"key"`
+	Kind     contract.ItemKind `json:"kind"`
+	Members  []contract.Record `json:"members"`
+	Conflict bool              `json:"conflict"`
 	// Differences are what the conflicting members disagree on, such as
 	// "20 | 39" (the first few, sorted).
-	Differences []string
+	Differences []string `json:"differences,omitempty"`
 	// Latest is the newest member's time (observed_at, else created_at).
-	Latest time.Time
+	Latest time.Time `json:"latest"`
 	// Side maps a conflicting cluster's members to the side they take
 	// (sidesOf): 0 is the suggested keeper's, and members on one side say
 	// the same thing. Nil when every member agrees.
-	Side map[string]int
+	Side map[string]int `json:"side,omitempty"`
 }
 
 // SideOf answers the side a member takes: 0 when it agrees with the

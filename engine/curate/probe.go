@@ -227,3 +227,18 @@ func Assemble(members []contract.Record, edges []Edge, cfg Config) []Cluster {
 type Kept interface {
 	KeptClusters(ctx context.Context, filter contract.MetaFilter, cfg Config) ([]Cluster, int, bool, error)
 }
+
+// Clusters answers the clusters of a scope, how many records it holds, and
+// whether they were read from what the engine keeps (Kept: engine/bolt in
+// the process holding the store, or that process through its socket or a
+// server) rather than found by a pass over the scope (FindIn).
+func Clusters(ctx context.Context, e contract.Engine, filter contract.MetaFilter, cfg Config) ([]Cluster, int, bool, error) {
+	if k, ok := e.(Kept); ok {
+		cs, n, kept, err := k.KeptClusters(ctx, filter, cfg)
+		if err != nil || kept {
+			return cs, n, kept, err
+		}
+	}
+	cs, n, err := FindIn(ctx, e, filter, cfg)
+	return cs, n, false, err
+}

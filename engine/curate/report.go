@@ -17,8 +17,12 @@ type Report struct {
 	Count     int `json:"count"`
 	Conflicts int `json:"conflicts"`
 	// Dismissed is how many clusters a dismissal hides.
-	Dismissed int             `json:"dismissed"`
-	Clusters  []ClusterReport `json:"clusters"`
+	Dismissed int `json:"dismissed"`
+	// Kept says the clusters were read from what the store keeps (the
+	// process holding it clusters all of it in the background), not found
+	// by a pass over the scope; both answer the same clusters.
+	Kept     bool            `json:"kept"`
+	Clusters []ClusterReport `json:"clusters"`
 }
 
 // ClusterReport is one cluster as printed.

@@ -159,11 +159,10 @@ func Beliefs(ctx context.Context, e contract.Engine, req contract.BeliefsRequest
 		return nil, err
 	}
 	reach := req.Reach
-	records, err := Scope(ctx, e, contract.MetaFilter{Reach: &reach})
+	clusters, _, _, err := Clusters(ctx, e, contract.MetaFilter{Reach: &reach}, cfg)
 	if err != nil {
 		return nil, err
 	}
-	clusters := Find(records, cfg)
 	out := make([]contract.Hit, 0, len(clusters))
 	var latest []Cluster
 	for _, c := range clusters {

@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"mnemo/contract"
+	"mnemo/engine/curate"
 	"mnemo/server/audit"
 	"mnemo/server/wire"
 )
@@ -104,6 +106,19 @@ func (c *Client) Consolidate(ctx context.Context, req contract.ConsolidateReques
 // Beliefs reads beliefs from the server.
 func (c *Client) Beliefs(ctx context.Context, req contract.BeliefsRequest) ([]contract.Hit, error) {
 	return call[[]contract.Hit](ctx, c, wire.OpBeliefs, req)
+}
+
+// KeptClusters reads the clusters the server's store keeps (curate.Kept);
+// false when it keeps none for cfg, or is an earlier mnemo without them.
+func (c *Client) KeptClusters(ctx context.Context, filter contract.MetaFilter, cfg curate.Config) ([]curate.Cluster, int, bool, error) {
+	a, err := call[wire.ClustersAnswer](ctx, c, wire.OpClusters, wire.ClustersBody{Filter: filter, Config: cfg})
+	if err != nil {
+		if contract.KindOf(err) == contract.KindNotFound && strings.Contains(err.Error(), "no such operation") {
+			return nil, 0, false, nil
+		}
+		return nil, 0, false, err
+	}
+	return a.Clusters, a.Records, a.Kept, nil
 }
 
 // Browse lists on the server.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"mnemo/contract"
+	"mnemo/engine/curate"
 	"mnemo/server/audit"
 	"mnemo/server/wire"
 )
@@ -435,6 +436,20 @@ func (c *Confined) Browse(ctx context.Context, q contract.BrowseQuery) (contract
 	}
 	q.Filter = f
 	return c.e.Browse(ctx, q)
+}
+
+// KeptClusters reads the clusters the store keeps (curate.Kept) within the
+// principal's reach; false when the engine keeps none.
+func (c *Confined) KeptClusters(ctx context.Context, filter contract.MetaFilter, cfg curate.Config) ([]curate.Cluster, int, bool, error) {
+	k, ok := c.e.(curate.Kept)
+	if !ok {
+		return nil, 0, false, nil
+	}
+	f, err := c.filter(ctx, wire.OpClusters, filter)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	return k.KeptClusters(ctx, f, cfg)
 }
 
 // Beliefs reads under the principal's reach.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"mnemo/contract"
+	"mnemo/engine/curate"
 	"mnemo/server/auth"
 	"mnemo/server/wire"
 )
@@ -44,6 +45,16 @@ func (h *Handler) operations() map[string]operation {
 			return contract.Consolidate(ctx, e, r)
 		})},
 		wire.OpBeliefs: {maxBody: small, serve: typed(serveBeliefs)},
+		wire.OpClusters: {maxBody: small, serve: typed(func(ctx context.Context, e *auth.Confined, r wire.ClustersBody) (any, error) {
+			if err := r.Config.Validate(); err != nil {
+				return nil, contract.Invalid("config: %s", err)
+			}
+			cs, n, kept, err := e.KeptClusters(ctx, r.Filter, r.Config)
+			if err != nil || !kept {
+				return wire.ClustersAnswer{Clusters: []curate.Cluster{}}, err
+			}
+			return wire.ClustersAnswer{Kept: true, Records: n, Clusters: nonNilClusters(cs)}, nil
+		})},
 		wire.OpRestore: {maxBody: big, serve: typed(func(ctx context.Context, e *auth.Confined, r wire.RestoreBody) (any, error) {
 			return nonNil(e.Restore(ctx, r.Records))
 		})},
@@ -174,4 +185,11 @@ func serveForgetWithin(ctx context.Context, e *auth.Confined, r contract.ForgetW
 		return nil, err
 	}
 	return wire.ForgetAnswer{Forgotten: rep.Forgotten, Skipped: skipped}, nil
+}
+
+func nonNilClusters(cs []curate.Cluster) []curate.Cluster {
+	if cs == nil {
+		return []curate.Cluster{}
+	}
+	return cs
 }

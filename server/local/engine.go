@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"mnemo/contract"
+	"mnemo/engine/curate"
 )
 
 // The contract's operations go to the current engine through call, which
@@ -120,6 +121,26 @@ func (s *Store) Beliefs(ctx context.Context, req contract.BeliefsRequest) ([]con
 	return call(s, ctx, "beliefs", again, func(ctx context.Context, e contract.Engine) ([]contract.Hit, error) {
 		return contract.Beliefs(ctx, e, req)
 	})
+}
+
+// KeptClusters reads the clusters the store keeps (curate.Kept): this
+// process's own when it holds the store, else the holder's through its
+// socket.
+func (s *Store) KeptClusters(ctx context.Context, filter contract.MetaFilter, cfg curate.Config) ([]curate.Cluster, int, bool, error) {
+	type kept struct {
+		clusters []curate.Cluster
+		records  int
+		ok       bool
+	}
+	k, err := call(s, ctx, "clusters", again, func(ctx context.Context, e contract.Engine) (kept, error) {
+		ke, ok := e.(curate.Kept)
+		if !ok {
+			return kept{}, nil
+		}
+		cs, n, ok, err := ke.KeptClusters(ctx, filter, cfg)
+		return kept{cs, n, ok}, err
+	})
+	return k.clusters, k.records, k.ok, err
 }
 
 // Browse is the contract's Browse.

@@ -52,6 +52,7 @@ import (
 
 	"mnemo/contract"
 	"mnemo/engine/bolt"
+	"mnemo/engine/curate"
 	"mnemo/engine/remote"
 	"mnemo/server"
 	"mnemo/server/httpapi"
@@ -96,7 +97,11 @@ type Options struct {
 	// Settled, when set, is told what a stopping holder waits for while it
 	// finishes its background work (about once a second).
 	Settled func(what string)
-	Logger  *slog.Logger
+	// Clusters are the thresholds the holder keeps the whole store's
+	// clusters with (bolt's KeepClusters), started a second after it takes
+	// the store, so short commands never start it; nil: none are kept.
+	Clusters *curate.Config
+	Logger   *slog.Logger
 }
 
 // Role says how this process reaches the store.
@@ -414,7 +419,7 @@ func (s *Store) hold(e *bolt.Engine) error {
 	s.role, s.engine, s.bolt, s.serve, s.client, s.legacy = Holding, e, e, srv, nil, false
 	srv.keep = make(chan struct{})
 	srv.kept = make(chan struct{})
-	go keepUp(e, srv.keep, srv.kept, s.log)
+	go keepUp(e, s.opts.Clusters, srv.keep, srv.kept, s.log)
 	s.log.Debug("holding the store", "dir", s.dir, "socket", s.sock)
 	return nil
 }
@@ -432,10 +437,11 @@ const (
 // embedder it lacks (bolt's EmbeddingDue), and once the writes of any process (through the socket or in this
 // one) have added keepUpAfter records and then paused, the records are
 // embedded and the learned embedder learns, as if a vector query had
-// arrived. Without it a store filled by imports was embedded and learned
+// arrived. After its first second it also keeps the store's clusters
+// (bolt's KeepClusters), when given the thresholds. Without it a store filled by imports was embedded and learned
 // only at its first vector query, so a TUI's process and a served agent
 // ranked the same store differently.
-func keepUp(e *bolt.Engine, stop <-chan struct{}, done chan<- struct{}, log *slog.Logger) {
+func keepUp(e *bolt.Engine, clusters *curate.Config, stop <-chan struct{}, done chan<- struct{}, log *slog.Logger) {
 	defer close(done)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -454,6 +460,9 @@ func keepUp(e *bolt.Engine, stop <-chan struct{}, done chan<- struct{}, log *slo
 		case <-stop:
 			return
 		case <-t.C:
+		}
+		if first && clusters != nil {
+			e.KeepClusters(*clusters)
 		}
 		if first && e.EmbeddingDue() {
 			// Work the last holder left (an import it did not see to the

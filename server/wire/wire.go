@@ -6,7 +6,10 @@
 // line share it, so a rename or a new field cannot reach only one side.
 package wire
 
-import "mnemo/contract"
+import (
+	"mnemo/contract"
+	"mnemo/engine/curate"
+)
 
 // Op names an operation: the path of POST /v1/<op> and the op of its audit
 // events.
@@ -31,6 +34,9 @@ const (
 	OpErase        Op = "erase"
 	OpConsolidate  Op = "consolidate"
 	OpBeliefs      Op = "beliefs"
+	// OpClusters reads the clusters of a scope from what the store keeps
+	// (curate.Kept): the process holding a bolt store clusters all of it.
+	OpClusters Op = "clusters"
 	// OpRestore writes whole records as they were (contract.Restorer): the
 	// exact undo of a forget.
 	OpRestore Op = "restore"
@@ -92,6 +98,22 @@ type PrincipalAnswer struct {
 // 1..contract.MaxRestoreMany records; the answer is one receipt per record.
 type RestoreBody struct {
 	Records []contract.Record `json:"records"`
+}
+
+// ClustersBody is the clusters body: {"filter": MetaFilter, "config":
+// curate.Config}, the thresholds the caller clusters with.
+type ClustersBody struct {
+	Filter contract.MetaFilter `json:"filter"`
+	Config curate.Config       `json:"config"`
+}
+
+// ClustersAnswer is the clusters answer: {"kept": false} when the store does
+// not keep clusters for that config (yet), else the scope's clusters and
+// how many records it holds.
+type ClustersAnswer struct {
+	Kept     bool             `json:"kept"`
+	Records  int              `json:"records"`
+	Clusters []curate.Cluster `json:"clusters"`
 }
 
 // ForgetAnswer is forget's and forget_within's answer: the contract's report

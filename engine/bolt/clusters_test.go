@@ -1,0 +1,104 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"mnemo/contract"
+	"mnemo/engine/curate"
+	"mnemo/importer"
+)
+
+// A first pass stopped by the process closing resumes where it stopped (it
+// reads the words of what it did, and does not start over), and what it
+// keeps is what Find answers. A forgotten record leaves nothing in what is
+// kept: no edges of its own, and no mention in another record's.
+func TestKeptClustersResumeAndForget(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	opts := Options{clusterChunk: 40}
+	e, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open("../../testdata/demo/demo.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := (&importer.Importer{Engine: e, Batch: 100}).Run(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	cfg := curate.DefaultConfig()
+	e.KeepClusters(cfg)
+	deadline := time.Now().Add(time.Minute)
+	for e.ClusterStatus().Done < 200 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	stopped := e.ClusterStatus()
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if stopped.Ready || stopped.Done == 0 {
+		t.Fatalf("the pass was not stopped half way: %+v", stopped)
+	}
+
+	e, err = Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	e.KeepClusters(cfg)
+	if err := e.WaitClusters(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st := e.ClusterStatus()
+	if st.Warmed == 0 || st.Warmed > stopped.Done+int64(opts.clusterChunk) {
+		t.Errorf("the resumed pass read %d records' words again, having stopped at %d: %+v", st.Warmed, stopped.Done, st)
+	}
+	records, err := curate.Scope(ctx, e, contract.MetaFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := curate.Find(records, cfg)
+	got, _, ok, err := e.KeptClusters(ctx, contract.MetaFilter{}, cfg)
+	if err != nil || !ok || len(got) != len(want) || len(want) == 0 {
+		t.Fatalf("after resuming: kept %d clusters (%v, %v), Find %d", len(got), ok, err, len(want))
+	}
+	for i := range want {
+		if got[i].Key != want[i].Key {
+			t.Fatalf("cluster %d: kept %s, Find %s", i, got[i].Key, want[i].Key)
+		}
+	}
+
+	gone := want[0].Members[1].ID
+	if _, err := e.Forget(ctx, contract.ForgetTarget{IDs: []string{gone}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.WaitClusters(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err = e.db.View(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketClusters).ForEach(func(k, v []byte) error {
+			if bytes.Contains(k, []byte(gone)) || bytes.Contains(v, []byte(gone)) {
+				t.Errorf("the forgotten record %s is still in the kept clusters, at key %q", gone, k)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.clusters.Load().mu.RLock()
+	defer e.clusters.Load().mu.RUnlock()
+	for id, m := range e.clusters.Load().adj {
+		if _, ok := m[gone]; ok || id == gone {
+			t.Errorf("the forgotten record %s is still in memory, beside %s", gone, id)
+		}
+	}
+}
