@@ -268,7 +268,8 @@ func (e *Engine) startClusterPass(tx *bbolt.Tx, cs *clusterState, cfg []byte) er
 	cs.adj = map[string]map[string]keptEdge{}
 	cs.mu.Unlock()
 	cs.post, cs.warmNext = curate.NewPostings(cs.cfg), 0
-	cs.warm.Store(true)
+	cs.warm.Store(false)
+	cs.warmed.Store(0)
 	cs.done.Store(0)
 	cs.total.Store(int64(end))
 	return b.Put(keyClustersPass, passValue(0, end, seq))
@@ -307,7 +308,7 @@ func (e *Engine) clusterStep(ctx context.Context, cs *clusterState) (bool, error
 	if !cs.warm.Load() {
 		limit := uint32(math.MaxUint32)
 		if len(pass) == 16 {
-			limit = binary.BigEndian.Uint32(pass)
+			limit = binary.BigEndian.Uint32(pass[4:])
 		}
 		return true, e.warmStep(ctx, cs, limit)
 	}
@@ -341,7 +342,7 @@ func (e *Engine) clusterPassStep(ctx context.Context, cs *clusterState, pass []b
 	}
 	last := next + uint32(len(ords))
 	var found pendingEdges
-	if err := e.clusterRecords(ctx, cs, ords, &found); err != nil {
+	if err := e.clusterRecords(ctx, cs, ords, true, &found); err != nil {
 		return false, err
 	}
 	done := last >= end
@@ -408,7 +409,7 @@ func (e *Engine) clusterFeedStep(ctx context.Context, cs *clusterState, pos uint
 		}
 	}
 	e.mu.RUnlock()
-	if err := e.clusterRecords(ctx, cs, ords, &found); err != nil {
+	if err := e.clusterRecords(ctx, cs, ords, false, &found); err != nil {
 		return false, err
 	}
 	err = e.db.Update(func(tx *bbolt.Tx) error {
@@ -427,33 +428,56 @@ func (e *Engine) clusterFeedStep(ctx context.Context, cs *clusterState, pos uint
 	return len(changes) >= e.clusterChunk(), nil
 }
 
-// clusterRecords finds the edges of the records at ords (live ones) with
-// the records posted before them, and posts them.
-func (e *Engine) clusterRecords(ctx context.Context, cs *clusterState, ords []uint32, found *pendingEdges) error {
+// clusterRecords finds the edges of the records at ords (live ones). In
+// the first pass (pass) each is related to the records of lower ordinals
+// its words lead to, all of them read and posted already; after it, each is
+// read (again), related to every record its words lead to, and posted.
+func (e *Engine) clusterRecords(ctx context.Context, cs *clusterState, ords []uint32, pass bool, found *pendingEdges) error {
 	for _, o := range ords {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rec, ok, err := e.recordAt(o)
-		if err != nil {
-			return err
+		var p *curate.Probe
+		var rec contract.Record
+		if !pass {
+			r, ok, err := e.recordAt(o)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			rec, p = r, curate.NewProbe(r, cs.cfg)
+			cs.post.Read(p, o)
 		}
-		if !ok {
+		cands := cs.post.Candidates(o)
+		if pass {
+			cands = slices.DeleteFunc(cands, func(c uint32) bool { return c > o })
+		} else {
+			cs.post.Post(o)
+		}
+		if len(cands) == 0 {
 			continue
 		}
-		p := curate.NewProbe(rec, cs.cfg)
-		if !p.Clusterable() {
-			continue
+		if pass {
+			r, ok, err := e.recordAt(o)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			rec, p = r, curate.NewProbe(r, cs.cfg)
 		}
 		var ids []string
 		e.mu.RLock()
-		for _, c := range cs.post.Candidates(p) {
-			if int(c) < len(e.t.alive) && e.t.alive[c] && c != o {
+		for _, c := range cands {
+			if int(c) < len(e.t.alive) && e.t.alive[c] {
 				ids = append(ids, e.t.ids.Val(e.t.rows[c].idv))
 			}
 		}
 		e.mu.RUnlock()
-		err = e.lookup(contract.GetRequest{IDs: ids}, partHit, func(id string, s *storedRecord) error {
+		err := e.lookup(contract.GetRequest{IDs: ids}, partHit, func(id string, s *storedRecord) error {
 			other, err := s.record(id, false)
 			if err != nil {
 				return err
@@ -466,14 +490,14 @@ func (e *Engine) clusterRecords(ctx context.Context, cs *clusterState, ords []ui
 		if err != nil {
 			return err
 		}
-		cs.post.Add(p, o)
 	}
 	return nil
 }
 
-// warmStep posts the words of the next chunk of records below limit (the
-// first pass's position, or every record), without relating them: what a
-// process that did not post them itself needs before it clusters more.
+// warmStep reads the words of the next chunk of records below limit (the
+// first pass's end, or every record), without relating them: what the
+// clusterer needs of every record before it clusters one, read again by
+// each process that keeps the clusters.
 func (e *Engine) warmStep(ctx context.Context, cs *clusterState, limit uint32) error {
 	e.mu.RLock()
 	end := min(limit, e.nextOrd)
@@ -487,9 +511,7 @@ func (e *Engine) warmStep(ctx context.Context, cs *clusterState, limit uint32) e
 		cs.warmNext = o + 1
 	}
 	e.mu.RUnlock()
-	if cs.warmNext >= end {
-		cs.warm.Store(true)
-	}
+	last := cs.warmNext >= end
 	ordOf := make(map[string]uint32, len(ids))
 	for i, id := range ids {
 		ordOf[id] = ords[i]
@@ -499,12 +521,18 @@ func (e *Engine) warmStep(ctx context.Context, cs *clusterState, limit uint32) e
 		if err != nil {
 			return err
 		}
-		cs.post.Add(curate.NewProbe(r, cs.cfg), ordOf[id])
+		cs.post.Read(curate.NewProbe(r, cs.cfg), ordOf[id])
 		return nil
 	})
 	cs.warmed.Add(int64(len(ids)))
 	if err == nil {
 		err = ctx.Err()
+	}
+	if err == nil && last {
+		// Every record is read: the order of words is fixed now, and
+		// every record's prefix posted.
+		cs.post.Freeze()
+		cs.warm.Store(true)
 	}
 	return err
 }

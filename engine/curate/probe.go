@@ -29,16 +29,6 @@ func NewProbe(r contract.Record, cfg Config) *Probe {
 // least cfg.MinWords content words.
 func (p *Probe) Clusterable() bool { return len(p.ix.entries[0].words) >= p.ix.cfg.MinWords }
 
-// anyOf answers how many of the record's words suffice to find every record
-// it can relate to: a record it relates to holds at least one of any anyOf
-// of them (its words overlap at cfg.MinOverlap, so it shares all but
-// anyOf-1 of them). Searching by the rarest anyOf words finds them all.
-func (p *Probe) anyOf() int {
-	n := len(p.ix.entries[0].words)
-	need := int(math.Ceil(p.ix.cfg.MinOverlap * float64(n)))
-	return min(n, n-need+1)
-}
-
 // Relate answers how another record relates to the probe's (None for itself,
 // another kind, or a record too short to cluster), and what the two
 // disagree on.
@@ -54,17 +44,26 @@ func (p *Probe) Relate(o contract.Record) (Relation, string) {
 	return p.ix.relate(a, &b, p.ix.cfg)
 }
 
-// Postings are the content words of a set of records, by kind: for each
-// word, the records (by a number the caller gives each, an ordinal) that say
-// it, and for each record its words. It is what an Index keeps to find
-// candidates, without the records' other features: a store's clusterer
-// keeps it for every record, at about 8 bytes a word said. It is not safe
-// for concurrent use.
+// Postings are the content words of a set of records, by kind, for finding
+// the records a new one may relate to without holding the records: for each
+// record (by a number the caller gives each, an ordinal) its words, and for
+// each word the records whose prefix holds it. A record's prefix is its
+// len-ceil(t*len)+1 first words in one order fixed for the life of the
+// Postings (rarest first, by how many records said the word when Freeze was
+// called; later words first of all): two records whose words overlap at t
+// share a word of their prefixes, so only prefixes are posted (the all-pairs
+// prefix filter Find uses), and a candidate is kept only when the words the
+// two share reach t. A store's clusterer keeps it for every record, at
+// about 6 bytes a word said. It is not safe for concurrent use.
 type Postings struct {
 	cfg   Config
 	vocab map[string]int32
-	post  map[contract.ItemKind][][]uint32
 	df    []int32
+	// frozen is each word's df when Freeze was called (words since: 0);
+	// nil before, when nothing is posted.
+	frozen []int32
+	post   map[contract.ItemKind][][]uint32
+	kind   []contract.ItemKind
 	// words[off[n]:off[n]+int(count[n])] are record n's word ids, sorted.
 	words []int32
 	off   []uint32
@@ -79,14 +78,20 @@ func NewPostings(cfg Config) *Postings {
 	return &Postings{cfg: cfg, vocab: map[string]int32{}, post: map[contract.ItemKind][][]uint32{}}
 }
 
-// Add posts a probe's record under number n (again: the record's words are
-// replaced). A record too short to cluster is not posted.
-func (ps *Postings) Add(p *Probe, n uint32) {
+// Read keeps a probe's record's words under number n (replacing what n
+// had). A record too short to cluster is kept as saying nothing.
+func (ps *Postings) Read(p *Probe, n uint32) {
+	if int(n) >= len(ps.off) {
+		grow := int(n) + 1 - len(ps.off)
+		ps.off = append(ps.off, make([]uint32, grow)...)
+		ps.count = append(ps.count, make([]uint16, grow)...)
+		ps.kind = append(ps.kind, make([]contract.ItemKind, grow)...)
+	}
+	ps.count[n] = 0
 	if !p.Clusterable() {
 		return
 	}
 	e := &p.ix.entries[0]
-	post := ps.post[e.kind]
 	ids := make([]int32, 0, len(e.words))
 	for _, w := range e.words {
 		text := p.ix.word[w]
@@ -96,48 +101,74 @@ func (ps *Postings) Add(p *Probe, n uint32) {
 			ps.vocab[text] = id
 			ps.df = append(ps.df, 0)
 		}
-		if int(id) >= len(post) {
-			post = append(post, make([][]uint32, len(ps.df)-len(post))...)
-		}
 		ps.df[id]++
-		post[id] = append(post[id], n)
 		ids = append(ids, id)
 	}
-	ps.post[e.kind] = post
 	slices.Sort(ids)
-	if int(n) >= len(ps.off) {
-		grow := int(n) + 1 - len(ps.off)
-		ps.off = append(ps.off, make([]uint32, grow)...)
-		ps.count = append(ps.count, make([]uint16, grow)...)
-	}
-	ps.off[n], ps.count[n] = uint32(len(ps.words)), uint16(min(len(ids), math.MaxUint16))
+	ps.off[n], ps.count[n], ps.kind[n] = uint32(len(ps.words)), uint16(min(len(ids), math.MaxUint16)), e.kind
 	ps.words = append(ps.words, ids[:ps.count[n]]...)
 }
 
-// Candidates answers the numbers of the posted records of the probe's kind
-// whose words overlap the probe's at cfg.MinOverlap (each once, in no
-// order): every posted record it can relate to is among them, found by the
-// probe's rarest words and kept by counting the words the two share.
-func (ps *Postings) Candidates(p *Probe) []uint32 {
-	if !p.Clusterable() {
+// Freeze fixes the order of words by how many records said each so far,
+// and posts every record read.
+func (ps *Postings) Freeze() {
+	ps.frozen = slices.Clone(ps.df)
+	for n := range ps.off {
+		ps.Post(uint32(n))
+	}
+}
+
+// Frozen tells whether Freeze was called.
+func (ps *Postings) Frozen() bool { return ps.frozen != nil }
+
+// before orders word ids rarest first, as frozen.
+func (ps *Postings) before(a, b int32) int {
+	fa, fb := ps.frozenDf(a), ps.frozenDf(b)
+	if fa != fb {
+		return int(fa - fb)
+	}
+	return int(a - b)
+}
+
+func (ps *Postings) frozenDf(id int32) int32 {
+	if int(id) < len(ps.frozen) {
+		return ps.frozen[id]
+	}
+	return 0
+}
+
+// prefix answers record n's prefix words.
+func (ps *Postings) prefix(n uint32) []int32 {
+	c := int(ps.count[n])
+	pre := slices.Clone(ps.words[ps.off[n] : ps.off[n]+uint32(c)])
+	slices.SortFunc(pre, ps.before)
+	need := int(math.Ceil(ps.cfg.MinOverlap * float64(c)))
+	return pre[:min(c, c-need+1)]
+}
+
+// Post posts record n's prefix (after Freeze; read first).
+func (ps *Postings) Post(n uint32) {
+	if ps.frozen == nil || int(n) >= len(ps.count) || ps.count[n] == 0 {
+		return
+	}
+	post := ps.post[ps.kind[n]]
+	if len(post) < len(ps.df) {
+		post = append(post, make([][]uint32, len(ps.df)-len(post))...)
+	}
+	for _, id := range ps.prefix(n) {
+		post[id] = append(post[id], n)
+	}
+	ps.post[ps.kind[n]] = post
+}
+
+// Candidates answers the posted records of record n's kind (other than n)
+// whose words overlap n's at cfg.MinOverlap, each once, in no order: every
+// posted record it can relate to is among them (after Freeze; n read).
+func (ps *Postings) Candidates(n uint32) []uint32 {
+	if ps.frozen == nil || int(n) >= len(ps.count) || ps.count[n] == 0 {
 		return nil
 	}
-	e := &p.ix.entries[0]
-	post := ps.post[e.kind]
-	n := len(e.words)
-	var mine, known []int32
-	for _, w := range e.words {
-		if id, ok := ps.vocab[p.ix.word[w]]; ok && int(id) < len(post) {
-			known = append(known, id)
-			mine = append(mine, id)
-		} else {
-			// A word no posted record says: searching by it finds
-			// nothing, so it is the rarest there is.
-			mine = append(mine, -1)
-		}
-	}
-	slices.Sort(known)
-	slices.SortFunc(mine, func(a, b int32) int { return int(ps.dfOf(a)) - int(ps.dfOf(b)) })
+	post := ps.post[ps.kind[n]]
 	if len(ps.seen) < len(ps.off) {
 		ps.seen = append(ps.seen, make([]uint32, len(ps.off)-len(ps.seen))...)
 	}
@@ -146,11 +177,14 @@ func (ps *Postings) Candidates(p *Probe) []uint32 {
 		clear(ps.seen)
 		ps.probe = 1
 	}
+	ps.seen[n] = ps.probe
+	mine := ps.words[ps.off[n] : ps.off[n]+uint32(ps.count[n])]
+	size := len(mine)
 	t := ps.cfg.MinOverlap
-	lo, hi := t*float64(n), float64(n)/t
+	lo, hi := t*float64(size), float64(size)/t
 	var out []uint32
-	for _, id := range mine[:p.anyOf()] {
-		if id < 0 {
+	for _, id := range ps.prefix(n) {
+		if int(id) >= len(post) {
 			continue
 		}
 		for _, c := range post[id] {
@@ -159,16 +193,16 @@ func (ps *Postings) Candidates(p *Probe) []uint32 {
 			}
 			ps.seen[c] = ps.probe
 			m := int(ps.count[c])
-			if float64(m) < lo || float64(m) > hi {
+			if float64(m) < lo || float64(m) > hi || ps.kind[c] != ps.kind[n] {
 				continue
 			}
 			theirs := ps.words[ps.off[c] : ps.off[c]+uint32(m)]
 			shared := 0
-			for i, j := 0, 0; i < len(known) && j < len(theirs); {
+			for i, j := 0, 0; i < len(mine) && j < len(theirs); {
 				switch {
-				case known[i] < theirs[j]:
+				case mine[i] < theirs[j]:
 					i++
-				case known[i] > theirs[j]:
+				case mine[i] > theirs[j]:
 					j++
 				default:
 					shared++
@@ -176,19 +210,12 @@ func (ps *Postings) Candidates(p *Probe) []uint32 {
 					j++
 				}
 			}
-			if float64(shared) >= t*float64(n+m-shared) {
+			if float64(shared) >= t*float64(size+m-shared) {
 				out = append(out, c)
 			}
 		}
 	}
 	return out
-}
-
-func (ps *Postings) dfOf(id int32) int32 {
-	if id < 0 {
-		return 0
-	}
-	return ps.df[id]
 }
 
 // Edge is a relation between two records, as a store keeps it.
