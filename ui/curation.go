@@ -123,12 +123,15 @@ func (m *model) clusterCmd() tea.Cmd {
 	m.start("cluster", "clustering")
 	return func() tea.Msg {
 		start := time.Now()
+		var progress curate.KeptAnswer
 		if k, ok := engine.(curate.Kept); ok {
 			// The store keeps its clusters (the process holding it
 			// clusters all of it): read the base scope's, whatever its size.
-			if cs, n, kept, err := k.KeptClusters(ctx, base, cfg); err == nil && kept {
-				visible, hidden := dismissed.Visible(cs)
-				return clustersMsg{gen: gen, clusters: newClusters(visible, n, hidden), took: time.Since(start)}
+			if a, err := k.KeptClusters(ctx, base, cfg); err == nil && a.Kept {
+				visible, hidden := dismissed.Visible(a.Clusters)
+				return clustersMsg{gen: gen, clusters: newClusters(visible, a.Records, hidden), took: time.Since(start)}
+			} else if err == nil {
+				progress = a
 			}
 		}
 		var c *common.Clusters
@@ -149,6 +152,9 @@ func (m *model) clusterCmd() tea.Cmd {
 		}
 		if !keep {
 			ix = nil
+		}
+		if c.TooMany > 0 && progress.Phase != "" {
+			c.Pending, c.PendingDone, c.PendingTotal = progress.Phase, progress.Done, progress.Total
 		}
 		return clustersMsg{gen: gen, clusters: c, took: time.Since(start), index: ix}
 	}
@@ -240,7 +246,9 @@ func (m *model) curationMsg(msg tea.Msg) (tea.Cmd, bool) {
 		}
 		m.c.Clusters = msg.clusters
 		cmd := m.broadcast(common.ClustersMsg{})
-		if m.curation.dirty {
+		if m.curation.dirty || msg.clusters.Pending != "" {
+			// Changed meanwhile, or the store's own clustering is under
+			// way: ask again (it answers the whole store once done).
 			pause := max(reclusterPause, reclusterShare*msg.took)
 			cmd = tea.Batch(cmd, m.c.Tick(pause, func(time.Time) tea.Msg { return reclusterMsg{} }))
 		}

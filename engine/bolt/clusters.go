@@ -66,6 +66,9 @@ type keptEdge struct {
 type clusterState struct {
 	cfg  curate.Config
 	kick chan struct{}
+	// now is closed by ClusterNow: load the table if nothing else has.
+	now     chan struct{}
+	nowOnce sync.Once
 
 	mu  sync.RWMutex
 	adj map[string]map[string]keptEdge
@@ -125,18 +128,27 @@ func (e *Engine) ClusterStatus() ClusterStatus {
 }
 
 // KeepClusters starts clustering the whole store in the background and
-// keeping its clusters up to date, with the given thresholds (a process that
-// holds the store for a while calls it: server/local's holder). Later calls
-// do nothing; a read-only store is not clustered.
+// keeping its clusters up to date, with the given thresholds (server/local's
+// holder calls it as it takes the store). The work begins once the store's
+// table is loaded, which a short command may never need, or at ClusterNow.
+// Later calls do nothing; a read-only store is not clustered.
 func (e *Engine) KeepClusters(cfg curate.Config) {
 	if e.opts.ReadOnly || e.closed.Load() {
 		return
 	}
-	cs := &clusterState{cfg: cfg, kick: make(chan struct{}, 1), adj: map[string]map[string]keptEdge{}, post: curate.NewPostings(cfg)}
+	cs := &clusterState{cfg: cfg, kick: make(chan struct{}, 1), now: make(chan struct{}), adj: map[string]map[string]keptEdge{}, post: curate.NewPostings(cfg)}
 	if !e.clusters.CompareAndSwap(nil, cs) {
 		return
 	}
 	e.goBackground(func() { e.clusterWorker(cs) })
+}
+
+// ClusterNow has the clustering KeepClusters started begin now, loading the
+// table if nothing has (a holder that stays calls it after its first second).
+func (e *Engine) ClusterNow() {
+	if cs := e.clusters.Load(); cs != nil {
+		cs.nowOnce.Do(func() { close(cs.now) })
+	}
 }
 
 // kickClusters tells the clusterer the feed has moved.
@@ -154,15 +166,14 @@ func (e *Engine) kickClusters() {
 func (e *Engine) clusterWorker(cs *clusterState) {
 	ctx, cancel := e.untilClosed(context.Background())
 	defer cancel()
-	if err := e.waitTable(ctx); err != nil {
+	select {
+	case <-e.tables.ready:
+	case <-cs.now:
+	case <-e.closing:
 		return
 	}
-	for !e.tri.Ready() {
-		select {
-		case <-e.closing:
-			return
-		case <-time.After(100 * time.Millisecond):
-		}
+	if err := e.waitTable(ctx); err != nil {
+		return
 	}
 	if err := e.loadClusters(cs); err != nil {
 		e.clusterFailed(cs, err)
@@ -179,17 +190,15 @@ func (e *Engine) clusterWorker(cs *clusterState) {
 			e.clusterFailed(cs, err)
 			more = false
 		}
-		// At most half a core: a step is followed by as long a rest.
-		rest := time.Since(began)
-		if !more {
-			rest = max(rest, time.Second)
-		}
-		select {
-		case <-e.closing:
-			return
-		case <-time.After(rest):
-		}
-		if !more {
+		if more {
+			// At most half a core while there is much to do: a step
+			// is followed by as long a rest.
+			select {
+			case <-e.closing:
+				return
+			case <-time.After(time.Since(began)):
+			}
+		} else {
 			select {
 			case <-e.closing:
 				return
@@ -450,10 +459,12 @@ func (e *Engine) clusterRecords(ctx context.Context, cs *clusterState, ords []ui
 			rec, p = r, curate.NewProbe(r, cs.cfg)
 			cs.post.Read(p, o)
 		}
-		cands := cs.post.Candidates(o)
+		below := uint32(math.MaxUint32)
 		if pass {
-			cands = slices.DeleteFunc(cands, func(c uint32) bool { return c > o })
-		} else {
+			below = o
+		}
+		cands := cs.post.Candidates(o, below)
+		if !pass {
 			cs.post.Post(o)
 		}
 		if len(cands) == 0 {
@@ -652,10 +663,10 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 // themselves. It first waits (up to 5 s) for the clusterer to reach the
 // writes made before the call, so the answer is exact; false when this
 // process does not keep the clusters, with other thresholds, or not yet.
-func (e *Engine) KeptClusters(ctx context.Context, filter contract.MetaFilter, cfg curate.Config) ([]curate.Cluster, int, bool, error) {
+func (e *Engine) KeptClusters(ctx context.Context, filter contract.MetaFilter, cfg curate.Config) (curate.KeptAnswer, error) {
 	cs := e.clusters.Load()
 	if cs == nil || cs.cfg != cfg {
-		return nil, 0, false, nil
+		return curate.KeptAnswer{}, nil
 	}
 	head := e.feed.Head()
 	deadline := time.Now().Add(5 * time.Second)
@@ -664,25 +675,29 @@ func (e *Engine) KeptClusters(ctx context.Context, filter contract.MetaFilter, c
 		ready, pos := cs.ready, cs.pos
 		cs.mu.RUnlock()
 		if !ready {
-			return nil, 0, false, nil
+			st := e.ClusterStatus()
+			if st.Warming {
+				return curate.KeptAnswer{Phase: "reading", Done: st.Warmed, Total: max(st.Total, st.Warmed)}, nil
+			}
+			return curate.KeptAnswer{Phase: "clustering", Done: st.Done, Total: st.Total}, nil
 		}
 		if pos >= head {
 			break
 		}
 		if time.Now().After(deadline) {
-			return nil, 0, false, nil
+			return curate.KeptAnswer{}, nil
 		}
 		e.kickClusters()
 		select {
 		case <-ctx.Done():
-			return nil, 0, false, contract.Unavailable("%w", ctx.Err())
+			return curate.KeptAnswer{}, contract.Unavailable("%w", ctx.Err())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
 	q := contract.BrowseQuery{Filter: filter, Status: []contract.Status{contract.StatusActive, contract.StatusCandidate}, Limit: 1}
 	page, err := e.Browse(ctx, q)
 	if err != nil {
-		return nil, 0, false, err
+		return curate.KeptAnswer{}, err
 	}
 	cs.mu.RLock()
 	ids := make([]string, 0, len(cs.adj))
@@ -696,7 +711,7 @@ func (e *Engine) KeptClusters(ctx context.Context, filter contract.MetaFilter, c
 	for lo := 0; lo < len(ids); lo += contract.MaxGetIDs {
 		recs, err := e.GetRecords(ctx, contract.GetRequest{IDs: ids[lo:min(lo+contract.MaxGetIDs, len(ids))], Reach: filter.Reach})
 		if err != nil {
-			return nil, 0, false, err
+			return curate.KeptAnswer{}, err
 		}
 		for _, r := range recs {
 			r.Item = nil // as browse reads them
@@ -719,7 +734,7 @@ func (e *Engine) KeptClusters(ctx context.Context, filter contract.MetaFilter, c
 		}
 	}
 	cs.mu.RUnlock()
-	return curate.Assemble(members, edges, cfg), page.Total, true, nil
+	return curate.KeptAnswer{Kept: true, Records: page.Total, Clusters: curate.Assemble(members, edges, cfg)}, nil
 }
 
 // WaitClusters waits until the store's clusters are kept up to the writes

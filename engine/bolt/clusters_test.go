@@ -76,7 +76,8 @@ func TestKeptClustersResumeAndForget(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := curate.Find(records, cfg)
-	got, _, ok, err := e.KeptClusters(ctx, contract.MetaFilter{}, cfg)
+	a, err := e.KeptClusters(ctx, contract.MetaFilter{}, cfg)
+	got, ok := a.Clusters, a.Kept
 	if err != nil || !ok || len(got) != len(want) || len(want) == 0 {
 		t.Fatalf("after resuming: kept %d clusters (%v, %v), Find %d", len(got), ok, err, len(want))
 	}

@@ -62,10 +62,11 @@ func TestMeasureKeptClusters(t *testing.T) {
 	}{{"whole store", contract.MetaFilter{}}, {"10k most recent", scope}} {
 		for i := 0; i < 3; i++ {
 			t0 := time.Now()
-			cs, n, ok, err := e.KeptClusters(ctx, f.f, cfg)
-			if err != nil || !ok {
-				t.Fatal(err, ok)
+			a, err := e.KeptClusters(ctx, f.f, cfg)
+			if err != nil || !a.Kept {
+				t.Fatal(err, a)
 			}
+			cs, n := a.Clusters, a.Records
 			t.Logf("KeptClusters %s: %d records, %d clusters in %s", f.name, n, len(cs), time.Since(t0).Round(time.Microsecond))
 		}
 	}

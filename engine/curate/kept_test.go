@@ -28,10 +28,11 @@ func keptMatchesFind(t *testing.T, e *bolt.Engine, f contract.MetaFilter, cfg cu
 		t.Fatal(err)
 	}
 	want := curate.Find(records, cfg)
-	got, n, ok, err := e.KeptClusters(ctx, f, cfg)
-	if err != nil || !ok {
-		t.Fatalf("KeptClusters: %v, answered %v", err, ok)
+	a, err := e.KeptClusters(ctx, f, cfg)
+	if err != nil || !a.Kept {
+		t.Fatalf("KeptClusters: %v, answered %+v", err, a)
 	}
+	got, n := a.Clusters, a.Records
 	if n != len(records) {
 		t.Errorf("the scope holds %d records, KeptClusters says %d", len(records), n)
 	}
@@ -126,7 +127,7 @@ func TestKeptClustersAreFindsClusters(t *testing.T) {
 	// Other thresholds are not answered from edges found with these.
 	other := cfg
 	other.Repeat = 0.8
-	if _, _, ok, _ := e2.KeptClusters(ctx, contract.MetaFilter{}, other); ok {
+	if a, _ := e2.KeptClusters(ctx, contract.MetaFilter{}, other); a.Kept {
 		t.Error("KeptClusters answered for thresholds it did not cluster with")
 	}
 }

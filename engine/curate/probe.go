@@ -62,20 +62,28 @@ type Postings struct {
 	// frozen is each word's df when Freeze was called (words since: 0);
 	// nil before, when nothing is posted.
 	frozen []int32
-	post   map[contract.ItemKind][][]uint32
+	post   map[contract.ItemKind][][]posting
 	kind   []contract.ItemKind
 	// words[off[n]:off[n]+int(count[n])] are record n's word ids, sorted.
 	words []int32
 	off   []uint32
 	count []uint16
-	// seen[n] == probe marks a record Candidates has answered already.
-	seen  []uint32
-	probe uint32
+	// overlap[n] counts the prefix words a candidate shares with the
+	// probe so far (-1: it cannot reach the floor); touched lists them.
+	overlap []int32
+	touched []uint32
+}
+
+// posting is a record in a word's postings, and the word's place in the
+// record's prefix (for the positional filter).
+type posting struct {
+	n   uint32
+	pos uint32
 }
 
 // NewPostings answers empty postings for the given thresholds.
 func NewPostings(cfg Config) *Postings {
-	return &Postings{cfg: cfg, vocab: map[string]int32{}, post: map[contract.ItemKind][][]uint32{}}
+	return &Postings{cfg: cfg, vocab: map[string]int32{}, post: map[contract.ItemKind][][]posting{}}
 }
 
 // Read keeps a probe's record's words under number n (replacing what n
@@ -153,49 +161,62 @@ func (ps *Postings) Post(n uint32) {
 	}
 	post := ps.post[ps.kind[n]]
 	if len(post) < len(ps.df) {
-		post = append(post, make([][]uint32, len(ps.df)-len(post))...)
+		post = append(post, make([][]posting, len(ps.df)-len(post))...)
 	}
-	for _, id := range ps.prefix(n) {
-		post[id] = append(post[id], n)
+	for i, id := range ps.prefix(n) {
+		post[id] = append(post[id], posting{n, uint32(i)})
 	}
 	ps.post[ps.kind[n]] = post
 }
 
-// Candidates answers the posted records of record n's kind (other than n)
-// whose words overlap n's at cfg.MinOverlap, each once, in no order: every
-// posted record it can relate to is among them (after Freeze; n read).
-func (ps *Postings) Candidates(n uint32) []uint32 {
+// Candidates answers the posted records below number below of record n's
+// kind (other than n) whose words overlap n's at cfg.MinOverlap, each once,
+// in no order: every such record it can relate to is among them (after
+// Freeze; n read). As in Find, the prefix words two records share are
+// counted while a bound on what the rest could add still reaches the floor,
+// and the pairs left are counted in full.
+func (ps *Postings) Candidates(n, below uint32) []uint32 {
 	if ps.frozen == nil || int(n) >= len(ps.count) || ps.count[n] == 0 {
 		return nil
 	}
 	post := ps.post[ps.kind[n]]
-	if len(ps.seen) < len(ps.off) {
-		ps.seen = append(ps.seen, make([]uint32, len(ps.off)-len(ps.seen))...)
+	if len(ps.overlap) < len(ps.off) {
+		ps.overlap = append(ps.overlap, make([]int32, len(ps.off)-len(ps.overlap))...)
 	}
-	ps.probe++
-	if ps.probe == 0 {
-		clear(ps.seen)
-		ps.probe = 1
-	}
-	ps.seen[n] = ps.probe
 	mine := ps.words[ps.off[n] : ps.off[n]+uint32(ps.count[n])]
 	size := len(mine)
 	t := ps.cfg.MinOverlap
 	lo, hi := t*float64(size), float64(size)/t
-	var out []uint32
-	for _, id := range ps.prefix(n) {
+	ps.touched = ps.touched[:0]
+	for i, id := range ps.prefix(n) {
 		if int(id) >= len(post) {
 			continue
 		}
-		for _, c := range post[id] {
-			if ps.seen[c] == ps.probe {
+		for _, y := range post[id] {
+			c := y.n
+			if c >= below || c == n || ps.overlap[c] < 0 {
 				continue
 			}
-			ps.seen[c] = ps.probe
 			m := int(ps.count[c])
 			if float64(m) < lo || float64(m) > hi || ps.kind[c] != ps.kind[n] {
 				continue
 			}
+			need := int32(math.Ceil(t/(1+t)*float64(size+m) - 1e-9))
+			bound := 1 + int32(min(size-i-1, m-int(y.pos)-1))
+			if ps.overlap[c] == 0 {
+				ps.touched = append(ps.touched, c)
+			}
+			if ps.overlap[c]+bound >= need {
+				ps.overlap[c]++
+			} else {
+				ps.overlap[c] = -1
+			}
+		}
+	}
+	var out []uint32
+	for _, c := range ps.touched {
+		if ps.overlap[c] > 0 {
+			m := int(ps.count[c])
 			theirs := ps.words[ps.off[c] : ps.off[c]+uint32(m)]
 			shared := 0
 			for i, j := 0, 0; i < len(mine) && j < len(theirs); {
@@ -214,6 +235,7 @@ func (ps *Postings) Candidates(n uint32) []uint32 {
 				out = append(out, c)
 			}
 		}
+		ps.overlap[c] = 0
 	}
 	return out
 }
@@ -248,11 +270,25 @@ func Assemble(members []contract.Record, edges []Edge, cfg Config) []Cluster {
 
 // Kept is what an engine answers that keeps a whole store's clusters up to
 // date (engine/bolt, in the process that holds the store): the clusters of
-// a scope as FindIn answers them, and how many records the scope holds. It
-// answers false, and nothing else, when it cannot answer for cfg yet (the
-// store is still being clustered, or with other thresholds).
+// a scope as FindIn answers them.
 type Kept interface {
-	KeptClusters(ctx context.Context, filter contract.MetaFilter, cfg Config) ([]Cluster, int, bool, error)
+	KeptClusters(ctx context.Context, filter contract.MetaFilter, cfg Config) (KeptAnswer, error)
+}
+
+// KeptAnswer is a Kept engine's answer for a scope.
+type KeptAnswer struct {
+	// Kept: the clusters are answered. False when the engine cannot answer
+	// for these thresholds yet: the store is still being clustered (Phase,
+	// Done and Total say how far), or with other thresholds, or not at all.
+	Kept bool `json:"kept"`
+	// Records is how many records the scope holds; Clusters its clusters.
+	Records  int       `json:"records"`
+	Clusters []Cluster `json:"clusters"`
+	// Phase is what the store's clustering does while Kept is false:
+	// "reading" its records' words, "clustering" them, "" neither.
+	Phase string `json:"phase,omitempty"`
+	Done  int64  `json:"done,omitempty"`
+	Total int64  `json:"total,omitempty"`
 }
 
 // Clusters answers the clusters of a scope, how many records it holds, and
@@ -261,9 +297,9 @@ type Kept interface {
 // server) rather than found by a pass over the scope (FindIn).
 func Clusters(ctx context.Context, e contract.Engine, filter contract.MetaFilter, cfg Config) ([]Cluster, int, bool, error) {
 	if k, ok := e.(Kept); ok {
-		cs, n, kept, err := k.KeptClusters(ctx, filter, cfg)
-		if err != nil || kept {
-			return cs, n, kept, err
+		a, err := k.KeptClusters(ctx, filter, cfg)
+		if err != nil || a.Kept {
+			return a.Clusters, a.Records, a.Kept, err
 		}
 	}
 	cs, n, err := FindIn(ctx, e, filter, cfg)

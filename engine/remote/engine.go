@@ -110,15 +110,12 @@ func (c *Client) Beliefs(ctx context.Context, req contract.BeliefsRequest) ([]co
 
 // KeptClusters reads the clusters the server's store keeps (curate.Kept);
 // false when it keeps none for cfg, or is an earlier mnemo without them.
-func (c *Client) KeptClusters(ctx context.Context, filter contract.MetaFilter, cfg curate.Config) ([]curate.Cluster, int, bool, error) {
-	a, err := call[wire.ClustersAnswer](ctx, c, wire.OpClusters, wire.ClustersBody{Filter: filter, Config: cfg})
-	if err != nil {
-		if contract.KindOf(err) == contract.KindNotFound && strings.Contains(err.Error(), "no such operation") {
-			return nil, 0, false, nil
-		}
-		return nil, 0, false, err
+func (c *Client) KeptClusters(ctx context.Context, filter contract.MetaFilter, cfg curate.Config) (curate.KeptAnswer, error) {
+	a, err := call[curate.KeptAnswer](ctx, c, wire.OpClusters, wire.ClustersBody{Filter: filter, Config: cfg})
+	if err != nil && contract.KindOf(err) == contract.KindNotFound && strings.Contains(err.Error(), "no such operation") {
+		return curate.KeptAnswer{}, nil
 	}
-	return a.Clusters, a.Records, a.Kept, nil
+	return a, err
 }
 
 // Browse lists on the server.

@@ -440,14 +440,14 @@ func (c *Confined) Browse(ctx context.Context, q contract.BrowseQuery) (contract
 
 // KeptClusters reads the clusters the store keeps (curate.Kept) within the
 // principal's reach; false when the engine keeps none.
-func (c *Confined) KeptClusters(ctx context.Context, filter contract.MetaFilter, cfg curate.Config) ([]curate.Cluster, int, bool, error) {
+func (c *Confined) KeptClusters(ctx context.Context, filter contract.MetaFilter, cfg curate.Config) (curate.KeptAnswer, error) {
 	k, ok := c.e.(curate.Kept)
 	if !ok {
-		return nil, 0, false, nil
+		return curate.KeptAnswer{}, nil
 	}
 	f, err := c.filter(ctx, wire.OpClusters, filter)
 	if err != nil {
-		return nil, 0, false, err
+		return curate.KeptAnswer{}, err
 	}
 	return k.KeptClusters(ctx, f, cfg)
 }

@@ -49,11 +49,12 @@ func (h *Handler) operations() map[string]operation {
 			if err := r.Config.Validate(); err != nil {
 				return nil, contract.Invalid("config: %s", err)
 			}
-			cs, n, kept, err := e.KeptClusters(ctx, r.Filter, r.Config)
-			if err != nil || !kept {
-				return wire.ClustersAnswer{Clusters: []curate.Cluster{}}, err
+			a, err := e.KeptClusters(ctx, r.Filter, r.Config)
+			if err != nil {
+				return nil, err
 			}
-			return wire.ClustersAnswer{Kept: true, Records: n, Clusters: nonNilClusters(cs)}, nil
+			a.Clusters = nonNilClusters(a.Clusters)
+			return a, nil
 		})},
 		wire.OpRestore: {maxBody: big, serve: typed(func(ctx context.Context, e *auth.Confined, r wire.RestoreBody) (any, error) {
 			return nonNil(e.Restore(ctx, r.Records))

@@ -126,21 +126,13 @@ func (s *Store) Beliefs(ctx context.Context, req contract.BeliefsRequest) ([]con
 // KeptClusters reads the clusters the store keeps (curate.Kept): this
 // process's own when it holds the store, else the holder's through its
 // socket.
-func (s *Store) KeptClusters(ctx context.Context, filter contract.MetaFilter, cfg curate.Config) ([]curate.Cluster, int, bool, error) {
-	type kept struct {
-		clusters []curate.Cluster
-		records  int
-		ok       bool
-	}
-	k, err := call(s, ctx, "clusters", again, func(ctx context.Context, e contract.Engine) (kept, error) {
-		ke, ok := e.(curate.Kept)
-		if !ok {
-			return kept{}, nil
+func (s *Store) KeptClusters(ctx context.Context, filter contract.MetaFilter, cfg curate.Config) (curate.KeptAnswer, error) {
+	return call(s, ctx, "clusters", again, func(ctx context.Context, e contract.Engine) (curate.KeptAnswer, error) {
+		if k, ok := e.(curate.Kept); ok {
+			return k.KeptClusters(ctx, filter, cfg)
 		}
-		cs, n, ok, err := ke.KeptClusters(ctx, filter, cfg)
-		return kept{cs, n, ok}, err
+		return curate.KeptAnswer{}, nil
 	})
-	return k.clusters, k.records, k.ok, err
 }
 
 // Browse is the contract's Browse.

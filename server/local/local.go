@@ -98,8 +98,9 @@ type Options struct {
 	// finishes its background work (about once a second).
 	Settled func(what string)
 	// Clusters are the thresholds the holder keeps the whole store's
-	// clusters with (bolt's KeepClusters), started a second after it takes
-	// the store, so short commands never start it; nil: none are kept.
+	// clusters with (bolt's KeepClusters): begun once something loads the
+	// table (the TUI) or a second after it takes the store, so short
+	// commands never do the work; nil: none are kept.
 	Clusters *curate.Config
 	Logger   *slog.Logger
 }
@@ -437,8 +438,9 @@ const (
 // embedder it lacks (bolt's EmbeddingDue), and once the writes of any process (through the socket or in this
 // one) have added keepUpAfter records and then paused, the records are
 // embedded and the learned embedder learns, as if a vector query had
-// arrived. After its first second it also keeps the store's clusters
-// (bolt's KeepClusters), when given the thresholds. Without it a store filled by imports was embedded and learned
+// arrived. It also keeps the store's clusters (bolt's KeepClusters) when
+// given the thresholds: at once when something loads the table (the TUI),
+// else after its first second. Without it a store filled by imports was embedded and learned
 // only at its first vector query, so a TUI's process and a served agent
 // ranked the same store differently.
 func keepUp(e *bolt.Engine, clusters *curate.Config, stop <-chan struct{}, done chan<- struct{}, log *slog.Logger) {
@@ -452,6 +454,9 @@ func keepUp(e *bolt.Engine, clusters *curate.Config, stop <-chan struct{}, done 
 		case <-ctx.Done():
 		}
 	}()
+	if clusters != nil {
+		e.KeepClusters(*clusters)
+	}
 	var last, kept uint64
 	t := time.NewTicker(keepUpEvery)
 	defer t.Stop()
@@ -461,8 +466,8 @@ func keepUp(e *bolt.Engine, clusters *curate.Config, stop <-chan struct{}, done 
 			return
 		case <-t.C:
 		}
-		if first && clusters != nil {
-			e.KeepClusters(*clusters)
+		if first {
+			e.ClusterNow()
 		}
 		if first && e.EmbeddingDue() {
 			// Work the last holder left (an import it did not see to the

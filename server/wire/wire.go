@@ -107,15 +107,6 @@ type ClustersBody struct {
 	Config curate.Config       `json:"config"`
 }
 
-// ClustersAnswer is the clusters answer: {"kept": false} when the store does
-// not keep clusters for that config (yet), else the scope's clusters and
-// how many records it holds.
-type ClustersAnswer struct {
-	Kept     bool             `json:"kept"`
-	Records  int              `json:"records"`
-	Clusters []curate.Cluster `json:"clusters"`
-}
-
 // ForgetAnswer is forget's and forget_within's answer: the contract's report
 // plus how many named ids were left alone (outside the caller's reach, or absent).
 type ForgetAnswer struct {

@@ -23,6 +23,13 @@ type Clusters struct {
 	// tried, over the most it clusters (List is then empty): drill into a
 	// narrower scope, or run `mnemo clusters --filter`.
 	TooMany int
+	// Pending says the store is being clustered in the background (the
+	// process holding it clusters all of it): its phase ("reading" the
+	// records' words, "clustering" them) and Done of Total records. The
+	// shell asks again until the store's clusters answer.
+	Pending      string
+	PendingDone  int64
+	PendingTotal int64
 	// Scoped says the base scope was too large, so these are the clusters
 	// of the drill-down scope the session had (ScopeGen) when it ran: a new
 	// scope clusters again.

@@ -295,6 +295,12 @@ func (m *Model) View() string {
 		lines = []string{st.Dim.Render(common.Fit(" looking for repeats and conflicts…", m.width-2))}
 	case cl.Err != nil:
 		lines = []string{st.Warning.Render(common.Fit(" clustering failed: "+cl.Err.Error(), m.width-2))}
+	case cl.TooMany > 0 && cl.Pending != "":
+		what := "reading its records"
+		if cl.Pending == "clustering" {
+			what = "clustering its records"
+		}
+		lines = wrapped(st, fmt.Sprintf("The store is being clustered in the background: %s, %s of %s. Its clusters show here when it is done. Meanwhile drill into a narrower scope (at most %s records) to cluster that.", what, common.Thousands(int(cl.PendingDone)), common.Thousands(int(cl.PendingTotal)), common.Thousands(curate.MaxLiveScope)), m.width-2)
 	case cl.TooMany > 0:
 		lines = wrapped(st, fmt.Sprintf("This scope holds %s records, more than the TUI clusters at once. Drill into a narrower scope (a namespace, an agent, a thread) and its clusters show here; or run `mnemo clusters --filter JSON`.", common.Thousands(cl.TooMany)), m.width-2)
 	case len(m.clusters) == 0:
