@@ -251,3 +251,37 @@ func TestCurateStartsOverWhenTheReachChanges(t *testing.T) {
 		t.Fatalf("the session holds %d clusters after narrowing, want the new reach's 1", got)
 	}
 }
+
+// keptLater is an engine whose store keeps its clusters (curate.Kept) but
+// is still clustering them for its first answers: what a TUI at the root of
+// a large store attached to its holder meets.
+type keptLater struct {
+	contract.Engine
+	pending int
+}
+
+func (k *keptLater) KeptClusters(ctx context.Context, f contract.MetaFilter, cfg curate.Config) (curate.KeptAnswer, error) {
+	if k.pending > 0 {
+		k.pending--
+		return curate.KeptAnswer{Phase: "clustering", Done: 450_000, Total: 1_000_880}, nil
+	}
+	cs, n, err := curate.FindIn(ctx, k.Engine, f, cfg)
+	return curate.KeptAnswer{Kept: true, Records: n, Clusters: cs}, err
+}
+
+// A reach too large for the session to cluster shows the store's clusters
+// once the store keeps them: meanwhile the view says the store is being
+// clustered and how far it is, and asks again.
+func TestCurateShowsTheStoresClusteringUnderWay(t *testing.T) {
+	t.Parallel()
+	e := &keptLater{Engine: curationStore(t), pending: 1}
+	h := harnessOn(t, e, "~/mnemo", 120, 40, func(o *Options) { o.MaxClustered = 4 })
+	h.keys("6")
+	h.contains("The store is being clustered in the background: clustering its records, 450,000 of 1,000,880")
+	if h.m.c.Clusters == nil || h.m.c.Clusters.Pending == "" {
+		t.Fatalf("clusters %+v: want the store's clustering under way", h.m.c.Clusters)
+	}
+	h.send(reclusterMsg{})
+	h.contains("Curate  2 clusters · 1 conflict · 5 records")
+	h.lacks("being clustered")
+}
