@@ -3,6 +3,8 @@ package bolt_test
 import (
 	"context"
 	"os"
+	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -51,7 +53,17 @@ func TestMeasureKeptClusters(t *testing.T) {
 	}
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	t.Logf("first pass (or load): wall %s, CPU %s, peak RSS %d MB, %+v", time.Since(start).Round(time.Millisecond), (cpuNow() - cpu).Round(time.Millisecond), ru.Maxrss>>10, e.ClusterStatus())
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	status, _ := os.ReadFile("/proc/self/status")
+	var rss string
+	for _, l := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(l, "VmRSS") || strings.HasPrefix(l, "RssAnon") || strings.HasPrefix(l, "RssFile") {
+			rss += strings.Join(strings.Fields(l), " ") + "; "
+		}
+	}
+	t.Logf("first pass (or load): wall %s, CPU %s, peak RSS %d MB, Go heap in use after it %d MB, now %s%+v", time.Since(start).Round(time.Millisecond), (cpuNow() - cpu).Round(time.Millisecond), ru.Maxrss>>10, ms.HeapInuse>>20, rss, e.ClusterStatus())
 	scope, err := curate.RecentScope(ctx, e, 10_000)
 	if err != nil {
 		t.Fatal(err)
