@@ -3,6 +3,7 @@ package bolt
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/feed"
 	"mnemo/engine/bolt/internal/index"
 )
 
@@ -42,6 +44,7 @@ const (
 	checkContent    = "content index"
 	checkSearch     = "search index"
 	checkFeed       = "change feed"
+	checkClusters   = "kept clusters"
 )
 
 func (c *CheckEntry) disagree(format string, args ...any) {
@@ -111,6 +114,7 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 	search := CheckEntry{Name: checkSearch}
 	meta := CheckEntry{Name: "sequence and ordinals"}
 	feed := CheckEntry{Name: checkFeed}
+	clusters := CheckEntry{Name: checkClusters}
 	err := e.db.View(func(tx *bbolt.Tx) error {
 		total := tx.Bucket(bucketRecords).Stats().KeyN
 		recs := map[string]checkedRecord{}
@@ -281,6 +285,8 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 			meta.disagree("the stored sequence is %d, the engine's %d", stored, e.seq)
 		}
 
+		e.checkClusters(tx, recs, &clusters)
+
 		search.Checked = 1
 		applied := e.idx.applied.Load()
 		if applied != e.seq {
@@ -296,12 +302,58 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 		return CheckReport{}, contract.AsError(err)
 	}
 	e.releasePages()
-	rep.Checks = []CheckEntry{records, meta, orderKeys, totals, tbl, vectors, content, search, feed}
+	rep.Checks = []CheckEntry{records, meta, orderKeys, totals, tbl, vectors, content, search, feed, clusters}
 	rep.Consistent = true
 	for _, c := range rep.Checks {
 		rep.Consistent = rep.Consistent && c.Disagreements == 0
 	}
 	return rep, nil
+}
+
+// checkClusters verifies the kept clusters (clusters.go): every edge is kept
+// on both of its records alike, and names records the store holds, or ones
+// removed after the position the clusters have reached (their removal is
+// still to be applied).
+func (e *Engine) checkClusters(tx *bbolt.Tx, recs map[string]checkedRecord, c *CheckEntry) {
+	b := tx.Bucket(bucketClusters)
+	if b == nil {
+		c.Note = "not kept: no process has held the store long enough to cluster it"
+		return
+	}
+	pos, ok := getU64OK(b.Get(keyClustersPos))
+	if p := b.Get(keyClustersPass); !ok && len(p) == 16 {
+		pos = binary.BigEndian.Uint64(p[8:])
+		c.Note = "the first pass is under way"
+	}
+	removedSince := map[string]bool{}
+	_ = e.feed.Scan(tx, pos, parseNS, func(_ uint64, en feed.Entry) (bool, error) {
+		if en.Op.Removes() {
+			removedSince[en.ID] = true
+		}
+		return true, nil
+	})
+	adj := map[string]map[string]keptEdge{}
+	cur := b.Cursor()
+	for k, v := cur.Seek(edgePrefix); k != nil && bytes.HasPrefix(k, edgePrefix); k, v = cur.Next() {
+		id := string(k[len(edgePrefix):])
+		edges, err := decodeEdges(v)
+		if err != nil {
+			c.disagree("the edges of record %s do not decode", id)
+			continue
+		}
+		adj[id] = edges
+	}
+	for id, edges := range adj {
+		c.Checked++
+		if _, ok := recs[id]; !ok && !removedSince[id] {
+			c.disagree("record %s has kept edges but is not in the store", id)
+		}
+		for other, ed := range edges {
+			if back, ok := adj[other][id]; !ok || back != ed {
+				c.disagree("the edge from %s to %s is not kept on %s alike", id, other, other)
+			}
+		}
+	}
 }
 
 // repair rebuilds what the report found wrong. Records that do not decode
@@ -315,6 +367,12 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 	}
 	e.mu.Lock()
 	err := e.db.Update(func(tx *bbolt.Tx) error {
+		if bad[checkClusters] {
+			// The clusters are derived: the holder clusters the store again.
+			if err := tx.DeleteBucket(bucketClusters); err != nil {
+				return err
+			}
+		}
 		for _, b := range [][]byte{bucketUpdated, bucketCreated, bucketConf} {
 			if !bad[checkBrowseKeys] {
 				break

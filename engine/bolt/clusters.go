@@ -302,10 +302,12 @@ func getU64OK(b []byte) (uint64, bool) {
 func (e *Engine) clusterStep(ctx context.Context, cs *clusterState) (bool, error) {
 	var pass []byte
 	var pos uint64
+	gone := false
 	err := e.db.View(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketClusters)
 		if b == nil {
-			return contract.EngineErr("the clusters bucket is gone")
+			gone = true
+			return nil
 		}
 		pass = bytes.Clone(b.Get(keyClustersPass))
 		pos, _ = getU64OK(b.Get(keyClustersPos))
@@ -313,6 +315,14 @@ func (e *Engine) clusterStep(ctx context.Context, cs *clusterState) (bool, error
 	})
 	if err != nil {
 		return false, err
+	}
+	if gone {
+		// Dropped by a repair (mnemo check --repair): cluster again.
+		want, _ := json.Marshal(cs.cfg)
+		cs.mu.Lock()
+		cs.ready = false
+		cs.mu.Unlock()
+		return true, e.db.Update(func(tx *bbolt.Tx) error { return e.startClusterPass(tx, cs, want) })
 	}
 	if !cs.warm.Load() {
 		limit := uint32(math.MaxUint32)

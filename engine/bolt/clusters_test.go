@@ -113,3 +113,74 @@ func TestKeptClustersResumeAndForget(t *testing.T) {
 		}
 	}
 }
+
+// mnemo check verifies the kept clusters (each edge kept on both records, on
+// records the store holds), and a repair drops them: the holder clusters
+// the store again, to the same clusters.
+func TestCheckVerifiesKeptClusters(t *testing.T) {
+	ctx := context.Background()
+	e, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	f, err := os.Open("../../testdata/demo/demo.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := (&importer.Importer{Engine: e, Batch: 100}).Run(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	entry := func(rep CheckReport) CheckEntry {
+		for _, c := range rep.Checks {
+			if c.Name == checkClusters {
+				return c
+			}
+		}
+		t.Fatalf("check reported no %q: %+v", checkClusters, rep)
+		return CheckEntry{}
+	}
+	rep, err := e.Check(ctx, false, nil)
+	if err != nil || entry(rep).Note == "" {
+		t.Fatalf("before the store is clustered: %+v, %v", entry(rep), err)
+	}
+	cfg := curate.DefaultConfig()
+	e.KeepClusters(cfg)
+	if err := e.WaitClusters(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before, err := e.KeptClusters(ctx, contract.MetaFilter{}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err = e.Check(ctx, false, nil)
+	if err != nil || !rep.Consistent || entry(rep).Checked == 0 {
+		t.Fatalf("a clustered store: %+v, %v", entry(rep), err)
+	}
+	// One side of an edge lost.
+	a := before.Clusters[0].Members[0].ID
+	err = e.db.Update(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketClusters).Delete(append([]byte("e/"), a...))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err = e.Check(ctx, false, nil)
+	if err != nil || rep.Consistent || entry(rep).Disagreements == 0 {
+		t.Fatalf("a lost edge: %+v, %v", entry(rep), err)
+	}
+	if rep, err = e.Check(ctx, true, nil); err != nil || !rep.Repaired {
+		t.Fatalf("repair: %+v, %v", rep, err)
+	}
+	if err := e.WaitClusters(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after, err := e.KeptClusters(ctx, contract.MetaFilter{}, cfg)
+	if err != nil || !after.Kept || len(after.Clusters) != len(before.Clusters) || after.Clusters[0].Key != before.Clusters[0].Key {
+		t.Fatalf("clustered again after the repair: %d clusters (%v), before %d", len(after.Clusters), err, len(before.Clusters))
+	}
+	if rep, err := e.Check(ctx, false, nil); err != nil || !rep.Consistent {
+		t.Fatalf("after the repair: %+v, %v", entry(rep), err)
+	}
+}
