@@ -2,6 +2,7 @@ package curate
 
 import (
 	"context"
+	"encoding/binary"
 	"math"
 	"slices"
 
@@ -62,12 +63,18 @@ type Postings struct {
 	// frozen is each word's df when Freeze was called (words since: 0);
 	// nil before, when nothing is posted.
 	frozen []int32
-	post   map[contract.ItemKind][][]posting
-	kind   []contract.ItemKind
-	// words[off[n]:off[n]+int(count[n])] are record n's word ids, sorted.
-	words []int32
-	off   []uint32
+	// post[k][w] are the records of kind kinds[k-1] whose prefix holds word w.
+	post  [][][]posting
+	kinds []contract.ItemKind
+	// Record n says count[n] words, of kind kinds[kind[n]-1]; its word ids,
+	// sorted, are varints of their gaps at words[off[n]:] (about a byte
+	// and a half a word, where int32s took four).
+	words []byte
+	off   []uint64
 	count []uint16
+	kind  []uint8
+	// scratch holds a candidate's words while they are compared.
+	scratch []int32
 	// overlap[n] counts the prefix words a candidate shares with the
 	// probe so far (-1: it cannot reach the floor); touched lists them.
 	overlap []int32
@@ -83,7 +90,7 @@ type posting struct {
 
 // NewPostings answers empty postings for the given thresholds.
 func NewPostings(cfg Config) *Postings {
-	return &Postings{cfg: cfg, vocab: map[string]int32{}, post: map[contract.ItemKind][][]posting{}}
+	return &Postings{cfg: cfg, vocab: map[string]int32{}}
 }
 
 // Read keeps a probe's record's words under number n (replacing what n
@@ -91,9 +98,9 @@ func NewPostings(cfg Config) *Postings {
 func (ps *Postings) Read(p *Probe, n uint32) {
 	if int(n) >= len(ps.off) {
 		grow := int(n) + 1 - len(ps.off)
-		ps.off = append(ps.off, make([]uint32, grow)...)
+		ps.off = append(ps.off, make([]uint64, grow)...)
 		ps.count = append(ps.count, make([]uint16, grow)...)
-		ps.kind = append(ps.kind, make([]contract.ItemKind, grow)...)
+		ps.kind = append(ps.kind, make([]uint8, grow)...)
 	}
 	ps.count[n] = 0
 	if !p.Clusterable() {
@@ -113,8 +120,32 @@ func (ps *Postings) Read(p *Probe, n uint32) {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	ps.off[n], ps.count[n], ps.kind[n] = uint32(len(ps.words)), uint16(min(len(ids), math.MaxUint16)), e.kind
-	ps.words = append(ps.words, ids[:ps.count[n]]...)
+	k := slices.Index(ps.kinds, e.kind)
+	if k < 0 {
+		ps.kinds = append(ps.kinds, e.kind)
+		ps.post = append(ps.post, nil)
+		k = len(ps.kinds) - 1
+	}
+	ps.off[n], ps.count[n], ps.kind[n] = uint64(len(ps.words)), uint16(min(len(ids), math.MaxUint16)), uint8(k+1)
+	prev := int32(0)
+	for _, id := range ids[:ps.count[n]] {
+		ps.words = binary.AppendUvarint(ps.words, uint64(id-prev))
+		prev = id
+	}
+}
+
+// wordsOf decodes record n's word ids into buf.
+func (ps *Postings) wordsOf(n uint32, buf []int32) []int32 {
+	buf = buf[:0]
+	b := ps.words[ps.off[n]:]
+	prev := int32(0)
+	for range int(ps.count[n]) {
+		d, k := binary.Uvarint(b)
+		b = b[k:]
+		prev += int32(d)
+		buf = append(buf, prev)
+	}
+	return buf
 }
 
 // Freeze fixes the order of words by how many records said each so far,
@@ -148,7 +179,7 @@ func (ps *Postings) frozenDf(id int32) int32 {
 // prefix answers record n's prefix words.
 func (ps *Postings) prefix(n uint32) []int32 {
 	c := int(ps.count[n])
-	pre := slices.Clone(ps.words[ps.off[n] : ps.off[n]+uint32(c)])
+	pre := ps.wordsOf(n, nil)
 	slices.SortFunc(pre, ps.before)
 	need := int(math.Ceil(ps.cfg.MinOverlap * float64(c)))
 	return pre[:min(c, c-need+1)]
@@ -159,14 +190,15 @@ func (ps *Postings) Post(n uint32) {
 	if ps.frozen == nil || int(n) >= len(ps.count) || ps.count[n] == 0 {
 		return
 	}
-	post := ps.post[ps.kind[n]]
+	k := ps.kind[n] - 1
+	post := ps.post[k]
 	if len(post) < len(ps.df) {
 		post = append(post, make([][]posting, len(ps.df)-len(post))...)
 	}
 	for i, id := range ps.prefix(n) {
 		post[id] = append(post[id], posting{n, uint32(i)})
 	}
-	ps.post[ps.kind[n]] = post
+	ps.post[k] = post
 }
 
 // Candidates answers the posted records below number below of record n's
@@ -179,11 +211,11 @@ func (ps *Postings) Candidates(n, below uint32) []uint32 {
 	if ps.frozen == nil || int(n) >= len(ps.count) || ps.count[n] == 0 {
 		return nil
 	}
-	post := ps.post[ps.kind[n]]
+	post := ps.post[ps.kind[n]-1]
 	if len(ps.overlap) < len(ps.off) {
 		ps.overlap = append(ps.overlap, make([]int32, len(ps.off)-len(ps.overlap))...)
 	}
-	mine := ps.words[ps.off[n] : ps.off[n]+uint32(ps.count[n])]
+	mine := ps.wordsOf(n, nil)
 	size := len(mine)
 	t := ps.cfg.MinOverlap
 	lo, hi := t*float64(size), float64(size)/t
@@ -217,7 +249,8 @@ func (ps *Postings) Candidates(n, below uint32) []uint32 {
 	for _, c := range ps.touched {
 		if ps.overlap[c] > 0 {
 			m := int(ps.count[c])
-			theirs := ps.words[ps.off[c] : ps.off[c]+uint32(m)]
+			ps.scratch = ps.wordsOf(c, ps.scratch)
+			theirs := ps.scratch
 			shared := 0
 			for i, j := 0, 0; i < len(mine) && j < len(theirs); {
 				switch {
