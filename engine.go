@@ -54,7 +54,7 @@ var readCommands = map[string]bool{
 func (a *app) openOptions() storeopen.Options {
 	cfg := a.cfg.CurateConfig()
 	opts := storeopen.Options{Logger: a.logger, Token: a.settings.Token(), MustExist: readCommands[a.command],
-		TakeoverWait: a.lockTimeout, Clusters: &cfg}
+		TakeoverWait: a.lockTimeout, Clusters: &cfg, ClustersNow: a.command == "tui" || a.command == "demo"}
 	if ep := a.cfg.Embedder; ep.Endpoint != "" {
 		opts.Embedder = &retrieval.OpenAIConfig{Endpoint: ep.Endpoint, Model: ep.Model, APIKeyEnv: ep.APIKeyEnv}
 	}

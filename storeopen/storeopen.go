@@ -75,6 +75,9 @@ type Options struct {
 	// Clusters are the thresholds a local store's holder keeps the whole
 	// store's clusters with, in the background (nil: it keeps none).
 	Clusters *curate.Config
+	// ClustersNow has a holder begin keeping them at once (the TUI, which
+	// shows them), not after its first second.
+	ClustersNow bool
 	// Adjust has a last say over a local store's options when this process
 	// holds it (copy sets the clock so records keep their times).
 	Adjust func(*bolt.Options)
@@ -151,7 +154,7 @@ func Postgres(ctx context.Context, url string, opts Options) (*Store, error) {
 // does through the store's socket.
 func Local(ctx context.Context, dir string, opts Options) (*Store, error) {
 	lo := local.Options{Logger: opts.logger(), MustExist: opts.MustExist, TakeoverWait: opts.TakeoverWait,
-		Token: opts.Token, Bolt: bolt.Options{Logger: opts.logger()}, Settled: opts.Settled, Clusters: opts.Clusters}
+		Token: opts.Token, Bolt: bolt.Options{Logger: opts.logger()}, Settled: opts.Settled, Clusters: opts.Clusters, ClustersNow: opts.ClustersNow}
 	if opts.Embedder != nil {
 		emb, err := retrieval.NewOpenAIEmbedder(*opts.Embedder, nil)
 		if err != nil {

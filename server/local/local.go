@@ -98,10 +98,11 @@ type Options struct {
 	// finishes its background work (about once a second).
 	Settled func(what string)
 	// Clusters are the thresholds the holder keeps the whole store's
-	// clusters with (bolt's KeepClusters): begun once something loads the
-	// table (the TUI) or a second after it takes the store, so short
-	// commands never do the work; nil: none are kept.
-	Clusters *curate.Config
+	// clusters with (bolt's KeepClusters), begun a second after it takes
+	// the store, so short commands never do the work, or at once with
+	// ClustersNow (the TUI, which shows them); nil: none are kept.
+	Clusters    *curate.Config
+	ClustersNow bool
 	Logger   *slog.Logger
 }
 
@@ -420,6 +421,10 @@ func (s *Store) hold(e *bolt.Engine) error {
 	s.role, s.engine, s.bolt, s.serve, s.client, s.legacy = Holding, e, e, srv, nil, false
 	srv.keep = make(chan struct{})
 	srv.kept = make(chan struct{})
+	if s.opts.Clusters != nil && s.opts.ClustersNow {
+		e.KeepClusters(*s.opts.Clusters)
+		e.ClusterNow()
+	}
 	go keepUp(e, s.opts.Clusters, srv.keep, srv.kept, s.log)
 	s.log.Debug("holding the store", "dir", s.dir, "socket", s.sock)
 	return nil
@@ -438,9 +443,8 @@ const (
 // embedder it lacks (bolt's EmbeddingDue), and once the writes of any process (through the socket or in this
 // one) have added keepUpAfter records and then paused, the records are
 // embedded and the learned embedder learns, as if a vector query had
-// arrived. It also keeps the store's clusters (bolt's KeepClusters) when
-// given the thresholds: at once when something loads the table (the TUI),
-// else after its first second. Without it a store filled by imports was embedded and learned
+// arrived. After its first second it also keeps the store's clusters
+// (bolt's KeepClusters), when given the thresholds. Without it a store filled by imports was embedded and learned
 // only at its first vector query, so a TUI's process and a served agent
 // ranked the same store differently.
 func keepUp(e *bolt.Engine, clusters *curate.Config, stop <-chan struct{}, done chan<- struct{}, log *slog.Logger) {
@@ -454,9 +458,6 @@ func keepUp(e *bolt.Engine, clusters *curate.Config, stop <-chan struct{}, done 
 		case <-ctx.Done():
 		}
 	}()
-	if clusters != nil {
-		e.KeepClusters(*clusters)
-	}
 	var last, kept uint64
 	t := time.NewTicker(keepUpEvery)
 	defer t.Stop()
@@ -466,7 +467,8 @@ func keepUp(e *bolt.Engine, clusters *curate.Config, stop <-chan struct{}, done 
 			return
 		case <-t.C:
 		}
-		if first {
+		if first && clusters != nil {
+			e.KeepClusters(*clusters)
 			e.ClusterNow()
 		}
 		if first && e.EmbeddingDue() {
