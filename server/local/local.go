@@ -103,7 +103,7 @@ type Options struct {
 	// ClustersNow (the TUI, which shows them); nil: none are kept.
 	Clusters    *curate.Config
 	ClustersNow bool
-	Logger   *slog.Logger
+	Logger      *slog.Logger
 }
 
 // Role says how this process reaches the store.
