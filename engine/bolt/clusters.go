@@ -190,15 +190,14 @@ func (e *Engine) clusterWorker(cs *clusterState) {
 			e.clusterFailed(cs, err)
 			more = false
 		}
-		if more {
-			// At most half a core while there is much to do: a step
-			// is followed by as long a rest.
-			select {
-			case <-e.closing:
-				return
-			case <-time.After(time.Since(began)):
-			}
-		} else {
+		// At most half a core, however fast records arrive: a step is
+		// followed by as long a rest.
+		select {
+		case <-e.closing:
+			return
+		case <-time.After(time.Since(began)):
+		}
+		if !more {
 			select {
 			case <-e.closing:
 				return
@@ -221,6 +220,8 @@ func (e *Engine) clusterFailed(cs *clusterState, err error) {
 // feed pruned past the position).
 func (e *Engine) loadClusters(cs *clusterState) error {
 	want, _ := json.Marshal(cs.cfg)
+	end, seq := e.passBounds()
+	n := int64(e.Len())
 	return e.db.Update(func(tx *bbolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketClusters)
 		if err != nil {
@@ -228,10 +229,10 @@ func (e *Engine) loadClusters(cs *clusterState) error {
 		}
 		pos, hasPos := getU64OK(b.Get(keyClustersPos))
 		if !bytes.Equal(b.Get(keyClustersCfg), want) || hasPos && pos < e.feed.Pruned() {
-			return e.startClusterPass(tx, cs, want)
+			return e.startClusterPass(tx, cs, want, end, seq)
 		}
 		if !hasPos && b.Get(keyClustersPass) == nil {
-			return e.startClusterPass(tx, cs, want)
+			return e.startClusterPass(tx, cs, want, end, seq)
 		}
 		adj := map[string]map[string]keptEdge{}
 		c := b.Cursor()
@@ -249,7 +250,6 @@ func (e *Engine) loadClusters(cs *clusterState) error {
 			cs.done.Store(int64(binary.BigEndian.Uint32(p)))
 			cs.total.Store(int64(binary.BigEndian.Uint32(p[4:])))
 		} else {
-			n := int64(e.Len())
 			cs.done.Store(n)
 			cs.total.Store(n)
 		}
@@ -257,9 +257,21 @@ func (e *Engine) loadClusters(cs *clusterState) error {
 	})
 }
 
+// passBounds answers where a first pass begun now ends (the next ordinal)
+// and the feed seq it begins at, read together.
+func (e *Engine) passBounds() (uint32, uint64) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.nextOrd, e.feed.Seq()
+}
+
 // startClusterPass drops what is kept and begins a first pass over the
 // records the store holds now.
-func (e *Engine) startClusterPass(tx *bbolt.Tx, cs *clusterState, cfg []byte) error {
+//
+// Its caller reads the pass's bounds (passBounds) before it opens tx: the
+// engine's writers take its lock before bbolt's, so nothing may take the
+// engine's lock inside a bbolt write transaction.
+func (e *Engine) startClusterPass(tx *bbolt.Tx, cs *clusterState, cfg []byte, end uint32, seq uint64) error {
 	if err := tx.DeleteBucket(bucketClusters); err != nil && !errors.Is(err, bbolt.ErrBucketNotFound) {
 		return err
 	}
@@ -267,9 +279,6 @@ func (e *Engine) startClusterPass(tx *bbolt.Tx, cs *clusterState, cfg []byte) er
 	if err != nil {
 		return err
 	}
-	e.mu.RLock()
-	end, seq := e.nextOrd, e.feed.Seq()
-	e.mu.RUnlock()
 	if err := b.Put(keyClustersCfg, cfg); err != nil {
 		return err
 	}
@@ -322,7 +331,8 @@ func (e *Engine) clusterStep(ctx context.Context, cs *clusterState) (bool, error
 		cs.mu.Lock()
 		cs.ready = false
 		cs.mu.Unlock()
-		return true, e.db.Update(func(tx *bbolt.Tx) error { return e.startClusterPass(tx, cs, want) })
+		end, seq := e.passBounds()
+		return true, e.db.Update(func(tx *bbolt.Tx) error { return e.startClusterPass(tx, cs, want, end, seq) })
 	}
 	if !cs.warm.Load() {
 		limit := uint32(math.MaxUint32)
@@ -340,7 +350,8 @@ func (e *Engine) clusterStep(ctx context.Context, cs *clusterState) (bool, error
 		cs.mu.Lock()
 		cs.ready = false
 		cs.mu.Unlock()
-		return true, e.db.Update(func(tx *bbolt.Tx) error { return e.startClusterPass(tx, cs, want) })
+		end, seq := e.passBounds()
+		return true, e.db.Update(func(tx *bbolt.Tx) error { return e.startClusterPass(tx, cs, want, end, seq) })
 	}
 	return e.clusterFeedStep(ctx, cs, pos)
 }
@@ -367,6 +378,9 @@ func (e *Engine) clusterPassStep(ctx context.Context, cs *clusterState, pass []b
 	done := last >= end
 	err := e.db.Update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketClusters)
+		if b == nil {
+			return nil // dropped by a repair meanwhile: the next step starts over
+		}
 		if err := writeEdges(b, cs, &found); err != nil {
 			return err
 		}
@@ -433,6 +447,9 @@ func (e *Engine) clusterFeedStep(ctx context.Context, cs *clusterState, pos uint
 	}
 	err = e.db.Update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketClusters)
+		if b == nil {
+			return nil // dropped by a repair meanwhile: the next step starts over
+		}
 		if err := writeEdges(b, cs, &found); err != nil {
 			return err
 		}

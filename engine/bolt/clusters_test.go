@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -182,5 +183,68 @@ func TestCheckVerifiesKeptClusters(t *testing.T) {
 	}
 	if rep, err := e.Check(ctx, false, nil); err != nil || !rep.Consistent {
 		t.Fatalf("after the repair: %+v, %v", entry(rep), err)
+	}
+}
+
+// The clusterer starts, passes and follows the feed while writers write:
+// neither waits on the other for good (the writers take the engine's lock
+// before bbolt's, and so must the clusterer).
+func TestKeptClustersBesideWriters(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	e, err := Open(t.TempDir(), Options{clusterChunk: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			text := fmt.Sprintf("The nightly export of batch %d runs at %d:00 on the worker host and mails the team", i%40, i%24)
+			if _, err := contract.Store(ctx, e, contract.Learning(text, contract.LearningFact, 0.7, contract.MemoryMeta{})); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	time.Sleep(50 * time.Millisecond)
+	e.KeepClusters(curate.DefaultConfig())
+	e.ClusterNow()
+	for range 15 {
+		if err := e.WaitClusters(ctx); err != nil {
+			t.Fatalf("the clusterer beside writers: %v", err)
+		}
+		// Dropped (as a repair drops them): the clusterer begins a new
+		// pass, in a write transaction, while the writers write.
+		if err := e.db.Update(func(tx *bbolt.Tx) error { return tx.DeleteBucket(bucketClusters) }); err != nil {
+			t.Fatal(err)
+		}
+		cs := e.clusters.Load()
+		cs.mu.Lock()
+		cs.ready = false
+		cs.mu.Unlock()
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := e.WaitClusters(ctx); err != nil {
+		t.Fatal(err)
+	}
+	records, err := curate.Scope(ctx, e, contract.MetaFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := curate.Find(records, curate.DefaultConfig())
+	a, err := e.KeptClusters(ctx, contract.MetaFilter{}, curate.DefaultConfig())
+	if err != nil || !a.Kept || len(a.Clusters) != len(want) || len(want) == 0 {
+		t.Fatalf("kept %d clusters (%v, %v), Find %d", len(a.Clusters), a.Kept, err, len(want))
 	}
 }
