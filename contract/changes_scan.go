@@ -20,6 +20,12 @@ func scanChangesPage(data []byte) (pageIn, bool) {
 	// a substring, not an allocation and a copy of its own (the strings of
 	// a page's changes then share the page's memory).
 	s := scanner{b: data, s: string(data)}
+	return s.page()
+}
+
+// page reads the page in s.b; the changes go in s.changes (reused from
+// page to page by a ChangesDecoder).
+func (s *scanner) page() (pageIn, bool) {
 	var w pageIn
 	var seen uint8
 	ok := s.object(func(k string) bool {
@@ -32,15 +38,16 @@ func scanChangesPage(data []byte) (pageIn, bool) {
 				w.Changes = nil
 				return true
 			}
-			w.Changes = []changeIn{}
-			return s.array(func() bool {
-				var c changeIn
-				if !s.change(&c) {
-					return false
-				}
-				w.Changes = append(w.Changes, c)
-				return true
+			w.Changes = s.changes[:0]
+			if w.Changes == nil {
+				w.Changes = []changeIn{}
+			}
+			ok := s.array(func() bool {
+				w.Changes = append(w.Changes, changeIn{})
+				return s.change(&w.Changes[len(w.Changes)-1])
 			})
+			s.changes = w.Changes
+			return ok
 		case "next":
 			return s.once(&seen, 1) && s.uint(&w.Next)
 		case "head":
@@ -66,6 +73,40 @@ type scanner struct {
 	// the records read, a block at a time rather than an allocation each.
 	strs []string
 	recs []recordIn
+	// changes, blocks and block are scratch a ChangesDecoder keeps from
+	// page to page: the changes read, the blocks recs was taken from, and
+	// how many of them this page used.
+	changes []changeIn
+	blocks  [][]recordIn
+	block   int
+}
+
+// record is the next record of the page's block.
+func (s *scanner) record() *recordIn {
+	if len(s.recs) == cap(s.recs) {
+		if s.block < len(s.blocks) {
+			s.recs = s.blocks[s.block][:0]
+		} else {
+			s.recs = make([]recordIn, 0, 64)
+			s.blocks = append(s.blocks, s.recs)
+		}
+		s.block++
+	}
+	s.recs = append(s.recs, recordIn{})
+	return &s.recs[len(s.recs)-1]
+}
+
+// reset makes the scratch ready for the next page, holding nothing of the
+// last one.
+func (s *scanner) reset() {
+	clear(s.changes)
+	if s.block > 0 {
+		for _, b := range s.blocks[:s.block-1] {
+			clear(b[:cap(b)])
+		}
+		clear(s.recs) // the last block used, as far as it was
+	}
+	*s = scanner{changes: s.changes[:0], blocks: s.blocks}
 }
 
 // ptr is a pointer to a string of its own holding v.
@@ -347,18 +388,14 @@ func (s *scanner) change(c *changeIn) bool {
 				c.Record = nil
 				return true
 			}
-			if len(s.recs) == cap(s.recs) {
-				s.recs = make([]recordIn, 0, 64)
-			}
-			s.recs = append(s.recs, recordIn{})
-			c.Record = &s.recs[len(s.recs)-1]
-			return s.record(c.Record)
+			c.Record = s.record()
+			return s.recordFields(c.Record)
 		}
 		return s.unknown(k, "seq", "at", "op", "id", "namespace", "status", "record")
 	})
 }
 
-func (s *scanner) record(r *recordIn) bool {
+func (s *scanner) recordFields(r *recordIn) bool {
 	var seen uint16
 	once := func(bit uint) bool {
 		if seen&(1<<bit) != 0 {

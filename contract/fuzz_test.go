@@ -222,3 +222,38 @@ func FuzzChangesPageScan(f *testing.F) {
 		}
 	})
 }
+
+// FuzzChangesDecoder: a ChangesDecoder reading pages one after another
+// answers what UnmarshalJSON answers for each (the same page or the same
+// error), and a page it answered is not changed by the pages read after it
+// (its scratch is reused, never what it handed out).
+func FuzzChangesDecoder(f *testing.F) {
+	first := `{"changes":[{"seq":2,"at":"2026-12-01T14:04:12.254Z","op":"store","id":"x","namespace":"team:acme","status":"active","record":{"id":"x","kind":"document","text":"plain","meta":{"namespace":"team:acme","source":{"kind":"agent"},"tags":["a"],"agent_id":"w"},"status":"active","created_at":"2026-12-01T14:04:12.254Z","updated_at":"2026-12-01T14:04:12.254Z"}}],"next":2,"head":2,"floor":0}`
+	f.Add([]byte(first), []byte(`{"changes":[],"next":4,"head":4,"floor":0}`))
+	f.Add([]byte(first), []byte(first))
+	f.Add([]byte(`{"changes":null,"next":1}`), []byte(`{"changes":[{"seq":3,"at":"2026-12-01T14:04:12.254Z","op":"forget","id":"y","namespace":"root","status":"active"}],"next":3}`))
+	f.Add([]byte(`not json`), []byte(first))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		var d ChangesDecoder
+		pages := make([]*ChangesPage, 3)
+		for i, data := range [][]byte{a, b, a} {
+			data = bytes.Clone(data)
+			got, err := d.Decode(data)
+			var want ChangesPage
+			wantErr := want.UnmarshalJSON(data)
+			if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+				t.Fatalf("%q: the decoder says %v, UnmarshalJSON %v", data, err, wantErr)
+			}
+			if err != nil {
+				continue
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q:\ndecoder %+v\nUnmarshalJSON %+v", data, got, want)
+			}
+			pages[i] = &got
+		}
+		if pages[0] != nil && !reflect.DeepEqual(pages[0], pages[2]) {
+			t.Fatalf("a page read again differs, or was changed by the pages read after it:\n%+v\n%+v", pages[0], pages[2])
+		}
+	})
+}
