@@ -92,7 +92,12 @@ func TestLoadWithWatchers(t *testing.T) {
 		}
 	}
 	var without, with, withRaw, withBare, withPoll, withUnclustered []loadFigures
-	for _, cfg := range runs {
+	for i, cfg := range runs {
+		if i > 0 {
+			// the last run's leftovers (a TUI's clustering pass) end first
+			waited, used := settle(2 * time.Minute)
+			t.Logf("before the next run, this process settled in %v, using %v of CPU", waited.Round(time.Second), used.Round(10*time.Millisecond))
+		}
 		f := runLoad(t, cfg)
 		t.Log(f)
 		switch {
