@@ -2,6 +2,7 @@ package contract
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -263,47 +264,55 @@ func (s *scanner) strEnd() bool {
 }
 
 // str reads a string: as it stands when it holds no escape and is valid
-// UTF-8, through encoding/json when it has escapes.
+// UTF-8, through encoding/json when it has escapes. Plain ASCII is passed
+// over eight bytes at a time.
 func (s *scanner) str() (string, bool) {
 	s.ws()
 	if s.i >= len(s.b) || s.b[s.i] != '"' {
 		return "", false
 	}
 	start := s.i + 1
-	n := bytes.IndexByte(s.b[start:], '"')
-	if n < 0 {
-		return "", false
+	j, ascii := start, true
+	for j+8 <= len(s.b) && !special(binary.LittleEndian.Uint64(s.b[j:])) {
+		j += 8
 	}
-	v := s.b[start : start+n]
-	if bytes.IndexByte(v, '\\') >= 0 {
-		// The quote found may be escaped: find the real end.
-		from := s.i
-		if !s.strEnd() {
+	for ; j < len(s.b); j++ {
+		switch c := s.b[j]; {
+		case c == '"':
+			v := s.b[start:j]
+			if !ascii && !utf8.Valid(v) {
+				return "", false
+			}
+			s.i = j + 1
+			if len(s.s) == len(s.b) {
+				return s.s[start:j], true
+			}
+			return string(v), true
+		case c == '\\':
+			from := s.i
+			if !s.strEnd() {
+				return "", false
+			}
+			var out string
+			if err := json.Unmarshal(s.b[from:s.i], &out); err != nil {
+				return "", false
+			}
+			return out, true
+		case c < 0x20:
 			return "", false
-		}
-		var out string
-		if err := json.Unmarshal(s.b[from:s.i], &out); err != nil {
-			return "", false
-		}
-		return out, true
-	}
-	ascii := true
-	for _, c := range v {
-		if c < 0x20 {
-			return "", false
-		}
-		if c >= 0x80 {
+		case c >= 0x80:
 			ascii = false
 		}
 	}
-	if !ascii && !utf8.Valid(v) {
-		return "", false
-	}
-	s.i = start + n + 1
-	if len(s.s) == len(s.b) {
-		return s.s[start : start+n], true
-	}
-	return string(v), true
+	return "", false
+}
+
+// special tells whether any of the eight bytes in x is a quote, a
+// backslash, a control character or not ASCII.
+func special(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
+	return (x&highs)|((x-0x20*ones) & ^x & highs)|zero(x^('"'*ones))|zero(x^('\\'*ones)) != 0
 }
 
 // strField reads a string into a string field (a null is left to encoding/json).

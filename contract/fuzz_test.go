@@ -3,6 +3,7 @@ package contract
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
@@ -254,6 +255,28 @@ func FuzzChangesDecoder(f *testing.F) {
 		}
 		if pages[0] != nil && !reflect.DeepEqual(pages[0], pages[2]) {
 			t.Fatalf("a page read again differs, or was changed by the pages read after it:\n%+v\n%+v", pages[0], pages[2])
+		}
+	})
+}
+
+// FuzzStrSpecial: the scan's eight-bytes-at-a-time test finds a quote, a
+// backslash, a control character or a non-ASCII byte exactly when one of
+// the eight is.
+func FuzzStrSpecial(f *testing.F) {
+	for _, s := range []string{"abcdefgh", "abc\"defg", "\\bcdefgh", "abcdefg\x1f", "abcdefg\x20", "\x80bcdefgh", "!#[]^_`~", "\x00\x00\x00\x00\x00\x00\x00\x00", "\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x21"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) < 8 {
+			return
+		}
+		b = b[:8]
+		want := false
+		for _, c := range b {
+			want = want || c == '"' || c == '\\' || c < 0x20 || c >= 0x80
+		}
+		if got := special(binary.LittleEndian.Uint64(b)); got != want {
+			t.Fatalf("%q: special says %v", b, got)
 		}
 	})
 }
