@@ -2,6 +2,7 @@ package contract
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -20,6 +21,12 @@ func scanChangesPage(data []byte) (pageIn, bool) {
 	// a substring, not an allocation and a copy of its own (the strings of
 	// a page's changes then share the page's memory).
 	s := scanner{b: data, s: string(data)}
+	return s.page()
+}
+
+// page reads the page in s.b; the changes go in s.changes (reused from
+// page to page by a ChangesDecoder).
+func (s *scanner) page() (pageIn, bool) {
 	var w pageIn
 	var seen uint8
 	ok := s.object(func(k string) bool {
@@ -32,15 +39,16 @@ func scanChangesPage(data []byte) (pageIn, bool) {
 				w.Changes = nil
 				return true
 			}
-			w.Changes = []changeIn{}
-			return s.array(func() bool {
-				var c changeIn
-				if !s.change(&c) {
-					return false
-				}
-				w.Changes = append(w.Changes, c)
-				return true
+			w.Changes = s.changes[:0]
+			if w.Changes == nil {
+				w.Changes = []changeIn{}
+			}
+			ok := s.array(func() bool {
+				w.Changes = append(w.Changes, changeIn{})
+				return s.change(&w.Changes[len(w.Changes)-1])
 			})
+			s.changes = w.Changes
+			return ok
 		case "next":
 			return s.once(&seen, 1) && s.uint(&w.Next)
 		case "head":
@@ -66,6 +74,40 @@ type scanner struct {
 	// the records read, a block at a time rather than an allocation each.
 	strs []string
 	recs []recordIn
+	// changes, blocks and block are scratch a ChangesDecoder keeps from
+	// page to page: the changes read, the blocks recs was taken from, and
+	// how many of them this page used.
+	changes []changeIn
+	blocks  [][]recordIn
+	block   int
+}
+
+// record is the next record of the page's block.
+func (s *scanner) record() *recordIn {
+	if len(s.recs) == cap(s.recs) {
+		if s.block < len(s.blocks) {
+			s.recs = s.blocks[s.block][:0]
+		} else {
+			s.recs = make([]recordIn, 0, 64)
+			s.blocks = append(s.blocks, s.recs)
+		}
+		s.block++
+	}
+	s.recs = append(s.recs, recordIn{})
+	return &s.recs[len(s.recs)-1]
+}
+
+// reset makes the scratch ready for the next page, holding nothing of the
+// last one.
+func (s *scanner) reset() {
+	clear(s.changes)
+	if s.block > 0 {
+		for _, b := range s.blocks[:s.block-1] {
+			clear(b[:cap(b)])
+		}
+		clear(s.recs) // the last block used, as far as it was
+	}
+	*s = scanner{changes: s.changes[:0], blocks: s.blocks}
 }
 
 // ptr is a pointer to a string of its own holding v.
@@ -222,47 +264,55 @@ func (s *scanner) strEnd() bool {
 }
 
 // str reads a string: as it stands when it holds no escape and is valid
-// UTF-8, through encoding/json when it has escapes.
+// UTF-8, through encoding/json when it has escapes. Plain ASCII is passed
+// over eight bytes at a time.
 func (s *scanner) str() (string, bool) {
 	s.ws()
 	if s.i >= len(s.b) || s.b[s.i] != '"' {
 		return "", false
 	}
 	start := s.i + 1
-	n := bytes.IndexByte(s.b[start:], '"')
-	if n < 0 {
-		return "", false
+	j, ascii := start, true
+	for j+8 <= len(s.b) && !special(binary.LittleEndian.Uint64(s.b[j:])) {
+		j += 8
 	}
-	v := s.b[start : start+n]
-	if bytes.IndexByte(v, '\\') >= 0 {
-		// The quote found may be escaped: find the real end.
-		from := s.i
-		if !s.strEnd() {
+	for ; j < len(s.b); j++ {
+		switch c := s.b[j]; {
+		case c == '"':
+			v := s.b[start:j]
+			if !ascii && !utf8.Valid(v) {
+				return "", false
+			}
+			s.i = j + 1
+			if len(s.s) == len(s.b) {
+				return s.s[start:j], true
+			}
+			return string(v), true
+		case c == '\\':
+			from := s.i
+			if !s.strEnd() {
+				return "", false
+			}
+			var out string
+			if err := json.Unmarshal(s.b[from:s.i], &out); err != nil {
+				return "", false
+			}
+			return out, true
+		case c < 0x20:
 			return "", false
-		}
-		var out string
-		if err := json.Unmarshal(s.b[from:s.i], &out); err != nil {
-			return "", false
-		}
-		return out, true
-	}
-	ascii := true
-	for _, c := range v {
-		if c < 0x20 {
-			return "", false
-		}
-		if c >= 0x80 {
+		case c >= 0x80:
 			ascii = false
 		}
 	}
-	if !ascii && !utf8.Valid(v) {
-		return "", false
-	}
-	s.i = start + n + 1
-	if len(s.s) == len(s.b) {
-		return s.s[start : start+n], true
-	}
-	return string(v), true
+	return "", false
+}
+
+// special tells whether any of the eight bytes in x is a quote, a
+// backslash, a control character or not ASCII.
+func special(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
+	return (x&highs)|((x-0x20*ones) & ^x & highs)|zero(x^('"'*ones))|zero(x^('\\'*ones)) != 0
 }
 
 // strField reads a string into a string field (a null is left to encoding/json).
@@ -347,18 +397,14 @@ func (s *scanner) change(c *changeIn) bool {
 				c.Record = nil
 				return true
 			}
-			if len(s.recs) == cap(s.recs) {
-				s.recs = make([]recordIn, 0, 64)
-			}
-			s.recs = append(s.recs, recordIn{})
-			c.Record = &s.recs[len(s.recs)-1]
-			return s.record(c.Record)
+			c.Record = s.record()
+			return s.recordFields(c.Record)
 		}
 		return s.unknown(k, "seq", "at", "op", "id", "namespace", "status", "record")
 	})
 }
 
-func (s *scanner) record(r *recordIn) bool {
+func (s *scanner) recordFields(r *recordIn) bool {
 	var seen uint16
 	once := func(bit uint) bool {
 		if seen&(1<<bit) != 0 {

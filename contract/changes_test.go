@@ -1,6 +1,7 @@
 package contract_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -268,6 +269,15 @@ func BenchmarkChangesPageDecode(b *testing.B) {
 		for b.Loop() {
 			var p contract.ChangesPage
 			if err := p.UnmarshalJSON(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decoder", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		var d contract.ChangesDecoder
+		for b.Loop() {
+			if _, err := d.Decode(bytes.Clone(body)); err != nil {
 				b.Fatal(err)
 			}
 		}

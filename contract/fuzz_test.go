@@ -3,6 +3,7 @@ package contract
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
@@ -219,6 +220,63 @@ func FuzzChangesPageScan(f *testing.F) {
 		}
 		if !reflect.DeepEqual(fast, slow) {
 			t.Fatalf("%q:\nscanned %+v\nencoding/json %+v", data, fast, slow)
+		}
+	})
+}
+
+// FuzzChangesDecoder: a ChangesDecoder reading pages one after another
+// answers what UnmarshalJSON answers for each (the same page or the same
+// error), and a page it answered is not changed by the pages read after it
+// (its scratch is reused, never what it handed out).
+func FuzzChangesDecoder(f *testing.F) {
+	first := `{"changes":[{"seq":2,"at":"2026-12-01T14:04:12.254Z","op":"store","id":"x","namespace":"team:acme","status":"active","record":{"id":"x","kind":"document","text":"plain","meta":{"namespace":"team:acme","source":{"kind":"agent"},"tags":["a"],"agent_id":"w"},"status":"active","created_at":"2026-12-01T14:04:12.254Z","updated_at":"2026-12-01T14:04:12.254Z"}}],"next":2,"head":2,"floor":0}`
+	f.Add([]byte(first), []byte(`{"changes":[],"next":4,"head":4,"floor":0}`))
+	f.Add([]byte(first), []byte(first))
+	f.Add([]byte(`{"changes":null,"next":1}`), []byte(`{"changes":[{"seq":3,"at":"2026-12-01T14:04:12.254Z","op":"forget","id":"y","namespace":"root","status":"active"}],"next":3}`))
+	f.Add([]byte(`not json`), []byte(first))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		var d ChangesDecoder
+		pages := make([]*ChangesPage, 3)
+		for i, data := range [][]byte{a, b, a} {
+			data = bytes.Clone(data)
+			got, err := d.Decode(data)
+			var want ChangesPage
+			wantErr := want.UnmarshalJSON(data)
+			if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+				t.Fatalf("%q: the decoder says %v, UnmarshalJSON %v", data, err, wantErr)
+			}
+			if err != nil {
+				continue
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q:\ndecoder %+v\nUnmarshalJSON %+v", data, got, want)
+			}
+			pages[i] = &got
+		}
+		if pages[0] != nil && !reflect.DeepEqual(pages[0], pages[2]) {
+			t.Fatalf("a page read again differs, or was changed by the pages read after it:\n%+v\n%+v", pages[0], pages[2])
+		}
+	})
+}
+
+// FuzzStrSpecial: the scan's eight-bytes-at-a-time test finds a quote, a
+// backslash, a control character or a non-ASCII byte exactly when one of
+// the eight is.
+func FuzzStrSpecial(f *testing.F) {
+	for _, s := range []string{"abcdefgh", "abc\"defg", "\\bcdefgh", "abcdefg\x1f", "abcdefg\x20", "\x80bcdefgh", "!#[]^_`~", "\x00\x00\x00\x00\x00\x00\x00\x00", "\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x21"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) < 8 {
+			return
+		}
+		b = b[:8]
+		want := false
+		for _, c := range b {
+			want = want || c == '"' || c == '\\' || c < 0x20 || c >= 0x80
+		}
+		if got := special(binary.LittleEndian.Uint64(b)); got != want {
+			t.Fatalf("%q: special says %v", b, got)
 		}
 	})
 }

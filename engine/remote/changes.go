@@ -77,7 +77,7 @@ func (c *Client) changesOnce(ctx context.Context, path string, wait time.Duratio
 		return contract.ChangesPage{}, 0, c.transportError(ctx, err)
 	}
 	if resp.StatusCode == http.StatusOK {
-		page, err := c.decodePage(data)
+		page, err := c.decodePage(nil, data)
 		return page, 0, err
 	}
 	apiErr := wire.ErrorOf(resp.StatusCode, data)
@@ -88,12 +88,17 @@ func (c *Client) changesOnce(ctx context.Context, path string, wait time.Duratio
 	return contract.ChangesPage{}, 0, apiErr
 }
 
-// decodePage reads a page of changes (a long poll's answer, a stream's event).
-func (c *Client) decodePage(data []byte) (contract.ChangesPage, error) {
+// decodePage reads a page of changes (a long poll's answer, a stream's
+// event) with dec (a stream's, kept from page to page; nil: a new one).
+// The page's strings share data's memory: data is the caller's to give.
+func (c *Client) decodePage(dec *contract.ChangesDecoder, data []byte) (contract.ChangesPage, error) {
 	// The page's own decoder, not json.Unmarshal: that would first scan the
 	// whole page to validate it, then again to hand it over.
-	var page contract.ChangesPage
-	if err := page.UnmarshalJSON(data); err != nil {
+	if dec == nil {
+		dec = new(contract.ChangesDecoder)
+	}
+	page, err := dec.Decode(data)
+	if err != nil {
 		return contract.ChangesPage{}, contract.EngineErr("the server at %s answered changes with JSON this client cannot read: %v", c.label, err)
 	}
 	page.Changes = contract.EmptyIfNil(page.Changes)

@@ -82,3 +82,20 @@ func (s cpuSample) summary(d time.Duration, records int) string {
 	busy := float64(n) * s.busy.Seconds() / s.total.Seconds()
 	return out + fmt.Sprintf(", the machine %.2f of %d busy (%.2f by other processes)", busy, n, max(busy-cores(s.self)-cores(s.child), 0))
 }
+
+// settle waits until this process uses less than a tenth of a core over a
+// second (at most limit), so that a run does not start while the last one's
+// leftovers still run: a TUI's background clustering, a tea.Cmd, goes on
+// after its program has ended. It answers how long it waited and the CPU
+// this process used meanwhile.
+func settle(limit time.Duration) (waited, used time.Duration) {
+	start, first := time.Now(), procCPU("/proc/self/stat")
+	for time.Since(start) < limit {
+		before := procCPU("/proc/self/stat")
+		time.Sleep(time.Second)
+		if procCPU("/proc/self/stat")-before < 100*time.Millisecond {
+			break
+		}
+	}
+	return time.Since(start), procCPU("/proc/self/stat") - first
+}

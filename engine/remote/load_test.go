@@ -45,6 +45,10 @@ type loadConfig struct {
 	pollWatchers bool
 	tui          bool
 	watchBin     string
+	// tuiUnclustered runs the TUI without its background clustering of the
+	// reach (Options.MaxClustered 1: every reach is too large to cluster),
+	// to tell what the clustering costs the writers from the rest.
+	tuiUnclustered bool
 }
 
 // TestLoadShort always runs: a few seconds of concurrent stores and reads

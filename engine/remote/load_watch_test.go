@@ -75,21 +75,29 @@ func TestLoadWithWatchers(t *testing.T) {
 	// poll: watched with the watchers long-polling (before the stream).
 	poll := watched
 	poll.pollWatchers = true
+	// unclustered: watched with the TUI's background clustering off.
+	unclustered := watched
+	unclustered.tuiUnclustered = true
 	runs := []loadConfig{base, watched, light, raw, raw, watched, base}
 	if s := os.Getenv("MNEMO_LOADTEST_RUNS"); s != "" {
 		// a chosen sequence of runs, e.g. "base,watched" (profiling one kind)
-		named := map[string]loadConfig{"base": base, "watched": watched, "light": light, "raw": raw, "poll": poll, "bare": bare}
+		named := map[string]loadConfig{"base": base, "watched": watched, "light": light, "raw": raw, "poll": poll, "bare": bare, "unclustered": unclustered}
 		runs = nil
 		for _, name := range strings.Split(s, ",") {
 			cfg, ok := named[name]
 			if !ok {
-				t.Fatalf("MNEMO_LOADTEST_RUNS names %q; the runs are base, watched, light, raw, bare and poll", name)
+				t.Fatalf("MNEMO_LOADTEST_RUNS names %q; the runs are base, watched, light, raw, bare, poll and unclustered", name)
 			}
 			runs = append(runs, cfg)
 		}
 	}
-	var without, with, withRaw, withBare, withPoll []loadFigures
-	for _, cfg := range runs {
+	var without, with, withRaw, withBare, withPoll, withUnclustered []loadFigures
+	for i, cfg := range runs {
+		if i > 0 {
+			// the last run's leftovers (a TUI's clustering pass) end first
+			waited, used := settle(2 * time.Minute)
+			t.Logf("before the next run, this process settled in %v, using %v of CPU", waited.Round(time.Second), used.Round(10*time.Millisecond))
+		}
 		f := runLoad(t, cfg)
 		t.Log(f)
 		switch {
@@ -99,6 +107,8 @@ func TestLoadWithWatchers(t *testing.T) {
 			withRaw = append(withRaw, f)
 		case cfg.pollWatchers:
 			withPoll = append(withPoll, f)
+		case cfg.tuiUnclustered:
+			withUnclustered = append(withUnclustered, f)
 		case cfg.watchers > 0:
 			with = append(with, f)
 		case !cfg.tui:
@@ -128,6 +138,7 @@ func TestLoadWithWatchers(t *testing.T) {
 		{"with 20 raw watchers (the stream, records not decoded)", withRaw},
 		{"with 20 bare watchers (the stream, each change's seq, time and id picked out by a byte scan)", withBare},
 		{"with 20 long-polling watchers (engine/remote without the stream), a TUI and mnemo watch", withPoll},
+		{"with 20 watchers, a TUI that does not cluster and mnemo watch", withUnclustered},
 	} {
 		if len(k.runs) > 0 {
 			r, q := rate(k.runs)
@@ -387,7 +398,7 @@ func startFollowers(t *testing.T, ctx context.Context, url string, cfg loadConfi
 		if cfg.pollWatchers {
 			opts = append(opts, remote.WithoutChangeStream())
 		}
-		fol.tui = startTUI(t, ctx, &fol.wg, loadClient(t, url, watcherToken(cfg.watchers), opts...), failures)
+		fol.tui = startTUI(t, ctx, &fol.wg, loadClient(t, url, watcherToken(cfg.watchers), opts...), cfg.tuiUnclustered, failures)
 	}
 	if cfg.watchBin != "" {
 		fol.proc = startWatchProcess(t, ctx, &fol.wg, cfg.watchBin, url, owner, failures)
@@ -623,7 +634,7 @@ func (m tuiModel) View() tea.View {
 
 // startTUI runs a live session on c (a reader of team:load) showing its
 // Activity view, until ctx ends.
-func startTUI(t *testing.T, ctx context.Context, wg *sync.WaitGroup, c *remote.Client, failures *failureLog) *tuiFollower {
+func startTUI(t *testing.T, ctx context.Context, wg *sync.WaitGroup, c *remote.Client, unclustered bool, failures *failureLog) *tuiFollower {
 	t.Helper()
 	f := &tuiFollower{applied: map[string]time.Time{}, written: map[string]time.Time{}}
 	// The first waiting poll is made once the head read answered: from then
@@ -635,6 +646,9 @@ func startTUI(t *testing.T, ctx context.Context, wg *sync.WaitGroup, c *remote.C
 			once.Do(func() { close(following) })
 			return poll
 		}}
+	if unclustered {
+		opts.MaxClustered = 1
+	}
 	p := tea.NewProgram(tuiModel{inner: ui.New(opts), f: f}, tea.WithContext(ctx), tea.WithInput(nil), tea.WithOutput(f),
 		tea.WithWindowSize(80, 24), tea.WithoutSignalHandler())
 	wg.Go(func() {

@@ -286,7 +286,7 @@ func (c *Client) openStreamOnce(ctx context.Context, key, path string, since uin
 		case http.StatusOK:
 			// A server before the stream form: this was a long poll.
 			c.streams.turnOff()
-			page, err := c.decodePage(data)
+			page, err := c.decodePage(nil, data)
 			if err != nil {
 				return nil, nil, 0, err
 			}
@@ -320,6 +320,9 @@ func (c *Client) readStream(st *stream, body io.ReadCloser) {
 		}
 	}
 	er := wire.NewEventReader(body, maxAnswer)
+	// One decoder for the stream's pages: its scratch is kept from page to
+	// page, and each event's data (its own) becomes its page's memory.
+	var dec contract.ChangesDecoder
 	for {
 		ev, err := er.Next()
 		if err != nil {
@@ -334,7 +337,7 @@ func (c *Client) readStream(st *stream, body io.ReadCloser) {
 		}
 		switch ev.Event {
 		case wire.EventChanges, "":
-			page, err := c.decodePage(ev.Data)
+			page, err := c.decodePage(&dec, ev.Data)
 			if err != nil {
 				push(streamItem{err: err})
 				return

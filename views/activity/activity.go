@@ -5,6 +5,7 @@ package activity
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -44,6 +45,8 @@ type Model struct {
 	// up to Keep rows listed).
 	rendered    map[uint64]renderedRow
 	renderedFor cols
+	// draws counts the rows drawn (what a flush costs is mostly these).
+	draws int
 }
 
 // renderedRow is a change's row, with its id (a store reloaded after an
@@ -135,7 +138,10 @@ func (m *Model) add(changes []contract.Change) {
 	m.changes = append(m.changes, changes...)
 	over := max(0, len(m.changes)-Keep)
 	if over > 0 {
-		m.changes = append(m.changes[:0:0], m.changes[over:]...)
+		// Dropped from the front without a copy: the array is copied only
+		// when append next grows it (once per Keep changes or so).
+		clear(m.changes[:over])
+		m.changes = m.changes[over:]
 	}
 	if len(changes) >= Keep || m.width == 0 {
 		m.refilter()
@@ -158,43 +164,46 @@ func (m *Model) add(changes []contract.Change) {
 // prepend lists the changes from index first on (the new ones) above the
 // rows shown, whose indexes moved down by over (the changes dropped from
 // the front); rows of changes whose record a new change removed or brought
-// back are drawn again.
+// back are drawn again. The rows held are moved in place, not copied or
+// drawn again: a flush allocates for what it brings, not for what is held.
 func (m *Model) prepend(first, over int, removed map[string]bool) {
 	f := m.c.Filter()
 	rest := f.Clone()
 	rest.Reach, rest.Statuses = nil, nil
 	content := !rest.IsEmpty()
-	var shown []int
-	var rows []components.Row
+	var add []int
 	for i := len(m.changes) - 1; i >= first; i-- {
 		if m.matches(f, content, &m.changes[i]) {
-			shown = append(shown, i)
-			rows = append(rows, components.Row{})
+			add = append(add, i)
 		}
 	}
-	for k, j := range m.shown {
-		j -= over
-		if j < 0 {
-			continue
-		}
-		r := components.Row{}
-		if k < len(m.list.Rows) {
-			r = m.list.Rows[k]
-		}
-		if removed[m.changes[j].ID] {
-			r = components.Row{}
-		}
-		shown = append(shown, j)
-		rows = append(rows, r)
+	rows := m.list.Rows
+	if len(rows) != len(m.shown) {
+		rows = make([]components.Row, len(m.shown))
 	}
-	if over > 0 {
+	// shown is newest first: the changes dropped are its tail.
+	n := len(m.shown)
+	for n > 0 && m.shown[n-1] < over {
+		n--
+	}
+	clear(rows[n:])
+	m.shown, rows = m.shown[:n], rows[:n]
+	for k := range m.shown {
+		m.shown[k] -= over
+		if removed[m.changes[m.shown[k]].ID] {
+			rows[k] = components.Row{}
+		}
+	}
+	m.shown = slices.Insert(m.shown, 0, add...)
+	rows = slices.Insert(rows, 0, make([]components.Row, len(add))...)
+	if len(m.rendered) > 2*Keep {
+		// rows of changes dropped since: forget them now and then
 		for seq := range m.rendered {
 			if len(m.changes) == 0 || seq < m.changes[0].Seq {
 				delete(m.rendered, seq)
 			}
 		}
 	}
-	m.shown = shown
 	m.list.SetRows(rows)
 	m.drawVisible()
 }
@@ -333,6 +342,7 @@ func (m *Model) drawVisible() {
 		}
 		c := &m.changes[m.shown[i]]
 		r := renderedRow{row: m.row(st, c, cl), id: c.ID, gone: m.gone[c.ID]}
+		m.draws++
 		m.rendered[c.Seq] = r
 		m.list.Rows[i] = r.row
 	}

@@ -2,6 +2,7 @@ package activity
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +61,49 @@ func TestActivityDrawsOnlyWhatIsSeen(t *testing.T) {
 	}
 	if drawn := len(m.rendered); drawn > 2*m.list.Height {
 		t.Fatalf("%d rows drawn after one jump to the end, want the two windows seen", drawn)
+	}
+}
+
+// A flush draws only its new rows that are on screen, and allocates for the
+// changes it brings, not for those the view holds: the bytes a flush of 10
+// allocates onto a full feed (Keep held, the oldest dropped each time) are
+// about those onto a feed of 100.
+func TestActivityFlushCostsWhatItBrings(t *testing.T) {
+	const visible = 24 - 3
+	flush := func(held, n int) (bytes uint64, draws int) {
+		m := newModel(t, 80, 24)
+		m.Update(common.ChangesMsg{Changes: burst(1, held)})
+		const flushes = 50 // a feed of 100 stays under Keep
+		batches := make([][]contract.Change, flushes)
+		for i := range batches {
+			batches[i] = burst(held+1+i*n, n)
+		}
+		drawn := m.draws
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for _, b := range batches {
+			m.Update(common.ChangesMsg{Changes: b})
+		}
+		runtime.ReadMemStats(&after)
+		if v := m.View(); !strings.Contains(v, fmt.Sprintf("note %d ", held+flushes*n)) {
+			t.Fatalf("the newest change is not at the top:\n%s", v)
+		}
+		return (after.TotalAlloc - before.TotalAlloc) / flushes, (m.draws - drawn) / flushes
+	}
+	small, draws := flush(100, 10)
+	if draws != 10 {
+		t.Errorf("a flush of 10 drew %d rows, want the 10 new ones", draws)
+	}
+	full, draws := flush(Keep, 10)
+	if draws != 10 {
+		t.Errorf("a flush of 10 onto a full feed drew %d rows, want the 10 new ones", draws)
+	}
+	t.Logf("bytes a flush of 10 allocates: %d holding 100, %d holding %d", small, full, Keep)
+	if full > 2*small {
+		t.Errorf("a flush of 10 onto a full feed allocates %d bytes, onto a feed of 100 %d: it grows with the rows held", full, small)
+	}
+	if _, draws := flush(Keep, 200); draws != visible {
+		t.Errorf("a flush of 200 onto a full feed drew %d rows, want the %d on screen", draws, visible)
 	}
 }
 
