@@ -285,3 +285,28 @@ func TestCurateShowsTheStoresClusteringUnderWay(t *testing.T) {
 	h.contains("Curate  2 clusters · 1 conflict · 5 records")
 	h.lacks("being clustered")
 }
+
+// A burst of writes whose changes would cost the session more than a fifth
+// of a core to apply leaves its clusters as they are until the writes calm
+// down; then they catch up, to what a pass from scratch finds.
+func TestCurateWaitsOutABurst(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t, 0)
+	w.store("Kim prefers tabs over spaces in every Go repository of the team", "team:acme", contract.StatusActive)
+	h := newLiveHarness(t, w, 120, 40)
+	h.keys("6")
+	h.contains("No repeats or conflicts in this scope (1 record).")
+	// As if each change took a second to apply.
+	h.m.curation.perChange = time.Second
+	w.store("The billing worker retries a declined card three times over two days", "team:acme", contract.StatusActive)
+	w.store("The billing worker retries a declined card 5 times over two days", "team:acme", contract.StatusActive)
+	h.follow()
+	h.contains("No repeats or conflicts in this scope (1 record).")
+	if !h.m.curation.waiting || len(h.m.curation.pending) != 2 {
+		t.Fatalf("during the burst: waiting %v, %d changes pending; want the pass put off", h.m.curation.waiting, len(h.m.curation.pending))
+	}
+	// The writes have calmed down.
+	h.m.curation.lastChange = time.Now().Add(-time.Minute)
+	h.send(reclusterMsg{})
+	h.contains("Curate  1 cluster · 1 conflict · 2 records")
+}

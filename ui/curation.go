@@ -37,8 +37,10 @@ type clustersMsg struct {
 	clusters *common.Clusters
 	took     time.Duration
 	// index is the clustering to keep up to date from the change feed
-	// (nil when the session does not follow it).
-	index *curate.Index
+	// (nil when the session does not follow it); applied is how many of
+	// the feed's changes the pass applied to it (0: a pass from scratch).
+	index   *curate.Index
+	applied int
 }
 
 type reclusterMsg struct{}
@@ -73,10 +75,26 @@ type curation struct {
 	// feed lost some (a reset, an overflow): the next pass starts over.
 	pending []contract.Change
 	rebuild bool
+	// perChange is what applying one change to the index took lately;
+	// lastChange when the feed last brought one, lastEnd when the last
+	// pass ended; waiting says a pass put off by a burst is scheduled.
+	perChange           time.Duration
+	lastChange, lastEnd time.Time
+	waiting             bool
 	// scoped says the base scope is too large to cluster, so the last pass
 	// clustered the drill-down scope of scopeGen: a new scope starts over.
 	scoped   bool
 	scopeGen int
+}
+
+// cost estimates what the next pass takes: applying the pending changes to
+// the index, or (a pass from scratch) what the last one took; 0 when no
+// pass is known yet.
+func (cu *curation) cost() time.Duration {
+	if cu.index != nil && !cu.rebuild {
+		return time.Duration(len(cu.pending)) * cu.perChange
+	}
+	return cu.took
 }
 
 // reset forgets the clustering (the session's reach changed): a pass under
@@ -89,6 +107,9 @@ func (cu *curation) reset() {
 
 // follow queues the feed's changes for the next pass.
 func (cu *curation) follow(changes []contract.Change, lost bool) {
+	if len(changes) > 0 {
+		cu.lastChange = time.Now()
+	}
 	cu.pending = append(cu.pending, changes...)
 	cu.rebuild = cu.rebuild || lost
 }
@@ -104,6 +125,16 @@ func (m *model) clusterCmd() tea.Cmd {
 	if cu.running {
 		cu.dirty = true
 		return nil
+	}
+	if cost := cu.cost(); cost > 0 && time.Since(cu.lastChange) < reclusterPause && cost*reclusterShare > time.Since(cu.lastEnd) {
+		// A burst of writes: catching up now would take more than a
+		// fifth of a core, so the clusters stay as they are until the
+		// writes calm down (or the budget allows).
+		if cu.waiting {
+			return nil
+		}
+		cu.waiting = true
+		return m.c.Tick(reclusterPause, func(time.Time) tea.Msg { return reclusterMsg{} })
 	}
 	cu.running, cu.dirty = true, false
 	cu.gen++
@@ -156,7 +187,11 @@ func (m *model) clusterCmd() tea.Cmd {
 		if c.TooMany > 0 && progress.Phase != "" {
 			c.Pending, c.PendingDone, c.PendingTotal = progress.Phase, progress.Done, progress.Total
 		}
-		return clustersMsg{gen: gen, clusters: c, took: time.Since(start), index: ix}
+		applied := 0
+		if index != nil {
+			applied = len(pending)
+		}
+		return clustersMsg{gen: gen, clusters: c, took: time.Since(start), index: ix, applied: applied}
 	}
 }
 
@@ -179,12 +214,19 @@ func clusterScope(ctx context.Context, engine contract.Engine, base contract.Met
 			return &common.Clusters{Err: err}, nil
 		}
 		index = curate.NewIndex(cfg)
-		for _, r := range records {
+		for i, r := range records {
+			if i%256 == 0 && ctx.Err() != nil {
+				// The session ended: a pass nobody will see stops.
+				return &common.Clusters{Err: ctx.Err()}, nil
+			}
 			index.Add(r)
 		}
 	} else {
 		q := contract.BrowseQuery{Filter: base}
-		for _, ch := range changes {
+		for i, ch := range changes {
+			if i%256 == 0 && ctx.Err() != nil {
+				return &common.Clusters{Err: ctx.Err()}, nil
+			}
 			r := ch.Record
 			if r != nil && (r.Status == contract.StatusActive || r.Status == contract.StatusCandidate) && q.Matches(r) {
 				index.Add(*r)
@@ -236,6 +278,15 @@ func (m *model) curationMsg(msg tea.Msg) (tea.Cmd, bool) {
 			return nil, true
 		}
 		m.curation.running, m.curation.took, m.curation.index = false, msg.took, msg.index
+		m.curation.lastEnd = time.Now()
+		if msg.applied > 0 {
+			per := msg.took / time.Duration(msg.applied)
+			if m.curation.perChange == 0 {
+				m.curation.perChange = per
+			} else {
+				m.curation.perChange = (3*m.curation.perChange + per) / 4
+			}
+		}
 		m.curation.scoped, m.curation.scopeGen = msg.clusters.Scoped, msg.clusters.ScopeGen
 		m.done("cluster")
 		if msg.clusters.Scoped && msg.clusters.ScopeGen != m.c.ScopeGen {
@@ -254,6 +305,7 @@ func (m *model) curationMsg(msg tea.Msg) (tea.Cmd, bool) {
 		}
 		return cmd, true
 	case reclusterMsg:
+		m.curation.waiting = false
 		return m.clusterCmd(), true
 	case common.ResolveMsg:
 		if m.c.ReadOnly || len(msg.Steps) == 0 {
