@@ -2,6 +2,7 @@ package curate_test
 
 import (
 	"context"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"mnemo/contract"
 	"mnemo/engine/bolt"
 	"mnemo/engine/curate"
+	"mnemo/importer"
 )
 
 // keptMatchesFind checks that the clusters engine/bolt keeps for a scope
@@ -129,5 +131,30 @@ func TestKeptClustersAreFindsClusters(t *testing.T) {
 	other.Repeat = 0.8
 	if a, _ := e2.KeptClusters(ctx, contract.MetaFilter{}, other); a.Kept {
 		t.Error("KeptClusters answered for thresholds it did not cluster with")
+	}
+}
+
+// A store kept clustered from empty (mnemo demo: the TUI's holder keeps
+// them at once, then the corpus is imported in batches, bulk) answers what
+// Find answers once the feed is clustered.
+func TestKeptClustersFromAnEmptyStore(t *testing.T) {
+	dir := t.TempDir()
+	e, err := bolt.Open(dir, bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	cfg := curate.DefaultConfig()
+	e.KeepClusters(cfg)
+	f, err := os.Open("../../testdata/demo/demo.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if sum, err := (&importer.Importer{Engine: e, Batch: contract.MaxStoreMany, DefaultStatus: contract.StatusActive}).Run(context.Background(), f); err != nil || sum.Failed > 0 {
+		t.Fatalf("demo corpus: %+v %v", sum, err)
+	}
+	if got := keptMatchesFind(t, e, contract.MetaFilter{}, cfg); len(got) == 0 {
+		t.Fatal("no clusters kept for the demo corpus")
 	}
 }

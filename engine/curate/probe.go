@@ -151,7 +151,10 @@ func (ps *Postings) wordsOf(n uint32, buf []int32) []int32 {
 // Freeze fixes the order of words by how many records said each so far,
 // and posts every record read.
 func (ps *Postings) Freeze() {
-	ps.frozen = slices.Clone(ps.df)
+	// Not slices.Clone: it answers nil for an empty store's nil df, and
+	// nil means not frozen (nothing would ever be posted).
+	ps.frozen = make([]int32, len(ps.df))
+	copy(ps.frozen, ps.df)
 	for n := range ps.off {
 		ps.Post(uint32(n))
 	}
