@@ -198,12 +198,33 @@ func (r *ReviewResult) UnmarshalJSON(data []byte) error {
 }
 
 // SupersedeRequest marks ID as superseded by By. With Undo it takes that
-// back: ID, which must be superseded by By, is active again (curation's undo;
-// docs/curation.md).
+// back: ID, which must be superseded by By, has the status it had before
+// again (curation's undo; docs/curation.md).
 type SupersedeRequest struct {
 	ID   string `json:"id"`
 	By   string `json:"by"`
 	Undo bool   `json:"undo,omitempty"`
+	// Status is, with Undo, the status the record goes back to: active
+	// (when empty) or candidate, what it was when it was superseded.
+	Status Status `json:"status,omitempty"`
+}
+
+// UndoStatus is the status an undo gives the record back.
+func (r SupersedeRequest) UndoStatus() Status {
+	if r.Status == "" {
+		return StatusActive
+	}
+	return r.Status
+}
+
+// UndoOp is the change an undo logs: approve when the record is active
+// again, restore when it is a candidate again (put back as it was, not
+// approved).
+func (r SupersedeRequest) UndoOp() ChangeOp {
+	if r.UndoStatus() == StatusCandidate {
+		return OpRestore
+	}
+	return OpApprove
 }
 
 // NotSupersededBy is the conflict an undo answers when ID is not superseded by By.
@@ -218,6 +239,13 @@ func (r SupersedeRequest) Validate() error {
 	}
 	if r.ID == r.By {
 		return Invalid("a record cannot supersede itself")
+	}
+	switch {
+	case r.Status == "":
+	case !r.Undo:
+		return Invalid("status is for an undo (the status the record goes back to); a supersede sets superseded")
+	case r.Status != StatusActive && r.Status != StatusCandidate:
+		return Invalid("an undone supersede goes back to active or candidate, not %q", r.Status)
 	}
 	return nil
 }

@@ -7,8 +7,9 @@ import (
 )
 
 // checkSupersedeUndo: a supersede taken back (curation's undo) makes the
-// record active again with no successor; taking back what is not so is a
-// conflict that changes nothing.
+// record active again with no successor, or a candidate again when the undo
+// names that status; taking back what is not so is a conflict that changes
+// nothing, and a status outside an undo is invalid.
 func checkSupersedeUndo(r *run) error {
 	meta := r.taggedMeta(r.marker + "-undo")
 	ids, err := r.storeNew(contract.Learning(r.marker+" undo old", contract.LearningFact, 0.5, meta),
@@ -40,6 +41,38 @@ func checkSupersedeUndo(r *run) error {
 	}
 	if back == nil || back.Status != contract.StatusActive || back.SupersededBy != nil {
 		return fail("a record whose supersede was undone reads back as %s", wireJSON(back))
+	}
+
+	// A candidate superseded goes back to being a candidate (not approved)
+	// when the undo names the status it had; a status is only for an undo,
+	// and only active or candidate.
+	cand, err := r.storeWith(contract.Learning(r.marker+" undo candidate", contract.LearningFact, 0.4, meta), contract.WriteOptions{Status: contract.StatusCandidate})
+	if err != nil {
+		return err
+	}
+	_, err = r.e.Supersede(r.ctx, contract.SupersedeRequest{ID: cand.ID, By: ids[1], Status: contract.StatusCandidate})
+	if e := wantKind(err, contract.KindInvalidRequest, "a supersede that names a status without undo"); e != nil {
+		return e
+	}
+	if _, err := r.e.Supersede(r.ctx, contract.SupersedeRequest{ID: cand.ID, By: ids[1]}); err != nil {
+		return engineErr(err)
+	}
+	_, err = r.e.Supersede(r.ctx, contract.SupersedeRequest{ID: cand.ID, By: ids[1], Undo: true, Status: contract.StatusSuperseded})
+	if e := wantKind(err, contract.KindInvalidRequest, "undoing a supersede back to superseded"); e != nil {
+		return e
+	}
+	rec, err = r.e.Supersede(r.ctx, contract.SupersedeRequest{ID: cand.ID, By: ids[1], Undo: true, Status: contract.StatusCandidate})
+	if err != nil {
+		return engineErr(err)
+	}
+	if rec.Status != contract.StatusCandidate || rec.SupersededBy != nil {
+		return fail("undoing a candidate's supersede answered %s; want the record a candidate again with no successor", wireJSON(rec))
+	}
+	if back, err = r.recordOf(cand.ID); err != nil {
+		return err
+	}
+	if back == nil || back.Status != contract.StatusCandidate || back.SupersededBy != nil {
+		return fail("a candidate whose supersede was undone reads back as %s", wireJSON(back))
 	}
 	return nil
 }

@@ -483,7 +483,7 @@ func (e *Engine) Review(ctx context.Context, req contract.ReviewRequest) (contra
 		}
 		return contract.ReviewResult{Forgotten: n}, nil
 	}
-	rec, err := e.restatusLocked(req.ID, s, contract.StatusActive, s.supersededBy)
+	rec, err := e.restatusLocked(req.ID, s, contract.StatusActive, s.supersededBy, contract.OpApprove)
 	if err != nil {
 		return contract.ReviewResult{}, err
 	}
@@ -513,12 +513,12 @@ func (e *Engine) Supersede(ctx context.Context, req contract.SupersedeRequest) (
 		if s.status != contract.StatusSuperseded || s.supersededBy != req.By {
 			return contract.Record{}, contract.NotSupersededBy(req.ID, req.By)
 		}
-		return e.restatusLocked(req.ID, s, contract.StatusActive, "")
+		return e.restatusLocked(req.ID, s, req.UndoStatus(), "", req.UndoOp())
 	}
 	if _, err := e.loadLocked(req.By); err != nil {
 		return contract.Record{}, err
 	}
-	return e.restatusLocked(req.ID, s, contract.StatusSuperseded, req.By)
+	return e.restatusLocked(req.ID, s, contract.StatusSuperseded, req.By, contract.OpSupersede)
 }
 
 // loadLocked reads a whole record or answers not found.
@@ -544,15 +544,12 @@ func (e *Engine) loadLocked(id string) (storedRecord, error) {
 	return s, nil
 }
 
-// restatusLocked changes a record's status (and superseded_by), stamping updated_at.
-func (e *Engine) restatusLocked(id string, s storedRecord, status contract.Status, by string) (contract.Record, error) {
+// restatusLocked changes a record's status (and superseded_by), stamping
+// updated_at, and logs the change as op.
+func (e *Engine) restatusLocked(id string, s storedRecord, status contract.Status, by string, op contract.ChangeOp) (contract.Record, error) {
 	old := s
 	s.status, s.supersededBy = status, by
 	s.updated = e.nowMillis()
-	op := contract.OpApprove
-	if status == contract.StatusSuperseded {
-		op = contract.OpSupersede
-	}
 	var seq, feedSeq uint64
 	err := e.db.Update(func(tx *bbolt.Tx) error {
 		if err := tx.Bucket(bucketUpdated).Delete(descMillisKey(old.updated, id)); err != nil {

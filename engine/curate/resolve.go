@@ -114,6 +114,9 @@ func StepKeeping(c Cluster, keep string) Step {
 type Done struct {
 	ID string `json:"id"`
 	By string `json:"by"`
+	// Was is the record's status before (omitted: active): undo gives a
+	// candidate back as a candidate, not approved.
+	Was contract.Status `json:"was,omitempty"`
 }
 
 // Apply supersedes, step by step, each member by its step's keeper through
@@ -123,6 +126,13 @@ type Done struct {
 func Apply(ctx context.Context, e contract.Engine, steps []Step) ([]Done, error) {
 	var done []Done
 	for _, s := range steps {
+		was, err := statuses(ctx, e, s.Supersede)
+		if err != nil {
+			if uerr := Undo(context.WithoutCancel(ctx), e, done); uerr != nil {
+				return nil, fmt.Errorf("reading the members of cluster %s: %w (and undoing the %d supersedes before it: %v)", s.Cluster, err, len(done), uerr)
+			}
+			return nil, err
+		}
 		for _, id := range s.Supersede {
 			if _, err := e.Supersede(ctx, contract.SupersedeRequest{ID: id, By: s.Keep}); err != nil {
 				if uerr := Undo(context.WithoutCancel(ctx), e, done); uerr != nil {
@@ -130,18 +140,38 @@ func Apply(ctx context.Context, e contract.Engine, steps []Step) ([]Done, error)
 				}
 				return nil, err
 			}
-			done = append(done, Done{ID: id, By: s.Keep})
+			d := Done{ID: id, By: s.Keep}
+			if was[id] == contract.StatusCandidate {
+				d.Was = contract.StatusCandidate
+			}
+			done = append(done, d)
 		}
 	}
 	return done, nil
 }
 
-// Undo takes supersedes back, last first: each record is active again.
+// statuses reads the status of each record of ids (in batches a get takes).
+func statuses(ctx context.Context, e contract.Engine, ids []string) (map[string]contract.Status, error) {
+	out := make(map[string]contract.Status, len(ids))
+	for lo := 0; lo < len(ids); lo += contract.MaxGetIDs {
+		recs, err := e.GetRecords(ctx, contract.GetRequest{IDs: ids[lo:min(lo+contract.MaxGetIDs, len(ids))]})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range recs {
+			out[r.ID] = r.Status
+		}
+	}
+	return out, nil
+}
+
+// Undo takes supersedes back, last first: each record has its status of
+// before again (active, or a candidate).
 func Undo(ctx context.Context, e contract.Engine, done []Done) error {
 	var errs []error
 	for i := len(done) - 1; i >= 0; i-- {
 		d := done[i]
-		if _, err := e.Supersede(ctx, contract.SupersedeRequest{ID: d.ID, By: d.By, Undo: true}); err != nil {
+		if _, err := e.Supersede(ctx, contract.SupersedeRequest{ID: d.ID, By: d.By, Undo: true, Status: d.Was}); err != nil {
 			errs = append(errs, err)
 		}
 	}

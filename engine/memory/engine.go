@@ -558,8 +558,8 @@ func (e *Engine) Supersede(ctx context.Context, req contract.SupersedeRequest) (
 		if s.status != contract.StatusSuperseded || s.supersededBy == nil || *s.supersededBy != req.By {
 			return contract.Record{}, contract.NotSupersededBy(req.ID, req.By)
 		}
-		s.status, s.supersededBy, s.updated = contract.StatusActive, nil, e.stamp()
-		e.logLocked(contract.OpApprove, s, s.updated)
+		s.status, s.supersededBy, s.updated = req.UndoStatus(), nil, e.stamp()
+		e.logLocked(req.UndoOp(), s, s.updated)
 		e.commitLocked(s.updated)
 		return s.record(), nil
 	}

@@ -414,14 +414,14 @@ func (e *Engine) Supersede(ctx context.Context, req contract.SupersedeRequest) (
 			if r.status != contract.StatusSuperseded || r.superBy == nil || *r.superBy != req.By {
 				return contract.NotSupersededBy(req.ID, req.By)
 			}
-			r.status, r.superBy, r.updated = contract.StatusActive, nil, e.stamp()
+			r.status, r.superBy, r.updated = req.UndoStatus(), nil, e.stamp()
 			if _, err := tx.Exec(ctx, "UPDATE records SET status = $2, superseded_by = NULL, updated_ms = $3 WHERE id = $1",
 				req.ID, string(r.status), r.updated); err != nil {
 				return err
 			}
 			rec = r.record(false)
-			return e.logChanges(ctx, tx, r.updated, []change{{op: contract.OpApprove, id: r.id, ns: r.item.Meta.Namespace.String(), status: r.status}},
-				restatus(r, contract.StatusSuperseded, contract.StatusActive))
+			return e.logChanges(ctx, tx, r.updated, []change{{op: req.UndoOp(), id: r.id, ns: r.item.Meta.Namespace.String(), status: r.status}},
+				restatus(r, contract.StatusSuperseded, r.status))
 		}
 		var one int
 		switch err := tx.QueryRow(ctx, "SELECT 1 FROM records WHERE id = $1 FOR SHARE", req.By).Scan(&one); err {
