@@ -449,6 +449,16 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 	if err != nil {
 		return contract.AsError(err)
 	}
+	if cs := e.clusters.Load(); bad[checkClusters] && cs != nil {
+		// Not ready until this holder has clustered the store again: a
+		// wait or a read right after the repair must not answer from the
+		// edges it dropped (the clusterer notices the bucket gone at its
+		// next step).
+		cs.mu.Lock()
+		cs.ready = false
+		cs.mu.Unlock()
+		e.kickClusters()
+	}
 	if bad[checkVectors] && e.vec.store != nil {
 		if err := e.embedMissing(ctx); err != nil {
 			return err

@@ -375,10 +375,11 @@ func (e *Engine) clusterPassStep(ctx context.Context, cs *clusterState, pass []b
 	if err := e.clusterRecords(ctx, cs, ords, true, &found); err != nil {
 		return false, err
 	}
-	done := last >= end
+	done, dropped := last >= end, false
 	err := e.db.Update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketClusters)
 		if b == nil {
+			dropped = true
 			return nil // dropped by a repair meanwhile: the next step starts over
 		}
 		if err := writeEdges(b, cs, &found); err != nil {
@@ -394,6 +395,9 @@ func (e *Engine) clusterPassStep(ctx context.Context, cs *clusterState, pass []b
 	})
 	if err != nil {
 		return false, err
+	}
+	if dropped {
+		return true, nil // not ready: the pass starts over
 	}
 	cs.done.Store(int64(last))
 	if done {
@@ -445,9 +449,11 @@ func (e *Engine) clusterFeedStep(ctx context.Context, cs *clusterState, pos uint
 	if err := e.clusterRecords(ctx, cs, ords, false, &found); err != nil {
 		return false, err
 	}
+	dropped := false
 	err = e.db.Update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketClusters)
 		if b == nil {
+			dropped = true
 			return nil // dropped by a repair meanwhile: the next step starts over
 		}
 		if err := writeEdges(b, cs, &found); err != nil {
@@ -457,6 +463,9 @@ func (e *Engine) clusterFeedStep(ctx context.Context, cs *clusterState, pos uint
 	})
 	if err != nil {
 		return false, err
+	}
+	if dropped {
+		return true, nil
 	}
 	cs.mu.Lock()
 	cs.pos = upto
