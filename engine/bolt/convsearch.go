@@ -84,12 +84,36 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 			add(id, 0)
 		}
 	}
+	// The turns next to a fused hit join, with its score as their context:
+	// a reply is found through the question it answers.
+	before, after := map[string]float64{}, map[string]float64{}
+	if cfg.Neighbour > 0 || cfg.NeighbourNext > 0 {
+		hit := make([]string, 0, len(fused))
+		for _, x := range fused {
+			if x.Score > 0 {
+				hit = append(hit, x.ID)
+			}
+		}
+		prev, next := e.neighbours(hit, f)
+		for i, id := range hit {
+			s := scores[id]
+			if n := next[i]; n != "" && cfg.Neighbour > 0 {
+				before[n] = max(before[n], s)
+				add(n, 0)
+			}
+			if p := prev[i]; p != "" && cfg.NeighbourNext > 0 {
+				after[p] = max(after[p], s)
+				add(p, 0)
+			}
+		}
+	}
 	turns, conv, err := e.turnsOf(ids, f)
 	if err != nil || !conv {
 		return fused, err
 	}
 	for i := range turns {
 		turns[i].Score = scores[turns[i].ID]
+		turns[i].Before, turns[i].After = before[turns[i].ID], after[turns[i].ID]
 	}
 	ranked := retrieval.RerankTurns(q, turns, dates, datesOK, nil, cfg)
 	if cfg.Second > 0 && cfg.SecondSeeds > 0 {
@@ -116,6 +140,9 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 			extra, _, err := e.turnsOf(more, f)
 			if err != nil {
 				return nil, err
+			}
+			for i := range extra {
+				extra[i].Before, extra[i].After = before[extra[i].ID], after[extra[i].ID]
 			}
 			turns = append(turns, extra...)
 			ranked = retrieval.RerankTurns(q, turns, dates, datesOK, scoredOf(sec), cfg)
@@ -186,6 +213,59 @@ func (e *Engine) idsMatching(f contract.MetaFilter, limit int) []string {
 		}
 	}
 	return ids
+}
+
+// neighbourGap is how far apart in observed_at two turns written one after
+// the other may be and still be neighbours: a reply minutes later is, the
+// next session's first turn days later is not.
+const neighbourGap = 6 * time.Hour
+
+// neighbourSkip is how many forgotten records between two turns are looked
+// past for a neighbour.
+const neighbourSkip = 8
+
+// neighbours are the turns just before (prev) and just after (next) each of
+// ids in its conversation, "" when none: the live record written before
+// (after) it, when it is a conversation item of the same namespace and
+// thread observed within neighbourGap of it that passes f. A read of the
+// table, no record is read.
+func (e *Engine) neighbours(ids []string, f contract.MetaFilter) (prev, next []string) {
+	prev, next = make([]string, len(ids)), make([]string, len(ids))
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	p := e.t.compileFilter(f, true)
+	conv := kindCode(contract.KindConversation)
+	near := func(a, b *row) bool {
+		if b.kind != conv || b.ns != a.ns || b.str[colThread] != a.str[colThread] {
+			return false
+		}
+		if a.observed == noTime || b.observed == noTime {
+			return a.observed == b.observed
+		}
+		d := a.observed - b.observed
+		return max(d, -d) <= int64(neighbourGap)
+	}
+	find := func(ord uint32, step int) string {
+		a := &e.t.rows[ord]
+		for i, o := 0, int(ord)+step; i < neighbourSkip && o >= 0 && o < len(e.t.rows); i, o = i+1, o+step {
+			if !e.t.alive[o] {
+				continue
+			}
+			if b := &e.t.rows[o]; near(a, b) && p.match(b) {
+				return e.t.idOf(uint32(o))
+			}
+			return ""
+		}
+		return ""
+	}
+	for i, id := range ids {
+		ord, ok := e.t.ordOfID(id)
+		if !ok || e.t.rows[ord].kind != conv {
+			continue
+		}
+		prev[i], next[i] = find(ord, -1), find(ord, 1)
+	}
+	return prev, next
 }
 
 // turnsOf reads the ranked records as turns (text without its role, speaker,
