@@ -275,7 +275,7 @@ var convWorldHeldOut = convWorld{
 			answer: []string{"%s, and I finally understood a whole podcast episode!", "It's %s, the verbs make my head spin.", "%s. Slowly getting there."},
 			q:      []string{"What language does %s practise?", "Which language is %s studying these days?"}},
 		{values: []string{"badminton", "rugby sevens", "hockey", "basketball", "cricket", "roller derby"},
-			ask: []string{"Which club did you join in the end?", "How did the match go at the weekend?", "Are you still playing with the work team?"},
+			ask:    []string{"Which club did you join in the end?", "How did the match go at the weekend?", "Are you still playing with the work team?"},
 			answer: []string{"%s, training is brutal but I love it.", "Our %s team scraped a draw!", "Yep, %s every Wednesday night."},
 			q:      []string{"What sport does %s play with a team?", "Which team sport has %s taken up?"}},
 		{values: []string{"chicken curry", "paella", "moussaka", "ramen", "fish pie", "stuffed peppers"},
