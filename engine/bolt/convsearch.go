@@ -84,26 +84,20 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 			add(id, 0)
 		}
 	}
-	// The turns next to a fused hit join, with its score as their context:
-	// a reply is found through the question it answers.
-	before, after := map[string]float64{}, map[string]float64{}
-	if cfg.Neighbour > 0 || cfg.NeighbourNext > 0 {
-		hit := make([]string, 0, len(fused))
+	// The turn after a fused hit joins: a reply is found through the
+	// question it answers (the hit's score is its context when the hit asks
+	// something, below).
+	var asked, reply []string
+	if cfg.Neighbour > 0 {
 		for _, x := range fused {
 			if x.Score > 0 {
-				hit = append(hit, x.ID)
+				asked = append(asked, x.ID)
 			}
 		}
-		prev, next := e.neighbours(hit, f)
-		for i, id := range hit {
-			s := scores[id]
-			if n := next[i]; n != "" && cfg.Neighbour > 0 {
-				before[n] = max(before[n], s)
+		_, reply = e.neighbours(asked, f)
+		for _, n := range reply {
+			if n != "" {
 				add(n, 0)
-			}
-			if p := prev[i]; p != "" && cfg.NeighbourNext > 0 {
-				after[p] = max(after[p], s)
-				add(p, 0)
 			}
 		}
 	}
@@ -111,9 +105,21 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 	if err != nil || !conv {
 		return fused, err
 	}
+	before := map[string]float64{}
+	if len(asked) > 0 {
+		text := make(map[string]string, len(turns))
+		for _, t := range turns {
+			text[t.ID] = t.Text
+		}
+		for i, id := range asked {
+			if n := reply[i]; n != "" && retrieval.Asks(text[id]) {
+				before[n] = max(before[n], scores[id])
+			}
+		}
+	}
 	for i := range turns {
 		turns[i].Score = scores[turns[i].ID]
-		turns[i].Before, turns[i].After = before[turns[i].ID], after[turns[i].ID]
+		turns[i].Before = before[turns[i].ID]
 	}
 	ranked := retrieval.RerankTurns(q, turns, dates, datesOK, nil, cfg)
 	if cfg.Second > 0 && cfg.SecondSeeds > 0 {
@@ -142,7 +148,7 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 				return nil, err
 			}
 			for i := range extra {
-				extra[i].Before, extra[i].After = before[extra[i].ID], after[extra[i].ID]
+				extra[i].Before = before[extra[i].ID]
 			}
 			turns = append(turns, extra...)
 			ranked = retrieval.RerankTurns(q, turns, dates, datesOK, scoredOf(sec), cfg)

@@ -317,7 +317,7 @@ func TestReplyFoundThroughItsQuestion(t *testing.T) {
 	}
 	e.Close()
 	cfg := retrieval.DefaultConvConfig()
-	cfg.Neighbour, cfg.NeighbourNext = 0, 0
+	cfg.Neighbour = 0
 	off := openStore(t, dir, bolt.Options{Conversation: &cfg})
 	defer off.Close()
 	r := rankOf(off, q, "reply")

@@ -52,19 +52,17 @@ type ConvConfig struct {
 	AnchorDays int
 	// Neighbour is added times the fused score of the turn just before a
 	// turn in its conversation (the same namespace and thread, next in the
-	// order written, within neighbourGap of it): a reply ("Cello, my fingers
-	// hurt already.") is found through the question it answers ("Which
-	// instrument did you pick in the end?"). NeighbourNext is the same from
-	// the turn just after. The neighbours of the fused hits join the
-	// candidates.
-	Neighbour     float64
-	NeighbourNext float64
+	// order written, close in observed_at) when that turn asks something: a
+	// reply ("Cello, my fingers hurt already.") is found through the
+	// question it answers ("Which instrument did you pick in the end?").
+	// The turns after the fused hits join the candidates.
+	Neighbour float64
 }
 
 // DefaultConvConfig is the hybrid fetch's conversation levers, chosen on the
 // tuning conversation set (eval.GenConversations; docs/retrieval.md).
 func DefaultConvConfig() ConvConfig {
-	return ConvConfig{Speaker: 0.5, Time: 1.0, TimeWindow: 100, Second: 0.3, SecondSeeds: 2, Duplicate: 0.2, Specific: 0.4, VectorPool: 200, AnchorDays: 60, Neighbour: 0.5}
+	return ConvConfig{Speaker: 0.5, Time: 1.0, TimeWindow: 100, Second: 0.3, SecondSeeds: 2, Duplicate: 0.2, Specific: 0.4, VectorPool: 200, AnchorDays: 60, Neighbour: 0.3}
 }
 
 // Turn is a candidate of a conversation ranking: its fused score and what the
@@ -77,9 +75,9 @@ type Turn struct {
 	At      time.Time // observed_at, zero when unset
 	// Specificity is in [0, 1] (LearnedModel.Specificity), 0 when unknown.
 	Specificity float64
-	// Before and After are the fused scores of the turns just before and
-	// just after it in its conversation, 0 when none or not ranked.
-	Before, After float64
+	// Before is the fused score of the turn just before it in its
+	// conversation when that turn asks something (Asks), else 0.
+	Before float64
 }
 
 // DateRange is a span of days a question names, [From, To).
@@ -453,7 +451,7 @@ func RerankTurns(q string, turns []Turn, dates DateRange, datesOK bool, second [
 		if cfg.Time != 0 && datesOK && !t.At.IsZero() && dates.Contains(t.At) {
 			s += cfg.Time
 		}
-		s += secondScore[t.ID] + cfg.Specific*t.Specificity + cfg.Neighbour*t.Before + cfg.NeighbourNext*t.After
+		s += secondScore[t.ID] + cfg.Specific*t.Specificity + cfg.Neighbour*t.Before
 		out[i] = ScoredID{ID: t.ID, Score: s}
 	}
 	text := make(map[string]string, len(turns))
@@ -474,6 +472,9 @@ func RerankTurns(q string, turns []Turn, dates DateRange, datesOK bool, second [
 	}
 	return out
 }
+
+// Asks reports whether a turn asks something: it holds a question mark.
+func Asks(text string) bool { return strings.Contains(text, "?") }
 
 func sortScored(l []ScoredID) {
 	slices.SortStableFunc(l, func(a, b ScoredID) int {

@@ -100,8 +100,10 @@ type convWorld struct {
 }
 
 // convExchange is a kind of fact told in an exchange: the other speaker asks
-// (ask), the speaker answers with one of values (answer, its first letter
-// made a capital), and q (who) asks about it.
+// (ask: most name the kind, in words a question about it may or may not
+// use; some only hint at it), the speaker answers with one of values
+// (answer, its first letter made a capital, naming nothing of the kind),
+// and q (who) asks about it.
 type convExchange struct {
 	values, ask, answer, q []string
 }
@@ -173,8 +175,8 @@ var convWorldTune = convWorld{
 	anchorTrip: []string{"the trip to %s", "visiting %s"},
 	exchanges: []convExchange{
 		{values: []string{"Portuguese", "Japanese", "Italian", "Korean", "Dutch", "Greek"},
-			ask: []string{"Are you still doing those evening classes? What are you studying again?",
-				"How's the language course going? Which one did you pick?", "You said you wanted to learn something new, what did you go for?"},
+			ask: []string{"Are you still doing those evening language classes? What are you studying again?",
+				"How's the language course going? Which one did you pick?", "You said you wanted to learn a new language, what did you go for?"},
 			answer: []string{"%s! I can order coffee now, that's about it.", "Still %s, the grammar is killing me.", "%s, twice a week. My pronunciation is a disaster."},
 			q:      []string{"Which language is %s learning?", "What language course did %s sign up for?"}},
 		{values: []string{"five-a-side football", "volleyball", "ultimate frisbee", "water polo", "netball", "curling"},
@@ -183,18 +185,18 @@ var convWorldTune = convWorld{
 			answer: []string{"Yes, %s on Tuesdays, I'm the worst one there.", "%s, we lost again but it was fun.", "Oh, the %s league. We actually won for once!"},
 			q:      []string{"Which team sport does %s play?", "What does %s play on a team?"}},
 		{values: []string{"mushroom risotto", "lamb tagine", "pad thai", "shakshuka", "beef bourguignon", "vegetable lasagne"},
-			ask: []string{"What did you cook for the dinner party in the end?", "So what was on the menu when your in-laws came over?",
+			ask: []string{"What did you cook for the dinner party in the end?", "So what did you cook when your in-laws came over?",
 				"What were you making when you burned your hand?"},
 			answer: []string{"%s, everyone had seconds.", "I went with %s, my grandmother's recipe.", "A huge pot of %s, there are leftovers for days."},
 			q:      []string{"What dish did %s cook for guests?", "What meal did %s make for the dinner?"}},
 		{values: []string{"Volvo estate", "Fiat Panda", "Toyota Prius", "Mini Cooper", "Subaru Outback", "Renault Clio"},
 			ask: []string{"So what did you end up buying after all that test driving?", "Is that a new car I saw outside your place?",
-				"Which one did you go for at the dealership?"},
+				"Which car did you go for at the dealership?"},
 			answer: []string{"A little %s, second-hand but it runs perfectly.", "Yes! A %s, I'm still scared to park it.", "The %s in the end, the blue one."},
 			q:      []string{"What car did %s buy?", "Which vehicle does %s drive now?"}},
 		{values: []string{"The Paper Kites", "Wild Harbour", "Neon Orchard", "The Velvet Tides", "Copper Fox", "Silver Lanterns"},
 			ask: []string{"Who did you see at the festival?", "Was the concert any good? Who was playing?",
-				"Whose gig were you at on Friday? Your photos looked great."},
+				"Which band were you seeing on Friday? Your photos looked great."},
 			answer: []string{"%s! They played for three hours.", "%s, best night of the year.", "It was %s, I lost my voice singing along."},
 			q:      []string{"Which band did %s see live?", "What group did %s go to hear in concert?"}},
 		{values: []string{"tomatoes", "chillies", "strawberries", "sunflowers", "courgettes", "lavender"},
@@ -275,26 +277,26 @@ var convWorldHeldOut = convWorld{
 			answer: []string{"%s, and I finally understood a whole podcast episode!", "It's %s, the verbs make my head spin.", "%s. Slowly getting there."},
 			q:      []string{"What language does %s practise?", "Which language is %s studying these days?"}},
 		{values: []string{"badminton", "rugby sevens", "hockey", "basketball", "cricket", "roller derby"},
-			ask:    []string{"Which club did you join in the end?", "How did the match go at the weekend?", "Are you still playing with the work team?"},
+			ask:    []string{"Which sports club did you join in the end?", "How did your team do at the weekend?", "Are you still playing with the work team?"},
 			answer: []string{"%s, training is brutal but I love it.", "Our %s team scraped a draw!", "Yep, %s every Wednesday night."},
 			q:      []string{"What sport does %s play with a team?", "Which team sport has %s taken up?"}},
 		{values: []string{"chicken curry", "paella", "moussaka", "ramen", "fish pie", "stuffed peppers"},
-			ask: []string{"What did you end up making for the potluck?", "What smelled so good when I called yesterday?",
+			ask: []string{"What dish did you end up bringing to the potluck?", "What were you cooking when I called yesterday? It smelled amazing.",
 				"What's the recipe you kept bragging about?"},
 			answer: []string{"%s, not a crumb left.", "That was my %s, it took all afternoon.", "Homemade %s, my one party trick."},
 			q:      []string{"What dish did %s bring to share?", "What did %s cook that everyone liked?"}},
 		{values: []string{"Skoda Octavia", "Honda Jazz", "Kia Niro", "Peugeot 208", "Mazda MX-5", "Ford Transit van"},
-			ask: []string{"Did you sort out a new set of wheels?", "What's the thing parked in your driveway now?",
+			ask: []string{"Did you sort out a new car in the end?", "What's the car parked in your driveway now?",
 				"What did you replace the old banger with?"},
 			answer: []string{"A %s, it even has heated seats.", "Finally bought a %s, no more buses!", "That's my %s, isn't it lovely?"},
 			q:      []string{"Which car does %s own now?", "What vehicle did %s get?"}},
 		{values: []string{"The Midnight Owls", "Harbour Lights", "Blue Meridian", "The Tin Sparrows", "Glass Canyon", "Northern Static"},
-			ask: []string{"Who was headlining on Saturday night?", "Whose tickets did you manage to get in the end?",
-				"What was that show you queued all day for?"},
+			ask: []string{"Who was headlining on Saturday night?", "Which band did you get tickets for in the end?",
+				"What was that concert you queued all day for?"},
 			answer: []string{"%s, they opened with my favourite song.", "%s! Front row, I'm still deaf.", "It was %s, the crowd went wild."},
 			q:      []string{"Which band did %s see play?", "What act did %s watch in concert?"}},
 		{values: []string{"pumpkins", "basil", "runner beans", "raspberries", "sweet peas", "dahlias"},
-			ask: []string{"What's sprouting in your garden at the moment?", "What did you plant in those big pots?",
+			ask: []string{"What's growing in your garden at the moment?", "What did you plant in those big pots?",
 				"Anything worth picking at the allotment yet?"},
 			answer: []string{"%s, loads of them.", "The %s are taking over the whole bed.", "Just %s for now, fingers crossed."},
 			q:      []string{"What does %s grow at home?", "Which plants is %s growing?"}},
