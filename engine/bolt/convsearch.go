@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -88,6 +89,7 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 	// question it answers (the hit's score is its context when the hit asks
 	// something, below).
 	var asked, reply []string
+	joined := map[string]bool{} // candidates only as a reply
 	if cfg.Neighbour > 0 {
 		for _, x := range fused {
 			if x.Score > 0 {
@@ -96,8 +98,9 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 		}
 		_, reply = e.neighbours(asked, f)
 		for _, n := range reply {
-			if n != "" {
+			if _, ok := scores[n]; n != "" && !ok {
 				add(n, 0)
+				joined[n] = true
 			}
 		}
 	}
@@ -105,17 +108,20 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 	if err != nil || !conv {
 		return fused, err
 	}
-	before := map[string]float64{}
+	var before map[string]float64
 	if len(asked) > 0 {
 		text := make(map[string]string, len(turns))
 		for _, t := range turns {
 			text[t.ID] = t.Text
 		}
+		lend := make([]retrieval.Asked, len(asked))
 		for i, id := range asked {
-			if n := reply[i]; n != "" && retrieval.Asks(text[id]) {
-				before[n] = max(before[n], scores[id])
-			}
+			lend[i] = retrieval.Asked{Text: text[id], Score: scores[id], Reply: reply[i]}
 		}
+		before = retrieval.ReplyContext(lend)
+		// A turn that joined as the reply to a turn that asks nothing is
+		// no candidate.
+		turns = slices.DeleteFunc(turns, func(t retrieval.Turn) bool { return joined[t.ID] && before[t.ID] == 0 })
 	}
 	for i := range turns {
 		turns[i].Score = scores[turns[i].ID]

@@ -55,7 +55,9 @@ type ConvConfig struct {
 	// order written, close in observed_at) when that turn asks something: a
 	// reply ("Cello, my fingers hurt already.") is found through the
 	// question it answers ("Which instrument did you pick in the end?").
-	// The turns after the fused hits join the candidates.
+	// A question asked in the same words by several ranked turns lends each
+	// reply its share (ReplyContext). The turns after the fused hits join
+	// the candidates.
 	Neighbour float64
 }
 
@@ -75,8 +77,8 @@ type Turn struct {
 	At      time.Time // observed_at, zero when unset
 	// Specificity is in [0, 1] (LearnedModel.Specificity), 0 when unknown.
 	Specificity float64
-	// Before is the fused score of the turn just before it in its
-	// conversation when that turn asks something (Asks), else 0.
+	// Before is what the turn just before it in its conversation lends it
+	// (ReplyContext): its fused score when it asks something, else 0.
 	Before float64
 }
 
@@ -473,8 +475,38 @@ func RerankTurns(q string, turns []Turn, dates DateRange, datesOK bool, second [
 	return out
 }
 
-// Asks reports whether a turn asks something: it holds a question mark.
-func Asks(text string) bool { return strings.Contains(text, "?") }
+// Asked is a turn of a ranking and the turn after it in its conversation.
+type Asked struct {
+	Text  string  // the turn's text
+	Score float64 // its fused score
+	Reply string  // the id of the turn after it, "" when none
+}
+
+// ReplyContext is what each reply is lent by the turn before it (Turn.Before):
+// the fused score of a turn that asks something (it holds a question mark),
+// shared among the ranked turns that ask it in the same words ("Have you
+// been reading anything good?" asked in ten sessions lends each reply a
+// tenth: a question said that often is small talk), the best when a reply
+// has two.
+func ReplyContext(asked []Asked) map[string]float64 {
+	copies := map[string]int{}
+	keys := make([]string, len(asked))
+	asks := make([]bool, len(asked))
+	for i, a := range asked {
+		if a.Reply == "" || !strings.Contains(a.Text, "?") {
+			continue
+		}
+		asks[i], keys[i] = true, strings.Join(words(a.Text), " ")
+		copies[keys[i]]++
+	}
+	out := map[string]float64{}
+	for i, a := range asked {
+		if asks[i] {
+			out[a.Reply] = max(out[a.Reply], a.Score/float64(copies[keys[i]]))
+		}
+	}
+	return out
+}
 
 func sortScored(l []ScoredID) {
 	slices.SortStableFunc(l, func(a, b ScoredID) int {
