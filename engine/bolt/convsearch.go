@@ -96,7 +96,7 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 				asked = append(asked, x.ID)
 			}
 		}
-		_, reply = e.neighbours(asked, f)
+		reply = e.turnsAfter(asked, f)
 		for _, n := range reply {
 			if _, ok := scores[n]; n != "" && !ok {
 				add(n, 0)
@@ -236,13 +236,12 @@ const neighbourGap = 6 * time.Hour
 // past for a neighbour.
 const neighbourSkip = 8
 
-// neighbours are the turns just before (prev) and just after (next) each of
-// ids in its conversation, "" when none: the live record written before
-// (after) it, when it is a conversation item of the same namespace and
-// thread observed within neighbourGap of it that passes f. A read of the
-// table, no record is read.
-func (e *Engine) neighbours(ids []string, f contract.MetaFilter) (prev, next []string) {
-	prev, next = make([]string, len(ids)), make([]string, len(ids))
+// turnsAfter are the turns right after each of ids in its conversation, ""
+// when none: the next live record in the order written, when it is a
+// conversation item of the same namespace and thread observed within
+// neighbourGap of it that passes f. A read of the table, no record is read.
+func (e *Engine) turnsAfter(ids []string, f contract.MetaFilter) []string {
+	next := make([]string, len(ids))
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	p := e.t.compileFilter(f, true)
@@ -257,27 +256,23 @@ func (e *Engine) neighbours(ids []string, f contract.MetaFilter) (prev, next []s
 		d := a.observed - b.observed
 		return max(d, -d) <= int64(neighbourGap)
 	}
-	find := func(ord uint32, step int) string {
-		a := &e.t.rows[ord]
-		for i, o := 0, int(ord)+step; i < neighbourSkip && o >= 0 && o < len(e.t.rows); i, o = i+1, o+step {
-			if !e.t.alive[o] {
-				continue
-			}
-			if b := &e.t.rows[o]; near(a, b) && p.match(b) {
-				return e.t.idOf(uint32(o))
-			}
-			return ""
-		}
-		return ""
-	}
 	for i, id := range ids {
 		ord, ok := e.t.ordOfID(id)
 		if !ok || e.t.rows[ord].kind != conv {
 			continue
 		}
-		prev[i], next[i] = find(ord, -1), find(ord, 1)
+		a := &e.t.rows[ord]
+		for o, skip := int(ord)+1, 0; skip < neighbourSkip && o < len(e.t.rows); o, skip = o+1, skip+1 {
+			if !e.t.alive[o] {
+				continue
+			}
+			if b := &e.t.rows[o]; near(a, b) && p.match(b) {
+				next[i] = e.t.idOf(uint32(o))
+			}
+			break
+		}
 	}
-	return prev, next
+	return next
 }
 
 // turnsOf reads the ranked records as turns (text without its role, speaker,
