@@ -112,7 +112,8 @@ func RunConversations(ctx context.Context, e contract.Engine, opts Options) (Con
 			convShape(e, "conversation hybrid fetch top 10, every question", contract.ModeHybrid, budgetVector, asks, keyOf, t.Rounds),
 			convShape(e, "conversation hybrid fetch top 10, temporal questions (a date named)", contract.ModeHybrid, budgetVector, only(eval.ConvTemporal), keyOf, t.Rounds),
 			convShape(e, "conversation hybrid fetch top 10, multi-hop questions", contract.ModeHybrid, budgetVector, only(eval.ConvMultiHop), keyOf, t.Rounds),
-			convShape(e, "conversation hybrid fetch top 10, relative questions (dated by another event)", contract.ModeHybrid, budgetVector, only(eval.ConvRelative), keyOf, t.Rounds))
+			convShape(e, "conversation hybrid fetch top 10, relative questions (dated by another event)", contract.ModeHybrid, budgetVector, only(eval.ConvRelative), keyOf, t.Rounds),
+			convShape(e, "conversation hybrid fetch top 10, exchange questions (the answer to the other speaker's question)", contract.ModeHybrid, budgetVector, only(eval.ConvExchange), keyOf, t.Rounds))
 	}
 	samples := make([][]time.Duration, len(shapes))
 	notes := make([]string, len(shapes))

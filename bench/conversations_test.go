@@ -39,7 +39,7 @@ func TestRunConversationsOnBoltStore(t *testing.T) {
 	re := regexp.MustCompile(`evidence recall@10 ([0-9.]+) over 20 questions`)
 	for _, name := range []string{"conversation keyword fetch top 10", "conversation hybrid fetch top 10, every question",
 		"conversation hybrid fetch top 10, temporal questions", "conversation hybrid fetch top 10, multi-hop questions",
-		"conversation hybrid fetch top 10, relative questions"} {
+		"conversation hybrid fetch top 10, relative questions", "conversation hybrid fetch top 10, exchange questions"} {
 		var row *Row
 		for i := range tab.Rows {
 			if strings.HasPrefix(tab.Rows[i].Name, name) {

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -84,12 +85,47 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 			add(id, 0)
 		}
 	}
+	// The turn after a fused hit joins: a reply is found through the
+	// question it answers (the hit's score is its context when the hit asks
+	// something, below).
+	var asked, reply []string
+	joined := map[string]bool{} // candidates only as a reply
+	if cfg.Neighbour > 0 {
+		for _, x := range fused {
+			if x.Score > 0 {
+				asked = append(asked, x.ID)
+			}
+		}
+		reply = e.turnsAfter(asked, f)
+		for _, n := range reply {
+			if _, ok := scores[n]; n != "" && !ok {
+				add(n, 0)
+				joined[n] = true
+			}
+		}
+	}
 	turns, conv, err := e.turnsOf(ids, f)
 	if err != nil || !conv {
 		return fused, err
 	}
+	var before map[string]float64
+	if len(asked) > 0 {
+		text := make(map[string]string, len(turns))
+		for _, t := range turns {
+			text[t.ID] = t.Text
+		}
+		lend := make([]retrieval.Asked, len(asked))
+		for i, id := range asked {
+			lend[i] = retrieval.Asked{Text: text[id], Score: scores[id], Reply: reply[i]}
+		}
+		before = retrieval.ReplyContext(lend)
+		// A turn that joined as the reply to a turn that asks nothing is
+		// no candidate.
+		turns = slices.DeleteFunc(turns, func(t retrieval.Turn) bool { return joined[t.ID] && before[t.ID] == 0 })
+	}
 	for i := range turns {
 		turns[i].Score = scores[turns[i].ID]
+		turns[i].Before = before[turns[i].ID]
 	}
 	ranked := retrieval.RerankTurns(q, turns, dates, datesOK, nil, cfg)
 	if cfg.Second > 0 && cfg.SecondSeeds > 0 {
@@ -116,6 +152,9 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 			extra, _, err := e.turnsOf(more, f)
 			if err != nil {
 				return nil, err
+			}
+			for i := range extra {
+				extra[i].Before = before[extra[i].ID]
 			}
 			turns = append(turns, extra...)
 			ranked = retrieval.RerankTurns(q, turns, dates, datesOK, scoredOf(sec), cfg)
@@ -186,6 +225,54 @@ func (e *Engine) idsMatching(f contract.MetaFilter, limit int) []string {
 		}
 	}
 	return ids
+}
+
+// neighbourGap is how far apart in observed_at two turns written one after
+// the other may be and still be neighbours: a reply minutes later is, the
+// next session's first turn days later is not.
+const neighbourGap = 6 * time.Hour
+
+// neighbourSkip is how many forgotten records between two turns are looked
+// past for a neighbour.
+const neighbourSkip = 8
+
+// turnsAfter are the turns right after each of ids in its conversation, ""
+// when none: the next live record in the order written, when it is a
+// conversation item of the same namespace and thread observed within
+// neighbourGap of it that passes f. A read of the table, no record is read.
+func (e *Engine) turnsAfter(ids []string, f contract.MetaFilter) []string {
+	next := make([]string, len(ids))
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	p := e.t.compileFilter(f, true)
+	conv := kindCode(contract.KindConversation)
+	near := func(a, b *row) bool {
+		if b.kind != conv || b.ns != a.ns || b.str[colThread] != a.str[colThread] {
+			return false
+		}
+		if a.observed == noTime || b.observed == noTime {
+			return a.observed == b.observed
+		}
+		d := a.observed - b.observed
+		return max(d, -d) <= int64(neighbourGap)
+	}
+	for i, id := range ids {
+		ord, ok := e.t.ordOfID(id)
+		if !ok || e.t.rows[ord].kind != conv {
+			continue
+		}
+		a := &e.t.rows[ord]
+		for o, skip := int(ord)+1, 0; skip < neighbourSkip && o < len(e.t.rows); o, skip = o+1, skip+1 {
+			if !e.t.alive[o] {
+				continue
+			}
+			if b := &e.t.rows[o]; near(a, b) && p.match(b) {
+				next[i] = e.t.idOf(uint32(o))
+			}
+			break
+		}
+	}
+	return next
 }
 
 // turnsOf reads the ranked records as turns (text without its role, speaker,

@@ -234,3 +234,95 @@ func TestSpeakerByIDWhenUnnamed(t *testing.T) {
 		}
 	}
 }
+
+// TestReplyFoundThroughItsQuestion: a reply that shares no word with a
+// question about it ("Cello, my fingers hurt already.") is found through the
+// turn it answers ("Which instrument did you pick in the end?"), with the
+// neighbour lever and only with it; the next session's first turn, days
+// later, is not the question's neighbour.
+func TestReplyFoundThroughItsQuestion(t *testing.T) {
+	ctx := context.Background()
+	ns, err := contract.ParseNamespace("project:chat/user:c2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := []string{"How have you been?", "Pretty good, thanks!", "Work is busy this week.", "Talk soon!",
+		"The weather is awful.", "I went for a walk this morning.", "Same here, honestly.", "Let me know how it goes!",
+		"Yes, it was amazing!", "Tell me more!", "Sounds like a plan.", "I love that idea."}
+	var items []contract.StoreItem
+	var key []string
+	day := time.Date(2024, 3, 4, 18, 0, 0, 0, time.UTC)
+	for s := range 30 {
+		at := day.AddDate(0, 0, 7*s)
+		for i := range 12 {
+			speaker, text, k := []string{"Maya", "Jonas"}[i%2], small[(3*s+i)%len(small)], ""
+			switch {
+			case s == 10 && i == 5:
+				text, k = "Which instrument did you pick in the end?", "ask"
+			case s == 10 && i == 6:
+				text, k = "Cello, my fingers hurt already.", "reply"
+			case s == 20 && i == 11:
+				text, k = "Did you ever pick an instrument for the school band?", "late"
+			case s == 21 && i == 0:
+				text, k = "Bramble ate my slippers again.", "next session"
+			}
+			name := speaker
+			role := contract.RoleUser
+			if speaker == "Jonas" {
+				role = contract.RoleAssistant
+			}
+			at := at
+			items = append(items, contract.Conversation([]contract.Turn{{Role: role, Text: text, At: &at}},
+				contract.MemoryMeta{Namespace: ns, ObservedAt: &at, ObservedActor: &contract.ObservedActor{ID: speaker, Name: &name},
+					Source: contract.SourceRef{Kind: contract.SourceConversation}}))
+			key = append(key, k)
+		}
+	}
+	dir := t.TempDir()
+	e := openStore(t, dir, bolt.Options{})
+	keyOf := map[string]string{}
+	for lo := 0; lo < len(items); lo += contract.MaxStoreMany {
+		recs, err := e.StoreManyWith(ctx, items[lo:min(lo+contract.MaxStoreMany, len(items))], contract.WriteOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range recs {
+			keyOf[r.ID] = key[lo+i]
+		}
+	}
+	rankOf := func(e *bolt.Engine, q, k string) int {
+		if err := e.WaitEmbedder(ctx); err != nil {
+			t.Fatal(err)
+		}
+		page, err := e.Fetch(ctx, contract.FetchRequest{Query: q, Mode: contract.ModeHybrid, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, h := range page.Hits {
+			if keyOf[h.ID] == k {
+				return i + 1
+			}
+		}
+		return 0
+	}
+	q := "Which instrument is Maya learning?"
+	on := rankOf(e, q, "reply")
+	if on == 0 || on > 3 {
+		t.Errorf("%q: the reply ranks %d with the neighbour lever, want 3 or better", q, on)
+	}
+	// Jonas's question at the end of session 20 lends nothing to Maya's
+	// first turn of session 21, a week later.
+	if r := rankOf(e, "Did Jonas pick an instrument for the school band?", "next session"); r != 0 && r <= 3 {
+		t.Errorf("the next session's first turn ranks %d: taken as the question's neighbour", r)
+	}
+	e.Close()
+	cfg := retrieval.DefaultConvConfig()
+	cfg.Neighbour = 0
+	off := openStore(t, dir, bolt.Options{Conversation: &cfg})
+	defer off.Close()
+	r := rankOf(off, q, "reply")
+	t.Logf("%q: the reply ranks %d with the neighbour lever, %d without (0: not in the top 10)", q, on, r)
+	if r != 0 && r <= on {
+		t.Errorf("%q: the reply ranks %d without the neighbour lever, %d with it; the test no longer tells them apart", q, r, on)
+	}
+}

@@ -50,12 +50,21 @@ type ConvConfig struct {
 	// ranking's best for X), or after it, and the Time lever applies to
 	// them. 0 turns anchored dates off.
 	AnchorDays int
+	// Neighbour is added times the fused score of the turn just before a
+	// turn in its conversation (the same namespace and thread, next in the
+	// order written, close in observed_at) when that turn asks something: a
+	// reply ("Cello, my fingers hurt already.") is found through the
+	// question it answers ("Which instrument did you pick in the end?").
+	// A question asked in the same words by several ranked turns lends each
+	// reply its share (ReplyContext). The turns after the fused hits join
+	// the candidates.
+	Neighbour float64
 }
 
 // DefaultConvConfig is the hybrid fetch's conversation levers, chosen on the
 // tuning conversation set (eval.GenConversations; docs/retrieval.md).
 func DefaultConvConfig() ConvConfig {
-	return ConvConfig{Speaker: 0.5, Time: 1.0, TimeWindow: 100, Second: 0.3, SecondSeeds: 2, Duplicate: 0.2, Specific: 0.4, VectorPool: 200, AnchorDays: 60}
+	return ConvConfig{Speaker: 0.5, Time: 1.0, TimeWindow: 100, Second: 0.3, SecondSeeds: 2, Duplicate: 0.2, Specific: 0.4, VectorPool: 200, AnchorDays: 60, Neighbour: 0.3}
 }
 
 // Turn is a candidate of a conversation ranking: its fused score and what the
@@ -68,6 +77,9 @@ type Turn struct {
 	At      time.Time // observed_at, zero when unset
 	// Specificity is in [0, 1] (LearnedModel.Specificity), 0 when unknown.
 	Specificity float64
+	// Before is what the turn just before it in its conversation lends it
+	// (ReplyContext): its fused score when it asks something, else 0.
+	Before float64
 }
 
 // DateRange is a span of days a question names, [From, To).
@@ -441,7 +453,7 @@ func RerankTurns(q string, turns []Turn, dates DateRange, datesOK bool, second [
 		if cfg.Time != 0 && datesOK && !t.At.IsZero() && dates.Contains(t.At) {
 			s += cfg.Time
 		}
-		s += secondScore[t.ID] + cfg.Specific*t.Specificity
+		s += secondScore[t.ID] + cfg.Specific*t.Specificity + cfg.Neighbour*t.Before
 		out[i] = ScoredID{ID: t.ID, Score: s}
 	}
 	text := make(map[string]string, len(turns))
@@ -459,6 +471,39 @@ func RerankTurns(q string, turns []Turn, dates DateRange, datesOK bool, second [
 			seen[k] = true
 		}
 		sortScored(out)
+	}
+	return out
+}
+
+// Asked is a turn of a ranking and the turn after it in its conversation.
+type Asked struct {
+	Text  string  // the turn's text
+	Score float64 // its fused score
+	Reply string  // the id of the turn after it, "" when none
+}
+
+// ReplyContext is what each reply is lent by the turn before it (Turn.Before):
+// the fused score of a turn that asks something (it holds a question mark),
+// shared among the ranked turns that ask it in the same words ("Have you
+// been reading anything good?" asked in ten sessions lends each reply a
+// tenth: a question said that often is small talk), the best when a reply
+// has two.
+func ReplyContext(asked []Asked) map[string]float64 {
+	copies := map[string]int{}
+	keys := make([]string, len(asked))
+	asks := make([]bool, len(asked))
+	for i, a := range asked {
+		if a.Reply == "" || !strings.Contains(a.Text, "?") {
+			continue
+		}
+		asks[i], keys[i] = true, strings.Join(words(a.Text), " ")
+		copies[keys[i]]++
+	}
+	out := map[string]float64{}
+	for i, a := range asked {
+		if asks[i] {
+			out[a.Reply] = max(out[a.Reply], a.Score/float64(copies[keys[i]]))
+		}
 	}
 	return out
 }

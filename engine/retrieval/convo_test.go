@@ -238,3 +238,23 @@ func FuzzQueryAnchor(f *testing.F) {
 		}
 	})
 }
+
+func TestReplyContext(t *testing.T) {
+	got := ReplyContext([]Asked{
+		{Text: "Which instrument did you pick in the end?", Score: 0.9, Reply: "cello"},
+		{Text: "Have you been reading anything good?", Score: 0.8, Reply: "r1"},
+		{Text: "have you been reading anything GOOD?", Score: 0.6, Reply: "r2"},
+		{Text: "I signed up for cello lessons.", Score: 1, Reply: "filler"},
+		{Text: "Is that a new car?", Score: 0.5, Reply: ""},
+		{Text: "Oh wow, really?", Score: 0.2, Reply: "cello"},
+	})
+	want := map[string]float64{"cello": 0.9, "r1": 0.4, "r2": 0.3}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: lent %v, want %v (all: %v)", k, got[k], w, got)
+		}
+	}
+}

@@ -145,3 +145,11 @@ func BenchmarkConvFetchHybridMultiHop(b *testing.B) {
 func BenchmarkConvFetchHybridRelative(b *testing.B) {
 	benchConvFetch(b, contract.ModeHybrid, nil, ConvRelative)
 }
+func BenchmarkConvFetchHybridNoNeighbour(b *testing.B) {
+	cfg := retrieval.DefaultConvConfig()
+	cfg.Neighbour = 0
+	benchConvFetch(b, contract.ModeHybrid, &cfg, "")
+}
+func BenchmarkConvFetchHybridExchange(b *testing.B) {
+	benchConvFetch(b, contract.ModeHybrid, nil, ConvExchange)
+}

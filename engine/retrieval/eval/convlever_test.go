@@ -67,6 +67,13 @@ func TestConvLeverSweep(t *testing.T) {
 		{"anchor 30 days", without(func(c *retrieval.ConvConfig) { c.AnchorDays = 30 })},
 		{"anchor 45 days", without(func(c *retrieval.ConvConfig) { c.AnchorDays = 45 })},
 		{"anchor 90 days", without(func(c *retrieval.ConvConfig) { c.AnchorDays = 90 })},
+		{"neighbour only", only(func(c *retrieval.ConvConfig) { c.Neighbour = def.Neighbour })},
+		{"all but neighbour", without(func(c *retrieval.ConvConfig) { c.Neighbour = 0 })},
+		{"neighbour 0.2", without(func(c *retrieval.ConvConfig) { c.Neighbour = 0.2 })},
+		{"neighbour 0.3", without(func(c *retrieval.ConvConfig) { c.Neighbour = 0.3 })},
+		{"neighbour 0.5", without(func(c *retrieval.ConvConfig) { c.Neighbour = 0.5 })},
+		{"neighbour 0.7", without(func(c *retrieval.ConvConfig) { c.Neighbour = 0.7 })},
+		{"neighbour 1.0", without(func(c *retrieval.ConvConfig) { c.Neighbour = 1.0 })},
 	}
 	// MNEMO_SWEEP, when set, keeps only the settings whose name it matches.
 	if re := os.Getenv("MNEMO_SWEEP"); re != "" {

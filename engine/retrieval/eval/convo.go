@@ -22,6 +22,12 @@ const (
 	// adopting Biscuit?"): the answer shares no word with the question,
 	// only the anchor does.
 	ConvRelative = "relative"
+	// ConvExchange asks about a fact told in an exchange: one speaker asks
+	// ("Which language did you pick in the end?"), the other answers with
+	// the thing ("Portuguese! I can order coffee now."). The answer is the
+	// evidence; the question it answers is what shares words with the
+	// question asked.
+	ConvExchange = "exchange"
 	ConvAll      = "all"
 	// ConvShared and ConvUnshared split every question by whether it shares
 	// a word with its evidence (convShares).
@@ -30,7 +36,7 @@ const (
 )
 
 // convTypes are the columns of a result table.
-var convTypes = []string{ConvSingleHop, ConvTemporal, ConvMultiHop, ConvRelative, ConvShared, ConvUnshared, ConvAll}
+var convTypes = []string{ConvSingleHop, ConvTemporal, ConvMultiHop, ConvRelative, ConvExchange, ConvShared, ConvUnshared, ConvAll}
 
 // ConvTurn is one turn of a generated conversation: who said it, when (its
 // session's date) and its key, which questions name as evidence.
@@ -90,6 +96,16 @@ type convWorld struct {
 	anchorPet  []string // pet name
 	anchorJob  []string // (none)
 	anchorTrip []string // city
+	exchanges  []convExchange
+}
+
+// convExchange is a kind of fact told in an exchange: the other speaker asks
+// (ask: most name the kind, in words a question about it may or may not
+// use; some only hint at it), the speaker answers with one of values
+// (answer, its first letter made a capital, naming nothing of the kind),
+// and q (who) asks about it.
+type convExchange struct {
+	values, ask, answer, q []string
 }
 
 // convWorldTune is the world of the tuning set (GenConversations).
@@ -157,6 +173,38 @@ var convWorldTune = convWorld{
 	anchorPet:  []string{"adopting %s", "getting %s"},
 	anchorJob:  []string{"changing jobs", "getting the new job"},
 	anchorTrip: []string{"the trip to %s", "visiting %s"},
+	exchanges: []convExchange{
+		{values: []string{"Portuguese", "Japanese", "Italian", "Korean", "Dutch", "Greek"},
+			ask: []string{"Are you still doing those evening language classes? What are you studying again?",
+				"How's the language course going? Which one did you pick?", "You said you wanted to learn a new language, what did you go for?"},
+			answer: []string{"%s! I can order coffee now, that's about it.", "Still %s, the grammar is killing me.", "%s, twice a week. My pronunciation is a disaster."},
+			q:      []string{"Which language is %s learning?", "What language course did %s sign up for?"}},
+		{values: []string{"five-a-side football", "volleyball", "ultimate frisbee", "water polo", "netball", "curling"},
+			ask: []string{"Did you end up joining a team this season?", "What's the sport you keep getting bruises from?",
+				"Who were you playing against on Saturday?"},
+			answer: []string{"Yes, %s on Tuesdays, I'm the worst one there.", "%s, we lost again but it was fun.", "Oh, the %s league. We actually won for once!"},
+			q:      []string{"Which team sport does %s play?", "What does %s play on a team?"}},
+		{values: []string{"mushroom risotto", "lamb tagine", "pad thai", "shakshuka", "beef bourguignon", "vegetable lasagne"},
+			ask: []string{"What did you cook for the dinner party in the end?", "So what did you cook when your in-laws came over?",
+				"What were you making when you burned your hand?"},
+			answer: []string{"%s, everyone had seconds.", "I went with %s, my grandmother's recipe.", "A huge pot of %s, there are leftovers for days."},
+			q:      []string{"What dish did %s cook for guests?", "What meal did %s make for the dinner?"}},
+		{values: []string{"Volvo estate", "Fiat Panda", "Toyota Prius", "Mini Cooper", "Subaru Outback", "Renault Clio"},
+			ask: []string{"So what did you end up buying after all that test driving?", "Is that a new car I saw outside your place?",
+				"Which car did you go for at the dealership?"},
+			answer: []string{"A little %s, second-hand but it runs perfectly.", "Yes! A %s, I'm still scared to park it.", "The %s in the end, the blue one."},
+			q:      []string{"What car did %s buy?", "Which vehicle does %s drive now?"}},
+		{values: []string{"The Paper Kites", "Wild Harbour", "Neon Orchard", "The Velvet Tides", "Copper Fox", "Silver Lanterns"},
+			ask: []string{"Who did you see at the festival?", "Was the concert any good? Who was playing?",
+				"Which band were you seeing on Friday? Your photos looked great."},
+			answer: []string{"%s! They played for three hours.", "%s, best night of the year.", "It was %s, I lost my voice singing along."},
+			q:      []string{"Which band did %s see live?", "What group did %s go to hear in concert?"}},
+		{values: []string{"tomatoes", "chillies", "strawberries", "sunflowers", "courgettes", "lavender"},
+			ask: []string{"What are you growing on the balcony this year?", "How's the allotment? Anything coming up yet?",
+				"What were those seedlings on your windowsill?"},
+			answer: []string{"Mostly %s, if the snails leave them alone.", "The %s are finally coming up!", "%s, I'm weirdly proud of them."},
+			q:      []string{"What is %s growing in the garden?", "What plants did %s grow this year?"}},
+	},
 }
 
 // convWorldHeldOut is the world of the held-out set (GenConversationsHeldOut):
@@ -222,6 +270,37 @@ var convWorldHeldOut = convWorld{
 	anchorPet:  []string{"bringing %s home", "taking in %s"},
 	anchorJob:  []string{"signing the job contract", "starting the new position"},
 	anchorTrip: []string{"being in %s", "the time in %s"},
+	exchanges: []convExchange{
+		{values: []string{"Swahili", "Mandarin", "Turkish", "Polish", "Hindi", "Icelandic"},
+			ask: []string{"How are the night classes going? Remind me which language.", "What's that app you practise with every morning teaching you?",
+				"Which language are you taking at the community college?"},
+			answer: []string{"%s, and I finally understood a whole podcast episode!", "It's %s, the verbs make my head spin.", "%s. Slowly getting there."},
+			q:      []string{"What language does %s practise?", "Which language is %s studying these days?"}},
+		{values: []string{"badminton", "rugby sevens", "hockey", "basketball", "cricket", "roller derby"},
+			ask:    []string{"Which sports club did you join in the end?", "How did your team do at the weekend?", "Are you still playing with the work team?"},
+			answer: []string{"%s, training is brutal but I love it.", "Our %s team scraped a draw!", "Yep, %s every Wednesday night."},
+			q:      []string{"What sport does %s play with a team?", "Which team sport has %s taken up?"}},
+		{values: []string{"chicken curry", "paella", "moussaka", "ramen", "fish pie", "stuffed peppers"},
+			ask: []string{"What dish did you end up bringing to the potluck?", "What were you cooking when I called yesterday? It smelled amazing.",
+				"What's the recipe you kept bragging about?"},
+			answer: []string{"%s, not a crumb left.", "That was my %s, it took all afternoon.", "Homemade %s, my one party trick."},
+			q:      []string{"What dish did %s bring to share?", "What did %s cook that everyone liked?"}},
+		{values: []string{"Skoda Octavia", "Honda Jazz", "Kia Niro", "Peugeot 208", "Mazda MX-5", "Ford Transit van"},
+			ask: []string{"Did you sort out a new car in the end?", "What's the car parked in your driveway now?",
+				"What did you replace the old banger with?"},
+			answer: []string{"A %s, it even has heated seats.", "Finally bought a %s, no more buses!", "That's my %s, isn't it lovely?"},
+			q:      []string{"Which car does %s own now?", "What vehicle did %s get?"}},
+		{values: []string{"The Midnight Owls", "Harbour Lights", "Blue Meridian", "The Tin Sparrows", "Glass Canyon", "Northern Static"},
+			ask: []string{"Who was headlining on Saturday night?", "Which band did you get tickets for in the end?",
+				"What was that concert you queued all day for?"},
+			answer: []string{"%s, they opened with my favourite song.", "%s! Front row, I'm still deaf.", "It was %s, the crowd went wild."},
+			q:      []string{"Which band did %s see play?", "What act did %s watch in concert?"}},
+		{values: []string{"pumpkins", "basil", "runner beans", "raspberries", "sweet peas", "dahlias"},
+			ask: []string{"What's growing in your garden at the moment?", "What did you plant in those big pots?",
+				"Anything worth picking at the allotment yet?"},
+			answer: []string{"%s, loads of them.", "The %s are taking over the whole bed.", "Just %s for now, fingers crossed."},
+			q:      []string{"What does %s grow at home?", "Which plants is %s growing?"}},
+	},
 }
 
 // GenConversations makes n long conversations of the tuning set (seeded, so
@@ -462,6 +541,7 @@ func genConversations(w convWorld, project string, seed uint64, n, sessions int)
 			day = day.AddDate(0, 0, 4+r.IntN(25))
 		}
 		c.Questions = append(c.Questions, relativeQuestions(w, seed, ci, c.Speakers, events)...)
+		exchangeTurns(w, seed, ci, sessions, c)
 		// Two trips of a speaker in one month make the month's question
 		// ambiguous: a question asked twice is left out.
 		asked := map[string]int{}
@@ -471,6 +551,78 @@ func genConversations(w convWorld, project string, seed uint64, n, sessions int)
 		c.Questions = slices.DeleteFunc(c.Questions, func(q ConvQuestion) bool { return asked[q.Text] > 1 })
 	}
 	return convs
+}
+
+// exchangeTurns plants 2-3 facts per speaker told in an exchange (convExchange:
+// the other speaker asks, the speaker answers in the next turn) in random
+// sessions, between two turns of small talk or facts, and asks about each.
+// They draw from their own random stream and their turns have keys of their
+// own (cNN-xNN), so the rest of the set is the same with or without them.
+func exchangeTurns(w convWorld, seed uint64, ci, sessions int, c *Conv) {
+	if len(w.exchanges) == 0 || len(c.Turns) < 2 {
+		return
+	}
+	r := rand.New(rand.NewPCG(seed^0x5ec0ffee, uint64(ci)+1))
+	pick := func(s []string) string { return s[r.IntN(len(s))] }
+	start := map[int]int{} // a session's first turn
+	size := map[int]int{}
+	for i, t := range c.Turns {
+		if _, ok := start[t.Session]; !ok {
+			start[t.Session] = i
+		}
+		size[t.Session]++
+	}
+	insert := map[int][]ConvTurn{} // before which turn
+	used := map[string]bool{}
+	n := 0
+	for sp := range 2 {
+		kinds := r.Perm(len(w.exchanges))
+		for _, k := range kinds[:min(len(kinds), 2+r.IntN(2))] {
+			x := w.exchanges[k]
+			var v string
+			for range 20 {
+				if v = pick(x.values); !used[v] {
+					break
+				}
+			}
+			if used[v] {
+				continue
+			}
+			at := -1
+			for range 20 {
+				s := r.IntN(sessions)
+				if size[s] < 2 {
+					continue
+				}
+				if i := start[s] + 1 + r.IntN(size[s]-1); insert[i] == nil {
+					at = i
+					break
+				}
+			}
+			if at < 0 {
+				continue
+			}
+			used[v] = true
+			answer := []rune(fmt.Sprintf(pick(x.answer), v))
+			answer[0] = unicode.ToUpper(answer[0])
+			s := c.Turns[at].Session
+			askKey, answerKey := fmt.Sprintf("c%02d-x%02d", ci, n), fmt.Sprintf("c%02d-x%02d", ci, n+1)
+			n += 2
+			insert[at] = []ConvTurn{
+				{Key: askKey, Session: s, Speaker: c.Speakers[1-sp], Text: pick(x.ask), At: c.Turns[at].At},
+				{Key: answerKey, Session: s, Speaker: c.Speakers[sp], Text: string(answer), At: c.Turns[at].At},
+			}
+			q := convQ(ConvExchange, pick(x.q), c.Speakers[sp])
+			q.Evidence = []string{answerKey}
+			c.Questions = append(c.Questions, q)
+		}
+	}
+	turns := make([]ConvTurn, 0, len(c.Turns)+n)
+	for i, t := range c.Turns {
+		turns = append(turns, insert[i]...)
+		turns = append(turns, t)
+	}
+	c.Turns = turns
 }
 
 // convEvent is a dated fact a relative question can name: a trip (arg the
