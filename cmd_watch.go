@@ -34,7 +34,8 @@ func newWatchCommand(a *app) *cobra.Command {
 		Long: `Follow the change feed like "tail -f" for memory: one JSON line per change,
 {"seq", "at", "op", "id", "namespace", "status", "record"?}, as it happens (op is
 store, approve, reject, supersede, forget or restore; a removal never carries the
-record; a restore is a forgotten record put back as it was, by an undo).
+record; a restore is a record put back as it was by an undo: a forgotten one, or a
+superseded candidate a candidate again).
 
 By default it prints every change the feed still keeps (at least the last 7 days or
 1,000,000 changes), then follows. --from-now prints only what happens from now on;

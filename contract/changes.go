@@ -31,7 +31,8 @@ const (
 	// OpForget is a forget by ids, by filter or within a reach.
 	OpForget ChangeOp = "forget"
 	// OpRestore puts a record back whole, as it was (an undo of a forget,
-	// a restore of a backup): its id, times, status and supersession.
+	// a restore of a backup): its id, times, status and supersession; also
+	// a superseded candidate made a candidate again by an undo.
 	OpRestore ChangeOp = "restore"
 )
 
