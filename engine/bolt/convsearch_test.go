@@ -38,15 +38,7 @@ func chatItems(t *testing.T) (items []contract.StoreItem, key []string) {
 			case s == 20 && i == 8:
 				text, k = "Spent the long weekend staying with Leo, we cooked every night.", "visit"
 			}
-			name := speaker
-			role := contract.RoleUser
-			if speaker == "Jonas" {
-				role = contract.RoleAssistant
-			}
-			at := at
-			items = append(items, contract.Conversation([]contract.Turn{{Role: role, Text: text, At: &at}},
-				contract.MemoryMeta{Namespace: ns, ObservedAt: &at, ObservedActor: &contract.ObservedActor{ID: speaker, Name: &name},
-					Source: contract.SourceRef{Kind: contract.SourceConversation}}))
+			items = append(items, spokenTurn(ns, speaker, text, at))
 			key = append(key, k)
 		}
 	}
@@ -266,15 +258,7 @@ func TestReplyFoundThroughItsQuestion(t *testing.T) {
 			case s == 21 && i == 0:
 				text, k = "Bramble ate my slippers again.", "next session"
 			}
-			name := speaker
-			role := contract.RoleUser
-			if speaker == "Jonas" {
-				role = contract.RoleAssistant
-			}
-			at := at
-			items = append(items, contract.Conversation([]contract.Turn{{Role: role, Text: text, At: &at}},
-				contract.MemoryMeta{Namespace: ns, ObservedAt: &at, ObservedActor: &contract.ObservedActor{ID: speaker, Name: &name},
-					Source: contract.SourceRef{Kind: contract.SourceConversation}}))
+			items = append(items, spokenTurn(ns, speaker, text, at))
 			key = append(key, k)
 		}
 	}
@@ -325,4 +309,18 @@ func TestReplyFoundThroughItsQuestion(t *testing.T) {
 	if r != 0 && r <= on {
 		t.Errorf("%q: the reply ranks %d without the neighbour lever, %d with it; the test no longer tells them apart", q, r, on)
 	}
+}
+
+// spokenTurn is one turn of Maya (the user) or Jonas (the assistant) stored
+// on its own, as imports store transcripts: the speaker as observed_actor,
+// the turn's time as observed_at.
+func spokenTurn(ns contract.Namespace, speaker, text string, at time.Time) contract.StoreItem {
+	name := speaker
+	role := contract.RoleUser
+	if speaker == "Jonas" {
+		role = contract.RoleAssistant
+	}
+	return contract.Conversation([]contract.Turn{{Role: role, Text: text, At: &at}},
+		contract.MemoryMeta{Namespace: ns, ObservedAt: &at, ObservedActor: &contract.ObservedActor{ID: speaker, Name: &name},
+			Source: contract.SourceRef{Kind: contract.SourceConversation}})
 }
