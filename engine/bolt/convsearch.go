@@ -108,6 +108,24 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 	if err != nil || !conv {
 		return fused, err
 	}
+	// Turns that name a thing of a kind the question names join: "cello
+	// lessons" for "What instrument ...".
+	inTurns := make(map[string]bool, len(turns))
+	for _, t := range turns {
+		inTurns[t.ID] = true
+	}
+	kinds, err := e.kindTurns(ctx, q, f, cfg, func(id string) bool { return inTurns[id] && !joined[id] })
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range kinds {
+		// A reply found by its kind is a candidate in its own right.
+		delete(joined, t.ID)
+		if !inTurns[t.ID] {
+			add(t.ID, 0)
+			turns = append(turns, t)
+		}
+	}
 	var before map[string]float64
 	if len(asked) > 0 {
 		text := make(map[string]string, len(turns))
@@ -165,6 +183,35 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 		out[i] = retrieval.Fused{ID: x.ID, Score: x.Score}
 	}
 	return out, nil
+}
+
+// kindTurns is the keyword ranking's best cfg.KindPool turns for the things
+// of the kinds the question names that the store holds
+// (retrieval.KindTerms: the learned model's vocabulary says what it holds),
+// but those it already has (have); none without a learned model.
+func (e *Engine) kindTurns(ctx context.Context, q string, f contract.MetaFilter, cfg retrieval.ConvConfig, have func(id string) bool) ([]retrieval.Turn, error) {
+	if cfg.Kind <= 0 || cfg.KindPool <= 0 {
+		return nil, nil
+	}
+	le, ok := e.embedder.(*retrieval.LearnedEmbedder)
+	if !ok {
+		return nil, nil
+	}
+	model := le.Current()
+	if model == nil {
+		return nil, nil
+	}
+	terms := retrieval.KindTerms(q, model.Knows)
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	kw, err := e.rankKeyword(ctx, strings.Join(terms, " "), f, cfg.KindPool)
+	if err != nil {
+		return nil, err
+	}
+	kw = slices.DeleteFunc(kw, func(x rankedID) bool { return have(x.id) })
+	turns, _, err := e.turnsOf(kw, f)
+	return turns, err
 }
 
 // anchorPool is how many of the keyword ranking's best for an anchor's

@@ -263,7 +263,11 @@ func TestReplyFoundThroughItsQuestion(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	e := openStore(t, dir, bolt.Options{})
+	// The kind lever finds the reply too ("cello" is an instrument): it is
+	// off on both sides, so this is the neighbour lever's doing.
+	cfg := retrieval.DefaultConvConfig()
+	cfg.Kind = 0
+	e := openStore(t, dir, bolt.Options{Conversation: &cfg})
 	keyOf := map[string]string{}
 	for lo := 0; lo < len(items); lo += contract.MaxStoreMany {
 		recs, err := e.StoreManyWith(ctx, items[lo:min(lo+contract.MaxStoreMany, len(items))], contract.WriteOptions{})
@@ -300,7 +304,6 @@ func TestReplyFoundThroughItsQuestion(t *testing.T) {
 		t.Errorf("the next session's first turn ranks %d: taken as the question's neighbour", r)
 	}
 	e.Close()
-	cfg := retrieval.DefaultConvConfig()
 	cfg.Neighbour = 0
 	off := openStore(t, dir, bolt.Options{Conversation: &cfg})
 	defer off.Close()
@@ -308,6 +311,85 @@ func TestReplyFoundThroughItsQuestion(t *testing.T) {
 	t.Logf("%q: the reply ranks %d with the neighbour lever, %d without (0: not in the top 10)", q, on, r)
 	if r != 0 && r <= on {
 		t.Errorf("%q: the reply ranks %d without the neighbour lever, %d with it; the test no longer tells them apart", q, r, on)
+	}
+}
+
+// TestTurnFoundByItsKind checks the kind lever: "What instrument is Maya
+// learning to play?" finds "Bought a second-hand ukulele, I practise every
+// night." though they share no word, among turns of Maya's that name other
+// things (cities, a puppy, a novel) and small talk, because the lexicon
+// knows a ukulele is an instrument; without the lever it is not found.
+func TestTurnFoundByItsKind(t *testing.T) {
+	ctx := context.Background()
+	ns, err := contract.ParseNamespace("project:chat/user:c3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := []string{"How have you been?", "Pretty good, thanks!", "Work is busy this week.", "Talk soon!",
+		"The weather is awful.", "I went for a walk this morning.", "Same here, honestly.", "Let me know how it goes!",
+		"Yes, it was amazing!", "Tell me more!", "Sounds like a plan.", "I love that idea."}
+	specific := []string{"Just got back from Lisbon, the custard tarts were worth the flight.",
+		"We adopted a puppy and called him Biscuit.", "My book club picked The Glass Orchard.",
+		"Spent four days in Kyoto and I already miss it.", "The plumber finally fixed the boiler.",
+		"My sister moved to Denver for work.", "I ran a half marathon on Sunday!", "We repainted the kitchen yellow."}
+	var items []contract.StoreItem
+	var key []string
+	day := time.Date(2024, 3, 4, 18, 0, 0, 0, time.UTC)
+	for s := range 40 {
+		at := day.AddDate(0, 0, 7*s)
+		for i := range 12 {
+			speaker, text, k := []string{"Maya", "Jonas"}[i%2], small[(3*s+i)%len(small)], ""
+			switch {
+			case s == 17 && i == 4:
+				text, k = "Bought a second-hand ukulele, I practise every night.", "ukulele"
+			case i == 2:
+				text = specific[s%len(specific)]
+			}
+			items = append(items, spokenTurn(ns, speaker, text, at))
+			key = append(key, k)
+		}
+	}
+	dir := t.TempDir()
+	e := openStore(t, dir, bolt.Options{})
+	keyOf := map[string]string{}
+	for lo := 0; lo < len(items); lo += contract.MaxStoreMany {
+		recs, err := e.StoreManyWith(ctx, items[lo:min(lo+contract.MaxStoreMany, len(items))], contract.WriteOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range recs {
+			keyOf[r.ID] = key[lo+i]
+		}
+	}
+	const q = "What instrument is Maya learning to play?"
+	rankOf := func(e *bolt.Engine) int {
+		if err := e.WaitEmbedder(ctx); err != nil {
+			t.Fatal(err)
+		}
+		page, err := e.Fetch(ctx, contract.FetchRequest{Query: q, Mode: contract.ModeHybrid, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, h := range page.Hits {
+			if keyOf[h.ID] == "ukulele" {
+				return i + 1
+			}
+		}
+		return 0
+	}
+	on := rankOf(e)
+	e.Close()
+	cfg := retrieval.DefaultConvConfig()
+	cfg.Kind = 0
+	off := openStore(t, dir, bolt.Options{Conversation: &cfg})
+	defer off.Close()
+	r := rankOf(off)
+	t.Logf("%q: the ukulele turn ranks %d with the kind lever, %d without (0: not in the top 10)", q, on, r)
+	if on == 0 || on > 3 {
+		t.Errorf("the ukulele turn ranks %d with the kind lever, want 3 or better", on)
+	}
+	if r != 0 && r <= on {
+		t.Errorf("the ukulele turn ranks %d without the kind lever, %d with it; the test no longer tells them apart", r, on)
 	}
 }
 

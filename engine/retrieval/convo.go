@@ -8,6 +8,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"mnemo/engine/retrieval/lexicon"
 )
 
 // ConvConfig sets the conversation levers of hybrid fetch: what a ranking of
@@ -59,12 +61,22 @@ type ConvConfig struct {
 	// reply its share (ReplyContext). The turns after the fused hits join
 	// the candidates.
 	Neighbour float64
+	// Kind is added times the specificity of a kind of thing the question
+	// names ("What instrument ...", "Which city ...") to a turn that names
+	// a thing of that kind ("cello lessons", "back from Oslo"), as the
+	// lexicon knows (package lexicon, WordNet's nouns): the turn that
+	// answers a question often shares no word with it.
+	Kind float64
+	// KindPool is how many turns join the candidates from a keyword search
+	// of the things of those kinds the store holds (KindTerms): the turn
+	// that names one is rarely among the others.
+	KindPool int
 }
 
 // DefaultConvConfig is the hybrid fetch's conversation levers, chosen on the
 // tuning conversation set (eval.GenConversations; docs/retrieval.md).
 func DefaultConvConfig() ConvConfig {
-	return ConvConfig{Speaker: 0.5, Time: 1.0, TimeWindow: 100, Second: 0.3, SecondSeeds: 2, Duplicate: 0.2, Specific: 0.4, VectorPool: 200, AnchorDays: 60, Neighbour: 0.3}
+	return ConvConfig{Speaker: 0.5, Time: 1.0, TimeWindow: 100, Second: 0.3, SecondSeeds: 2, Duplicate: 0.2, Specific: 0.4, VectorPool: 200, AnchorDays: 60, Neighbour: 0.3, Kind: 0.1, KindPool: 30}
 }
 
 // Turn is a candidate of a conversation ranking: its fused score and what the
@@ -436,6 +448,10 @@ func SeedNames(q string, seeds []Turn) []string {
 // copies of a text already ranked. The result is best first, ties by id.
 func RerankTurns(q string, turns []Turn, dates DateRange, datesOK bool, second []ScoredID, cfg ConvConfig) []ScoredID {
 	names := QueryNames(q)
+	var kinds *kindMatch
+	if cfg.Kind != 0 {
+		kinds = queryKinds(q, names)
+	}
 	secondScore := map[string]float64{}
 	if len(second) > 0 && second[0].Score > 0 {
 		for _, s := range second {
@@ -454,6 +470,9 @@ func RerankTurns(q string, turns []Turn, dates DateRange, datesOK bool, second [
 			s += cfg.Time
 		}
 		s += secondScore[t.ID] + cfg.Specific*t.Specificity + cfg.Neighbour*t.Before
+		if kinds != nil {
+			s += cfg.Kind * kinds.score(t.Text)
+		}
 		out[i] = ScoredID{ID: t.ID, Score: s}
 	}
 	text := make(map[string]string, len(turns))
@@ -473,6 +492,94 @@ func RerankTurns(q string, turns []Turn, dates DateRange, datesOK bool, second [
 		sortScored(out)
 	}
 	return out
+}
+
+// kindMatch is the kinds of thing a question names and what each turn's
+// words and word pairs were found to be, kept for the ranking: the turns of
+// a conversation repeat their words.
+type kindMatch struct {
+	kinds []*lexicon.Kind
+	terms map[string]float64 // a turn's word or word pair -> the best specificity of a kind it is of
+}
+
+// queryKinds is the kinds the question's words name (names and stop words
+// aside), nil when none or when the lexicon cannot be read.
+func queryKinds(q string, names map[string]bool) *kindMatch {
+	lex, err := lexicon.Default()
+	if err != nil {
+		return nil
+	}
+	m := &kindMatch{terms: map[string]float64{}}
+	seen := map[string]bool{}
+	for _, w := range words(q) {
+		if _, stop := stopWords[w]; stop || names[w] || seen[w] || len(w) < 3 {
+			continue
+		}
+		seen[w] = true
+		if k, ok := lex.Kind(w); ok {
+			m.kinds = append(m.kinds, k)
+		}
+	}
+	if len(m.kinds) == 0 {
+		return nil
+	}
+	return m
+}
+
+// kindTermsMax bounds the words KindTerms gives: "animal" holds thousands.
+const kindTermsMax = 200
+
+// KindTerms is the words of things of the kinds the question names that
+// the store holds (known), the nearest kinds first, at most kindTermsMax:
+// "cello", "ukulele", "drums" for "What instrument is Maya learning?".
+// nil when the question names no kind.
+func KindTerms(q string, known func(string) bool) []string {
+	m := queryKinds(q, QueryNames(q))
+	if m == nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, k := range m.kinds {
+		k.Nouns(func(n string) bool {
+			if !seen[n] && known(n) {
+				seen[n] = true
+				out = append(out, n)
+			}
+			return len(out) < kindTermsMax
+		})
+	}
+	return out
+}
+
+// score is the best specificity of a kind the question names that a word
+// of text, or two words together ("bass guitar"), is of; 0 when none.
+func (m *kindMatch) score(text string) float64 {
+	ws := words(text)
+	best := 0.0
+	for i, w := range ws {
+		if _, stop := stopWords[w]; !stop {
+			best = max(best, m.term(w))
+		}
+		if i > 0 {
+			best = max(best, m.term(ws[i-1]+" "+w))
+		}
+	}
+	return best
+}
+
+func (m *kindMatch) term(t string) float64 {
+	if v, ok := m.terms[t]; ok {
+		return v
+	}
+	v := 0.0
+	for _, k := range m.kinds {
+		if k.Specificity > v && k.Holds(t) {
+			v = k.Specificity
+		}
+	}
+	m.terms[t] = v
+	return v
 }
 
 // Asked is a turn of a ranking and the turn after it in its conversation.

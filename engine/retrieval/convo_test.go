@@ -258,3 +258,48 @@ func TestReplyContext(t *testing.T) {
 		}
 	}
 }
+
+func TestKindTermsAreThingsOfTheKindsAsked(t *testing.T) {
+	store := map[string]bool{"cello": true, "ukulele": true, "piano": true, "lisbon": true, "oslo": true, "puppy": true, "pepper": true, "chilli": true}
+	known := func(w string) bool { return store[w] }
+	for _, c := range []struct {
+		q            string
+		want, absent []string
+	}{
+		{"What instrument is Maya learning to play?", []string{"cello", "ukulele", "piano"}, []string{"lisbon", "puppy"}},
+		{"Which cities did Jonas visit in May?", []string{"lisbon", "oslo"}, []string{"cello"}},
+		{"What did Maya call the animal they adopted?", []string{"puppy"}, []string{"oslo"}},
+		// A name is not a kind: Pepper is the dog, not the plant.
+		{"When did Pepper first see a vet?", nil, []string{"chilli"}},
+		{"How have you been?", nil, []string{"cello", "oslo"}},
+	} {
+		got := KindTerms(c.q, known)
+		for _, w := range c.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("KindTerms(%q) = %v, want %q among them", c.q, got, w)
+			}
+		}
+		for _, w := range c.absent {
+			if slices.Contains(got, w) {
+				t.Errorf("KindTerms(%q) = %v, want no %q", c.q, got, w)
+			}
+		}
+	}
+}
+
+func TestKindLeverLiftsTheTurnThatNamesTheThing(t *testing.T) {
+	turns := []Turn{
+		{ID: "a", Score: 0.5, Text: "Music always helps me relax."},
+		{ID: "b", Score: 0.5, Text: "Bought a bass guitar, my fingers hurt."},
+		{ID: "c", Score: 0.5, Text: "We went to Oslo for the weekend."},
+	}
+	q := "Which instrument did Maya take up?"
+	off := RerankTurns(q, turns, DateRange{}, false, nil, ConvConfig{})
+	if off[0].ID != "a" {
+		t.Fatalf("without the lever, ties go by id: %v", off)
+	}
+	on := RerankTurns(q, turns, DateRange{}, false, nil, ConvConfig{Kind: 0.1})
+	if on[0].ID != "b" || on[0].Score <= 0.5 || on[1].Score != 0.5 {
+		t.Errorf("with the kind lever, the bass guitar (two words, one thing) should lead alone: %v", on)
+	}
+}

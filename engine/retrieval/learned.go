@@ -730,6 +730,18 @@ func (m *LearnedModel) Specificity(text string) float64 {
 	return min(1, best/top)
 }
 
+// Knows reports whether every word of text is in the model's vocabulary:
+// whether the store holds it (among its MaxVocab most common words).
+func (m *LearnedModel) Knows(text string) bool {
+	ws := learnTokens(text, m.cfg.Stem, m.cfg.MaxTokens)
+	for _, w := range ws {
+		if _, ok := m.words[w]; !ok {
+			return false
+		}
+	}
+	return len(ws) > 0
+}
+
 // hashWeight is a word's weight in the hashed part.
 func (m *LearnedModel) hashWeight(w string) float64 {
 	if r, ok := m.words[w]; ok {

@@ -74,6 +74,23 @@ func TestConvLeverSweep(t *testing.T) {
 		{"neighbour 0.5", without(func(c *retrieval.ConvConfig) { c.Neighbour = 0.5 })},
 		{"neighbour 0.7", without(func(c *retrieval.ConvConfig) { c.Neighbour = 0.7 })},
 		{"neighbour 1.0", without(func(c *retrieval.ConvConfig) { c.Neighbour = 1.0 })},
+		{"kind only", only(func(c *retrieval.ConvConfig) { c.Kind = 0.5 })},
+		{"all but kind", without(func(c *retrieval.ConvConfig) { c.Kind = 0 })},
+		{"kind 0.2", without(func(c *retrieval.ConvConfig) { c.Kind = 0.2 })},
+		{"kind 0.3", without(func(c *retrieval.ConvConfig) { c.Kind = 0.3 })},
+		{"kind 0.5", without(func(c *retrieval.ConvConfig) { c.Kind = 0.5 })},
+		{"kind 0.8", without(func(c *retrieval.ConvConfig) { c.Kind = 0.8 })},
+		{"kind 1.2", without(func(c *retrieval.ConvConfig) { c.Kind = 1.2 })},
+		{"kind 2.0", without(func(c *retrieval.ConvConfig) { c.Kind = 2.0 })},
+		{"kind 0.1", without(func(c *retrieval.ConvConfig) { c.Kind = 0.1 })},
+		{"kind 0.15", without(func(c *retrieval.ConvConfig) { c.Kind = 0.15 })},
+		{"kind 0.2, pool 10", without(func(c *retrieval.ConvConfig) { c.Kind, c.KindPool = 0.2, 10 })},
+		{"kind 0.2, pool 40", without(func(c *retrieval.ConvConfig) { c.Kind, c.KindPool = 0.2, 40 })},
+		{"kind 0.2, pool 5", without(func(c *retrieval.ConvConfig) { c.Kind, c.KindPool = 0.2, 5 })},
+		{"kind 0.05", without(func(c *retrieval.ConvConfig) { c.Kind = 0.05 })},
+		{"kind 0.1, pool 40", without(func(c *retrieval.ConvConfig) { c.Kind, c.KindPool = 0.1, 40 })},
+		{"kind 0.1, pool 30", without(func(c *retrieval.ConvConfig) { c.Kind, c.KindPool = 0.1, 30 })},
+		{"kind pool only (no credit)", without(func(c *retrieval.ConvConfig) { c.Kind = 1e-9 })},
 	}
 	// MNEMO_SWEEP, when set, keeps only the settings whose name it matches.
 	if re := os.Getenv("MNEMO_SWEEP"); re != "" {

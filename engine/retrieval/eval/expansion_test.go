@@ -14,6 +14,7 @@ import (
 	"github.com/blevesearch/snowballstem/english"
 
 	"mnemo/engine/retrieval"
+	"mnemo/engine/retrieval/lexicon/wordnet"
 )
 
 // hybridOf is engine/bolt's hybrid ranking of a query's keyword and vector
@@ -134,7 +135,7 @@ type wnExpansion struct {
 
 // expand is the related words (stemmed, distinct, none a query word) of
 // the query's content words.
-func (x wnExpansion) expand(db *wordNet, stop map[string]bool, inStore func(string) bool, query string) []string {
+func (x wnExpansion) expand(db *wordnet.DB, stop map[string]bool, inStore func(string) bool, query string) []string {
 	words := baselineTokens(query)
 	have := map[string]bool{}
 	for _, w := range words {
@@ -143,7 +144,7 @@ func (x wnExpansion) expand(db *wordNet, stop map[string]bool, inStore func(stri
 	var out []string
 	add := func(lemma string) {
 		for _, part := range strings.FieldsFunc(lemma, func(r rune) bool { return r == '_' || r == '-' || r == '/' }) {
-			if stop[part] || x.maxSenses > 0 && db.senseCount(part) > x.maxSenses {
+			if stop[part] || x.maxSenses > 0 && senseCount(db, part) > x.maxSenses {
 				continue
 			}
 			if s := snowball(part); !have[s] {
@@ -156,7 +157,7 @@ func (x wnExpansion) expand(db *wordNet, stop map[string]bool, inStore func(stri
 		if stop[w] || len(w) < 3 || x.absent && inStore(snowball(w)) {
 			continue
 		}
-		for _, p := range wnAllPOS() {
+		for _, p := range wordnet.AllPOS() {
 			bases := db.BaseForms(w, p)
 			if len(bases) == 0 {
 				continue
@@ -168,7 +169,7 @@ func (x wnExpansion) expand(db *wordNet, stop map[string]bool, inStore func(stri
 				}
 				for _, ptr := range s.Pointers {
 					if x.hypernyms && (ptr.Symbol == "@" || ptr.Symbol == "@i") || x.similar && ptr.Symbol == "&" {
-						if r, err := db.Synset(ptr.POS, ptr.Offset); err == nil {
+						if r, err := db.SynsetAt(ptr.POS, ptr.Offset); err == nil {
 							for _, rw := range r.Words[:min(3, len(r.Words))] {
 								add(rw)
 							}
@@ -182,9 +183,9 @@ func (x wnExpansion) expand(db *wordNet, stop map[string]bool, inStore func(stri
 }
 
 // senseCount is a word's senses in every part of speech.
-func (db *wordNet) senseCount(w string) int {
+func senseCount(db *wordnet.DB, w string) int {
 	n := 0
-	for _, p := range wnAllPOS() {
+	for _, p := range wordnet.AllPOS() {
 		if bases := db.BaseForms(w, p); len(bases) > 0 {
 			ss, _ := db.Senses(bases[0], p)
 			n += len(ss)
@@ -298,9 +299,9 @@ func TestExpansionSweep(t *testing.T) {
 		t.Skip("run with -eval")
 	}
 	const wnDir = "/usr/share/wordnet"
-	var db *wordNet
+	var db *wordnet.DB
 	if _, err := os.Stat(wnDir); err == nil {
-		if db, err = openWordNet(wnDir); err != nil {
+		if db, err = wordnet.Open(wnDir); err != nil {
 			t.Fatal(err)
 		}
 	} else {

@@ -1,0 +1,375 @@
+// Package lexicon knows what kind of thing a noun names: that a cello is an
+// instrument, Oslo a city, basil a plant and badminton a sport. A question
+// names a kind ("What instrument is Maya learning?") where the turn that
+// answers it names the thing ("I signed up for cello lessons"), and shares
+// no word with it; the conversation levers of hybrid fetch
+// (retrieval.ConvConfig.Kind) read this package to tell that turn apart.
+//
+// What it knows is Princeton WordNet 3.0's nouns: their senses and each
+// sense's hypernyms, embedded in the binary (nouns.bin.gz, 1.2 MB,
+// written by genlexicon) and decoded on first use. Nothing is learned and
+// nothing is read from disk at run time. WordNet 3.0 is Copyright 2006 by
+// Princeton University, used under its licence (WORDNET-LICENSE).
+package lexicon
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	_ "embed"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+
+	"mnemo/engine/retrieval/lexicon/wordnet"
+)
+
+//go:generate go run ./genlexicon -wordnet /usr/share/wordnet -out nouns.bin.gz
+
+//go:embed nouns.bin.gz
+var embedded []byte
+
+// magic starts the encoded lexicon; a change to the format changes it.
+const magic = "mnemo-lexicon 1\n"
+
+// Source is a lexicon as genlexicon reads it from WordNet.
+type Source struct {
+	// Parents is each synset's hypernyms, as indexes into Parents.
+	Parents [][]int
+	// Lemmas is every noun, lower case, words joined by a space ("bass
+	// guitar"), in sorted order.
+	Lemmas []Lemma
+	// Irregular is the plurals the suffix rules miss, and their lemmas
+	// ("mice" -> "mouse").
+	Irregular [][2]string
+}
+
+// Lemma is a noun and its senses (indexes into Source.Parents), the most
+// frequent first.
+type Lemma struct {
+	Text   string
+	Senses []int
+}
+
+// Lexicon is a decoded lexicon. It is read-only, so one serves every
+// session of a process.
+type Lexicon struct {
+	parentAt, parents []int32 // synset i's hypernyms: parents[parentAt[i]:parentAt[i+1]]
+	childAt, children []int32 // the same, downwards
+	senses            map[string][]int32
+	lemmaAt           []int32 // synset i's lemmas: lemmaOf[lemmaAt[i]:lemmaAt[i+1]]
+	lemmaOf           []string
+	irregular         map[string][]string
+	synsets           int
+	maxUnder          float64 // ln(1 + the number of synsets)
+}
+
+// Default is the lexicon embedded in the binary, decoded once (about 0.1 s
+// and 20 MB of heap) on first use.
+func Default() (*Lexicon, error) { return decodeEmbedded() }
+
+var decodeEmbedded = sync.OnceValues(func() (*Lexicon, error) { return Decode(embedded) })
+
+// Encode writes src in the embedded format: gzip of the magic, then
+// uvarints (the synsets' parents, the lemmas with their senses, the
+// irregular plurals).
+func Encode(src Source) ([]byte, error) {
+	var raw bytes.Buffer
+	raw.WriteString(magic)
+	num := func(n int) { raw.Write(binary.AppendUvarint(nil, uint64(n))) }
+	str := func(s string) { num(len(s)); raw.WriteString(s) }
+	num(len(src.Parents))
+	for _, ps := range src.Parents {
+		num(len(ps))
+		for _, p := range ps {
+			if p < 0 || p >= len(src.Parents) {
+				return nil, fmt.Errorf("lexicon: parent %d out of range", p)
+			}
+			num(p)
+		}
+	}
+	num(len(src.Lemmas))
+	for _, l := range src.Lemmas {
+		str(l.Text)
+		num(len(l.Senses))
+		for _, s := range l.Senses {
+			if s < 0 || s >= len(src.Parents) {
+				return nil, fmt.Errorf("lexicon: %q: sense %d out of range", l.Text, s)
+			}
+			num(s)
+		}
+	}
+	num(len(src.Irregular))
+	for _, x := range src.Irregular {
+		str(x[0])
+		str(x[1])
+	}
+	var out bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&out, gzip.BestCompression)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := zw.Write(raw.Bytes()); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// errCorrupt is what Decode says of data that is not a lexicon.
+var errCorrupt = errors.New("lexicon: corrupt data")
+
+// Decode reads a lexicon Encode wrote.
+func Decode(data []byte) (*Lexicon, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("lexicon: %w", err)
+	}
+	r := bufio.NewReader(zr)
+	head := make([]byte, len(magic))
+	if _, err := io.ReadFull(r, head); err != nil || string(head) != magic {
+		return nil, fmt.Errorf("%w: not a mnemo lexicon of this version", errCorrupt)
+	}
+	var failed error
+	num := func(limit int) int {
+		if failed != nil {
+			return 0
+		}
+		v, err := binary.ReadUvarint(r)
+		if err != nil || v > uint64(limit) {
+			failed = errCorrupt
+			return 0
+		}
+		return int(v)
+	}
+	str := func() string {
+		n := num(1 << 10)
+		if failed != nil {
+			return ""
+		}
+		b := make([]byte, n)
+		if _, err := io.ReadFull(r, b); err != nil {
+			failed = errCorrupt
+		}
+		return string(b)
+	}
+	const most = 1 << 22 // far above WordNet's 82,115 noun synsets
+	l := &Lexicon{synsets: num(most)}
+	l.parentAt = make([]int32, 0, l.synsets+1)
+	for range l.synsets {
+		l.parentAt = append(l.parentAt, int32(len(l.parents)))
+		for range num(most) {
+			l.parents = append(l.parents, int32(num(l.synsets-1)))
+		}
+		if failed != nil {
+			return nil, failed
+		}
+	}
+	l.parentAt = append(l.parentAt, int32(len(l.parents)))
+	lemmas := num(most)
+	l.senses = make(map[string][]int32, lemmas)
+	for range lemmas {
+		text := str()
+		ss := make([]int32, num(most))
+		for i := range ss {
+			ss[i] = int32(num(l.synsets - 1))
+		}
+		if failed != nil {
+			return nil, failed
+		}
+		l.senses[text] = ss
+	}
+	irregular := num(most)
+	l.irregular = make(map[string][]string, irregular)
+	for range irregular {
+		form, base := str(), str()
+		if failed != nil {
+			return nil, failed
+		}
+		l.irregular[form] = append(l.irregular[form], base)
+	}
+	if _, err := r.ReadByte(); err != io.EOF {
+		return nil, fmt.Errorf("%w: data after the end", errCorrupt)
+	}
+	l.buildChildren()
+	l.buildLemmas()
+	l.maxUnder = math.Log1p(float64(l.synsets))
+	return l, nil
+}
+
+func (l *Lexicon) buildChildren() {
+	count := make([]int32, l.synsets+1)
+	for _, p := range l.parents {
+		count[p+1]++
+	}
+	for i := 1; i <= l.synsets; i++ {
+		count[i] += count[i-1]
+	}
+	l.childAt = count
+	l.children = make([]int32, len(l.parents))
+	next := append([]int32(nil), count[:l.synsets]...)
+	for s := range l.synsets {
+		for _, p := range l.parents[l.parentAt[s]:l.parentAt[s+1]] {
+			l.children[next[p]] = int32(s)
+			next[p]++
+		}
+	}
+}
+
+func (l *Lexicon) buildLemmas() {
+	count := make([]int32, l.synsets+1)
+	for _, ss := range l.senses {
+		for _, s := range ss {
+			count[s+1]++
+		}
+	}
+	for i := 1; i <= l.synsets; i++ {
+		count[i] += count[i-1]
+	}
+	l.lemmaAt = count
+	l.lemmaOf = make([]string, count[l.synsets])
+	next := append([]int32(nil), count[:l.synsets]...)
+	for text, ss := range l.senses {
+		for _, s := range ss {
+			l.lemmaOf[next[s]] = text
+			next[s]++
+		}
+	}
+	for s := range l.synsets { // map order above; sorted for stable answers
+		slices.Sort(l.lemmaOf[l.lemmaAt[s]:l.lemmaAt[s+1]])
+	}
+}
+
+// Lemmas is the lemmas a noun (lower case, words joined by a space) may be
+// a form of: itself, its irregular plural's lemma, and what WordNet's
+// suffix rules make of it ("tomatoes" -> "tomato", "runner beans" ->
+// "runner bean"), those the lexicon holds.
+func (l *Lexicon) Lemmas(noun string) []string {
+	var out []string
+	add := func(b string) {
+		if _, ok := l.senses[b]; ok && !containsString(out, b) {
+			out = append(out, b)
+		}
+	}
+	add(noun)
+	for _, b := range l.irregular[noun] {
+		add(b)
+	}
+	for _, r := range wordnet.Detach(wordnet.Noun) {
+		if strings.HasSuffix(noun, r[0]) && len(noun) > len(r[0]) {
+			add(noun[:len(noun)-len(r[0])] + r[1])
+		}
+	}
+	return out
+}
+
+func containsString(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Kind is a noun taken as a kind of thing: every sense of every lemma it
+// may be a form of, and what is under them.
+type Kind struct {
+	// Word is the noun the kind was made from, as given.
+	Word string
+	// Specificity is in (0, 1]: 1 - ln(1 + the synsets under the kind) /
+	// ln(1 + every synset). "cello" (nothing under it) would be 1,
+	// "instrument" about 0.3, "entity" 0: a kind that holds most things
+	// tells little.
+	Specificity float64
+	own         map[int32]bool // the kind's own senses
+	under       []uint64       // a bit per synset strictly under one of them
+	lex         *Lexicon
+}
+
+// Kind is noun as a kind of thing, false when the lexicon does not know it
+// as a noun or nothing is under it.
+func (l *Lexicon) Kind(noun string) (*Kind, bool) {
+	k := &Kind{Word: noun, own: map[int32]bool{}, under: make([]uint64, (l.synsets+63)/64), lex: l}
+	var queue []int32
+	for _, lemma := range l.Lemmas(noun) {
+		for _, s := range l.senses[lemma] {
+			if !k.own[s] {
+				k.own[s] = true
+				queue = append(queue, s)
+			}
+		}
+	}
+	n := 0
+	for len(queue) > 0 {
+		s := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		for _, c := range l.children[l.childAt[s]:l.childAt[s+1]] {
+			if k.under[c/64]&(1<<(c%64)) == 0 {
+				k.under[c/64] |= 1 << (c % 64)
+				n++
+				queue = append(queue, c)
+			}
+		}
+	}
+	if n == 0 {
+		return nil, false
+	}
+	k.Specificity = 1 - math.Log1p(float64(n))/l.maxUnder
+	return k, true
+}
+
+// Holds reports whether noun (lower case, words joined by a space) names,
+// in one of its senses, something under the kind: "cello" for
+// "instrument", "tomatoes" for "plant". The kind's own word does not count
+// ("instrument" is not held by "instrument").
+func (k *Kind) Holds(noun string) bool {
+	for _, lemma := range k.lex.Lemmas(noun) {
+		for _, s := range k.lex.senses[lemma] {
+			if k.under[s/64]&(1<<(s%64)) != 0 && !k.own[s] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Nouns calls yield with every lemma of every sense under the kind (each
+// once, nearest senses first), until yield returns false: the words a
+// turn may name a thing of the kind with.
+func (k *Kind) Nouns(yield func(string) bool) {
+	seen := map[string]bool{}
+	l := k.lex
+	queue := make([]int32, 0, len(k.own))
+	for s := range k.own {
+		queue = append(queue, s)
+	}
+	slices.Sort(queue)
+	visited := map[int32]bool{}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		for _, c := range l.children[l.childAt[s]:l.childAt[s+1]] {
+			if visited[c] || k.own[c] {
+				continue
+			}
+			visited[c] = true
+			for _, w := range l.lemmaOf[l.lemmaAt[c]:l.lemmaAt[c+1]] {
+				if !seen[w] {
+					seen[w] = true
+					if !yield(w) {
+						return
+					}
+				}
+			}
+			queue = append(queue, c)
+		}
+	}
+}
