@@ -8,6 +8,7 @@ import (
 
 	"mnemo/contract"
 	"mnemo/engine/retrieval"
+	"mnemo/engine/retrieval/lexicon"
 )
 
 // convConfig is the conversation levers hybrid fetch uses (Options.Conversation,
@@ -114,7 +115,11 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 	for _, t := range turns {
 		inTurns[t.ID] = true
 	}
-	kinds, err := e.kindTurns(ctx, q, f, cfg, func(id string) bool { return inTurns[id] && !joined[id] })
+	var km *retrieval.KindMatch
+	if cfg.Kind > 0 {
+		km = retrieval.QueryKinds(q)
+	}
+	kinds, err := e.kindTurns(ctx, km, f, cfg, func(id string) bool { return inTurns[id] && !joined[id] })
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +149,7 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 	for i := range turns {
 		turns[i].Score = scores[turns[i].ID]
 		turns[i].Before = before[turns[i].ID]
+		turns[i].Kind = km.Score(turns[i].Text)
 	}
 	ranked := retrieval.RerankTurns(q, turns, dates, datesOK, nil, cfg)
 	if cfg.Second > 0 && cfg.SecondSeeds > 0 {
@@ -173,6 +179,7 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 			}
 			for i := range extra {
 				extra[i].Before = before[extra[i].ID]
+				extra[i].Kind = km.Score(extra[i].Text)
 			}
 			turns = append(turns, extra...)
 			ranked = retrieval.RerankTurns(q, turns, dates, datesOK, scoredOf(sec), cfg)
@@ -185,12 +192,30 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 	return out, nil
 }
 
+// kindHeld is the lexicon's nouns the store holds (retrieval.KindHeld),
+// made once per learned model and kept.
+func (e *Engine) kindHeld(model *retrieval.LearnedModel) *lexicon.Held {
+	e.kinds.mu.Lock()
+	defer e.kinds.mu.Unlock()
+	if e.kinds.model != model {
+		e.kinds.model, e.kinds.held = model, retrieval.KindHeld(model, kindTermShare)
+	}
+	return e.kinds.held
+}
+
+// kindTermShare is the most of the store a thing of a kind may be said in
+// and still be searched for: "weekend" is a time, and small talk says it
+// everywhere; a search for it costs its postings and finds nothing a
+// question of a kind wants.
+const kindTermShare = 0.01
+
 // kindTurns is the keyword ranking's best cfg.KindPool turns for the things
 // of the kinds the question names that the store holds
-// (retrieval.KindTerms: the learned model's vocabulary says what it holds),
+// (retrieval.KindMatch.Terms: the learned model's vocabulary says what it holds;
+// those said in more than kindTermShare of it are left out),
 // but those it already has (have); none without a learned model.
-func (e *Engine) kindTurns(ctx context.Context, q string, f contract.MetaFilter, cfg retrieval.ConvConfig, have func(id string) bool) ([]retrieval.Turn, error) {
-	if cfg.Kind <= 0 || cfg.KindPool <= 0 {
+func (e *Engine) kindTurns(ctx context.Context, km *retrieval.KindMatch, f contract.MetaFilter, cfg retrieval.ConvConfig, have func(id string) bool) ([]retrieval.Turn, error) {
+	if km == nil || cfg.KindPool <= 0 {
 		return nil, nil
 	}
 	le, ok := e.embedder.(*retrieval.LearnedEmbedder)
@@ -201,11 +226,11 @@ func (e *Engine) kindTurns(ctx context.Context, q string, f contract.MetaFilter,
 	if model == nil {
 		return nil, nil
 	}
-	terms := retrieval.KindTerms(q, model.Knows)
+	terms := km.Terms(e.kindHeld(model))
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	kw, err := e.rankKeyword(ctx, strings.Join(terms, " "), f, cfg.KindPool)
+	kw, err := e.rankKeywordAmong(ctx, strings.Join(terms, " "), f, cfg.KindPool)
 	if err != nil {
 		return nil, err
 	}

@@ -35,6 +35,7 @@ import (
 	"mnemo/engine/bolt/internal/index"
 	"mnemo/engine/bolt/internal/trigram"
 	"mnemo/engine/retrieval"
+	"mnemo/engine/retrieval/lexicon"
 )
 
 // File names inside a store directory, each written here once: the engine
@@ -231,6 +232,13 @@ type indexLife struct {
 
 // Engine is a store opened for reading and writing. It is safe for concurrent use.
 type Engine struct {
+	// kinds is the lexicon's nouns the store holds, for the kind lever of
+	// conversation fetch, and the learned model it was made from.
+	kinds struct {
+		mu    sync.Mutex
+		model *retrieval.LearnedModel
+		held  *lexicon.Held
+	}
 	dir   string
 	db    *bbolt.DB
 	ix    *index.Index

@@ -148,6 +148,23 @@ func scoredOf(r []rankedID) []retrieval.ScoredID {
 }
 
 func (e *Engine) rankKeyword(ctx context.Context, q string, f contract.MetaFilter, want int) ([]rankedID, error) {
+	return e.keywordWith(f, func(res *index.Residual) ([]index.Scored, error) {
+		return e.ix.Keyword(ctx, q, f, true, 0, want, res)
+	})
+}
+
+// rankKeywordAmong is rankKeyword for a query of many words in a filter that
+// admits few records: the filter leads (index.KeywordAmong).
+func (e *Engine) rankKeywordAmong(ctx context.Context, q string, f contract.MetaFilter, want int) ([]rankedID, error) {
+	return e.keywordWith(f, func(res *index.Residual) ([]index.Scored, error) {
+		return e.ix.KeywordAmong(ctx, q, f, true, want, res)
+	})
+}
+
+// keywordWith runs a keyword search of the index under f: the residual the
+// table answers when the index does not hold every clause of f, the locks
+// held for the search.
+func (e *Engine) keywordWith(f contract.MetaFilter, search func(res *index.Residual) ([]index.Scored, error)) ([]rankedID, error) {
 	var res *index.Residual
 	if index.NeedsResidual(f) {
 		// The table answers the clauses the index does not hold; it is read
@@ -184,7 +201,7 @@ func (e *Engine) rankKeyword(ctx context.Context, q string, f contract.MetaFilte
 	// closes it.
 	e.idx.mu.RLock()
 	defer e.idx.mu.RUnlock()
-	scored, err := e.ix.Keyword(ctx, q, f, true, 0, want, res)
+	scored, err := search(res)
 	if err != nil {
 		return nil, contract.AsError(err)
 	}

@@ -68,7 +68,7 @@ type ConvConfig struct {
 	// answers a question often shares no word with it.
 	Kind float64
 	// KindPool is how many turns join the candidates from a keyword search
-	// of the things of those kinds the store holds (KindTerms): the turn
+	// of the things of those kinds the store holds (KindMatch.Terms): the turn
 	// that names one is rarely among the others.
 	KindPool int
 }
@@ -76,7 +76,7 @@ type ConvConfig struct {
 // DefaultConvConfig is the hybrid fetch's conversation levers, chosen on the
 // tuning conversation set (eval.GenConversations; docs/retrieval.md).
 func DefaultConvConfig() ConvConfig {
-	return ConvConfig{Speaker: 0.5, Time: 1.0, TimeWindow: 100, Second: 0.3, SecondSeeds: 2, Duplicate: 0.2, Specific: 0.4, VectorPool: 200, AnchorDays: 60, Neighbour: 0.3, Kind: 0.1, KindPool: 30}
+	return ConvConfig{Speaker: 0.5, Time: 1.0, TimeWindow: 100, Second: 0.3, SecondSeeds: 2, Duplicate: 0.2, Specific: 0.4, VectorPool: 200, AnchorDays: 60, Neighbour: 0.3, Kind: 0.1, KindPool: 20}
 }
 
 // Turn is a candidate of a conversation ranking: its fused score and what the
@@ -92,6 +92,9 @@ type Turn struct {
 	// Before is what the turn just before it in its conversation lends it
 	// (ReplyContext): its fused score when it asks something, else 0.
 	Before float64
+	// Kind is the specificity of the most specific kind the question names
+	// that the turn names a thing of (KindMatch.Score), 0 when none.
+	Kind float64
 }
 
 // DateRange is a span of days a question names, [From, To).
@@ -448,10 +451,6 @@ func SeedNames(q string, seeds []Turn) []string {
 // copies of a text already ranked. The result is best first, ties by id.
 func RerankTurns(q string, turns []Turn, dates DateRange, datesOK bool, second []ScoredID, cfg ConvConfig) []ScoredID {
 	names := QueryNames(q)
-	var kinds *kindMatch
-	if cfg.Kind != 0 {
-		kinds = queryKinds(q, names)
-	}
 	secondScore := map[string]float64{}
 	if len(second) > 0 && second[0].Score > 0 {
 		for _, s := range second {
@@ -470,9 +469,7 @@ func RerankTurns(q string, turns []Turn, dates DateRange, datesOK bool, second [
 			s += cfg.Time
 		}
 		s += secondScore[t.ID] + cfg.Specific*t.Specificity + cfg.Neighbour*t.Before
-		if kinds != nil {
-			s += cfg.Kind * kinds.score(t.Text)
-		}
+		s += cfg.Kind * t.Kind
 		out[i] = ScoredID{ID: t.ID, Score: s}
 	}
 	text := make(map[string]string, len(turns))
@@ -494,22 +491,26 @@ func RerankTurns(q string, turns []Turn, dates DateRange, datesOK bool, second [
 	return out
 }
 
-// kindMatch is the kinds of thing a question names and what each turn's
-// words and word pairs were found to be, kept for the ranking: the turns of
-// a conversation repeat their words.
-type kindMatch struct {
+// KindMatch is the kinds of thing a question names and what each turn's
+// words and word pairs were found to be, kept for the question: the turns
+// of a conversation repeat their words. It is one question's, not safe for
+// concurrent use.
+type KindMatch struct {
+	lex   *lexicon.Lexicon
 	kinds []*lexicon.Kind
 	terms map[string]float64 // a turn's word or word pair -> the best specificity of a kind it is of
 }
 
-// queryKinds is the kinds the question's words name (names and stop words
-// aside), nil when none or when the lexicon cannot be read.
-func queryKinds(q string, names map[string]bool) *kindMatch {
+// QueryKinds is the kinds the question's words name (the names it holds and
+// stop words aside: "Pepper" the dog is no pepper), nil when none or when
+// the lexicon cannot be read.
+func QueryKinds(q string) *KindMatch {
+	names := QueryNames(q)
 	lex, err := lexicon.Default()
 	if err != nil {
 		return nil
 	}
-	m := &kindMatch{terms: map[string]float64{}}
+	m := &KindMatch{lex: lex, terms: map[string]float64{}}
 	seen := map[string]bool{}
 	for _, w := range words(q) {
 		if _, stop := stopWords[w]; stop || names[w] || seen[w] || len(w) < 3 {
@@ -526,23 +527,22 @@ func queryKinds(q string, names map[string]bool) *kindMatch {
 	return m
 }
 
-// kindTermsMax bounds the words KindTerms gives: "animal" holds thousands.
-const kindTermsMax = 200
+// kindTermsMax bounds the words KindMatch.Terms gives: "animal" holds thousands.
+const kindTermsMax = 64
 
-// KindTerms is the words of things of the kinds the question names that
-// the store holds (known), the nearest kinds first, at most kindTermsMax:
-// "cello", "ukulele", "drums" for "What instrument is Maya learning?".
-// nil when the question names no kind.
-func KindTerms(q string, known func(string) bool) []string {
-	m := queryKinds(q, QueryNames(q))
-	if m == nil {
+// Terms is the words of things of the kinds the question names that
+// the store holds (held: KindHeld), the nearest kinds first, at most
+// kindTermsMax: "cello", "ukulele", "drums" for "What instrument is Maya
+// learning?". nil when the question names no kind.
+func (m *KindMatch) Terms(held *lexicon.Held) []string {
+	if m == nil || held == nil {
 		return nil
 	}
 	var out []string
 	seen := map[string]bool{}
 	for _, k := range m.kinds {
-		k.Nouns(func(n string) bool {
-			if !seen[n] && known(n) {
+		k.Nouns(held, func(n string) bool {
+			if !seen[n] {
 				seen[n] = true
 				out = append(out, n)
 			}
@@ -552,23 +552,42 @@ func KindTerms(q string, known func(string) bool) []string {
 	return out
 }
 
-// score is the best specificity of a kind the question names that a word
+// KindHeld is the lexicon's nouns the model's store holds and says in at
+// most maxShare of its texts (a thing said everywhere, "weekend" for a
+// time, finds nothing a question of a kind wants, and its search costs
+// its postings); nil without the lexicon. It reads the whole lexicon
+// (about 40 ms), so it is made once per model.
+func KindHeld(m *LearnedModel, maxShare float64) *lexicon.Held {
+	lex, err := lexicon.Default()
+	if err != nil || m == nil {
+		return nil
+	}
+	return lex.Held(func(lemma string) bool {
+		share, ok := m.DocShare(lemma)
+		return ok && share <= maxShare
+	})
+}
+
+// Score is the best specificity of a kind the question names that a word
 // of text, or two words together ("bass guitar"), is of; 0 when none.
-func (m *kindMatch) score(text string) float64 {
+func (m *KindMatch) Score(text string) float64 {
+	if m == nil {
+		return 0
+	}
 	ws := words(text)
 	best := 0.0
 	for i, w := range ws {
 		if _, stop := stopWords[w]; !stop {
 			best = max(best, m.term(w))
 		}
-		if i > 0 {
+		if i > 0 && m.lex.StartsCompound(ws[i-1]) {
 			best = max(best, m.term(ws[i-1]+" "+w))
 		}
 	}
 	return best
 }
 
-func (m *kindMatch) term(t string) float64 {
+func (m *KindMatch) term(t string) float64 {
 	if v, ok := m.terms[t]; ok {
 		return v
 	}

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"mnemo/engine/retrieval/lexicon"
 )
 
 func TestQueryDates(t *testing.T) {
@@ -261,7 +263,11 @@ func TestReplyContext(t *testing.T) {
 
 func TestKindTermsAreThingsOfTheKindsAsked(t *testing.T) {
 	store := map[string]bool{"cello": true, "ukulele": true, "piano": true, "lisbon": true, "oslo": true, "puppy": true, "pepper": true, "chilli": true}
-	known := func(w string) bool { return store[w] }
+	lex, err := lexicon.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := lex.Held(func(w string) bool { return store[w] })
 	for _, c := range []struct {
 		q            string
 		want, absent []string
@@ -273,15 +279,15 @@ func TestKindTermsAreThingsOfTheKindsAsked(t *testing.T) {
 		{"When did Pepper first see a vet?", nil, []string{"chilli"}},
 		{"How have you been?", nil, []string{"cello", "oslo"}},
 	} {
-		got := KindTerms(c.q, known)
+		got := QueryKinds(c.q).Terms(held)
 		for _, w := range c.want {
 			if !slices.Contains(got, w) {
-				t.Errorf("KindTerms(%q) = %v, want %q among them", c.q, got, w)
+				t.Errorf("Terms of %q: = %v, want %q among them", c.q, got, w)
 			}
 		}
 		for _, w := range c.absent {
 			if slices.Contains(got, w) {
-				t.Errorf("KindTerms(%q) = %v, want no %q", c.q, got, w)
+				t.Errorf("Terms of %q: = %v, want no %q", c.q, got, w)
 			}
 		}
 	}
@@ -297,6 +303,10 @@ func TestKindLeverLiftsTheTurnThatNamesTheThing(t *testing.T) {
 	off := RerankTurns(q, turns, DateRange{}, false, nil, ConvConfig{})
 	if off[0].ID != "a" {
 		t.Fatalf("without the lever, ties go by id: %v", off)
+	}
+	km := QueryKinds(q)
+	for i := range turns {
+		turns[i].Kind = km.Score(turns[i].Text)
 	}
 	on := RerankTurns(q, turns, DateRange{}, false, nil, ConvConfig{Kind: 0.1})
 	if on[0].ID != "b" || on[0].Score <= 0.5 || on[1].Score != 0.5 {

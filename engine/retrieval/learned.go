@@ -730,16 +730,22 @@ func (m *LearnedModel) Specificity(text string) float64 {
 	return min(1, best/top)
 }
 
-// Knows reports whether every word of text is in the model's vocabulary:
-// whether the store holds it (among its MaxVocab most common words).
-func (m *LearnedModel) Knows(text string) bool {
+// DocShare is the share of the learned texts that hold the most common word
+// of text (from its idf), false when a word of text is not in the model's
+// vocabulary (the store does not hold it among its MaxVocab most common
+// words) or text has no word.
+func (m *LearnedModel) DocShare(text string) (float64, bool) {
 	ws := learnTokens(text, m.cfg.Stem, m.cfg.MaxTokens)
+	share := 0.0
 	for _, w := range ws {
-		if _, ok := m.words[w]; !ok {
-			return false
+		r, ok := m.words[w]
+		if !ok {
+			return 0, false
 		}
+		// idf = ln(1 + n/df), so df/n = 1 / (e^idf - 1).
+		share = max(share, 1/math.Expm1(float64(m.idf[r])))
 	}
-	return len(ws) > 0
+	return share, len(ws) > 0
 }
 
 // hashWeight is a word's weight in the hashed part.

@@ -153,3 +153,11 @@ func BenchmarkConvFetchHybridNoNeighbour(b *testing.B) {
 func BenchmarkConvFetchHybridExchange(b *testing.B) {
 	benchConvFetch(b, contract.ModeHybrid, nil, ConvExchange)
 }
+func BenchmarkConvFetchHybridNoKind(b *testing.B) {
+	cfg := retrieval.DefaultConvConfig()
+	cfg.Kind = 0
+	benchConvFetch(b, contract.ModeHybrid, &cfg, "")
+}
+func BenchmarkConvFetchHybridSingleHop(b *testing.B) {
+	benchConvFetch(b, contract.ModeHybrid, nil, ConvSingleHop)
+}

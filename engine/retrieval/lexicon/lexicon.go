@@ -65,6 +65,7 @@ type Lexicon struct {
 	lemmaAt           []int32 // synset i's lemmas: lemmaOf[lemmaAt[i]:lemmaAt[i+1]]
 	lemmaOf           []string
 	irregular         map[string][]string
+	compound          map[string]bool // the first words of the lemmas of two words or more
 	synsets           int
 	maxUnder          float64 // ln(1 + the number of synsets)
 }
@@ -200,6 +201,12 @@ func Decode(data []byte) (*Lexicon, error) {
 	}
 	l.buildChildren()
 	l.buildLemmas()
+	l.compound = map[string]bool{}
+	for text := range l.senses {
+		if first, _, ok := strings.Cut(text, " "); ok {
+			l.compound[first] = true
+		}
+	}
 	l.maxUnder = math.Log1p(float64(l.synsets))
 	return l, nil
 }
@@ -341,35 +348,66 @@ func (k *Kind) Holds(noun string) bool {
 	return false
 }
 
-// Nouns calls yield with every lemma of every sense under the kind (each
-// once, nearest senses first), until yield returns false: the words a
-// turn may name a thing of the kind with.
-func (k *Kind) Nouns(yield func(string) bool) {
-	seen := map[string]bool{}
+// StartsCompound reports whether word is the first of a lemma of more
+// words ("bass" of "bass guitar"): only then is a pair of words worth
+// looking up.
+func (l *Lexicon) StartsCompound(word string) bool { return l.compound[word] }
+
+// Held is the lemmas a store holds, as far as the lexicon goes (Lexicon.Held).
+type Held struct {
+	lemmas map[string]bool
+	synset []uint64 // a bit per synset with a held lemma
+}
+
+// Held is the lemmas accept takes, and the synsets they are senses of. It
+// asks accept of every lemma once (117,798 of them), so it is made once
+// for what it describes (a store's vocabulary) and kept.
+func (l *Lexicon) Held(accept func(lemma string) bool) *Held {
+	h := &Held{lemmas: map[string]bool{}, synset: make([]uint64, (l.synsets+63)/64)}
+	for text, ss := range l.senses {
+		if accept(text) {
+			h.lemmas[text] = true
+			for _, s := range ss {
+				h.synset[s/64] |= 1 << (s % 64)
+			}
+		}
+	}
+	return h
+}
+
+// Nouns calls yield with every held lemma of every sense under the kind
+// (each once, the nearest senses first, in lemma order within a sense),
+// until yield returns false: the words a turn of the store may name a
+// thing of the kind with.
+func (k *Kind) Nouns(h *Held, yield func(string) bool) {
 	l := k.lex
+	seen := map[string]bool{}
+	visited := make([]uint64, len(k.under))
 	queue := make([]int32, 0, len(k.own))
 	for s := range k.own {
 		queue = append(queue, s)
 	}
 	slices.Sort(queue)
-	visited := map[int32]bool{}
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
 		for _, c := range l.children[l.childAt[s]:l.childAt[s+1]] {
-			if visited[c] || k.own[c] {
+			if visited[c/64]&(1<<(c%64)) != 0 || k.own[c] {
 				continue
 			}
-			visited[c] = true
+			visited[c/64] |= 1 << (c % 64)
+			queue = append(queue, c)
+			if h.synset[c/64]&(1<<(c%64)) == 0 {
+				continue
+			}
 			for _, w := range l.lemmaOf[l.lemmaAt[c]:l.lemmaAt[c+1]] {
-				if !seen[w] {
+				if h.lemmas[w] && !seen[w] {
 					seen[w] = true
 					if !yield(w) {
 						return
 					}
 				}
 			}
-			queue = append(queue, c)
 		}
 	}
 }

@@ -230,6 +230,18 @@ func TestFilterTranslationAgreesWithContract(t *testing.T) {
 		if !slices.Equal(gotIDs, wantRanked) {
 			t.Fatalf("round %d: Keyword(ranked=%v, %s) = %v; want %v", round, ranked, describe(f), gotIDs, wantRanked)
 		}
+		// KeywordAmong, led by the filter, finds what Keyword finds.
+		among, err := ix.KeywordAmong(ctx, "common alpha", f, ranked, n, res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := ix.Keyword(ctx, "common alpha", f, ranked, 0, n, res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := ids(among), ids(all); !slices.Equal(sorted(a), sorted(b)) {
+			t.Fatalf("round %d: KeywordAmong(%s) = %v; Keyword has %v", round, describe(f), a, b)
+		}
 		// Pages of five are the full ranking's, through the window of best
 		// hits (many tie: the texts are two words) or the listed ids.
 		full, err := ix.Keyword(ctx, "common alpha", f, ranked, 0, n, res)
@@ -251,6 +263,12 @@ func TestFilterTranslationAgreesWithContract(t *testing.T) {
 	if nonEmpty < rounds/4 {
 		t.Fatalf("only %d of %d random filters matched anything; the pools are too sparse to test", nonEmpty, rounds)
 	}
+}
+
+func sorted(l []string) []string {
+	l = slices.Clone(l)
+	slices.Sort(l)
+	return l
 }
 
 func describe(f contract.MetaFilter) string {

@@ -87,6 +87,33 @@ func (ix *Index) Keyword(ctx context.Context, q string, f contract.MetaFilter, r
 	}
 }
 
+// KeywordAmong is Keyword's first size hits for a query of many words within
+// a filter that admits few documents (a conversation's turns, searched for
+// the things of a kind): the filter leads, and the words are looked up in
+// the documents it admits, where Keyword scores every document that holds
+// a word and then filters. It finds what Keyword finds; a hit's score is
+// Keyword's plus what the filter's clauses add, the same for documents
+// that match them alike (the turns of one conversation). A filter that
+// needs a residual is Keyword's.
+func (ix *Index) KeywordAmong(ctx context.Context, q string, f contract.MetaFilter, ranked bool, size int, res *Residual) ([]Scored, error) {
+	if NeedsResidual(f) {
+		return ix.Keyword(ctx, q, f, ranked, 0, size, res)
+	}
+	terms := ix.build.text.queryTerms(q)
+	if len(terms) == 0 || size <= 0 {
+		return nil, nil
+	}
+	clauses := make([]query.Query, len(terms))
+	for i, t := range terms {
+		tq := query.NewTermQuery(t.term)
+		tq.SetField(fieldText)
+		tq.SetBoost(float64(t.count))
+		clauses[i] = tq
+	}
+	words := query.NewDisjunctionQuery(clauses)
+	return ix.page(ctx, query.NewConjunctionQuery([]query.Query{filterQuery(f, ranked), words}), 0, size)
+}
+
 // top fetches the n best-scoring documents of q, scores settled, in no
 // particular order among equal scores.
 func (ix *Index) top(ctx context.Context, q query.Query, n int) ([]*search.DocumentMatch, error) {
