@@ -110,6 +110,7 @@ func RunConversations(ctx context.Context, e contract.Engine, opts Options) (Con
 	if e.Descriptor().Supports(contract.ModeHybrid) {
 		shapes = append(shapes,
 			convShape(e, "conversation hybrid fetch top 10, every question", contract.ModeHybrid, budgetVector, asks, keyOf, t.Rounds),
+			convShape(e, "conversation hybrid fetch top 10, single-hop questions (a kind named, the thing in the turn)", contract.ModeHybrid, budgetVector, only(eval.ConvSingleHop), keyOf, t.Rounds),
 			convShape(e, "conversation hybrid fetch top 10, temporal questions (a date named)", contract.ModeHybrid, budgetVector, only(eval.ConvTemporal), keyOf, t.Rounds),
 			convShape(e, "conversation hybrid fetch top 10, multi-hop questions", contract.ModeHybrid, budgetVector, only(eval.ConvMultiHop), keyOf, t.Rounds),
 			convShape(e, "conversation hybrid fetch top 10, relative questions (dated by another event)", contract.ModeHybrid, budgetVector, only(eval.ConvRelative), keyOf, t.Rounds),
