@@ -110,7 +110,9 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 		return fused, err
 	}
 	// Turns that name a thing of a kind the question names join: "cello
-	// lessons" for "What instrument ...".
+	// lessons" for "What instrument ...". A question dated by another event
+	// ("shortly before adopting Biscuit") has the turns of its dates for
+	// candidates already, and has paid a search for the event.
 	inTurns := make(map[string]bool, len(turns))
 	for _, t := range turns {
 		inTurns[t.ID] = true
@@ -118,8 +120,14 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 	var km *retrieval.KindMatch
 	if cfg.Kind > 0 {
 		km = retrieval.QueryKinds(q)
+		if le, ok := e.embedder.(*retrieval.LearnedEmbedder); ok && km != nil {
+			km.Hold(e.kindHeld(le.Current()))
+		}
 	}
-	kinds, err := e.kindTurns(ctx, km, f, cfg, func(id string) bool { return inTurns[id] && !joined[id] })
+	var kinds []retrieval.Turn
+	if !anchored {
+		kinds, err = e.kindTurns(ctx, km, f, cfg, func(id string) bool { return inTurns[id] && !joined[id] })
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -195,6 +203,9 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 // kindHeld is the lexicon's nouns the store holds (retrieval.KindHeld),
 // made once per learned model and kept.
 func (e *Engine) kindHeld(model *retrieval.LearnedModel) *lexicon.Held {
+	if model == nil {
+		return nil
+	}
 	e.kinds.mu.Lock()
 	defer e.kinds.mu.Unlock()
 	if e.kinds.model != model {
@@ -213,21 +224,11 @@ const kindTermShare = 0.01
 // of the kinds the question names that the store holds
 // (retrieval.KindMatch.Terms: the learned model's vocabulary says what it holds;
 // those said in more than kindTermShare of it are left out),
-// but those it already has (have); none without a learned model.
+// but those it already has (have); none before km.Hold (without a learned
+// model).
 func (e *Engine) kindTurns(ctx context.Context, km *retrieval.KindMatch, f contract.MetaFilter, cfg retrieval.ConvConfig, have func(id string) bool) ([]retrieval.Turn, error) {
-	if km == nil || cfg.KindPool <= 0 {
-		return nil, nil
-	}
-	le, ok := e.embedder.(*retrieval.LearnedEmbedder)
-	if !ok {
-		return nil, nil
-	}
-	model := le.Current()
-	if model == nil {
-		return nil, nil
-	}
-	terms := km.Terms(e.kindHeld(model))
-	if len(terms) == 0 {
+	terms := km.Terms()
+	if len(terms) == 0 || cfg.KindPool <= 0 {
 		return nil, nil
 	}
 	kw, err := e.rankKeywordAmong(ctx, strings.Join(terms, " "), f, cfg.KindPool)

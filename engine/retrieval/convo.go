@@ -498,7 +498,13 @@ func RerankTurns(q string, turns []Turn, dates DateRange, datesOK bool, second [
 type KindMatch struct {
 	lex   *lexicon.Lexicon
 	kinds []*lexicon.Kind
-	terms map[string]float64 // a turn's word or word pair -> the best specificity of a kind it is of
+	// After Hold: the things of the kinds the store holds and the
+	// specificity of the most specific kind of each, in the order listed,
+	// and the first words of those of two words or more.
+	held   map[string]float64
+	order  []string
+	firsts map[string]bool
+	terms  map[string]float64 // a turn's word or word pair -> the best specificity of a kind it is of
 }
 
 // QueryKinds is the kinds the question's words name (the names it holds and
@@ -530,26 +536,47 @@ func QueryKinds(q string) *KindMatch {
 // kindTermsMax bounds the words KindMatch.Terms gives: "animal" holds thousands.
 const kindTermsMax = 64
 
-// Terms is the words of things of the kinds the question names that
-// the store holds (held: KindHeld), the nearest kinds first, at most
-// kindTermsMax: "cello", "ukulele", "drums" for "What instrument is Maya
-// learning?". nil when the question names no kind.
-func (m *KindMatch) Terms(held *lexicon.Held) []string {
-	if m == nil || held == nil {
+// Terms is the words of things of the kinds the question names that the
+// store holds (Hold), the nearest kinds first, at most kindTermsMax:
+// "cello", "ukulele", "drums" for "What instrument is Maya learning?". nil
+// when the question names no kind or before Hold.
+func (m *KindMatch) Terms() []string {
+	if m == nil {
 		return nil
 	}
-	var out []string
-	seen := map[string]bool{}
+	return m.order[:min(len(m.order), kindTermsMax)]
+}
+
+// kindFloor is the least specificity of a kind Hold lists the things of:
+// a kind that holds most things ("thing", "group") would list most of the
+// store for a credit of next to nothing.
+const kindFloor = 0.25
+
+// Hold narrows the kinds to the things of them the store holds (held:
+// KindHeld): Terms lists them, and Score looks a turn's words up among them
+// rather than asking the lexicon of every word.
+func (m *KindMatch) Hold(held *lexicon.Held) {
+	if m == nil || held == nil {
+		return
+	}
+	m.held, m.order, m.firsts = map[string]float64{}, nil, map[string]bool{}
 	for _, k := range m.kinds {
+		if k.Specificity < kindFloor {
+			continue
+		}
 		k.Nouns(held, func(n string) bool {
-			if !seen[n] {
-				seen[n] = true
-				out = append(out, n)
+			if v, ok := m.held[n]; !ok {
+				m.order = append(m.order, n)
+				m.held[n] = k.Specificity
+			} else if k.Specificity > v {
+				m.held[n] = k.Specificity
 			}
-			return len(out) < kindTermsMax
+			if first, _, ok := strings.Cut(n, " "); ok {
+				m.firsts[first] = true
+			}
+			return true
 		})
 	}
-	return out
 }
 
 // KindHeld is the lexicon's nouns the model's store holds and says in at
@@ -580,7 +607,7 @@ func (m *KindMatch) Score(text string) float64 {
 		if _, stop := stopWords[w]; !stop {
 			best = max(best, m.term(w))
 		}
-		if i > 0 && m.lex.StartsCompound(ws[i-1]) {
+		if i > 0 && (m.held == nil && m.lex.StartsCompound(ws[i-1]) || m.firsts[ws[i-1]]) {
 			best = max(best, m.term(ws[i-1]+" "+w))
 		}
 	}
@@ -592,10 +619,14 @@ func (m *KindMatch) term(t string) float64 {
 		return v
 	}
 	v := 0.0
-	for _, k := range m.kinds {
-		if k.Specificity > v && k.Holds(t) {
-			v = k.Specificity
+	if m.held != nil {
+		// The store's things of the kinds, as the turn writes them
+		// ("tomatoes").
+		for _, lemma := range m.lex.Lemmas(t) {
+			v = max(v, m.held[lemma])
 		}
+	} else if k := m.lex.MostSpecific(t, m.kinds); k != nil {
+		v = k.Specificity
 	}
 	m.terms[t] = v
 	return v

@@ -279,7 +279,9 @@ func TestKindTermsAreThingsOfTheKindsAsked(t *testing.T) {
 		{"When did Pepper first see a vet?", nil, []string{"chilli"}},
 		{"How have you been?", nil, []string{"cello", "oslo"}},
 	} {
-		got := QueryKinds(c.q).Terms(held)
+		km := QueryKinds(c.q)
+		km.Hold(held)
+		got := km.Terms()
 		for _, w := range c.want {
 			if !slices.Contains(got, w) {
 				t.Errorf("Terms of %q: = %v, want %q among them", c.q, got, w)

@@ -66,6 +66,7 @@ type Lexicon struct {
 	lemmaOf           []string
 	irregular         map[string][]string
 	compound          map[string]bool // the first words of the lemmas of two words or more
+	detach            [][2]string     // WordNet's suffix rules for nouns
 	synsets           int
 	maxUnder          float64 // ln(1 + the number of synsets)
 }
@@ -201,6 +202,7 @@ func Decode(data []byte) (*Lexicon, error) {
 	}
 	l.buildChildren()
 	l.buildLemmas()
+	l.detach = wordnet.Detach(wordnet.Noun)
 	l.compound = map[string]bool{}
 	for text := range l.senses {
 		if first, _, ok := strings.Cut(text, " "); ok {
@@ -260,30 +262,40 @@ func (l *Lexicon) buildLemmas() {
 // "runner bean"), those the lexicon holds.
 func (l *Lexicon) Lemmas(noun string) []string {
 	var out []string
+	l.forms(noun, func(lemma string, _ []int32) { out = append(out, lemma) })
+	return out
+}
+
+// forms calls yield with each lemma noun may be a form of (Lemmas), once,
+// and its senses.
+func (l *Lexicon) forms(noun string, yield func(lemma string, senses []int32)) {
+	var seen [4]string // a noun has few forms: no map for them
+	n := 0
 	add := func(b string) {
-		if _, ok := l.senses[b]; ok && !containsString(out, b) {
-			out = append(out, b)
+		ss, ok := l.senses[b]
+		if !ok {
+			return
 		}
+		for _, x := range seen[:n] {
+			if x == b {
+				return
+			}
+		}
+		if n < len(seen) {
+			seen[n] = b
+			n++
+		}
+		yield(b, ss)
 	}
 	add(noun)
 	for _, b := range l.irregular[noun] {
 		add(b)
 	}
-	for _, r := range wordnet.Detach(wordnet.Noun) {
+	for _, r := range l.detach {
 		if strings.HasSuffix(noun, r[0]) && len(noun) > len(r[0]) {
 			add(noun[:len(noun)-len(r[0])] + r[1])
 		}
 	}
-	return out
-}
-
-func containsString(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Kind is a noun taken as a kind of thing: every sense of every lemma it
@@ -296,31 +308,33 @@ type Kind struct {
 	// "instrument" about 0.3, "entity" 0: a kind that holds most things
 	// tells little.
 	Specificity float64
-	own         map[int32]bool // the kind's own senses
-	under       []uint64       // a bit per synset strictly under one of them
+	own         []uint64 // a bit per sense of the kind's own
+	under       []uint64 // a bit per synset strictly under one of them
 	lex         *Lexicon
 }
 
 // Kind is noun as a kind of thing, false when the lexicon does not know it
 // as a noun or nothing is under it.
 func (l *Lexicon) Kind(noun string) (*Kind, bool) {
-	k := &Kind{Word: noun, own: map[int32]bool{}, under: make([]uint64, (l.synsets+63)/64), lex: l}
+	words := (l.synsets + 63) / 64
+	bits := make([]uint64, 2*words)
+	k := &Kind{Word: noun, own: bits[:words:words], under: bits[words:], lex: l}
 	var queue []int32
-	for _, lemma := range l.Lemmas(noun) {
-		for _, s := range l.senses[lemma] {
-			if !k.own[s] {
-				k.own[s] = true
+	l.forms(noun, func(_ string, senses []int32) {
+		for _, s := range senses {
+			if !has(k.own, s) {
+				set(k.own, s)
 				queue = append(queue, s)
 			}
 		}
-	}
+	})
 	n := 0
 	for len(queue) > 0 {
 		s := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
 		for _, c := range l.children[l.childAt[s]:l.childAt[s+1]] {
-			if k.under[c/64]&(1<<(c%64)) == 0 {
-				k.under[c/64] |= 1 << (c % 64)
+			if !has(k.under, c) {
+				set(k.under, c)
 				n++
 				queue = append(queue, c)
 			}
@@ -338,15 +352,32 @@ func (l *Lexicon) Kind(noun string) (*Kind, bool) {
 // "instrument", "tomatoes" for "plant". The kind's own word does not count
 // ("instrument" is not held by "instrument").
 func (k *Kind) Holds(noun string) bool {
-	for _, lemma := range k.lex.Lemmas(noun) {
-		for _, s := range k.lex.senses[lemma] {
-			if k.under[s/64]&(1<<(s%64)) != 0 && !k.own[s] {
-				return true
+	return k.lex.MostSpecific(noun, []*Kind{k}) != nil
+}
+
+// MostSpecific is the most specific of kinds (all of this lexicon) that
+// holds noun (Kind.Holds), nil when none does. The noun's forms are looked
+// up once for all of them.
+func (l *Lexicon) MostSpecific(noun string, kinds []*Kind) *Kind {
+	var best *Kind
+	l.forms(noun, func(_ string, senses []int32) {
+		for _, k := range kinds {
+			if best != nil && best.Specificity >= k.Specificity {
+				continue
+			}
+			for _, s := range senses {
+				if has(k.under, s) && !has(k.own, s) {
+					best = k
+					break
+				}
 			}
 		}
-	}
-	return false
+	})
+	return best
 }
+
+func has(bits []uint64, i int32) bool { return bits[i/64]&(1<<(i%64)) != 0 }
+func set(bits []uint64, i int32)      { bits[i/64] |= 1 << (i % 64) }
 
 // StartsCompound reports whether word is the first of a lemma of more
 // words ("bass" of "bass guitar"): only then is a pair of words worth
@@ -368,7 +399,7 @@ func (l *Lexicon) Held(accept func(lemma string) bool) *Held {
 		if accept(text) {
 			h.lemmas[text] = true
 			for _, s := range ss {
-				h.synset[s/64] |= 1 << (s % 64)
+				set(h.synset, s)
 			}
 		}
 	}
@@ -383,21 +414,22 @@ func (k *Kind) Nouns(h *Held, yield func(string) bool) {
 	l := k.lex
 	seen := map[string]bool{}
 	visited := make([]uint64, len(k.under))
-	queue := make([]int32, 0, len(k.own))
-	for s := range k.own {
-		queue = append(queue, s)
+	var queue []int32
+	for s := range int32(l.synsets) {
+		if has(k.own, s) {
+			queue = append(queue, s)
+		}
 	}
-	slices.Sort(queue)
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
 		for _, c := range l.children[l.childAt[s]:l.childAt[s+1]] {
-			if visited[c/64]&(1<<(c%64)) != 0 || k.own[c] {
+			if has(visited, c) || has(k.own, c) {
 				continue
 			}
-			visited[c/64] |= 1 << (c % 64)
+			set(visited, c)
 			queue = append(queue, c)
-			if h.synset[c/64]&(1<<(c%64)) == 0 {
+			if !has(h.synset, c) {
 				continue
 			}
 			for _, w := range l.lemmaOf[l.lemmaAt[c]:l.lemmaAt[c+1]] {
