@@ -138,12 +138,13 @@ func (ix *Index) Apply(docs []Doc, deletes []string, appliedSeq uint64) error {
 	batch := ix.idx.NewBatch()
 	// final is every touched id's text length after the batch, -1 = gone.
 	final := make(map[string]int, len(docs)+len(deletes))
+	build := ix.build.forBatch()
 	for _, id := range deletes {
 		batch.Delete(id)
 		final[id] = -1
 	}
 	for i := range docs {
-		doc, length, err := ix.build.document(docs[i])
+		doc, length, err := build.document(docs[i])
 		if err != nil {
 			return fmt.Errorf("index record %s: %w", docs[i].ID, err)
 		}

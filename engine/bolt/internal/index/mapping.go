@@ -154,6 +154,10 @@ func newBuilder() (*builder, error) {
 	return &builder{text: a}, nil
 }
 
+// forBatch is the builder of one Apply's documents: its analysis remembers
+// the stems of the batch's words (textAnalysis.forBatch).
+func (b *builder) forBatch() *builder { return &builder{text: b.text.forBatch()} }
+
 // document builds d's Bleve document and returns the analysed length of its
 // text (the text is analysed here, once, to know it).
 func (b *builder) document(d Doc) (*document.Document, int, error) {
