@@ -1,6 +1,7 @@
 package index
 
 import (
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,5 +61,46 @@ func TestBatchAnalysisMatchesPlainAnalysis(t *testing.T) {
 	}
 	if len(full.stem.stems) != maxBatchStems {
 		t.Fatalf("a full cache grew to %d terms", len(full.stem.stems))
+	}
+}
+
+// TestDocumentsMatchOneBuilder: the documents of a batch split between
+// builders (builder.documents, each part with its own stem cache) are the
+// documents one builder makes one at a time: the same fields, each with the
+// same analysed tokens at the same places, and the same text lengths.
+func TestDocumentsMatchOneBuilder(t *testing.T) {
+	b, err := newBuilder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := newCorpus(7).docs(4 * minDocsPerPart)
+	docs = append(docs, doc("ident", "aiohttp.web's RUNNING runs; http.request.clone "+strings.Repeat("y", maxStemBytes+3)))
+	built, err := b.documents(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(built) != len(docs) {
+		t.Fatalf("%d documents built for %d", len(built), len(docs))
+	}
+	for i, d := range docs {
+		want, wantLen, err := b.document(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := built[i]
+		if got.doc.ID() != want.ID() || got.length != wantLen || len(got.doc.Fields) != len(want.Fields) {
+			t.Fatalf("document %d: id %s, length %d, %d fields; one builder: %s, %d, %d",
+				i, got.doc.ID(), got.length, len(got.doc.Fields), want.ID(), wantLen, len(want.Fields))
+		}
+		if len(want.Fields) == 0 || len(want.Fields[0].AnalyzedTokenFrequencies()) == 0 {
+			t.Fatalf("document %d: no analysed text to compare", i)
+		}
+		for j, f := range want.Fields {
+			g := got.doc.Fields[j]
+			if g.Name() != f.Name() || g.AnalyzedLength() != f.AnalyzedLength() ||
+				!reflect.DeepEqual(g.AnalyzedTokenFrequencies(), f.AnalyzedTokenFrequencies()) {
+				t.Fatalf("document %d (%s), field %s differs from one builder's", i, d.ID, f.Name())
+			}
+		}
 	}
 }
