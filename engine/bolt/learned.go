@@ -11,6 +11,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/vecblock"
 	"mnemo/engine/retrieval"
 )
 
@@ -305,12 +306,17 @@ func (e *Engine) learnGeneration(ctx context.Context) error {
 }
 
 // reembed embeds every record again with the model in use, replacing its
-// vector; it stops when the model changes again.
+// vector; it stops when the model changes again. A record that already
+// holds a vector of that model is left as it is: the embedder gives a text
+// the same vector every time, and the index's catch-up after a bulk load
+// embeds with the new generation once it is in use, while this runs (at
+// 100k records it had embedded most of them, which this embedded again).
 func (e *Engine) reembed(ctx context.Context, model string) error {
+	tag := vecblock.ModelTag(model)
 	e.mu.RLock()
 	ids := make([]string, 0, e.t.live)
 	for ord, alive := range e.t.alive {
-		if alive {
+		if alive && !e.vec.store.holds(uint32(ord), tag) {
 			ids = append(ids, e.t.idOf(uint32(ord)))
 		}
 	}
@@ -319,7 +325,14 @@ func (e *Engine) reembed(ctx context.Context, model string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		chunk := ids[start:min(start+256, len(ids))]
+		var chunk []string
+		e.mu.RLock()
+		for _, id := range ids[start:min(start+256, len(ids))] {
+			if ord, alive := e.t.ordOfID(id); alive && !e.vec.store.holds(ord, tag) {
+				chunk = append(chunk, id)
+			}
+		}
+		e.mu.RUnlock()
 		var live, texts []string
 		err := e.db.View(func(tx *bbolt.Tx) error {
 			recs := tx.Bucket(bucketRecords)
@@ -336,6 +349,9 @@ func (e *Engine) reembed(ctx context.Context, model string) error {
 		})
 		if err != nil {
 			return contract.AsError(err)
+		}
+		if len(texts) == 0 {
+			continue
 		}
 		vecs, err := e.embedder.Embed(ctx, texts)
 		if err != nil {

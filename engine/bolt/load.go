@@ -294,6 +294,12 @@ func (e *Engine) SetBulk(on bool) {
 		case <-e.hurry:
 		}
 		e.kickIndex()
+		// The learner too, beside the catch-up: woken only when the whole
+		// catch-up had ended, it learned after the index had embedded every
+		// record with the generation it then replaced (at 100k records 9 s
+		// of embedding thrown away). Now the catch-up embeds with the new
+		// generation once it is in use, and the re-embedding leaves those.
+		e.kickLearn()
 		if err := e.buildTrigrams(); err != nil {
 			e.log.Error("content index build failed", "err", err)
 		}

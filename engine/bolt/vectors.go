@@ -76,8 +76,11 @@ func (v *vectorStore) use(model string) {
 func (v *vectorStore) answers(tag uint32) bool { return tag != 0 && (tag == v.tag || tag == v.prev) }
 
 // has tells whether ord holds a vector of the model in use.
-func (v *vectorStore) has(ord uint32) bool {
-	return int(ord) < len(v.rowTag) && v.rowTag[ord] == v.tag && v.tag != 0
+func (v *vectorStore) has(ord uint32) bool { return v.holds(ord, v.tag) }
+
+// holds tells whether ord holds a vector of the model whose tag is tag.
+func (v *vectorStore) holds(ord, tag uint32) bool {
+	return int(ord) < len(v.rowTag) && v.rowTag[ord] == tag && tag != 0
 }
 
 func (v *vectorStore) setTag(ord, tag uint32) {

@@ -142,15 +142,15 @@ func (ix *Index) Apply(docs []Doc, deletes []string, appliedSeq uint64) error {
 		batch.Delete(id)
 		final[id] = -1
 	}
-	for i := range docs {
-		doc, length, err := ix.build.document(docs[i])
-		if err != nil {
+	built, err := ix.build.documents(docs)
+	if err != nil {
+		return err
+	}
+	for i, b := range built {
+		if err := batch.IndexAdvanced(b.doc); err != nil {
 			return fmt.Errorf("index record %s: %w", docs[i].ID, err)
 		}
-		if err := batch.IndexAdvanced(doc); err != nil {
-			return fmt.Errorf("index record %s: %w", docs[i].ID, err)
-		}
-		final[docs[i].ID] = length
+		final[docs[i].ID] = b.length
 	}
 	ix.statsMu.Lock()
 	defer ix.statsMu.Unlock()
