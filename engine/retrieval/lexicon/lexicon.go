@@ -303,10 +303,9 @@ func (l *Lexicon) forms(noun string, yield func(lemma string, senses []int32)) {
 type Kind struct {
 	// Word is the noun the kind was made from, as given.
 	Word string
-	// Specificity is in (0, 1]: 1 - ln(1 + the synsets under the kind) /
-	// ln(1 + every synset). "cello" (nothing under it) would be 1,
-	// "instrument" about 0.3, "entity" 0: a kind that holds most things
-	// tells little.
+	// Specificity is in [0, 1): 1 - ln(1 + the synsets under the kind) /
+	// ln(1 + every synset). "instrument" 0.38, "animal" 0.27, "entity"
+	// about 0: a kind that holds most things tells little.
 	Specificity float64
 	own         []uint64 // a bit per sense of the kind's own
 	under       []uint64 // a bit per synset strictly under one of them
