@@ -233,81 +233,40 @@ func TestSpeakerByIDWhenUnnamed(t *testing.T) {
 // neighbour lever and only with it; the next session's first turn, days
 // later, is not the question's neighbour.
 func TestReplyFoundThroughItsQuestion(t *testing.T) {
-	ctx := context.Background()
-	ns, err := contract.ParseNamespace("project:chat/user:c2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	small := []string{"How have you been?", "Pretty good, thanks!", "Work is busy this week.", "Talk soon!",
-		"The weather is awful.", "I went for a walk this morning.", "Same here, honestly.", "Let me know how it goes!",
-		"Yes, it was amazing!", "Tell me more!", "Sounds like a plan.", "I love that idea."}
-	var items []contract.StoreItem
-	var key []string
-	day := time.Date(2024, 3, 4, 18, 0, 0, 0, time.UTC)
-	for s := range 30 {
-		at := day.AddDate(0, 0, 7*s)
-		for i := range 12 {
-			speaker, text, k := []string{"Maya", "Jonas"}[i%2], small[(3*s+i)%len(small)], ""
-			switch {
-			case s == 10 && i == 5:
-				text, k = "Which instrument did you pick in the end?", "ask"
-			case s == 10 && i == 6:
-				text, k = "Cello, my fingers hurt already.", "reply"
-			case s == 20 && i == 11:
-				text, k = "Did you ever pick an instrument for the school band?", "late"
-			case s == 21 && i == 0:
-				text, k = "Bramble ate my slippers again.", "next session"
-			}
-			items = append(items, spokenTurn(ns, speaker, text, at))
-			key = append(key, k)
-		}
-	}
 	dir := t.TempDir()
 	// The kind lever finds the reply too ("cello" is an instrument): it is
 	// off on both sides, so this is the neighbour lever's doing.
 	cfg := retrieval.DefaultConvConfig()
 	cfg.Kind = 0
 	e := openStore(t, dir, bolt.Options{Conversation: &cfg})
-	keyOf := map[string]string{}
-	for lo := 0; lo < len(items); lo += contract.MaxStoreMany {
-		recs, err := e.StoreManyWith(ctx, items[lo:min(lo+contract.MaxStoreMany, len(items))], contract.WriteOptions{})
-		if err != nil {
-			t.Fatal(err)
+	keyOf := weeklyChat(t, e, "project:chat/user:c2", 30, func(s, i int) (string, string) {
+		switch {
+		case s == 10 && i == 5:
+			return "Which instrument did you pick in the end?", "ask"
+		case s == 10 && i == 6:
+			return "Cello, my fingers hurt already.", "reply"
+		case s == 20 && i == 11:
+			return "Did you ever pick an instrument for the school band?", "late"
+		case s == 21 && i == 0:
+			return "Bramble ate my slippers again.", "next session"
 		}
-		for i, r := range recs {
-			keyOf[r.ID] = key[lo+i]
-		}
-	}
-	rankOf := func(e *bolt.Engine, q, k string) int {
-		if err := e.WaitEmbedder(ctx); err != nil {
-			t.Fatal(err)
-		}
-		page, err := e.Fetch(ctx, contract.FetchRequest{Query: q, Mode: contract.ModeHybrid, Limit: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, h := range page.Hits {
-			if keyOf[h.ID] == k {
-				return i + 1
-			}
-		}
-		return 0
-	}
+		return "", ""
+	})
 	q := "Which instrument is Maya learning?"
-	on := rankOf(e, q, "reply")
+	on := rankOfKey(t, e, q, keyOf, "reply")
 	if on == 0 || on > 3 {
 		t.Errorf("%q: the reply ranks %d with the neighbour lever, want 3 or better", q, on)
 	}
 	// Jonas's question at the end of session 20 lends nothing to Maya's
 	// first turn of session 21, a week later.
-	if r := rankOf(e, "Did Jonas pick an instrument for the school band?", "next session"); r != 0 && r <= 3 {
+	if r := rankOfKey(t, e, "Did Jonas pick an instrument for the school band?", keyOf, "next session"); r != 0 && r <= 3 {
 		t.Errorf("the next session's first turn ranks %d: taken as the question's neighbour", r)
 	}
 	e.Close()
 	cfg.Neighbour = 0
 	off := openStore(t, dir, bolt.Options{Conversation: &cfg})
 	defer off.Close()
-	r := rankOf(off, q, "reply")
+	r := rankOfKey(t, off, q, keyOf, "reply")
 	t.Logf("%q: the reply ranks %d with the neighbour lever, %d without (0: not in the top 10)", q, on, r)
 	if r != 0 && r <= on {
 		t.Errorf("%q: the reply ranks %d without the neighbour lever, %d with it; the test no longer tells them apart", q, r, on)
@@ -320,70 +279,29 @@ func TestReplyFoundThroughItsQuestion(t *testing.T) {
 // things (cities, a puppy, a novel) and small talk, because the lexicon
 // knows a ukulele is an instrument; without the lever it is not found.
 func TestTurnFoundByItsKind(t *testing.T) {
-	ctx := context.Background()
-	ns, err := contract.ParseNamespace("project:chat/user:c3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	small := []string{"How have you been?", "Pretty good, thanks!", "Work is busy this week.", "Talk soon!",
-		"The weather is awful.", "I went for a walk this morning.", "Same here, honestly.", "Let me know how it goes!",
-		"Yes, it was amazing!", "Tell me more!", "Sounds like a plan.", "I love that idea."}
 	specific := []string{"Just got back from Lisbon, the custard tarts were worth the flight.",
 		"We adopted a puppy and called him Biscuit.", "My book club picked The Glass Orchard.",
 		"Spent four days in Kyoto and I already miss it.", "The plumber finally fixed the boiler.",
 		"My sister moved to Denver for work.", "I ran a half marathon on Sunday!", "We repainted the kitchen yellow."}
-	var items []contract.StoreItem
-	var key []string
-	day := time.Date(2024, 3, 4, 18, 0, 0, 0, time.UTC)
-	for s := range 40 {
-		at := day.AddDate(0, 0, 7*s)
-		for i := range 12 {
-			speaker, text, k := []string{"Maya", "Jonas"}[i%2], small[(3*s+i)%len(small)], ""
-			switch {
-			case s == 17 && i == 4:
-				text, k = "Bought a second-hand ukulele, I practise every night.", "ukulele"
-			case i == 2:
-				text = specific[s%len(specific)]
-			}
-			items = append(items, spokenTurn(ns, speaker, text, at))
-			key = append(key, k)
-		}
-	}
 	dir := t.TempDir()
 	e := openStore(t, dir, bolt.Options{})
-	keyOf := map[string]string{}
-	for lo := 0; lo < len(items); lo += contract.MaxStoreMany {
-		recs, err := e.StoreManyWith(ctx, items[lo:min(lo+contract.MaxStoreMany, len(items))], contract.WriteOptions{})
-		if err != nil {
-			t.Fatal(err)
+	keyOf := weeklyChat(t, e, "project:chat/user:c3", 40, func(s, i int) (string, string) {
+		switch {
+		case s == 17 && i == 4:
+			return "Bought a second-hand ukulele, I practise every night.", "ukulele"
+		case i == 2:
+			return specific[s%len(specific)], ""
 		}
-		for i, r := range recs {
-			keyOf[r.ID] = key[lo+i]
-		}
-	}
+		return "", ""
+	})
 	const q = "What instrument is Maya learning to play?"
-	rankOf := func(e *bolt.Engine) int {
-		if err := e.WaitEmbedder(ctx); err != nil {
-			t.Fatal(err)
-		}
-		page, err := e.Fetch(ctx, contract.FetchRequest{Query: q, Mode: contract.ModeHybrid, Limit: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, h := range page.Hits {
-			if keyOf[h.ID] == "ukulele" {
-				return i + 1
-			}
-		}
-		return 0
-	}
-	on := rankOf(e)
+	on := rankOfKey(t, e, q, keyOf, "ukulele")
 	e.Close()
 	cfg := retrieval.DefaultConvConfig()
 	cfg.Kind = 0
 	off := openStore(t, dir, bolt.Options{Conversation: &cfg})
 	defer off.Close()
-	r := rankOf(off)
+	r := rankOfKey(t, off, q, keyOf, "ukulele")
 	t.Logf("%q: the ukulele turn ranks %d with the kind lever, %d without (0: not in the top 10)", q, on, r)
 	if on == 0 || on > 3 {
 		t.Errorf("the ukulele turn ranks %d with the kind lever, want 3 or better", on)
@@ -391,6 +309,65 @@ func TestTurnFoundByItsKind(t *testing.T) {
 	if r != 0 && r <= on {
 		t.Errorf("the ukulele turn ranks %d without the kind lever, %d with it; the test no longer tells them apart", r, on)
 	}
+}
+
+// weeklyChat stores weeks sessions of 12 turns between Maya and Jonas in
+// namespace ns, a week apart, each turn small talk unless plant gives its
+// text (and a key to find it by); it returns the keys by record id.
+func weeklyChat(t *testing.T, e *bolt.Engine, ns string, weeks int, plant func(session, turn int) (text, key string)) map[string]string {
+	t.Helper()
+	space, err := contract.ParseNamespace(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := []string{"How have you been?", "Pretty good, thanks!", "Work is busy this week.", "Talk soon!",
+		"The weather is awful.", "I went for a walk this morning.", "Same here, honestly.", "Let me know how it goes!",
+		"Yes, it was amazing!", "Tell me more!", "Sounds like a plan.", "I love that idea."}
+	var items []contract.StoreItem
+	var key []string
+	day := time.Date(2024, 3, 4, 18, 0, 0, 0, time.UTC)
+	for s := range weeks {
+		at := day.AddDate(0, 0, 7*s)
+		for i := range 12 {
+			text, k := plant(s, i)
+			if text == "" {
+				text = small[(3*s+i)%len(small)]
+			}
+			items = append(items, spokenTurn(space, []string{"Maya", "Jonas"}[i%2], text, at))
+			key = append(key, k)
+		}
+	}
+	keyOf := map[string]string{}
+	for lo := 0; lo < len(items); lo += contract.MaxStoreMany {
+		recs, err := e.StoreManyWith(context.Background(), items[lo:min(lo+contract.MaxStoreMany, len(items))], contract.WriteOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range recs {
+			keyOf[r.ID] = key[lo+i]
+		}
+	}
+	return keyOf
+}
+
+// rankOfKey is the rank in hybrid fetch's top 10 for q of the turn keyed k
+// (weeklyChat), 0 when it is not there.
+func rankOfKey(t *testing.T, e *bolt.Engine, q string, keyOf map[string]string, k string) int {
+	t.Helper()
+	ctx := context.Background()
+	if err := e.WaitEmbedder(ctx); err != nil {
+		t.Fatal(err)
+	}
+	page, err := e.Fetch(ctx, contract.FetchRequest{Query: q, Mode: contract.ModeHybrid, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range page.Hits {
+		if keyOf[h.ID] == k {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // spokenTurn is one turn of Maya (the user) or Jonas (the assistant) stored

@@ -35,14 +35,7 @@ func (ix *Index) Keyword(ctx context.Context, q string, f contract.MetaFilter, r
 		return nil, nil
 	}
 	text := func(filter query.Query) query.Query {
-		clauses := make([]query.Query, len(terms))
-		for i, t := range terms {
-			tq := query.NewTermQuery(t.term)
-			tq.SetField(fieldText)
-			tq.SetBoost(float64(t.count))
-			clauses[i] = tq
-		}
-		bq := query.NewBooleanQuery(nil, clauses, nil)
+		bq := query.NewBooleanQuery(nil, termClauses(terms), nil)
 		bq.AddFilter(filter)
 		return bq
 	}
@@ -103,6 +96,13 @@ func (ix *Index) KeywordAmong(ctx context.Context, q string, f contract.MetaFilt
 	if len(terms) == 0 || size <= 0 {
 		return nil, nil
 	}
+	words := query.NewDisjunctionQuery(termClauses(terms))
+	return ix.page(ctx, query.NewConjunctionQuery([]query.Query{filterQuery(f, ranked), words}), 0, size)
+}
+
+// termClauses is a query's terms as clauses of the text field, each
+// boosted by how often the query says it.
+func termClauses(terms []queryTerm) []query.Query {
 	clauses := make([]query.Query, len(terms))
 	for i, t := range terms {
 		tq := query.NewTermQuery(t.term)
@@ -110,8 +110,7 @@ func (ix *Index) KeywordAmong(ctx context.Context, q string, f contract.MetaFilt
 		tq.SetBoost(float64(t.count))
 		clauses[i] = tq
 	}
-	words := query.NewDisjunctionQuery(clauses)
-	return ix.page(ctx, query.NewConjunctionQuery([]query.Query{filterQuery(f, ranked), words}), 0, size)
+	return clauses
 }
 
 // top fetches the n best-scoring documents of q, scores settled, in no
