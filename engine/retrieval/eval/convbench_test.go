@@ -161,3 +161,8 @@ func BenchmarkConvFetchHybridNoKind(b *testing.B) {
 func BenchmarkConvFetchHybridSingleHop(b *testing.B) {
 	benchConvFetch(b, contract.ModeHybrid, nil, ConvSingleHop)
 }
+func BenchmarkConvFetchHybridRelativeNoKind(b *testing.B) {
+	cfg := retrieval.DefaultConvConfig()
+	cfg.Kind = 0
+	benchConvFetch(b, contract.ModeHybrid, &cfg, ConvRelative)
+}
