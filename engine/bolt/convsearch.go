@@ -111,21 +111,23 @@ func (e *Engine) rerankTurns(ctx context.Context, q string, f contract.MetaFilte
 	}
 	// Turns that name a thing of a kind the question names join: "cello
 	// lessons" for "What instrument ...". A question dated by another event
-	// ("shortly before adopting Biscuit") is answered by the turns of its
-	// dates, and has paid a search for the event: the kind lever leaves it
-	// (on the tuning set it moved none of them).
+	// ("shortly before adopting Biscuit") has the turns of its dates for
+	// candidates already, and has paid a search for the event.
 	inTurns := make(map[string]bool, len(turns))
 	for _, t := range turns {
 		inTurns[t.ID] = true
 	}
 	var km *retrieval.KindMatch
-	if cfg.Kind > 0 && !anchored {
+	if cfg.Kind > 0 {
 		km = retrieval.QueryKinds(q)
 		if le, ok := e.embedder.(*retrieval.LearnedEmbedder); ok && km != nil {
 			km.Hold(e.kindHeld(le.Current()))
 		}
 	}
-	kinds, err := e.kindTurns(ctx, km, f, cfg, func(id string) bool { return inTurns[id] && !joined[id] })
+	var kinds []retrieval.Turn
+	if !anchored {
+		kinds, err = e.kindTurns(ctx, km, f, cfg, func(id string) bool { return inTurns[id] && !joined[id] })
+	}
 	if err != nil {
 		return nil, err
 	}
