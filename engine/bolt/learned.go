@@ -309,8 +309,8 @@ func (e *Engine) learnGeneration(ctx context.Context) error {
 // vector; it stops when the model changes again. A record that already
 // holds a vector of that model is left as it is: the embedder gives a text
 // the same vector every time, and the index's catch-up after a bulk load
-// embeds with the new generation once it is in use, while this runs (at
-// 100k records it had embedded most of them, which this embedded again).
+// embeds with the new generation once it is in use, while this runs (left:
+// 10,064 of the 100,000 records of an import that counted them).
 func (e *Engine) reembed(ctx context.Context, model string) error {
 	tag := vecblock.ModelTag(model)
 	e.mu.RLock()

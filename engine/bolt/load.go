@@ -296,9 +296,10 @@ func (e *Engine) SetBulk(on bool) {
 		e.kickIndex()
 		// The learner too, beside the catch-up: woken only when the whole
 		// catch-up had ended, it learned after the index had embedded every
-		// record with the generation it then replaced (at 100k records 9 s
-		// of embedding thrown away). Now the catch-up embeds with the new
-		// generation once it is in use, and the re-embedding leaves those.
+		// record with the generation it then replaced. Now the catch-up
+		// embeds with the new generation once it is in use, and the
+		// re-embedding leaves those (the catch-up's embedding of a 100k
+		// import: 9.0 s of CPU before, 3.5 s after).
 		e.kickLearn()
 		if err := e.buildTrigrams(); err != nil {
 			e.log.Error("content index build failed", "err", err)

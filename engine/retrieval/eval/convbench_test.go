@@ -146,23 +146,25 @@ func BenchmarkConvFetchHybridRelative(b *testing.B) {
 	benchConvFetch(b, contract.ModeHybrid, nil, ConvRelative)
 }
 func BenchmarkConvFetchHybridNoNeighbour(b *testing.B) {
-	cfg := retrieval.DefaultConvConfig()
-	cfg.Neighbour = 0
-	benchConvFetch(b, contract.ModeHybrid, &cfg, "")
+	benchConvFetch(b, contract.ModeHybrid, defaultsBut(func(c *retrieval.ConvConfig) { c.Neighbour = 0 }), "")
 }
 func BenchmarkConvFetchHybridExchange(b *testing.B) {
 	benchConvFetch(b, contract.ModeHybrid, nil, ConvExchange)
 }
 func BenchmarkConvFetchHybridNoKind(b *testing.B) {
-	cfg := retrieval.DefaultConvConfig()
-	cfg.Kind = 0
-	benchConvFetch(b, contract.ModeHybrid, &cfg, "")
+	benchConvFetch(b, contract.ModeHybrid, defaultsBut(func(c *retrieval.ConvConfig) { c.Kind = 0 }), "")
 }
 func BenchmarkConvFetchHybridSingleHop(b *testing.B) {
 	benchConvFetch(b, contract.ModeHybrid, nil, ConvSingleHop)
 }
 func BenchmarkConvFetchHybridRelativeNoKind(b *testing.B) {
+	benchConvFetch(b, contract.ModeHybrid, defaultsBut(func(c *retrieval.ConvConfig) { c.Kind = 0 }), ConvRelative)
+}
+
+// defaultsBut is the default conversation levers with one changed: a
+// benchmark's lever off, to tell its cost apart.
+func defaultsBut(change func(*retrieval.ConvConfig)) *retrieval.ConvConfig {
 	cfg := retrieval.DefaultConvConfig()
-	cfg.Kind = 0
-	benchConvFetch(b, contract.ModeHybrid, &cfg, ConvRelative)
+	change(&cfg)
+	return &cfg
 }
