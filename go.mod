@@ -22,6 +22,7 @@ require (
 	github.com/creack/pty v1.1.24
 	github.com/golang/snappy v1.0.0
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/klauspost/compress v1.20.5
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/spf13/cobra v1.10.2

@@ -374,7 +374,7 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 					return nil
 				}
 				if p.content != nil {
-					text, ok := recordText(recs.Get([]byte(t.ids.Val(r.idv))))
+					text, ok := e.codec.text(recs.Get([]byte(t.ids.Val(r.idv))))
 					if !ok {
 						return contract.EngineErr("record %s is corrupt", t.ids.Val(r.idv))
 					}
@@ -511,7 +511,7 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 				continue
 			}
 			id := t.idOf(ord)
-			s, err := decodeRecord(recs.Get([]byte(id)), partHit, t.namespaceOf)
+			s, err := e.codec.decode(recs.Get([]byte(id)), partHit, t.namespaceOf)
 			if err != nil {
 				return contract.EngineErr("record %s: %w", id, err)
 			}
@@ -639,7 +639,7 @@ func (e *Engine) browseCold(ctx context.Context, q *contract.BrowseQuery, order 
 			if !good || raw == nil {
 				return true
 			}
-			s, err := decodeRecord(raw, partHit, e.t.namespaceOf)
+			s, err := e.codec.decode(raw, partHit, e.t.namespaceOf)
 			if err != nil {
 				ferr = contract.EngineErr("record %s: %w", id, err)
 				return false

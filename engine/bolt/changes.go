@@ -60,7 +60,7 @@ func (e *Engine) readChanges(_ context.Context, since uint64, limit int, reach *
 			if rv == nil {
 				return nil, nil
 			}
-			s, err := decodeRecord(rv, partHit, e.feed.NamespaceOf)
+			s, err := e.codec.decode(rv, partHit, e.feed.NamespaceOf)
 			if err != nil {
 				return nil, contract.EngineErr("record %s: %v", id, err)
 			}

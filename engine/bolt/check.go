@@ -132,7 +132,7 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 				}
 			}
 			records.Checked++
-			s, err := decodeRecord(v, partHit, e.t.namespaceOf)
+			s, err := e.codec.decode(v, partHit, e.t.namespaceOf)
 			if err != nil {
 				records.disagree("record %s does not decode: %v", k, err)
 				return nil
@@ -387,7 +387,7 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 		recs := tx.Bucket(bucketRecords)
 		c := recs.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
-			s, err := decodeRecord(v, partHeader, e.t.namespaceOf)
+			s, err := e.codec.decode(v, partHeader, e.t.namespaceOf)
 			if err != nil {
 				continue
 			}

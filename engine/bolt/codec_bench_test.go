@@ -14,7 +14,7 @@ func BenchmarkDecodeRecord(b *testing.B) {
 	data := encodeRecord(&r)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := decodeRecord(data, partHit, parseNS); err != nil {
+		if _, err := (&recordCodec{}).decode(data, partHit, parseNS); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -31,7 +31,7 @@ func TestRecordBytesAreTheGoldens(t *testing.T) {
 	}
 	golden.RequireEqual(t, b.String())
 	for i, data := range encoded {
-		back, err := decodeRecord(data, partFull, parseNS)
+		back, err := (&recordCodec{}).decode(data, partFull, parseNS)
 		if err != nil {
 			t.Fatalf("record %d: %v", i, err)
 		}

@@ -2,6 +2,9 @@ package bolt
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +36,7 @@ func sampleRecords() []storedRecord {
 
 func TestRecordCodecRoundTrips(t *testing.T) {
 	for _, want := range sampleRecords() {
-		got, err := decodeRecord(encodeRecord(&want), partFull, parseNS)
+		got, err := (&recordCodec{}).decode(encodeRecord(&want), partFull, parseNS)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +53,7 @@ func TestRecordCodecRoundTrips(t *testing.T) {
 			got.supersededBy != want.supersededBy || got.text != want.text || got.confidence != want.confidence {
 			t.Fatalf("round trip\n got %+v\nwant %+v", got, want)
 		}
-		if text, ok := recordText(encodeRecord(&want)); !ok || text != want.text {
+		if text, ok := (&recordCodec{}).text(encodeRecord(&want)); !ok || text != want.text {
 			t.Fatalf("recordText = %q, %v", text, ok)
 		}
 	}
@@ -76,26 +79,133 @@ func TestDescMillisKeysSortNewestFirst(t *testing.T) {
 // but must never panic, and what it accepts must re-encode to a record that
 // decodes the same.
 func FuzzDecodeRecord(f *testing.F) {
+	c := dictCodec(f)
 	for _, r := range sampleRecords() {
 		f.Add(encodeRecord(&r))
+		f.Add(c.encode(&r))
 	}
 	f.Add([]byte{})
 	f.Add([]byte{recordV1, 0, 0, 0, 1, 9, 9})
 	f.Add([]byte{recordV2, 0, 0, 0, 1, 9, 9})
+	f.Add([]byte{recordV3, 0, 0, 0, 1, 9, 9})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := decodeRecord(data, partFull, parseNS)
+		s, err := c.decode(data, partFull, parseNS)
 		if err != nil {
 			return
 		}
-		again, err := decodeRecord(encodeRecord(&s), partFull, parseNS)
+		again, err := c.decode(c.encode(&s), partFull, parseNS)
 		if err != nil {
 			t.Fatalf("re-encoded record does not decode: %v", err)
 		}
 		if again.text != s.text || again.ord != s.ord || again.supersededBy != s.supersededBy {
 			t.Fatalf("re-encoded record differs")
 		}
-		_, _ = recordText(data)
+		_, _ = c.text(data)
 	})
+}
+
+// dictCodec is a codec holding one dictionary made from records like
+// sampleRecords' with varied text, as a store's would be.
+func dictCodec(tb testing.TB) *recordCodec {
+	tb.Helper()
+	var adding []*storedRecord
+	for i := range 200 {
+		for _, r := range sampleRecords() {
+			r.text = fmt.Sprintf("note %d: the deploy of service %d waits for the canary in region %d", i, i%17, i%5)
+			it := contract.Document(r.text, r.meta)
+			r.itemJSON, _ = it.MarshalJSON()
+			adding = append(adding, &r)
+		}
+	}
+	d := buildDict(nil, adding)
+	if d == nil {
+		tb.Fatal("no dictionary from the sample")
+	}
+	var c recordCodec
+	c.add(d)
+	return &c
+}
+
+// TestVersion3RecordsReadAndUpgrade: with a dictionary, a writer writes
+// version 3; every layout decodes to the same record and upgrades to version
+// 3 without changing a field; a record naming a dictionary the store lacks,
+// or declaring a damaged length, is refused.
+func TestVersion3RecordsReadAndUpgrade(t *testing.T) {
+	c := dictCodec(t)
+	var plain recordCodec
+	v2Bytes, v3Bytes := 0, 0
+	for _, want := range sampleRecords() {
+		v3 := c.encode(&want)
+		if v3[0] != recordV3 {
+			t.Fatalf("a codec with a dictionary wrote version %d", v3[0])
+		}
+		for _, part := range []recordPart{partHeader, partHit, partFull} {
+			got, err := c.decode(v3, part, parseNS)
+			if err != nil || got.ord != want.ord || got.meta.Namespace.String() != want.meta.Namespace.String() {
+				t.Fatalf("version 3 part %d decoded to %+v, %v", part, got, err)
+			}
+		}
+		if got, err := c.decode(v3, partFull, parseNS); err != nil || !sameRecord(got, want) {
+			t.Fatalf("version 3 decoded to %+v, %v", got, err)
+		}
+		if text, ok := c.text(v3); !ok || text != want.text {
+			t.Fatalf("text of version 3 = %q, %v", text, ok)
+		}
+		for _, old := range [][]byte{encodeRecordV1(&want), encodeRecord(&want)} {
+			up, err := c.upgrade(old)
+			if err != nil || up[0] != recordV3 {
+				t.Fatalf("upgrade of version %d: %v", old[0], err)
+			}
+			if got, err := c.decode(up, partFull, parseNS); err != nil || !sameRecord(got, want) {
+				t.Fatalf("version %d upgraded to 3 decoded to %+v, %v", old[0], got, err)
+			}
+		}
+		if again, _ := c.upgrade(v3); string(again) != string(v3) {
+			t.Fatal("upgrading a version 3 record changed it")
+		}
+		if _, err := plain.decode(v3, partFull, parseNS); !errors.Is(err, errMissingDict) {
+			t.Fatalf("a record of a dictionary the codec lacks: %v", err)
+		}
+		if _, ok := plain.text(v3); ok {
+			t.Fatal("text read a record of a dictionary the codec lacks")
+		}
+		h := recordHeaderLen(v3)
+		bad := append(append([]byte(nil), v3[:h+1]...), 0xff, 0xff, 0xff, 0xff, 0x0f) // 4 GiB
+		bad = append(bad, v3[h+2:]...)
+		if _, err := c.decode(bad, partFull, parseNS); err == nil {
+			t.Fatal("a version 3 body declaring 4 GiB decoded")
+		}
+		v2Bytes += len(encodeRecord(&want))
+		v3Bytes += len(v3)
+	}
+	if v3Bytes >= v2Bytes {
+		t.Fatalf("against a dictionary of their kind, records take %d bytes, %d without", v3Bytes, v2Bytes)
+	}
+}
+
+// TestDictionaryUndo: a dictionary whose transaction did not commit is
+// dropped, and the next is made with the same id.
+func TestDictionaryUndo(t *testing.T) {
+	c := dictCodec(t)
+	d := c.dict(1)
+	if id, cur := c.current(); id != 1 || cur != d {
+		t.Fatalf("current dictionary %d", id)
+	}
+	c.add(d)
+	if id, _ := c.current(); id != 2 {
+		t.Fatalf("after a second, current is %d", id)
+	}
+	c.drop()
+	if id, _ := c.current(); id != 1 || c.dict(2) != nil {
+		t.Fatalf("after the undo, current is %d", id)
+	}
+	if c.wants(dictMinRecords, 0) {
+		t.Fatal("a codec with a dictionary wants another")
+	}
+	var plain recordCodec
+	if plain.wants(dictMinRecords-1, 0) || !plain.wants(dictMinRecords-1, 1) {
+		t.Fatal("a store wants its dictionary at dictMinRecords records")
+	}
 }
 
 // encodeRecordV1 writes the layout of stores before schema 4 (records
@@ -112,7 +222,7 @@ func sameRecord(a, b storedRecord) bool {
 	jb, _ := json.Marshal(b.meta)
 	return string(ja) == string(jb) && string(a.itemJSON) == string(b.itemJSON) && a.ord == b.ord &&
 		a.status == b.status && a.kind == b.kind && a.created == b.created && a.updated == b.updated &&
-		a.expires == b.expires && a.supersededBy == b.supersededBy && a.text == b.text && a.confidence == b.confidence
+		a.expires == b.expires && a.supersededBy == b.supersededBy && a.text == b.text && math.Float32bits(a.confidence) == math.Float32bits(b.confidence)
 }
 
 // TestVersion1RecordsReadAndUpgrade: a record in the old layout decodes to
@@ -125,25 +235,25 @@ func TestVersion1RecordsReadAndUpgrade(t *testing.T) {
 	long.itemJSON, _ = it.MarshalJSON()
 	for _, want := range append(sampleRecords(), long) {
 		v1 := encodeRecordV1(&want)
-		got, err := decodeRecord(v1, partFull, parseNS)
+		got, err := (&recordCodec{}).decode(v1, partFull, parseNS)
 		if err != nil || !sameRecord(got, want) {
 			t.Fatalf("version 1 decoded to %+v, %v", got, err)
 		}
-		v2, err := upgradeRecord(v1)
+		v2, err := (&recordCodec{}).upgrade(v1)
 		if err != nil || v2[0] != recordV2 {
 			t.Fatalf("upgrade: %v", err)
 		}
-		if got, err = decodeRecord(v2, partFull, parseNS); err != nil || !sameRecord(got, want) {
+		if got, err = (&recordCodec{}).decode(v2, partFull, parseNS); err != nil || !sameRecord(got, want) {
 			t.Fatalf("upgraded record decoded to %+v, %v", got, err)
 		}
-		if again, _ := upgradeRecord(v2); string(again) != string(v2) {
+		if again, _ := (&recordCodec{}).upgrade(v2); string(again) != string(v2) {
 			t.Fatal("upgrading a version 2 record changed it")
 		}
 		if string(encodeRecord(&want)) != string(v2) {
 			t.Fatal("the upgraded record differs from the one a writer writes")
 		}
 		for _, b := range [][]byte{v1, v2} {
-			if text, ok := recordText(b); !ok || text != want.text {
+			if text, ok := (&recordCodec{}).text(b); !ok || text != want.text {
 				t.Fatalf("recordText = %q, %v", text, ok)
 			}
 		}
@@ -152,7 +262,7 @@ func TestVersion1RecordsReadAndUpgrade(t *testing.T) {
 	if len(v2)*2 > len(v1) {
 		t.Fatalf("a record that repeats its text takes %d bytes compressed, %d before", len(v2), len(v1))
 	}
-	if _, err := upgradeRecord([]byte{9, 1, 2}); err == nil {
+	if _, err := (&recordCodec{}).upgrade([]byte{9, 1, 2}); err == nil {
 		t.Fatal("a record of an unknown layout was upgraded")
 	}
 }
@@ -160,20 +270,24 @@ func TestVersion1RecordsReadAndUpgrade(t *testing.T) {
 // FuzzUpgradeRecord: arbitrary bytes are refused or upgraded to a record
 // that decodes as the original did.
 func FuzzUpgradeRecord(f *testing.F) {
+	dict := dictCodec(f)
 	for _, r := range sampleRecords() {
 		f.Add(encodeRecordV1(&r))
 		f.Add(encodeRecord(&r))
+		f.Add(dict.encode(&r))
 	}
 	f.Add([]byte{recordV1, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		up, err := upgradeRecord(data)
-		if err != nil {
-			return
-		}
-		a, errA := decodeRecord(data, partFull, parseNS)
-		b, errB := decodeRecord(up, partFull, parseNS)
-		if (errA == nil) != (errB == nil) || (errA == nil && !sameRecord(a, b)) {
-			t.Fatalf("upgrade changed what the record says: %v / %v", errA, errB)
+		for _, c := range []*recordCodec{{}, dict} {
+			up, err := c.upgrade(data)
+			if err != nil {
+				continue
+			}
+			a, errA := dict.decode(data, partFull, parseNS)
+			b, errB := dict.decode(up, partFull, parseNS)
+			if (errA == nil) != (errB == nil) || (errA == nil && !sameRecord(a, b)) {
+				t.Fatalf("upgrade changed what the record says: %v / %v", errA, errB)
+			}
 		}
 	})
 }
@@ -186,10 +300,10 @@ func TestDamagedBodyLengthIsRefused(t *testing.T) {
 	h := recordHeaderLen(b)
 	bad := append(append([]byte(nil), b[:h]...), 0xff, 0xff, 0xff, 0xff, 0x0f) // 4 GiB
 	bad = append(bad, b[h+1:]...)
-	if _, err := decodeRecord(bad, partFull, parseNS); err == nil {
+	if _, err := (&recordCodec{}).decode(bad, partFull, parseNS); err == nil {
 		t.Fatal("a body declaring 4 GiB decoded")
 	}
-	if _, ok := recordText(bad); ok {
+	if _, ok := (&recordCodec{}).text(bad); ok {
 		t.Fatal("recordText read a body declaring 4 GiB")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/klauspost/compress/s2"
 	bbolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
@@ -121,6 +122,18 @@ func copyCompacted(dst, src *bbolt.DB, txMaxSize int) error {
 	defer func() { _ = tx.Rollback() }()
 	size := 0
 	return src.View(func(stx *bbolt.Tx) error {
+		// Records are rewritten against the store's newest dictionary; a
+		// store large enough for one that has none gets it here.
+		var codec recordCodec
+		if err := codec.load(stx.Bucket(bucketMeta)); err != nil {
+			return err
+		}
+		var made *s2.Dict
+		if recs := stx.Bucket(bucketRecords); recs != nil && codec.wants(int(getU64(stx.Bucket(bucketMeta).Get(keyNextOrd))), 0) {
+			if made = buildDict(recs, nil); made != nil {
+				codec.add(made)
+			}
+		}
 		err := stx.ForEach(func(name []byte, sb *bbolt.Bucket) error {
 			if _, err := tx.CreateBucket(name); err != nil {
 				return err
@@ -135,7 +148,7 @@ func copyCompacted(dst, src *bbolt.DB, txMaxSize int) error {
 				}
 				if records {
 					var err error
-					if v, err = upgradeRecord(v); err != nil {
+					if v, err = codec.upgrade(v); err != nil {
 						return fmt.Errorf("record %s: %w", k, err)
 					}
 				}
@@ -156,6 +169,12 @@ func copyCompacted(dst, src *bbolt.DB, txMaxSize int) error {
 		})
 		if err != nil {
 			return err
+		}
+		if made != nil {
+			id, _ := codec.current()
+			if err := tx.Bucket(bucketMeta).Put(dictKey(id), made.Bytes()); err != nil {
+				return err
+			}
 		}
 		return tx.Commit()
 	})

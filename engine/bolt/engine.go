@@ -52,7 +52,7 @@ const (
 	HostKeyFile = "ssh_host_ed25519"
 )
 
-const schemaVer = "5"
+const schemaVer = "6"
 
 var (
 	bucketMeta    = []byte("meta")
@@ -239,8 +239,10 @@ type Engine struct {
 		model *retrieval.LearnedModel
 		held  *lexicon.Held
 	}
-	dir   string
-	db    *bbolt.DB
+	dir string
+	db  *bbolt.DB
+	// codec encodes and decodes records with the store's record dictionaries.
+	codec recordCodec
 	ix    *index.Index
 	opts  Options
 	desc  contract.Descriptor
@@ -483,14 +485,17 @@ func (e *Engine) prepareLayout(tx *bbolt.Tx) error {
 		return err
 	}
 	switch v := meta.Get(keySchema); {
-	case v == nil, string(v) == "1", string(v) == "2", string(v) == "3", string(v) == "4":
+	case v == nil, string(v) == "1", string(v) == "2", string(v) == "3", string(v) == "4", string(v) == "5":
 		// Version 1 lacked the namespace totals (filled in the background
 		// once the table has loaded) and the synced freelist; version 2 the
 		// change feed (its bucket is created above, empty: the feed starts
 		// at the migration); version 3 wrote records uncompressed (read as
 		// they are; mnemo compact rewrites them); version 4 kept a vector
 		// per record keyed by id (migrated into blocks when vectors first
-		// load). Older binaries refuse version 5, since they would not keep
+		// load); version 5 had no record dictionaries (its records are read
+		// as they are; the first write that finds the store without one
+		// makes it, and mnemo compact rewrites the older records against
+		// it). Older binaries refuse version 6, since they would not keep
 		// the totals, the feed or the vector blocks, or read a compressed
 		// record.
 		return meta.Put(keySchema, []byte(schemaVer))
@@ -515,7 +520,7 @@ func (e *Engine) load() error {
 		rebuildMarked = meta.Get(keyRebuild) != nil
 		e.totalsOK = meta.Get(keyTotalsOK) != nil
 		e.loadFeed(meta)
-		return nil
+		return e.codec.load(meta)
 	})
 	if err != nil {
 		return contract.EngineErr("load store %s: %w", e.dir, err)
@@ -605,8 +610,9 @@ func (e *Engine) loadSmall() error {
 
 func backfillConfidence(tx *bbolt.Tx) error {
 	conf := tx.Bucket(bucketConf)
+	var codec recordCodec // a store this old has no record dictionary
 	return tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
-		s, err := decodeRecord(v, partHeader, parseNS)
+		s, err := codec.decode(v, partHeader, parseNS)
 		if err != nil {
 			return fmt.Errorf("record %s: %w", k, err)
 		}

@@ -136,8 +136,12 @@ func HasPerRecordVectors(e *Engine) bool {
 func DowngradeVectorsToSchema4(model string) func(tx *bbolt.Tx) error {
 	return func(tx *bbolt.Tx) error {
 		idOf := map[uint32]string{}
+		var codec recordCodec
+		if err := codec.load(tx.Bucket(bucketMeta)); err != nil {
+			return err
+		}
 		err := tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
-			s, err := decodeRecord(v, partHeader, parseNS)
+			s, err := codec.decode(v, partHeader, parseNS)
 			idOf[s.ord] = string(k)
 			return err
 		})

@@ -119,7 +119,7 @@ func (e *Engine) flushIndex(ctx context.Context) error {
 						deletes = append(deletes, id)
 						continue
 					}
-					s, err := decodeRecord(rv, partHit, parseNS)
+					s, err := e.codec.decode(rv, partHit, parseNS)
 					if err != nil {
 						return contract.EngineErr("record %s: %w", id, err)
 					}
@@ -136,6 +136,13 @@ func (e *Engine) flushIndex(ctx context.Context) error {
 			return contract.AsError(err)
 		}
 		if upto <= applied {
+			if chunk == catchUpChunk {
+				// Only after a backlog: a trickle's entries go with the
+				// next write, in its transaction, not in one more fsync.
+				if err := e.pruneOutbox(); err != nil {
+					e.log.Error("pruning the outbox failed", "err", err)
+				}
+			}
 			e.maybeMergeIndex()
 			return nil
 		}
@@ -267,7 +274,7 @@ func (e *Engine) rebuildIndex() error {
 			c := tx.Bucket(bucketRecords).Cursor()
 			k, v := seekAfter(c, after)
 			for ; k != nil && len(docs) < applyChunk; k, v = c.Next() {
-				s, err := decodeRecord(v, partHit, parseNS)
+				s, err := e.codec.decode(v, partHit, parseNS)
 				if err != nil {
 					return contract.EngineErr("record %s: %w", k, err)
 				}
@@ -494,7 +501,7 @@ func (e *Engine) embedMissing(ctx context.Context) error {
 			recs := tx.Bucket(bucketRecords)
 			for _, id := range ids {
 				if v := recs.Get([]byte(id)); v != nil {
-					s, err := decodeRecord(v, partHit, parseNS)
+					s, err := e.codec.decode(v, partHit, parseNS)
 					if err != nil {
 						return err
 					}

@@ -248,7 +248,7 @@ func (e *Engine) learnGeneration(ctx context.Context) error {
 			for ; k != nil && n < applyChunk; k, v = c.Next() {
 				n++
 				after = append(after[:0], k...)
-				s, err := decodeRecord(v, partHit, parseNS)
+				s, err := e.codec.decode(v, partHit, parseNS)
 				if err != nil {
 					return contract.EngineErr("record %s: %w", k, err)
 				}
@@ -338,7 +338,7 @@ func (e *Engine) reembed(ctx context.Context, model string) error {
 			recs := tx.Bucket(bucketRecords)
 			for _, id := range chunk {
 				if v := recs.Get([]byte(id)); v != nil {
-					s, err := decodeRecord(v, partHit, parseNS)
+					s, err := e.codec.decode(v, partHit, parseNS)
 					if err != nil {
 						return err
 					}

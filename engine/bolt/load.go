@@ -79,7 +79,7 @@ func (e *Engine) loadTable() (err error) {
 					// A short command closing: leave at once, not after the chunk.
 					return contract.Unavailable("the store is closed")
 				}
-				s, err := decodeRecord(v, partHeader, e.t.namespaceOf)
+				s, err := e.codec.decode(v, partHeader, e.t.namespaceOf)
 				if err != nil {
 					return contract.EngineErr("record %s: %w", k, err)
 				}

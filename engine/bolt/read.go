@@ -149,7 +149,7 @@ func (e *Engine) scanCreatedFrom(ctx context.Context, f contract.MetaFilter, aft
 					continue
 				}
 				var err error
-				if s, err = decodeRecord(raw, part, e.t.namespaceOf); err != nil {
+				if s, err = e.codec.decode(raw, part, e.t.namespaceOf); err != nil {
 					return contract.EngineErr("record %s: %w", kid, err)
 				}
 				if !f.Matches(s.kind, &s.meta) || !f.AdmitsStatus(s.status, false) {
@@ -169,7 +169,7 @@ func (e *Engine) scanCreatedFrom(ctx context.Context, f contract.MetaFilter, aft
 			}
 			if !cold {
 				var err error
-				if s, err = decodeRecord(recs.Get([]byte(id)), part, e.t.namespaceOf); err != nil {
+				if s, err = e.codec.decode(recs.Get([]byte(id)), part, e.t.namespaceOf); err != nil {
 					return contract.EngineErr("record %s: %w", id, err)
 				}
 			}
@@ -247,7 +247,7 @@ func (e *Engine) lookup(req contract.GetRequest, part recordPart, emit func(stri
 			if v == nil {
 				continue
 			}
-			s, err := decodeRecord(v, part, e.t.namespaceOf)
+			s, err := e.codec.decode(v, part, e.t.namespaceOf)
 			if err != nil {
 				return contract.EngineErr("record %s: %w", id, err)
 			}

@@ -63,8 +63,19 @@ func (e *Engine) restoreLocked(ctx context.Context, preps []written) ([]contract
 	receipts := make([]contract.StoreReceipt, len(preps))
 	var added []written
 	var seq, feedSeq uint64
+	undoDict := func() {}
 	err := e.db.Update(func(tx *bbolt.Tx) error {
 		recs := tx.Bucket(bucketRecords)
+		if e.codec.wants(int(e.nextOrd), len(preps)) {
+			adding := make([]*storedRecord, len(preps))
+			for i := range preps {
+				adding[i] = &preps[i].s
+			}
+			var err error
+			if undoDict, err = e.codec.makeDict(tx, int(e.nextOrd), adding); err != nil {
+				return err
+			}
+		}
 		seen := make(map[string]bool, len(preps))
 		for i := range preps {
 			p := &preps[i]
@@ -75,7 +86,7 @@ func (e *Engine) restoreLocked(ctx context.Context, preps []written) ([]contract
 			}
 			seen[p.id] = true
 			p.s.ord = e.nextOrd + uint32(len(added))
-			if err := putRecord(tx, p.id, &p.s); err != nil {
+			if err := putRecord(tx, &e.codec, p.id, &p.s); err != nil {
 				return err
 			}
 			added = append(added, *p)
@@ -88,6 +99,7 @@ func (e *Engine) restoreLocked(ctx context.Context, preps []written) ([]contract
 		return err
 	})
 	if err != nil {
+		undoDict()
 		return nil, contract.AsError(err)
 	}
 	if len(added) > 0 {

@@ -282,7 +282,7 @@ func (e *Engine) hitsFor(ranked []rankedID, f contract.MetaFilter) ([]*contract.
 			if v == nil {
 				continue
 			}
-			s, err := decodeRecord(v, partHit, e.t.namespaceOf)
+			s, err := e.codec.decode(v, partHit, e.t.namespaceOf)
 			if err != nil {
 				return contract.EngineErr("record %s: %w", r.id, err)
 			}

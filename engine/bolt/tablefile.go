@@ -329,7 +329,7 @@ func (e *Engine) loadSavedTable() (bool, error) {
 			var s storedRecord
 			if rv != nil {
 				var err error
-				if s, err = decodeRecord(rv, partHeader, t.namespaceOf); err != nil {
+				if s, err = e.codec.decode(rv, partHeader, t.namespaceOf); err != nil {
 					return false, fmt.Errorf("record %s: %w", c.ID, err)
 				}
 			}

@@ -45,7 +45,7 @@ func (e *Engine) buildTrigrams() error {
 			c := tx.Bucket(bucketRecords).Cursor()
 			k, v := seekAfter(c, after)
 			for ; k != nil && n < 2000; k, v = c.Next() {
-				s, err := decodeRecord(v, partHit, parseNS)
+				s, err := e.codec.decode(v, partHit, parseNS)
 				if err != nil {
 					return err
 				}
@@ -117,7 +117,7 @@ func (e *Engine) openTrigrams(b *trigram.Build) (bool, error) {
 				if rv == nil {
 					return true, nil
 				}
-				s, err := decodeRecord(rv, partHit, parseNS)
+				s, err := e.codec.decode(rv, partHit, parseNS)
 				if err != nil {
 					return false, err
 				}
