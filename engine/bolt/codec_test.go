@@ -226,7 +226,7 @@ func sameRecord(a, b storedRecord) bool {
 }
 
 // TestVersion1RecordsReadAndUpgrade: a record in the old layout decodes to
-// the record it was, and upgradeRecord turns it into the compressed layout
+// the record it was, and upgrade turns it into the compressed layout
 // (smaller when the item repeats its text) without changing a field.
 func TestVersion1RecordsReadAndUpgrade(t *testing.T) {
 	long := sampleRecords()[0]

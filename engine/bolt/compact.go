@@ -33,8 +33,10 @@ type CompactReport struct {
 // up about half to two thirds full; bbolt never gives the space back to the
 // file system. The copy (every bucket at a fill of 100%) is written beside
 // the store, synced and renamed over it, so a crash leaves the old file or
-// the new one. Records written before schema 4 are rewritten compressed
-// (upgradeRecord: the same bytes, so the same record); everything else, the
+// the new one. Records not yet written against the store's record
+// dictionary are rewritten against it (recordCodec.upgrade: the same bytes,
+// so the same record; a store of dictMinRecords records or more without one
+// gets it here); everything else, the
 // sequence numbers and the change feed included, is copied as it is, so the
 // index, the saved table and the content index stay valid. The search index
 // is then merged into one segment (index.Merge), which it answers from
