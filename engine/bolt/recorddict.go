@@ -162,6 +162,20 @@ func (c *recordCodec) makeDict(tx *bbolt.Tx, held int, adding []*storedRecord) (
 	return c.drop, nil
 }
 
+// makeDictIn makes the store's record dictionary in tx when a write of n
+// records (rec(i) each) calls for it (recordCodec.makeDict). The caller
+// holds the write lock.
+func (e *Engine) makeDictIn(tx *bbolt.Tx, n int, rec func(i int) *storedRecord) (undo func(), err error) {
+	if !e.codec.wants(int(e.nextOrd), n) {
+		return func() {}, nil
+	}
+	adding := make([]*storedRecord, n)
+	for i := range adding {
+		adding[i] = rec(i)
+	}
+	return e.codec.makeDict(tx, int(e.nextOrd), adding)
+}
+
 // buildDict makes a dictionary from up to dictSample of the records in recs
 // (if any) and the ones adding, or answers nil when they hold too few bytes for one.
 func buildDict(recs *bbolt.Bucket, adding []*storedRecord) *s2.Dict {

@@ -147,3 +147,44 @@ func TestCompactMakesTheDictionaryOfAStoreWithout(t *testing.T) {
 		t.Fatal("compacted, the store exports differently")
 	}
 }
+
+// TestRestoreMakesTheDictionaryToo: records restored whole (a backup's) go
+// through the same rule: the batch that brings the store to 500 records
+// makes its dictionary, and every record reads back as it was.
+func TestRestoreMakesTheDictionaryToo(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	from := openStore(t, t.TempDir(), bolt.Options{})
+	defer from.Close()
+	items := markerItems(600, "restored")
+	for start := 0; start < len(items); start += 100 {
+		if _, err := contract.StoreMany(ctx, from, items[start:start+100]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var recs []contract.Record
+	ids := idsOfItems(items)
+	for start := 0; start < len(ids); start += 200 {
+		got, err := from.GetRecords(ctx, contract.GetRequest{IDs: ids[start : start+200]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, got...)
+	}
+	dir := t.TempDir()
+	to := openStore(t, dir, bolt.Options{})
+	for start := 0; start < len(recs); start += 300 {
+		if n, err := contract.Restore(ctx, to, recs[start:start+300]); err != nil || n != 300 {
+			t.Fatalf("restore: %d, %v", n, err)
+		}
+	}
+	if exportAll(t, to) != exportAll(t, from) {
+		t.Fatal("the restored store exports differently")
+	}
+	if err := to.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n, dicts := recordLayouts(t, dir); dicts != 1 || n[2] != 300 || n[3] != 300 {
+		t.Fatalf("layouts %v with %d dictionaries: want the first batch before the dictionary, the second against it", n, dicts)
+	}
+}

@@ -66,15 +66,9 @@ func (e *Engine) restoreLocked(ctx context.Context, preps []written) ([]contract
 	undoDict := func() {}
 	err := e.db.Update(func(tx *bbolt.Tx) error {
 		recs := tx.Bucket(bucketRecords)
-		if e.codec.wants(int(e.nextOrd), len(preps)) {
-			adding := make([]*storedRecord, len(preps))
-			for i := range preps {
-				adding[i] = &preps[i].s
-			}
-			var err error
-			if undoDict, err = e.codec.makeDict(tx, int(e.nextOrd), adding); err != nil {
-				return err
-			}
+		var err error
+		if undoDict, err = e.makeDictIn(tx, len(preps), func(i int) *storedRecord { return &preps[i].s }); err != nil {
+			return err
 		}
 		seen := make(map[string]bool, len(preps))
 		for i := range preps {
@@ -94,7 +88,6 @@ func (e *Engine) restoreLocked(ctx context.Context, preps []written) ([]contract
 		if len(added) == 0 {
 			return nil
 		}
-		var err error
 		seq, feedSeq, err = e.logAdded(tx, now, contract.OpRestore, added)
 		return err
 	})

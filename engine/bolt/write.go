@@ -121,15 +121,9 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 		if len(preps) >= bulkBatch {
 			fillBulk(tx)
 		}
-		if e.codec.wants(int(e.nextOrd), len(preps)) {
-			adding := make([]*storedRecord, len(preps))
-			for i := range preps {
-				adding[i] = &preps[i].s
-			}
-			var err error
-			if undoDict, err = e.codec.makeDict(tx, int(e.nextOrd), adding); err != nil {
-				return err
-			}
+		var err error
+		if undoDict, err = e.makeDictIn(tx, len(preps), func(i int) *storedRecord { return &preps[i].s }); err != nil {
+			return err
 		}
 		seen := make(map[string]bool, len(items))
 		for i := range preps {
@@ -150,7 +144,6 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 		if len(added) == 0 {
 			return nil
 		}
-		var err error
 		seq, feedSeq, err = e.logAdded(tx, now, contract.OpStore, added)
 		return err
 	})
