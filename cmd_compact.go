@@ -22,7 +22,10 @@ about half to two thirds full, and bbolt never returns freed space to the file
 system. The copy is written beside the store and renamed over it, so a crash
 leaves the old file or the new one; records, ids, sequence numbers and the
 change feed are unchanged, and so the search index and the other derived
-files stay valid. The search index is then merged into one or two segments,
+files stay valid. Records written before the store had its record dictionary
+(a store of an earlier release, or a new store's first few hundred) are
+rewritten compressed against it, which takes them from about 850 to 450
+bytes on the bench corpus. The search index is then merged into one or two segments,
 which answer keyword fetch faster than the many a bulk load leaves (at 1M records,
 p50 3.0 ms against 4.4 to 4.9). Needs the store to itself: it refuses, naming
 the process, while another mnemo process uses the store.`,
