@@ -181,13 +181,21 @@ func (a *app) benchExisting(cmd *cobra.Command, dir string, opts bench.Options, 
 // dir (cold open, cold first page, the memory of a process that only
 // browses) and prints them.
 func (a *app) benchProcesses(table *bench.Table, dir string, opts bench.Options) error {
+	// The store as the load left it, before any new process opens it.
+	size, err := bench.MeasureSize(dir, opts.Records)
+	if err != nil {
+		return err
+	}
+	table.Processes = []bench.ProcessRow{size}
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(a.stderr, "mnemo: cannot time new processes: %v\n", err)
-		return nil
+		_, err = fmt.Fprint(a.stdout, "\n"+table.ProcessMarkdown())
+		return err
 	}
 	fmt.Fprintf(a.stderr, "timing new processes on the store\n")
 	rows, err := bench.MeasureProcesses(exe, dir, opts)
+	rows = append([]bench.ProcessRow{size}, rows...)
 	if err != nil {
 		// The in-process rows stand on their own.
 		fmt.Fprintf(a.stderr, "mnemo: cannot time new processes: %v\n", err)
