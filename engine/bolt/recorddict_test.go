@@ -114,9 +114,8 @@ func TestCompactMakesTheDictionaryOfAStoreWithout(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	e := openStore(t, dir, bolt.Options{})
-	items := markerItems(600, "older")
-	// One record at a time until 499: no write reaches the threshold with a
-	// batch, so the store has no dictionary until the 500th.
+	items := markerItems(400, "older")
+	// 400 records: below the threshold, so no dictionary is made.
 	for start := 0; start < 400; start += 100 {
 		if _, err := contract.StoreMany(ctx, e, items[start:start+100]); err != nil {
 			t.Fatal(err)
