@@ -191,14 +191,6 @@ func Serve(ctx context.Context, o Options) error {
 		}()
 	}
 
-	if store.AddrPath != "" {
-		if err := os.WriteFile(store.AddrPath, []byte(addrURL+"\n"), 0o600); err != nil {
-			_ = httpServer.Close()
-			return contract.EngineErr("cannot write %s: %w", filepath.Base(store.AddrPath), err)
-		}
-		defer os.Remove(store.AddrPath)
-	}
-
 	fmt.Fprintf(o.Stderr, "mnemo: serving %s\n  http  %s (owner token in %s)\n", store.Label, addrURL, store.TokenPath)
 	if sshServer != nil {
 		fmt.Fprintf(o.Stderr, "  ssh   %s\n", sshAddr)
@@ -207,6 +199,16 @@ func Serve(ctx context.Context, o Options) error {
 	if !open && !isLoopback(httpListener.Addr()) {
 		fmt.Fprintln(o.Stderr, "  note: HTTP listens beyond loopback without TLS; put a TLS proxy in front of it")
 	}
+	// The address file comes last: whoever waits for it (a script, a
+	// client finding the server) finds the banner already complete.
+	if store.AddrPath != "" {
+		if err := os.WriteFile(store.AddrPath, []byte(addrURL+"\n"), 0o600); err != nil {
+			_ = httpServer.Close()
+			return contract.EngineErr("cannot write %s: %w", filepath.Base(store.AddrPath), err)
+		}
+		defer os.Remove(store.AddrPath)
+	}
+
 	logger.Info("serving", "store", store.Label, "http", addrURL, "ssh", sshAddr)
 
 	var runErr error
