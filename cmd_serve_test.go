@@ -51,8 +51,8 @@ type runningServer struct {
 
 // startServe runs `mnemo --db DIR serve args...` in-process until stop, and
 // waits for it to publish its address.
-// sshAddr waits for the banner's SSH address: the address file that
-// startServe waits for can be written before the banner is.
+// sshAddr reads the banner's SSH address (serve writes the address file
+// that startServe waits for after the banner).
 func (s *runningServer) sshAddr(t *testing.T) string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
