@@ -49,6 +49,22 @@ type metaIn struct {
 	} `json:"source"`
 }
 
+// meta is the metadata m reads, as MemoryMeta.UnmarshalJSON reads it.
+func (m *metaIn) meta(parseNS func(string) (Namespace, error)) (MemoryMeta, error) {
+	raw := m.rawMeta
+	if s := m.Source; s != nil {
+		if s.Kind == nil {
+			return MemoryMeta{}, fmt.Errorf("missing field `kind`")
+		}
+		sk, ok := ParseSourceKind(*s.Kind)
+		if !ok {
+			return MemoryMeta{}, fmt.Errorf("`%s` is not a source kind", *s.Kind)
+		}
+		raw.Source = &SourceRef{Kind: sk, ID: s.ID}
+	}
+	return raw.meta(parseNS)
+}
+
 // UnmarshalJSON reads a page of changes (see above): the same changes as
 // decoding each with Change.UnmarshalJSON, at a fraction of the cost. A page
 // as servers write it is scanned by hand (changes_scan.go); anything else
@@ -183,19 +199,7 @@ func (w *recordIn) record(parseNS func(string) (Namespace, error)) (Record, erro
 	if err != nil {
 		return Record{}, err
 	}
-	raw := w.Meta.rawMeta
-	if s := w.Meta.Source; s != nil {
-		if s.Kind == nil {
-			return Record{}, fmt.Errorf("missing field `kind`")
-		}
-		sk, ok := ParseSourceKind(*s.Kind)
-		if !ok {
-			return Record{}, fmt.Errorf("`%s` is not a source kind", *s.Kind)
-		}
-		raw.Source = &SourceRef{Kind: sk, ID: s.ID}
-	}
-	meta, err := raw.meta(parseNS)
-
+	meta, err := w.Meta.meta(parseNS)
 	if err != nil {
 		return Record{}, err
 	}

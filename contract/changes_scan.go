@@ -80,6 +80,10 @@ type scanner struct {
 	changes []changeIn
 	blocks  [][]recordIn
 	block   int
+	// trusted is set when b is known to be valid JSON (ItemKeys): values
+	// are skipped without checking them, and a string that is not valid
+	// UTF-8 reads as encoding/json reads it instead of ending the scan.
+	trusted bool
 }
 
 // record is the next record of the page's block.
@@ -128,6 +132,15 @@ func (s *scanner) ws() {
 			return
 		}
 	}
+}
+
+// at is the byte the next value starts with, 0 at the end.
+func (s *scanner) at() byte {
+	s.ws()
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
 }
 
 func (s *scanner) eat(c byte) bool {
@@ -246,7 +259,7 @@ func (s *scanner) raw() ([]byte, bool) {
 
 func (s *scanner) valid(start int) ([]byte, bool) {
 	v := s.b[start:s.i]
-	return v, len(v) > 0 && json.Valid(v)
+	return v, len(v) > 0 && (s.trusted || json.Valid(v))
 }
 
 // strEnd moves past the string starting at s.i.
@@ -281,7 +294,13 @@ func (s *scanner) str() (string, bool) {
 		case c == '"':
 			v := s.b[start:j]
 			if !ascii && !utf8.Valid(v) {
-				return "", false
+				if !s.trusted {
+					return "", false
+				}
+				var out string
+				err := json.Unmarshal(s.b[start-1:j+1], &out)
+				s.i = j + 1
+				return out, err == nil
 			}
 			s.i = j + 1
 			if len(s.s) == len(s.b) {

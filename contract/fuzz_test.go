@@ -280,3 +280,76 @@ func FuzzStrSpecial(f *testing.F) {
 		}
 	})
 }
+
+// FuzzStoreItemScan: whatever StoreItem the hand scan reads, encoding/json
+// reads the same from the same bytes (the scan leaves everything else to it).
+func FuzzStoreItemScan(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"document","body":{"text":"plain \u003cb\u003e é"},"title":"t","mime":"text/plain","meta":{"namespace":"team:acme","source":{"kind":"agent","id":"c1"},"tags":["a","b"],"agent_id":"w","turns":{"first":1,"last":2},"derive":true,"observed_actor":{"id":"u"},"observed_at":"2026-12-01T14:04:12Z"}}`,
+		`{"type":"document","body":{"uri":"https://example.com/a"},"meta":null,"extra":[1,{"a":"}"}]}`,
+		`{"type":"document","body":{"text":"a","uri":"b"}}`,
+		`{"type":"document","body":null}`,
+		`{"type":"conversation","turns":[{"role":"user","text":"hi","at":"2026-12-01T14:04:12.5Z"},{"role":"assistant","text":"yo","tool_calls":[{"name":"grep","id":"1"}]}],"meta":{"thread_id":"t1","tags":[]}}`,
+		`{"type":"conversation","turns":[]}`,
+		`{"type":"conversation","turns":[null]}`,
+		`{"type":"conversation","turns":[{"role":"robot","text":"x"}]}`,
+		`{"type":"learning","text":"t","kind":"fact","confidence":0.5,"evidence":"e"}`,
+		`{"type":"learning","text":"t","kind":"fact","confidence":"0.5"}`,
+		`{"type":"learning","text":"t","kind":"fact","confidence":-1e-3}`,
+		`{"type":"learning","text":"t","kind":"fact","confidence":1e999}`,
+		`{"Type":"document","body":{"text":"x"}}`,
+		`{"type":"document","type":"learning","body":{"text":"x"}}`,
+		`{"type":"document","body":{"text":"x"},"meta":{"namespace":"bad ns"}}`,
+		`{"type":"document","body":{"text":"x"},"meta":{"source":{}}}`,
+		` {"type" : "document" , "body" : {"text" : "x"} } ` + "\r\n",
+		`{"type":"document","body":{"text":"x"}} x`,
+		"{\"type\":\"document\",\"body\":{\"text\":\"\xff\"}}",
+		`null`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast, ok := scanStoreItem(data)
+		if !ok {
+			return
+		}
+		slow, err := decodeStoreItem(data)
+		if err != nil {
+			t.Fatalf("the scan read %q, encoding/json refuses it: %v", data, err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%q:\nscanned %#v\nencoding/json %#v", data, fast, slow)
+		}
+	})
+}
+
+// TestStoreItemScanReadsWhatClientsWrite: items as clients write them and
+// as mnemo writes them back (every kind, every meta field) take the hand
+// scan, not encoding/json, and read as encoding/json reads them.
+func TestStoreItemScanReadsWhatClientsWrite(t *testing.T) {
+	for _, s := range []string{
+		`{"type":"document","body":{"text":"plain \u003cb\u003e é"},"title":"t","mime":"text/plain","meta":{"namespace":"team:acme","workspace":"w","folder":"f","file_path":"a/b.go","language":"go","repo":"r","commit":"c","url":"https://x","thread_id":"t1","source":{"kind":"agent","id":"c1"},"tags":["a","b"],"agent_id":"w","turns":{"first":1,"last":2},"tool_call":{"name":"grep"},"derive":true,"observed_actor":{"id":"u","name":"U"},"observed_at":"2026-12-01T14:04:12Z"}}`,
+		`{"type":"document","body":{"uri":"https://example.com/a"}}`,
+		`{"type":"conversation","turns":[{"role":"user","text":"hi","at":"2026-12-01T14:04:12.5Z"},{"role":"assistant","text":"yo","tool_calls":[{"name":"grep","id":"1"}]}],"meta":{"thread_id":"t1"}}`,
+		`{"type":"learning","text":"t","kind":"fact","confidence":0.5,"evidence":"e","meta":{"tags":["x"]}}`,
+	} {
+		var it StoreItem
+		if err := json.Unmarshal([]byte(s), &it); err != nil {
+			t.Fatal(err)
+		}
+		canon, err := it.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, data := range [][]byte{[]byte(s), canon} {
+			fast, ok := scanStoreItem(data)
+			if !ok {
+				t.Fatalf("the scan left %s to encoding/json", data)
+			}
+			slow, err := decodeStoreItem(data)
+			if err != nil || !reflect.DeepEqual(fast, slow) {
+				t.Fatalf("%s:\nscanned %#v\nencoding/json %#v (%v)", data, fast, slow, err)
+			}
+		}
+	}
+}

@@ -270,15 +270,23 @@ func (b *DocumentBody) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return fmt.Errorf("document body must be {\"text\": ...} or {\"uri\": ...}")
 	}
+	out, err := r.body()
+	if err != nil {
+		return err
+	}
+	*b = out
+	return nil
+}
+
+// body is the DocumentBody r holds.
+func (r *rawBody) body() (DocumentBody, error) {
 	switch {
 	case r.Text != nil && r.URI == nil:
-		*b = DocumentBody{Text: *r.Text}
+		return DocumentBody{Text: *r.Text}, nil
 	case r.URI != nil && r.Text == nil:
-		*b = DocumentBody{URI: *r.URI, IsURI: true}
-	default:
-		return fmt.Errorf("document body must hold exactly one of `text` or `uri`")
+		return DocumentBody{URI: *r.URI, IsURI: true}, nil
 	}
-	return nil
+	return DocumentBody{}, fmt.Errorf("document body must hold exactly one of `text` or `uri`")
 }
 
 // MarshalJSON writes {"text": ...} or {"uri": ...}.
@@ -302,93 +310,130 @@ type rawItem struct {
 }
 
 // UnmarshalJSON reads a StoreItem in any key order, ignoring unknown keys.
+// An item as clients write it is scanned by hand (item_scan.go); anything
+// else (odd spellings, repeated keys, a refused value) goes through
+// encoding/json, which also words the errors.
 func (it *StoreItem) UnmarshalJSON(data []byte) error {
+	out, ok := scanStoreItem(data)
+	if !ok {
+		var err error
+		if out, err = decodeStoreItem(data); err != nil {
+			return err
+		}
+	}
+	*it = out
+	return nil
+}
+
+// decodeStoreItem reads a StoreItem through encoding/json.
+func decodeStoreItem(data []byte) (StoreItem, error) {
 	var r rawItem
 	if err := json.Unmarshal(data, &r); err != nil {
-		return err
+		return StoreItem{}, err
 	}
+	return r.item(func() (MemoryMeta, error) {
+		var m MemoryMeta
+		if r.Meta != nil && string(*r.Meta) != "null" {
+			if err := json.Unmarshal(*r.Meta, &m); err != nil {
+				return MemoryMeta{}, fmt.Errorf("meta: %w", err)
+			}
+		}
+		return m, nil
+	})
+}
+
+// item is the StoreItem r holds, its meta read by meta (r.Meta is left to it).
+func (r *rawItem) item(meta func() (MemoryMeta, error)) (StoreItem, error) {
 	if r.Type == nil {
-		return fmt.Errorf("missing field `type`")
+		return StoreItem{}, fmt.Errorf("missing field `type`")
 	}
 	var out StoreItem
 	switch ItemKind(*r.Type) {
 	case KindDocument:
 		out.Type = KindDocument
 		if r.Body == nil {
-			return fmt.Errorf("missing field `body`")
+			return StoreItem{}, fmt.Errorf("missing field `body`")
 		}
 		out.Title, out.Body, out.Mime = r.Title, *r.Body, r.Mime
 	case KindConversation:
 		out.Type = KindConversation
 		if r.Turns == nil {
-			return fmt.Errorf("missing field `turns`")
+			return StoreItem{}, fmt.Errorf("missing field `turns`")
 		}
 		out.Turns = *r.Turns
 	case KindLearning:
 		out.Type = KindLearning
 		if r.Text == nil {
-			return fmt.Errorf("missing field `text`")
+			return StoreItem{}, fmt.Errorf("missing field `text`")
 		}
 		if r.Kind == nil {
-			return fmt.Errorf("missing field `kind`")
+			return StoreItem{}, fmt.Errorf("missing field `kind`")
 		}
 		lk, ok := ParseLearningKind(*r.Kind)
 		if !ok {
-			return fmt.Errorf("unknown learning kind `%s`, expected one of preference, fact, procedure, correction, other", *r.Kind)
+			return StoreItem{}, fmt.Errorf("unknown learning kind `%s`, expected one of preference, fact, procedure, correction, other", *r.Kind)
 		}
 		if r.Confidence == nil {
-			return fmt.Errorf("missing field `confidence`")
+			return StoreItem{}, fmt.Errorf("missing field `confidence`")
 		}
 		f, err := r.Confidence.Float64()
 		if err != nil {
-			return fmt.Errorf("confidence must be a number")
+			return StoreItem{}, fmt.Errorf("confidence must be a number")
 		}
 		out.Text, out.Kind, out.Confidence, out.Evidence = *r.Text, lk, float32(f), r.Evidence
 	default:
-		return fmt.Errorf("unknown item type `%s`, expected one of document, conversation, learning", *r.Type)
+		return StoreItem{}, fmt.Errorf("unknown item type `%s`, expected one of document, conversation, learning", *r.Type)
 	}
-	if r.Meta != nil && string(*r.Meta) != "null" {
-		if err := json.Unmarshal(*r.Meta, &out.Meta); err != nil {
-			return fmt.Errorf("meta: %w", err)
-		}
-	} else {
-		out.Meta = MemoryMeta{}
+	m, err := meta()
+	if err != nil {
+		return StoreItem{}, err
 	}
-	*it = out
-	return nil
+	out.Meta = m
+	return out, nil
 }
 
 // UnmarshalJSON reads a turn, checking its role.
 func (t *Turn) UnmarshalJSON(data []byte) error {
-	var r struct {
-		Role      *string       `json:"role"`
-		Text      *string       `json:"text"`
-		At        *string       `json:"at"`
-		ToolCalls []ToolCallRef `json:"tool_calls"`
-	}
+	var r rawTurn
 	if err := json.Unmarshal(data, &r); err != nil {
 		return err
 	}
+	out, err := r.turn()
+	if err != nil {
+		return err
+	}
+	*t = out
+	return nil
+}
+
+type rawTurn struct {
+	Role      *string       `json:"role"`
+	Text      *string       `json:"text"`
+	At        *string       `json:"at"`
+	ToolCalls []ToolCallRef `json:"tool_calls"`
+}
+
+// turn is the Turn r holds.
+func (r *rawTurn) turn() (Turn, error) {
 	if r.Role == nil {
-		return fmt.Errorf("missing field `role`")
+		return Turn{}, fmt.Errorf("missing field `role`")
 	}
 	role, ok := ParseRole(*r.Role)
 	if !ok {
-		return fmt.Errorf("unknown role `%s`, expected one of user, assistant, system, tool", *r.Role)
+		return Turn{}, fmt.Errorf("unknown role `%s`, expected one of user, assistant, system, tool", *r.Role)
 	}
 	if r.Text == nil {
-		return fmt.Errorf("missing field `text`")
+		return Turn{}, fmt.Errorf("missing field `text`")
 	}
 	out := Turn{Role: role, Text: *r.Text, ToolCalls: r.ToolCalls}
 	if r.At != nil {
 		at, err := ParseTime(*r.At)
 		if err != nil {
-			return err
+			return Turn{}, err
 		}
 		out.At = &at
 	}
-	*t = out
-	return nil
+	return out, nil
 }
 
 // MarshalJSON writes the turn canonically.

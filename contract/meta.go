@@ -1,7 +1,6 @@
 package contract
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -247,40 +246,4 @@ func knownMetaKey(key string) bool {
 		return true
 	}
 	return false
-}
-
-// UnknownMetaKeys lists the keys of an item's "meta" object that MemoryMeta
-// does not know, in the order they appear; the contract ignores them (they
-// are not kept), and an import says so. itemJSON is a StoreItem's JSON; a
-// malformed one has none.
-func UnknownMetaKeys(itemJSON []byte) []string {
-	if !bytes.Contains(itemJSON, []byte(`"meta"`)) {
-		return nil
-	}
-	var item struct {
-		Meta json.RawMessage `json:"meta"`
-	}
-	if json.Unmarshal(itemJSON, &item) != nil || len(item.Meta) == 0 {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(item.Meta))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil
-	}
-	var out []string
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return out
-		}
-		key, _ := t.(string)
-		if !knownMetaKey(key) {
-			out = append(out, key)
-		}
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return out
-		}
-	}
-	return out
 }
