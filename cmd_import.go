@@ -31,7 +31,9 @@ func newImportCommand(a *app) *cobra.Command {
 		Long: `Store every line of a JSONL file ("-" reads stdin). A line is a StoreItem, or the
 export format {"id", "item"} with mnemo's optional "status" ("active",
 "candidate", "superseded" with "superseded_by") and "expires_at". Lines go to the
-store in store_many batches of --batch items.
+store in store_many batches of --batch items; into a store this process holds,
+without --batch, up to 1,000 lines go in one transaction (each is durable when
+its transaction commits).
 
 A line that is malformed or invalid, or whose id is not its item's fingerprint, is
 reported with its line number and every other line is still stored. Running the
@@ -107,7 +109,7 @@ it is whole, until Ctrl-C; the TUI shows it arriving. See docs/import.md.`,
 				if err != nil {
 					return err
 				}
-				settings := importSettings{status: defaultStatus, batch: batch}
+				settings := importSettings{status: defaultStatus, batch: batch, bulk: !cmd.Flags().Changed("batch")}
 				if follow {
 					return a.importStream(cmd.Context(), e, 0, settings,
 						func(im *importer.Importer, endProgress func()) (importer.Summary, error) {
@@ -129,7 +131,7 @@ it is whole, until Ctrl-C; the TUI shows it arriving. See docs/import.md.`,
 			if err != nil {
 				return err
 			}
-			return a.importStream(cmd.Context(), e, size, importSettings{status: defaultStatus, batch: batch},
+			return a.importStream(cmd.Context(), e, size, importSettings{status: defaultStatus, batch: batch, bulk: !cmd.Flags().Changed("batch")},
 				func(im *importer.Importer, _ func()) (importer.Summary, error) { return im.Run(cmd.Context(), in) })
 		},
 	}
@@ -185,6 +187,9 @@ func unwrapPathError(err error) error {
 type importSettings struct {
 	status contract.Status
 	batch  int
+	// bulk: --batch was not given, so a store this process holds takes up
+	// to 1,000 lines a transaction (importer.Importer.Bulk).
+	bulk bool
 }
 
 // importStream runs an import (run, on the importer it is handed) with a
@@ -193,7 +198,7 @@ type importSettings struct {
 // early (endProgress), when what it does next is not the import's progress.
 func (a *app) importStream(ctx context.Context, e contract.Engine, size int64, s importSettings,
 	run func(im *importer.Importer, endProgress func()) (importer.Summary, error)) error {
-	im := &importer.Importer{Engine: e, Batch: s.batch, DefaultStatus: s.status, Logger: a.logger}
+	im := &importer.Importer{Engine: e, Batch: s.batch, Bulk: s.bulk, DefaultStatus: s.status, Logger: a.logger}
 	var bar *cliout.ProgressBar
 	if a.isTerminal(a.stderr) {
 		bar = cliout.NewProgressBar(a.stderr, size, time.Now)

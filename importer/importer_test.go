@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -357,5 +358,69 @@ func TestRunFromNamesLocations(t *testing.T) {
 	}
 	if again.Stored != 1 || again.Replayed != 2 || again.Failed != 0 {
 		t.Errorf("second run %+v, want the refused record stored and the rest replayed", again)
+	}
+}
+
+// bulkEngine is a real reference engine that, like a store this process
+// holds, takes up to its bulk items a call (counted).
+type bulkEngine struct {
+	*memory.Engine
+	items int
+	calls *[]int
+}
+
+func (b bulkEngine) BulkItems() int { return b.items }
+
+func (b bulkEngine) StoreBulk(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
+	if len(items) > b.items {
+		return nil, contract.Invalid("%d items, more than %d", len(items), b.items)
+	}
+	*b.calls = append(*b.calls, len(items))
+	var out []contract.StoreReceipt
+	for start := 0; start < len(items); start += contract.MaxStoreMany {
+		rs, err := b.Engine.StoreManyWith(ctx, items[start:min(start+contract.MaxStoreMany, len(items))], opts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs...)
+	}
+	return out, nil
+}
+
+// TestImportInBulk: with Bulk, an engine that takes more than a store_many
+// gets the lines of each options group in calls of its size (the rest at the
+// end); without Bulk (an explicit --batch) or following, store_many's.
+func TestImportInBulk(t *testing.T) {
+	var lines []string
+	for i := range 2345 {
+		status := ""
+		if i%3 == 0 {
+			status = `,"status":"candidate"`
+		}
+		lines = append(lines, fmt.Sprintf(`{"item":{"type":"document","body":{"text":"bulk note %d"}}%s}`, i, status))
+	}
+	input := strings.Join(lines, "\n")
+	for _, c := range []struct {
+		name    string
+		bulk    bool
+		trickle bool
+		want    []int
+	}{
+		{"bulk", true, false, []int{1000, 782, 563}},
+		{"explicit batch", false, false, nil},
+		{"trickle", true, true, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var calls []int
+			e := bulkEngine{memory.New(), 1000, &calls}
+			im := &Importer{Engine: e, Batch: 100, Bulk: c.bulk, Trickle: c.trickle, DefaultStatus: contract.StatusActive}
+			got, err := im.Run(context.Background(), strings.NewReader(input))
+			if err != nil || got.Stored != 2345 || e.Len() != 2345 {
+				t.Fatalf("summary %+v, engine %d records, %v", got, e.Len(), err)
+			}
+			if !slices.Equal(calls, c.want) {
+				t.Fatalf("bulk calls %v, want %v", calls, c.want)
+			}
+		})
 	}
 }

@@ -61,6 +61,37 @@ func (e *Engine) StoreManyWith(ctx context.Context, items []contract.StoreItem, 
 	return rs, nil
 }
 
+// MaxBulkItems is the most items StoreBulk writes in one transaction.
+const MaxBulkItems = 1000
+
+// StoreBulk is StoreManyWith for a bulk load (`mnemo import` into a store
+// this process holds): up to MaxBulkItems items in one transaction. Each
+// commit waits for its pages and then its meta page to reach the disk,
+// which was 9 of the 24 s a 100k import spent writing in batches of 100.
+func (e *Engine) StoreBulk(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
+	if len(items) == 0 || len(items) > MaxBulkItems {
+		return nil, contract.Invalid("a bulk store takes between 1 and %d items", MaxBulkItems)
+	}
+	for i := range items {
+		if err := items[i].Validate(); err != nil {
+			return nil, err
+		}
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if err := e.enterWrite(ctx); err != nil {
+		return nil, err
+	}
+	defer e.leave()
+	rs, err := e.write(ctx, items, opts)
+	if err != nil {
+		return nil, err
+	}
+	e.kickIndex()
+	return rs, nil
+}
+
 func (e *Engine) kickIndex() {
 	select {
 	case e.kick <- struct{}{}:

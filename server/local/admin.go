@@ -200,6 +200,37 @@ func (s *Store) SetBulk(on bool) {
 	}
 }
 
+// BulkItems is how many items StoreBulk takes at once: bolt's
+// MaxBulkItems when this process holds the store, store_many's 100 when it
+// is attached to another (whose socket takes store_many's batches).
+func (s *Store) BulkItems() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.role == Holding && !s.closed {
+		return bolt.MaxBulkItems
+	}
+	return contract.MaxStoreMany
+}
+
+// StoreBulk stores up to BulkItems items: in one transaction of the engine
+// this process holds, or as store_many calls of 100 through the holder.
+func (s *Store) StoreBulk(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
+	return call(s, ctx, "store_many", again, func(ctx context.Context, e contract.Engine) ([]contract.StoreReceipt, error) {
+		if b, ok := e.(*bolt.Engine); ok {
+			return b.StoreBulk(ctx, items, opts)
+		}
+		out := make([]contract.StoreReceipt, 0, len(items))
+		for start := 0; start < len(items); start += contract.MaxStoreMany {
+			rs, err := e.StoreManyWith(ctx, items[start:min(start+contract.MaxStoreMany, len(items))], opts)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, rs...)
+		}
+		return out, nil
+	})
+}
+
 // ReadAudit reads the store's audit log.
 func (s *Store) ReadAudit(ctx context.Context, q audit.Query) ([]audit.Event, error) {
 	return call(s, ctx, "audit", again, func(ctx context.Context, e contract.Engine) ([]audit.Event, error) {

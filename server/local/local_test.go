@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -309,5 +310,46 @@ func TestInFlightCallsWhenTheHolderDies(t *testing.T) {
 				t.Errorf("the next call: %v", err)
 			}
 		})
+	}
+}
+
+// TestStoreBulk: the holder stores a bulk of up to 1,000 in one call of its
+// engine; a process attached to it takes store_many's 100 at a time through
+// the socket, and both see every record.
+func TestStoreBulk(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	first := open(t, dir)
+	second := open(t, dir)
+	if first.BulkItems() != 1000 || second.BulkItems() != contract.MaxStoreMany {
+		t.Fatalf("bulk items: holder %d, attached %d", first.BulkItems(), second.BulkItems())
+	}
+	ctx := context.Background()
+	batch := func(who string, n int) []contract.StoreItem {
+		out := make([]contract.StoreItem, n)
+		for i := range out {
+			out[i] = learning(fmt.Sprintf("%s bulk %d", who, i))
+		}
+		return out
+	}
+	for _, c := range []struct {
+		s    *Store
+		who  string
+		size int
+	}{{first, "holder", 1000}, {second, "attached", 250}} {
+		rs, err := c.s.StoreBulk(ctx, batch(c.who, c.size), contract.WriteOptions{})
+		if err != nil || len(rs) != c.size {
+			t.Fatalf("%s: %d receipts, %v", c.who, len(rs), err)
+		}
+		for _, r := range rs {
+			if r.Replayed || r.ID == "" {
+				t.Fatalf("%s: receipt %+v", c.who, r)
+			}
+		}
+	}
+	for _, s := range []*Store{first, second} {
+		page, err := s.Explore(ctx, contract.ExploreRequest{Facet: contract.FacetKind, Limit: 10})
+		if err != nil || page.Total != 1250 {
+			t.Fatalf("%s counts %d records, %v; want 1,250", s.Role(), page.Total, err)
+		}
 	}
 }
