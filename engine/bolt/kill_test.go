@@ -36,7 +36,13 @@ func killChild(dir string, round int) {
 	var candidates []string
 	for b := 0; ; b++ {
 		tag := fmt.Sprintf("r%db%d", round, b)
-		items := make([]contract.StoreItem, 20)
+		// Bulk rounds write as `mnemo import` does: StoreBulk, more than a
+		// store_many a transaction.
+		n := 20
+		if round%2 == 0 {
+			n = 150
+		}
+		items := make([]contract.StoreItem, n)
 		for j := range items {
 			items[j] = contract.Document(fmt.Sprintf("%s crash round %d batch %d item %d", marker, round, b, j),
 				contract.MemoryMeta{Tags: []string{tag}, Namespace: contract.MustNamespace("team:kill")})
@@ -45,7 +51,11 @@ func killChild(dir string, round int) {
 		if b%3 == 1 {
 			opts.Status = contract.StatusCandidate
 		}
-		rs, err := e.StoreManyWith(ctx, items, opts)
+		store := e.StoreManyWith
+		if round%2 == 0 {
+			store = e.StoreBulk
+		}
+		rs, err := store(ctx, items, opts)
 		if err != nil {
 			fmt.Println("ERR", err)
 			os.Exit(2)
