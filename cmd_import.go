@@ -31,9 +31,9 @@ func newImportCommand(a *app) *cobra.Command {
 		Long: `Store every line of a JSONL file ("-" reads stdin). A line is a StoreItem, or the
 export format {"id", "item"} with mnemo's optional "status" ("active",
 "candidate", "superseded" with "superseded_by") and "expires_at". Lines go to the
-store in store_many batches of --batch items; into a store this process holds,
-without --batch, up to 1,000 lines go in one transaction (each is durable when
-its transaction commits).
+store in store_many batches of --batch items; without --batch, into a PostgreSQL
+store or a local one this process holds, up to 1,000 lines go in one transaction
+(each durable when its transaction commits).
 
 A line that is malformed or invalid, or whose id is not its item's fingerprint, is
 reported with its line number and every other line is still stored. Running the
@@ -187,8 +187,8 @@ func unwrapPathError(err error) error {
 type importSettings struct {
 	status contract.Status
 	batch  int
-	// bulk: --batch was not given, so a store this process holds takes up
-	// to 1,000 lines a transaction (importer.Importer.Bulk).
+	// bulk: --batch was not given, so a store that can takes up to 1,000
+	// lines a transaction (importer.Importer.Bulk).
 	bulk bool
 }
 

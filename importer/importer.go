@@ -178,8 +178,8 @@ type Importer struct {
 	// follow's small imports), where an import otherwise defers it to its end.
 	Trickle bool
 	// Bulk has an engine that takes more than a store_many at once
-	// (bulkStorer: a store this process holds) store up to that many lines
-	// a call, in one transaction, instead of Batch.
+	// (bulkStorer) store up to that many lines a call, in one transaction,
+	// instead of Batch.
 	Bulk bool
 
 	// group is how many lines of one options group go in one call, and bulk
@@ -202,9 +202,9 @@ type Importer struct {
 	unknownMeta []UnknownKey
 }
 
-// bulkStorer is an engine that stores more than a store_many in one call
-// (server/local.Store: one transaction of up to 1,000 in a store this
-// process holds).
+// bulkStorer is an engine that stores more than a store_many in one call:
+// server/local.Store (one transaction of up to 1,000 in a store this process
+// holds) and engine/postgres (one transaction of up to 1,000).
 type bulkStorer interface {
 	BulkItems() int
 	StoreBulk(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error)

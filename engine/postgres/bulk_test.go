@@ -219,3 +219,57 @@ func TestBulkLoadCutShortIsFinished(t *testing.T) {
 	everyReadIsExact(t, f, conn, schema, "after the next open finished the load")
 	everyReadIsExact(t, e, conn, schema, "through the engine opened before")
 }
+
+// TestStoreBulkIsOneTransaction: StoreBulk writes up to MaxBulkItems items
+// in one transaction (every row has the same xmin), replays what is there,
+// and refuses an empty or oversized call and an invalid item.
+func TestStoreBulkIsOneTransaction(t *testing.T) {
+	ctx := context.Background()
+	base := pgtest.BaseURL(t)
+	schema := pgtest.Schema(t)
+	e := openStore(t, pgtest.WithSchema(t, base, schema), postgres.Options{})
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	items := func(from, n int) []contract.StoreItem {
+		out := make([]contract.StoreItem, n)
+		for i := range out {
+			out[i] = contract.Document(fmt.Sprintf("bulk note %d", from+i), contract.MemoryMeta{})
+		}
+		return out
+	}
+	if e.BulkItems() != postgres.MaxBulkItems {
+		t.Fatalf("BulkItems = %d", e.BulkItems())
+	}
+	rs, err := e.StoreBulk(ctx, items(0, postgres.MaxBulkItems), contract.WriteOptions{Status: contract.StatusCandidate})
+	if err != nil || len(rs) != postgres.MaxBulkItems || rs[0].Replayed {
+		t.Fatalf("%d receipts, %v", len(rs), err)
+	}
+	var rows, transactions int
+	if err := conn.QueryRow(ctx, "SELECT count(*), count(DISTINCT xmin::text) FROM "+pgx.Identifier{schema, "records"}.Sanitize()).
+		Scan(&rows, &transactions); err != nil {
+		t.Fatal(err)
+	}
+	if rows != postgres.MaxBulkItems || transactions != 1 {
+		t.Fatalf("%d rows written by %d transactions, want %d by 1", rows, transactions, postgres.MaxBulkItems)
+	}
+	again, err := e.StoreBulk(ctx, items(postgres.MaxBulkItems-1, 2), contract.WriteOptions{})
+	if err != nil || !again[0].Replayed || again[1].Replayed {
+		t.Fatalf("a bulk store over the last record: %+v, %v", again, err)
+	}
+	for _, c := range []struct {
+		items []contract.StoreItem
+		want  string
+	}{
+		{nil, "a bulk store takes between 1 and 1000 items"},
+		{items(0, postgres.MaxBulkItems+1), "a bulk store takes between 1 and 1000 items"},
+		{[]contract.StoreItem{contract.Document("", contract.MemoryMeta{})}, "document body must not be empty"},
+	} {
+		_, err := e.StoreBulk(ctx, c.items, contract.WriteOptions{})
+		if contract.KindOf(err) != contract.KindInvalidRequest || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("StoreBulk of %d items: %v, want invalid_request naming %q", len(c.items), err, c.want)
+		}
+	}
+}

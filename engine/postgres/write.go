@@ -196,6 +196,30 @@ func (e *Engine) StoreManyWith(ctx context.Context, items []contract.StoreItem, 
 	return e.write(ctx, items, opts)
 }
 
+// MaxBulkItems is the most items StoreBulk writes in one transaction.
+const MaxBulkItems = 1000
+
+// BulkItems is how many items StoreBulk takes at once.
+func (e *Engine) BulkItems() int { return MaxBulkItems }
+
+// StoreBulk is StoreManyWith for a bulk load (`mnemo import`): up to
+// MaxBulkItems items in one transaction, one INSERT and one commit for
+// ten store_many calls.
+func (e *Engine) StoreBulk(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
+	if len(items) == 0 || len(items) > MaxBulkItems {
+		return nil, contract.Invalid("a bulk store takes between 1 and %d items", MaxBulkItems)
+	}
+	for i := range items {
+		if err := items[i].Validate(); err != nil {
+			return nil, err
+		}
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	return e.write(ctx, items, opts)
+}
+
 // write stores validated items in one transaction. Rows are inserted in id
 // order, so two writers with overlapping batches lock in the same order and
 // never deadlock; of two writers storing one item at once, the second waits
