@@ -305,6 +305,22 @@ func ValidateMany(items []StoreItem) error {
 	if len(items) == 0 || len(items) > MaxStoreMany {
 		return Invalid("store_many takes between 1 and 100 items")
 	}
+	return validateEach(items)
+}
+
+// ValidateBulk checks an engine's bulk store (`mnemo import`'s StoreBulk,
+// beyond the contract): 1..max items, each valid, and the options.
+func ValidateBulk(items []StoreItem, max int, opts WriteOptions) error {
+	if len(items) == 0 || len(items) > max {
+		return Invalid("a bulk store takes between 1 and %d items", max)
+	}
+	if err := validateEach(items); err != nil {
+		return err
+	}
+	return opts.Validate()
+}
+
+func validateEach(items []StoreItem) error {
 	for i := range items {
 		if err := items[i].Validate(); err != nil {
 			return err

@@ -49,16 +49,7 @@ func (e *Engine) StoreManyWith(ctx context.Context, items []contract.StoreItem, 
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	if err := e.enterWrite(ctx); err != nil {
-		return nil, err
-	}
-	defer e.leave()
-	rs, err := e.write(ctx, items, opts)
-	if err != nil {
-		return nil, err
-	}
-	e.kickIndex()
-	return rs, nil
+	return e.storeMany(ctx, items, opts)
 }
 
 // MaxBulkItems is the most items StoreBulk writes in one transaction.
@@ -69,17 +60,14 @@ const MaxBulkItems = 1000
 // commit waits for its pages and then its meta page to reach the disk,
 // which was 9 of the 24 s a 100k import spent writing in batches of 100.
 func (e *Engine) StoreBulk(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
-	if len(items) == 0 || len(items) > MaxBulkItems {
-		return nil, contract.Invalid("a bulk store takes between 1 and %d items", MaxBulkItems)
-	}
-	for i := range items {
-		if err := items[i].Validate(); err != nil {
-			return nil, err
-		}
-	}
-	if err := opts.Validate(); err != nil {
+	if err := contract.ValidateBulk(items, MaxBulkItems, opts); err != nil {
 		return nil, err
 	}
+	return e.storeMany(ctx, items, opts)
+}
+
+// storeMany writes validated items in one transaction and wakes the index.
+func (e *Engine) storeMany(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
 	if err := e.enterWrite(ctx); err != nil {
 		return nil, err
 	}

@@ -206,15 +206,7 @@ func (e *Engine) BulkItems() int { return MaxBulkItems }
 // MaxBulkItems items in one transaction, one INSERT and one commit for
 // ten store_many calls.
 func (e *Engine) StoreBulk(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
-	if len(items) == 0 || len(items) > MaxBulkItems {
-		return nil, contract.Invalid("a bulk store takes between 1 and %d items", MaxBulkItems)
-	}
-	for i := range items {
-		if err := items[i].Validate(); err != nil {
-			return nil, err
-		}
-	}
-	if err := opts.Validate(); err != nil {
+	if err := contract.ValidateBulk(items, MaxBulkItems, opts); err != nil {
 		return nil, err
 	}
 	return e.write(ctx, items, opts)
