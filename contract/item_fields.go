@@ -34,7 +34,7 @@ func UnknownMetaKeys(itemJSON []byte) []string {
 // ItemKeys is MissingItemFields and UnknownMetaKeys in one pass over data,
 // which must be valid JSON (a caller that has decoded it, as an import has
 // each line). An import reads every line this way: the two apart decoded
-// each item twice more, a sixth of an import's CPU.
+// each item twice more, 7.5 of a 100k import's 131 s of CPU.
 //
 // Keys are matched as encoding/json matches them where each rule was first
 // written with it: the needed fields exactly (a map's keys), "meta" without
