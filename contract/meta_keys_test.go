@@ -30,8 +30,8 @@ func TestUnknownMetaKeys(t *testing.T) {
 		{`{"type":"document","body":{"text":"meta"}}`, nil},
 		{`{"type":"document","meta":[1]}`, nil},
 	} {
-		if got := UnknownMetaKeys([]byte(c.item)); !slices.Equal(got, c.want) {
-			t.Errorf("UnknownMetaKeys(%s) = %v, want %v", c.item, got, c.want)
+		if _, got := ItemKeys([]byte(c.item)); !slices.Equal(got, c.want) {
+			t.Errorf("ItemKeys(%s) unknown meta = %v, want %v", c.item, got, c.want)
 		}
 	}
 }
