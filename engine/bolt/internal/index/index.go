@@ -68,11 +68,24 @@ func runtimeConfig() map[string]interface{} {
 	return map[string]interface{}{"bolt_timeout": lockTimeout}
 }
 
+// withScorch is runtimeConfig with more of scorch's settings (tests: an
+// index whose merger never merges, so its segments stay as written).
+func withScorch(extra map[string]interface{}) map[string]interface{} {
+	cfg := runtimeConfig()
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	return cfg
+}
+
 // Open opens or creates the scorch index at dir. An index that is missing,
 // unreadable or built with another mapping version is replaced by a fresh
 // empty one, and NeedsRebuild reports true so the engine refills it from the
 // record.
-func Open(dir string) (*Index, error) {
+func Open(dir string) (*Index, error) { return openWith(dir, nil) }
+
+// openWith is Open with more of scorch's settings.
+func openWith(dir string, scorchConfig map[string]interface{}) (*Index, error) {
 	im, err := newMapping()
 	if err != nil {
 		return nil, fmt.Errorf("index mapping: %w", err)
@@ -81,7 +94,7 @@ func Open(dir string) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	idx, err := bleve.OpenUsing(dir, runtimeConfig())
+	idx, err := bleve.OpenUsing(dir, withScorch(scorchConfig))
 	if err == nil {
 		version, verr := idx.GetInternal([]byte(keyMappingVersion))
 		if verr == nil && string(version) == MappingVersion {
@@ -99,7 +112,7 @@ func Open(dir string) (*Index, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, fmt.Errorf("remove unusable index %s: %w", dir, err)
 	}
-	idx, err = bleve.NewUsing(dir, im, scorch.Name, scorch.Name, runtimeConfig())
+	idx, err = bleve.NewUsing(dir, im, scorch.Name, scorch.Name, withScorch(scorchConfig))
 	if err != nil {
 		return nil, fmt.Errorf("create index %s: %w", dir, err)
 	}
