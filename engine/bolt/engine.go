@@ -286,6 +286,8 @@ type Engine struct {
 	answerer retrieval.Answerer
 	// vec is the stored vectors' life.
 	vec vectorLife
+	// vecScan is how vector search scans a large store.
+	vecScan vecScan
 	// derivedReady is closed once the open's background work (table,
 	// content index) has ended.
 	derivedReady chan struct{}
@@ -371,11 +373,11 @@ func Open(dir string, opts Options) (*Engine, error) {
 		embedder: opts.Embedder, answerer: opts.Answerer,
 		kick: make(chan struct{}, 1), closing: make(chan struct{}), hurry: make(chan struct{}, 1), calls: newCallGate(),
 		cache: newRecordCache(opts.RecordCache), vec: vectorLife{ready: make(chan struct{}), complete: make(chan struct{})}, tables: tableLife{ready: make(chan struct{}), wanted: make(chan struct{})},
-		derivedReady: make(chan struct{}),
+		derivedReady: make(chan struct{}), vecScan: defaultVecScan(),
 	}
 	e.desc = contract.Descriptor{
 		ID: "mnemo", Label: "mnemo (bbolt + Bleve)",
-		Description:   "Local memory store: bbolt is the record, Bleve the keyword index, exact vector search over int8 blocks mapped from the store.",
+		Description:   "Local memory store: bbolt is the record, Bleve the keyword index, int8 vector search over blocks mapped from the store.",
 		FetchModes:    append([]contract.FetchMode(nil), opts.FetchModes...),
 		Consolidation: contract.ConsolidationOnDemand,
 	}
