@@ -35,9 +35,7 @@ func (ix *Index) Keyword(ctx context.Context, q string, f contract.MetaFilter, r
 		return nil, nil
 	}
 	text := func(filter query.Query) query.Query {
-		bq := query.NewBooleanQuery(nil, termClauses(terms), nil)
-		bq.AddFilter(filter)
-		return bq
+		return &filteredText{clauses: termClauses(terms), filter: filter}
 	}
 	held := filterQuery(f, ranked)
 	if !residual {
@@ -148,40 +146,39 @@ func pageOf(hits []*search.DocumentMatch, offset, end int) []Scored {
 // page is the exact page [offset, offset+size) of q by (score desc, id).
 //
 // Ordering by id needs every candidate's external id, a measured ~11% of a
-// query. So first rank by score alone, one hit past the page: when the last
-// hit fetched scores below the page's last, no tie crosses the page's end,
+// query. So first rank by score alone, in a window past the page: when the
+// last hit fetched scores below the page's last, no tie crosses the page's end,
 // the top offset+size set is exact, and sorting it by (score desc, id) gives
 // the exact page. Scores are settled first (settle): Bleve sums a document's
 // term scores in an order that depends on the segment layout, so two
 // documents of equal text can differ in the last bit from one search to the
-// next, and a tie between them would not be broken by id. While ties cross
-// the page's end, the window doubles (up to four times); past that Bleve
-// sorts by id.
+// next, and a tie between them would not be broken by id. The window is
+// four times the page and one: when ties cross even its end, Bleve sorts by
+// id, in a second search. (It was the page and one, doubled while ties
+// crossed its end: a common word's query, whose scores tie in long runs,
+// searched four times, where now it searches twice.)
 func (ix *Index) page(ctx context.Context, q query.Query, offset, size int) ([]Scored, error) {
 	end := offset + size
-	for n := end + 1; ; n *= 2 {
-		hits, err := ix.top(ctx, q, n)
-		if err != nil {
-			return nil, err
-		}
-		if len(hits) < n || hits[len(hits)-1].Score < hits[end-1].Score {
-			return pageOf(hits, offset, end), nil
-		}
-		if n >= 4*(end+1) {
-			req := bleve.NewSearchRequestOptions(q, size, offset, false)
-			req.SortBy([]string{"-_score", "_id"})
-			req.PreSearchData = ix.preSearch()
-			res, err := ix.idx.SearchInContext(ctx, req)
-			if err != nil {
-				return nil, fmt.Errorf("keyword search: %w", err)
-			}
-			out := make([]Scored, len(res.Hits))
-			for i, h := range res.Hits {
-				out[i] = Scored{ID: h.ID, Score: settle(h.Score)}
-			}
-			return out, nil
-		}
+	n := 4 * (end + 1)
+	hits, err := ix.top(ctx, q, n)
+	if err != nil {
+		return nil, err
 	}
+	if len(hits) < n || hits[len(hits)-1].Score < hits[end-1].Score {
+		return pageOf(hits, offset, end), nil
+	}
+	req := bleve.NewSearchRequestOptions(q, size, offset, false)
+	req.SortBy([]string{"-_score", "_id"})
+	req.PreSearchData = ix.preSearch()
+	res, err := ix.idx.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("keyword search: %w", err)
+	}
+	out := make([]Scored, len(res.Hits))
+	for i, h := range res.Hits {
+		out[i] = Scored{ID: h.ID, Score: settle(h.Score)}
+	}
+	return out, nil
 }
 
 // settle rounds a score to float32 precision, far coarser than the order in
