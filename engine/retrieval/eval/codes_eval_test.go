@@ -27,23 +27,8 @@ func TestEvalVectorCodes100k(t *testing.T) {
 	if !*runEval {
 		t.Skip("run with -eval")
 	}
-	notes, err := Corpus()
-	if err != nil {
-		t.Fatal(err)
-	}
-	noteWords := make([][]string, len(notes))
-	for i, n := range notes {
-		noteWords[i] = strings.Fields(n.Item.RenderText())
-	}
-	r := rand.New(rand.NewPCG(5, 6))
 	const n = 100_000
-	texts := make([]string, n)
-	for i := range texts {
-		a, b := noteWords[r.IntN(len(noteWords))], noteWords[r.IntN(len(noteWords))]
-		mixed := append(slices.Clone(a[:max(1, len(a)*2/3)]), b[:max(1, len(b)/3)]...)
-		r.Shuffle(len(mixed), func(x, y int) { mixed[x], mixed[y] = mixed[y], mixed[x] })
-		texts[i] = strings.Join(mixed, " ")
-	}
+	texts := mixedNoteTexts(t, rand.New(rand.NewPCG(5, 6)), n)
 	ctx := context.Background()
 	cfg := retrieval.DefaultLearnConfig()
 	model, err := retrieval.Learn(ctx, texts, 1, cfg)
@@ -109,17 +94,7 @@ func TestEvalVectorCodes100k(t *testing.T) {
 				longest[i] = topK(c.scores(q), rs[len(rs)-1])
 			}
 			for _, R := range rs {
-				var shared, total int
-				for i, q := range qv {
-					got := rescore(store, q, longest[i][:R], 10)
-					for _, x := range exact[i] {
-						if slices.Contains(got, x) {
-							shared++
-						}
-					}
-					total += len(exact[i])
-				}
-				recall := float64(shared) / float64(max(total, 1))
+				recall := rescoredRecall(store, qv, exact, longest, R)
 				fmt.Fprintf(&b, " %.3f |", recall)
 				if bits == 4 && R == 100 && recall < 0.98 {
 					t.Errorf("%s: 4-bit codes rescoring their best 100 found %.3f of the exact top 10; docs/storage.md says at least 0.98", set.name, recall)
@@ -157,17 +132,7 @@ func TestEvalVectorCodes100k(t *testing.T) {
 				longest[i] = topK(store.scores(largestDims(q, keep)), rs[len(rs)-1])
 			}
 			for _, R := range rs {
-				var shared, total int
-				for i, q := range qv {
-					got := rescore(store, q, longest[i][:R], 10)
-					for _, x := range exact[i] {
-						if slices.Contains(got, x) {
-							shared++
-						}
-					}
-					total += len(exact[i])
-				}
-				fmt.Fprintf(&b, " %.3f |", float64(shared)/float64(max(total, 1)))
+				fmt.Fprintf(&b, " %.3f |", rescoredRecall(store, qv, exact, longest, R))
 			}
 			b.WriteString("\n")
 		}
@@ -348,4 +313,20 @@ func largestDims(q []float32, keep int) []float32 {
 		out[j] = q[j]
 	}
 	return out
+}
+
+// rescoredRecall is the share of each query's exact top 10 found when the
+// first R of its ranked rows are rescored exactly and cut to 10.
+func rescoredRecall(store *int8Rows, qv [][]float32, exact, ranked [][]int, R int) float64 {
+	var shared, total int
+	for i, q := range qv {
+		got := rescore(store, q, ranked[i][:R], 10)
+		for _, x := range exact[i] {
+			if slices.Contains(got, x) {
+				shared++
+			}
+		}
+		total += len(exact[i])
+	}
+	return float64(shared) / float64(max(total, 1))
 }

@@ -19,27 +19,12 @@ func TestEvalInt8Agreement100k(t *testing.T) {
 	if !*runEval {
 		t.Skip("run with -eval")
 	}
-	notes, err := Corpus()
-	if err != nil {
-		t.Fatal(err)
-	}
 	queries, err := Queries()
 	if err != nil {
 		t.Fatal(err)
 	}
-	noteWords := make([][]string, len(notes))
-	for i, n := range notes {
-		noteWords[i] = strings.Fields(n.Item.RenderText())
-	}
-	r := rand.New(rand.NewPCG(3, 4))
 	const n = 100_000
-	texts := make([]string, n)
-	for i := range texts {
-		a, b := noteWords[r.IntN(len(noteWords))], noteWords[r.IntN(len(noteWords))]
-		mixed := append(slices.Clone(a[:max(1, len(a)*2/3)]), b[:max(1, len(b)/3)]...)
-		r.Shuffle(len(mixed), func(x, y int) { mixed[x], mixed[y] = mixed[y], mixed[x] })
-		texts[i] = strings.Join(mixed, " ")
-	}
+	texts := mixedNoteTexts(t, rand.New(rand.NewPCG(3, 4)), n)
 	emb := retrieval.NewHashEmbedder()
 	ctx := context.Background()
 	t0 := time.Now()
@@ -86,4 +71,26 @@ func TestEvalInt8Agreement100k(t *testing.T) {
 	if agreement < 0.9 {
 		t.Errorf("int8 agreement %.3f below 0.9", agreement)
 	}
+}
+
+// mixedNoteTexts is n note-like texts: each two thirds of one corpus note's
+// words and a third of another's, shuffled.
+func mixedNoteTexts(t *testing.T, r *rand.Rand, n int) []string {
+	t.Helper()
+	notes, err := Corpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	noteWords := make([][]string, len(notes))
+	for i, note := range notes {
+		noteWords[i] = strings.Fields(note.Item.RenderText())
+	}
+	texts := make([]string, n)
+	for i := range texts {
+		a, b := noteWords[r.IntN(len(noteWords))], noteWords[r.IntN(len(noteWords))]
+		mixed := append(slices.Clone(a[:max(1, len(a)*2/3)]), b[:max(1, len(b)/3)]...)
+		r.Shuffle(len(mixed), func(x, y int) { mixed[x], mixed[y] = mixed[y], mixed[x] })
+		texts[i] = strings.Join(mixed, " ")
+	}
+	return texts
 }
