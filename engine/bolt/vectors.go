@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
-	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -299,7 +298,7 @@ const vecParallelRows = 4096
 // four times k, if more) are scored again on every dimension, exactly as a
 // full scan scores them, for the final ranking. Over 100,000 learned vectors
 // (TestEvalVectorCodes100k, queries of 112-120 dimensions) the top 10 found
-// this way held 0.999 and 0.996 of the full scan's on the evaluation's two
+// this way held 0.999 and 1.000 of the full scan's on the evaluation's two
 // query sets; on the 1M bench store, all of it for the bench's 41 queries,
 // in 30 ms at p50 against 42 (docs/retrieval.md).
 type vecScan struct {
@@ -308,21 +307,6 @@ type vecScan struct {
 
 // defaultVecScan: full scans up to 100,000 rows, where one takes a few ms.
 func defaultVecScan() vecScan { return vecScan{rows: 100_000, dims: 48, rescore: 400} }
-
-// largestDims is dims (q's non-zero dimensions) cut to the keep of largest
-// magnitude, in dimension order.
-func largestDims(q []float32, dims []int, keep int) []int {
-	if len(dims) <= keep {
-		return dims
-	}
-	byWeight := slices.Clone(dims)
-	slices.SortStableFunc(byWeight, func(a, b int) int {
-		return cmp.Compare(math.Abs(float64(q[b])), math.Abs(float64(q[a])))
-	})
-	kept := byWeight[:keep]
-	slices.Sort(kept)
-	return kept
-}
 
 // searchVectors returns the k records whose vectors are most similar to q
 // (cosine), best first, ties by id; admit, when set, filters inside the
@@ -374,7 +358,7 @@ func (e *Engine) scanVectors(ctx context.Context, q []float32, k int, admit func
 		scanDims, keep := dims, k
 		if rows >= how.rows && len(dims) > how.dims {
 			cut = true
-			scanDims, keep = largestDims(unit, dims, how.dims), max(how.rescore, 4*k)
+			scanDims, keep = retrieval.LargestDims(unit, dims, how.dims), max(how.rescore, 4*k)
 		}
 		tops := make([]vecTop, max(workers, 1))
 		for w := range tops {

@@ -338,6 +338,22 @@ func QueryDims(q []float32) []int {
 	return dims
 }
 
+// LargestDims is dims (q's non-zero dimensions, as QueryDims lists them)
+// cut to the keep of largest magnitude, in dimension order: the columns a
+// scan reads when it scores a long query on its heaviest dimensions first.
+func LargestDims(q []float32, dims []int, keep int) []int {
+	if len(dims) <= keep {
+		return dims
+	}
+	byWeight := slices.Clone(dims)
+	slices.SortStableFunc(byWeight, func(a, b int) int {
+		return cmp.Compare(math.Abs(float64(q[b])), math.Abs(float64(q[a])))
+	})
+	kept := byWeight[:keep]
+	slices.Sort(kept)
+	return kept
+}
+
 // ScoreColumns adds the products of the query q's dimensions dims with a
 // dimension-major int8 block into acc: column j holds the rows' values of
 // dimension j at cols[j*stride:], and acc has one entry per row (at most

@@ -303,13 +303,8 @@ func rescore(s *int8Rows, q []float32, rows []int, k int) []int {
 
 // largestDims is q with only its keep largest dimensions (by magnitude).
 func largestDims(q []float32, keep int) []float32 {
-	dims := retrieval.QueryDims(q)
-	if len(dims) <= keep {
-		return q
-	}
-	slices.SortFunc(dims, func(a, b int) int { return cmp.Compare(math.Abs(float64(q[b])), math.Abs(float64(q[a]))) })
 	out := make([]float32, len(q))
-	for _, j := range dims[:keep] {
+	for _, j := range retrieval.LargestDims(q, retrieval.QueryDims(q), keep) {
 		out[j] = q[j]
 	}
 	return out
