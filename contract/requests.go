@@ -308,11 +308,15 @@ func ValidateMany(items []StoreItem) error {
 	return validateEach(items)
 }
 
+// MaxStoreBulk is the most items an engine's bulk store writes in one
+// transaction.
+const MaxStoreBulk = 1000
+
 // ValidateBulk checks an engine's bulk store (`mnemo import`'s StoreBulk,
-// beyond the contract): 1..max items, each valid, and the options.
-func ValidateBulk(items []StoreItem, max int, opts WriteOptions) error {
-	if len(items) == 0 || len(items) > max {
-		return Invalid("a bulk store takes between 1 and %d items", max)
+// beyond the contract): 1..MaxStoreBulk items, each valid, and the options.
+func ValidateBulk(items []StoreItem, opts WriteOptions) error {
+	if len(items) == 0 || len(items) > MaxStoreBulk {
+		return Invalid("a bulk store takes between 1 and %d items", MaxStoreBulk)
 	}
 	if err := validateEach(items); err != nil {
 		return err

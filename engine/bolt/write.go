@@ -53,14 +53,14 @@ func (e *Engine) StoreManyWith(ctx context.Context, items []contract.StoreItem, 
 }
 
 // MaxBulkItems is the most items StoreBulk writes in one transaction.
-const MaxBulkItems = 1000
+const MaxBulkItems = contract.MaxStoreBulk
 
 // StoreBulk is StoreManyWith for a bulk load (`mnemo import` into a store
 // this process holds): up to MaxBulkItems items in one transaction. Each
 // commit waits for its pages and then its meta page to reach the disk,
 // which was 9 of the 24 s a 100k import spent writing in batches of 100.
 func (e *Engine) StoreBulk(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
-	if err := contract.ValidateBulk(items, MaxBulkItems, opts); err != nil {
+	if err := contract.ValidateBulk(items, opts); err != nil {
 		return nil, err
 	}
 	return e.storeMany(ctx, items, opts)

@@ -197,7 +197,7 @@ func (e *Engine) StoreManyWith(ctx context.Context, items []contract.StoreItem, 
 }
 
 // MaxBulkItems is the most items StoreBulk writes in one transaction.
-const MaxBulkItems = 1000
+const MaxBulkItems = contract.MaxStoreBulk
 
 // BulkItems is how many items StoreBulk takes at once.
 func (e *Engine) BulkItems() int { return MaxBulkItems }
@@ -206,7 +206,7 @@ func (e *Engine) BulkItems() int { return MaxBulkItems }
 // MaxBulkItems items in one transaction, one INSERT and one commit for
 // ten store_many calls.
 func (e *Engine) StoreBulk(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
-	if err := contract.ValidateBulk(items, MaxBulkItems, opts); err != nil {
+	if err := contract.ValidateBulk(items, opts); err != nil {
 		return nil, err
 	}
 	return e.write(ctx, items, opts)
