@@ -10,6 +10,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
+	index "github.com/blevesearch/bleve_index_api"
 
 	"mnemo/contract"
 )
@@ -143,40 +144,150 @@ func pageOf(hits []*search.DocumentMatch, offset, end int) []Scored {
 	return out
 }
 
-// page is the exact page [offset, offset+size) of q by (score desc, id).
+// page is the exact page [offset, offset+size) of q by (score desc, id), in
+// one pass over the matching documents.
 //
-// Ordering by id needs every candidate's external id, a measured ~11% of a
-// query. So first rank by score alone, in a window past the page: when the
-// last hit fetched scores below the page's last, no tie crosses the page's end,
-// the top offset+size set is exact, and sorting it by (score desc, id) gives
-// the exact page. Scores are settled first (settle): Bleve sums a document's
-// term scores in an order that depends on the segment layout, so two
-// documents of equal text can differ in the last bit from one search to the
-// next, and a tie between them would not be broken by id. The window is
-// four times the page and one: when ties cross even its end, Bleve sorts by
-// id, in a second search. (It was the page and one, doubled while ties
-// crossed its end: a common word's query, whose scores tie in long runs,
-// searched four times, where now it searches twice.)
+// Ordering by id needs a document's external id, which Bleve reads from the
+// segment's stored fields: sorted by (score, id), Bleve reads it for every
+// matching document (a common word matches tens of thousands at 1M). So
+// Bleve's collector hands every match to a pageTop instead, which keeps the
+// best offset+size by score and reads an id only to break a tie with the
+// page's worst kept document. Scores are settled first (settle): Bleve sums
+// a document's term scores in an order that depends on the segment layout,
+// so two documents of equal text can differ in the last bit from one search
+// to the next, and a tie between them would not be broken by id. (Before, a
+// search by score alone in a window of four times the page was followed,
+// when ties crossed its end, by a second search sorted by id: a common
+// word's query searched twice and read every match's id.)
 func (ix *Index) page(ctx context.Context, q query.Query, offset, size int) ([]Scored, error) {
 	end := offset + size
-	n := 4 * (end + 1)
-	hits, err := ix.top(ctx, q, n)
-	if err != nil {
-		return nil, err
+	if end <= 0 {
+		return nil, nil
 	}
-	if len(hits) < n || hits[len(hits)-1].Score < hits[end-1].Score {
-		return pageOf(hits, offset, end), nil
-	}
-	req := bleve.NewSearchRequestOptions(q, size, offset, false)
-	req.SortBy([]string{"-_score", "_id"})
+	top := &pageTop{k: end}
+	req := bleve.NewSearchRequestOptions(q, end, 0, false)
+	req.SortBy([]string{"-_score"})
 	req.PreSearchData = ix.preSearch()
-	res, err := ix.idx.SearchInContext(ctx, req)
-	if err != nil {
+	hctx := context.WithValue(ctx, search.MakeDocumentMatchHandlerKey, search.MakeDocumentMatchHandler(top.handler))
+	if _, err := ix.idx.SearchInContext(hctx, req); err != nil {
 		return nil, fmt.Errorf("keyword search: %w", err)
 	}
-	out := make([]Scored, len(res.Hits))
-	for i, h := range res.Hits {
-		out[i] = Scored{ID: h.ID, Score: settle(h.Score)}
+	return top.page(offset)
+}
+
+// pageTop keeps the k best documents by (settled score desc, id asc) of the
+// matches Bleve's collector hands it, and reads a document's id only when it
+// keeps the document or a tie of scores needs it. The ids are read during
+// the search: the index snapshot the documents' numbers belong to is
+// released when the search returns.
+type pageTop struct {
+	k      int
+	reader index.IndexReader
+	pool   *search.DocumentMatchPool
+	// kept is a heap whose root is the worst kept document.
+	kept []keptHit
+	err  error
+}
+
+type keptHit struct {
+	dm    *search.DocumentMatch
+	score float64
+	id    string // read when kept or compared
+}
+
+// handler is the search.MakeDocumentMatchHandler Bleve's collector calls
+// once per search: the returned callback gets every match in turn.
+func (t *pageTop) handler(sc *search.SearchContext) (search.DocumentMatchHandler, bool, error) {
+	t.reader, t.pool = sc.IndexReader, sc.DocumentMatchPool
+	return t.add, false, nil
+}
+
+func (t *pageTop) add(d *search.DocumentMatch) error {
+	if d == nil {
+		return nil
+	}
+	h := keptHit{dm: d, score: settle(d.Score)}
+	if len(t.kept) < t.k {
+		t.id(&h)
+		t.kept = append(t.kept, h)
+		t.up(len(t.kept) - 1)
+		return t.err
+	}
+	if !t.worse(&t.kept[0], &h) {
+		t.pool.Put(d)
+		return t.err
+	}
+	// A kept document's id is read now, while Bleve holds the index
+	// snapshot its number belongs to: k ln(n/k) of n matches on average.
+	t.id(&h)
+	t.pool.Put(t.kept[0].dm)
+	t.kept[0] = h
+	t.down(0)
+	return t.err
+}
+
+// worse says whether a ranks below b: a lower score, or an equal score and
+// a greater id.
+func (t *pageTop) worse(a, b *keptHit) bool {
+	if a.score != b.score {
+		return a.score < b.score
+	}
+	return t.id(a) > t.id(b)
+}
+
+func (t *pageTop) id(h *keptHit) string {
+	if h.id == "" && t.err == nil {
+		id, err := t.reader.ExternalID(h.dm.IndexInternalID)
+		if err != nil {
+			t.err = fmt.Errorf("reading a hit's id: %w", err)
+		}
+		h.id = id
+	}
+	return h.id
+}
+
+func (t *pageTop) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !t.worse(&t.kept[i], &t.kept[p]) {
+			return
+		}
+		t.kept[i], t.kept[p] = t.kept[p], t.kept[i]
+		i = p
+	}
+}
+
+func (t *pageTop) down(i int) {
+	for {
+		w := i
+		for _, c := range []int{2*i + 1, 2*i + 2} {
+			if c < len(t.kept) && t.worse(&t.kept[c], &t.kept[w]) {
+				w = c
+			}
+		}
+		if w == i {
+			return
+		}
+		t.kept[i], t.kept[w] = t.kept[w], t.kept[i]
+		i = w
+	}
+}
+
+// page is [offset, k) of the kept documents, best first.
+func (t *pageTop) page(offset int) ([]Scored, error) {
+	if t.err != nil {
+		return nil, t.err
+	}
+	slices.SortFunc(t.kept, func(a, b keptHit) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	kept := t.kept[min(offset, len(t.kept)):]
+	out := make([]Scored, len(kept))
+	for i, h := range kept {
+		out[i] = Scored{ID: h.id, Score: h.score}
 	}
 	return out, nil
 }
