@@ -53,7 +53,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// BatchSize is the store_many batch the import uses (the contract's maximum).
+// BatchSize is the store_many batch the load uses on an engine without
+// StoreBulk (the contract's maximum).
 const BatchSize = contract.MaxStoreMany
 
 // Run loads the corpus into e and times every row. The engine must be empty:
@@ -225,9 +226,18 @@ func (exp *expected) count(i int, en corpus.Entry) {
 	}
 }
 
-// load stores the corpus through StoreManyWith. Statuses and expiry are batch
-// options, so entries wait in one bucket per (status, expiry) and each bucket is
-// flushed at 100; superseded entries are stored active and superseded at the end.
+// bulkStorer is an engine that stores more than a store_many in one
+// transaction, as `mnemo import` has it do (engine/bolt, engine/postgres).
+type bulkStorer interface {
+	BulkItems() int
+	StoreBulk(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error)
+}
+
+// load stores the corpus as `mnemo import` would: through StoreBulk, up to
+// the engine's BulkItems a transaction, when the engine has it, through
+// StoreManyWith in batches of 100 otherwise. Statuses and expiry are batch
+// options, so entries wait in one bucket per (status, expiry), each flushed
+// when full; superseded entries are stored active and superseded at the end.
 func load(ctx context.Context, e contract.Engine, opts Options, res *Import) (expected, error) {
 	var exp expected
 	type pending struct {
@@ -241,11 +251,24 @@ func load(ctx context.Context, e contract.Engine, opts Options, res *Import) (ex
 	ids := map[int]string{}
 	var supersede [][2]int
 	var loadErr error
+	group := BatchSize
+	bulk, _ := e.(bulkStorer)
+	if bulk != nil && bulk.BulkItems() > group {
+		group = bulk.BulkItems()
+	} else {
+		bulk = nil
+	}
 	flush := func(p *pending) bool {
 		if len(p.items) == 0 {
 			return true
 		}
-		receipts, err := e.StoreManyWith(ctx, p.items, p.opts)
+		var receipts []contract.StoreReceipt
+		var err error
+		if bulk != nil {
+			receipts, err = bulk.StoreBulk(ctx, p.items, p.opts)
+		} else {
+			receipts, err = e.StoreManyWith(ctx, p.items, p.opts)
+		}
 		if err != nil {
 			loadErr = fmt.Errorf("store_many: %w", err)
 			return false
@@ -302,7 +325,7 @@ func load(ctx context.Context, e contract.Engine, opts Options, res *Import) (ex
 		}
 		p.items = append(p.items, en.Item)
 		p.index = append(p.index, i)
-		if len(p.items) == BatchSize && !flush(p) {
+		if len(p.items) == group && !flush(p) {
 			return false
 		}
 		if i+1 >= nextReport {

@@ -55,6 +55,10 @@ func (e *Engine) StoreManyWith(ctx context.Context, items []contract.StoreItem, 
 // MaxBulkItems is the most items StoreBulk writes in one transaction.
 const MaxBulkItems = contract.MaxStoreBulk
 
+// BulkItems is the most items StoreBulk takes (the importer and the bench's
+// load group their items by it).
+func (e *Engine) BulkItems() int { return MaxBulkItems }
+
 // StoreBulk is StoreManyWith for a bulk load (`mnemo import` into a store
 // this process holds): up to MaxBulkItems items in one transaction. Each
 // commit waits for its pages and then its meta page to reach the disk,
