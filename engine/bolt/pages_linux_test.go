@@ -18,34 +18,11 @@ import (
 // they made a search on the 1M bench store 58 ms instead of 32).
 func TestReleaseKeepsTheVectorBlocksMapped(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	e, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var items []contract.StoreItem
 	for i := range 2500 {
 		items = append(items, contract.Document(fmt.Sprintf("note %d about the release of mapped pages, batch %d, word%d", i, i%7, i%113), contract.MemoryMeta{}))
 	}
-	for lo := 0; lo < len(items); lo += contract.MaxStoreMany {
-		if _, err := contract.StoreMany(ctx, e, items[lo:min(lo+contract.MaxStoreMany, len(items))]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := e.WaitEmbedder(ctx); err != nil {
-		t.Fatal(err)
-	}
-	// Opened again, the vectors are in their blocks.
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if e, err = Open(dir, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
-	if err := e.WaitEmbedder(ctx); err != nil {
-		t.Fatal(err)
-	}
+	e := storeInVectorBlocks(t, items)
 	pagemap, err := os.Open("/proc/self/pagemap")
 	if err != nil {
 		t.Skipf("no pagemap: %v", err)

@@ -19,11 +19,6 @@ import (
 // forced (the engine cuts from 100,000 stored rows).
 func TestVectorScanOnLargestDimensions(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	e, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := rand.New(rand.NewPCG(29, 1))
 	syllables := []string{"ka", "lo", "mir", "tes", "van", "du", "pel", "or", "sim", "ra", "ne", "gul"}
 	words := make([]string, 400)
@@ -47,29 +42,7 @@ func TestVectorScanOnLargestDimensions(t *testing.T) {
 	for range 3000 {
 		items = append(items, contract.Document(sentence(15+r.IntN(25)), contract.MemoryMeta{}))
 	}
-	for lo := 0; lo < len(items); lo += contract.MaxStoreMany {
-		if _, err := contract.StoreMany(ctx, e, items[lo:min(lo+contract.MaxStoreMany, len(items))]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := e.WaitEmbedder(ctx); err != nil {
-		t.Fatal(err)
-	}
-	// Opened again, the vectors are in their blocks, where the scan reads
-	// them (new ones wait in memory until a batch of them is written).
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if e, err = Open(dir, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
-	if err := e.WaitEmbedder(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if n := len(e.vec.store.pending); n != 0 {
-		t.Fatalf("%d vectors wait in memory after the reopen", n)
-	}
+	e := storeInVectorBlocks(t, items)
 
 	cutScan := defaultVecScan()
 	cutScan.rows = 1
@@ -146,4 +119,39 @@ func TestVectorScanOnLargestDimensions(t *testing.T) {
 	if recall < 0.98 {
 		t.Errorf("the cut scan found %.3f of the full scan's top 10 over %d queries, want at least 0.98", recall, cuts)
 	}
+}
+
+// storeInVectorBlocks stores items in a new store, embeds them and opens the
+// store again, so every vector is in its block, where a scan reads it in
+// place (new ones wait in memory until a batch of them is written).
+func storeInVectorBlocks(t *testing.T, items []contract.StoreItem) *Engine {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	e, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for lo := 0; lo < len(items); lo += contract.MaxStoreMany {
+		if _, err := contract.StoreMany(ctx, e, items[lo:min(lo+contract.MaxStoreMany, len(items))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.WaitEmbedder(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if e, err = Open(dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	if err := e.WaitEmbedder(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(e.vec.store.pending); n != 0 {
+		t.Fatalf("%d vectors wait in memory after the reopen", n)
+	}
+	return e
 }
