@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/blevesearch/bleve/v2"
+
 	"mnemo/contract"
 )
 
@@ -85,13 +87,16 @@ func bleveRanking(ctx context.Context, ix *Index, q string, f contract.MetaFilte
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	hits, err := ix.top(ctx, &filteredText{clauses: termClauses(terms), filter: filterQuery(f, true)}, 100000)
+	req := bleve.NewSearchRequestOptions(&filteredText{clauses: termClauses(terms), filter: filterQuery(f, true)}, 100000, 0, false)
+	req.SortBy([]string{"-_score"})
+	req.PreSearchData = ix.preSearch()
+	res, err := ix.idx.SearchInContext(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Scored, len(hits))
-	for i, h := range hits {
-		out[i] = Scored{ID: h.ID, Score: h.Score}
+	out := make([]Scored, len(res.Hits))
+	for i, h := range res.Hits {
+		out[i] = Scored{ID: h.ID, Score: settle(h.Score)}
 	}
 	slices.SortFunc(out, func(a, b Scored) int {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {

@@ -46,37 +46,16 @@ func (ix *Index) Keyword(ctx context.Context, q string, f contract.MetaFilter, r
 	ix.statsMu.RLock()
 	docs := ix.stats.Docs
 	ix.statsMu.RUnlock()
-	ids, complete, share := res.Sample(residualListLimit(offset+size, docs))
+	ids, complete, _ := res.Sample(residualListLimit(offset+size, docs))
 	if complete {
 		if len(ids) == 0 {
 			return nil, nil
 		}
 		return ix.page(ctx, text(query.NewConjunctionQuery([]query.Query{held, query.NewDocIDQuery(ids)})), offset, size)
 	}
-	// One that admits many is asked of the best hits of the held clauses,
-	// in a window sized by the share it admits: when the page's last
-	// admitted hit scores above the last hit fetched, every admitted
-	// document that could be on the page was fetched; else the window
-	// doubles, until it holds every hit.
-	end := offset + size
-	q1 := text(held)
-	n := max(end+1, int(float64(end+1)/max(share, 1e-3)*1.5))
-	for {
-		hits, err := ix.top(ctx, q1, n)
-		if err != nil {
-			return nil, err
-		}
-		exhausted := len(hits) < n
-		var last float64
-		if len(hits) > 0 {
-			last = hits[len(hits)-1].Score
-		}
-		kept := slices.DeleteFunc(hits, func(h *search.DocumentMatch) bool { return !res.Admit(h.ID) })
-		if exhausted || (len(kept) >= end && kept[end-1].Score > last) {
-			return pageOf(kept, offset, end), nil
-		}
-		n *= 2
-	}
+	// One that admits many is applied in the same pass: a match the page
+	// would keep is kept only when the whole filter admits it.
+	return ix.pageWhere(ctx, text(held), offset, size, res.Admit)
 }
 
 // KeywordAmong is Keyword's first size hits for a query of many words within
@@ -112,38 +91,6 @@ func termClauses(terms []queryTerm) []query.Query {
 	return clauses
 }
 
-// top fetches the n best-scoring documents of q, scores settled, in no
-// particular order among equal scores.
-func (ix *Index) top(ctx context.Context, q query.Query, n int) ([]*search.DocumentMatch, error) {
-	req := bleve.NewSearchRequestOptions(q, n, 0, false)
-	req.SortBy([]string{"-_score"})
-	req.PreSearchData = ix.preSearch()
-	res, err := ix.idx.SearchInContext(ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("keyword search: %w", err)
-	}
-	for _, h := range res.Hits {
-		h.Score = settle(h.Score)
-	}
-	return res.Hits, nil
-}
-
-// pageOf sorts hits by (score desc, id) and returns [offset, end) of them.
-func pageOf(hits []*search.DocumentMatch, offset, end int) []Scored {
-	slices.SortFunc(hits, func(a, b *search.DocumentMatch) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	hits = hits[min(offset, len(hits)):min(end, len(hits))]
-	out := make([]Scored, len(hits))
-	for i, h := range hits {
-		out[i] = Scored{ID: h.ID, Score: h.Score}
-	}
-	return out
-}
-
 // page is the exact page [offset, offset+size) of q by (score desc, id), in
 // one pass over the matching documents.
 //
@@ -160,11 +107,18 @@ func pageOf(hits []*search.DocumentMatch, offset, end int) []Scored {
 // when ties crossed its end, by a second search sorted by id: a common
 // word's query searched twice and read every match's id.)
 func (ix *Index) page(ctx context.Context, q query.Query, offset, size int) ([]Scored, error) {
+	return ix.pageWhere(ctx, q, offset, size, nil)
+}
+
+// pageWhere is page among the matches admit admits (every match when nil):
+// a match is checked when the page would keep it, so admit sees about as
+// many documents as the page reads ids of.
+func (ix *Index) pageWhere(ctx context.Context, q query.Query, offset, size int, admit func(id string) bool) ([]Scored, error) {
 	end := offset + size
 	if end <= 0 {
 		return nil, nil
 	}
-	top := &pageTop{k: end}
+	top := &pageTop{k: end, admit: admit}
 	req := bleve.NewSearchRequestOptions(q, end, 0, false)
 	req.SortBy([]string{"-_score"})
 	req.PreSearchData = ix.preSearch()
@@ -182,6 +136,7 @@ func (ix *Index) page(ctx context.Context, q query.Query, offset, size int) ([]S
 // released when the search returns.
 type pageTop struct {
 	k      int
+	admit  func(id string) bool // nil: every match
 	reader index.IndexReader
 	pool   *search.DocumentMatchPool
 	// kept is a heap whose root is the worst kept document.
@@ -207,19 +162,24 @@ func (t *pageTop) add(d *search.DocumentMatch) error {
 		return nil
 	}
 	h := keptHit{dm: d, score: settle(d.Score)}
-	if len(t.kept) < t.k {
-		t.id(&h)
-		t.kept = append(t.kept, h)
-		t.up(len(t.kept) - 1)
-		return t.err
-	}
-	if !t.worse(&t.kept[0], &h) {
+	if len(t.kept) == t.k && !t.worse(&t.kept[0], &h) {
 		t.pool.Put(d)
 		return t.err
 	}
 	// A kept document's id is read now, while Bleve holds the index
 	// snapshot its number belongs to: k ln(n/k) of n matches on average.
-	t.id(&h)
+	if t.id(&h); t.err != nil {
+		return t.err
+	}
+	if t.admit != nil && !t.admit(h.id) {
+		t.pool.Put(d)
+		return nil
+	}
+	if len(t.kept) < t.k {
+		t.kept = append(t.kept, h)
+		t.up(len(t.kept) - 1)
+		return t.err
+	}
 	t.pool.Put(t.kept[0].dm)
 	t.kept[0] = h
 	t.down(0)
