@@ -33,13 +33,13 @@ type Residual struct {
 }
 
 // residualListLimit is the most documents a search of a page ending at end
-// takes as a list of ids; a filter that admits more is asked of the best
-// hits instead. A list costs a lookup of each id in every segment's id
-// dictionary, the window about (end+1)/share hits whose ids are read: they
-// cost about the same near sqrt((end+1) x docs) listed ids, kept within
-// [64, 4096]. (A profiled fetch at 100k with a list of about 3,000 ids spent
-// 30% of its time in those lookups; what a fetch of a common word costs is
-// Bleve scoring its matches either way.)
+// takes as a list of ids; a filter that admits more is checked in the
+// page's pass instead. A list costs a lookup of each id in every segment's
+// id dictionary, the check an id read for about (end+1)/share x ln of the
+// matches it could keep: they cost about the same near sqrt((end+1) x docs)
+// listed ids, kept within [64, 4096]. (A profiled fetch at 100k with a list
+// of about 3,000 ids spent 30% of its time in those lookups; what a fetch of
+// a common word costs is Bleve scoring its matches either way.)
 func residualListLimit(end int, docs uint64) int {
 	return int(min(4096, max(64, math.Sqrt(float64(end+1)*float64(docs)))))
 }
