@@ -82,8 +82,8 @@ func Run(ctx context.Context, e contract.Engine, opts Options) (Table, error) {
 	fmt.Fprintf(opts.Out, "loaded %d records in %s (%.0f records/s), %d superseded\n",
 		t.Import.Stored+t.Import.Replayed, t.Import.Elapsed.Round(time.Millisecond), t.Import.PerSecond, t.Import.Superseded)
 
-	t.Import.Budget = importBudget
-	t.Import.Pass = t.Import.PerSecond >= importBudget
+	t.Import.Budget = importBudget(t.Engine)
+	t.Import.Pass = t.Import.PerSecond >= t.Import.Budget
 
 	return measure(ctx, e, opts, exp, t, true)
 }

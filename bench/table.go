@@ -95,8 +95,14 @@ var (
 )
 
 // importBudget is the store_many import floor in records per second, at
-// both sizes.
-const importBudget = 20000.0
+// both sizes: docs/spec/design.md §8's import row, and for engine/postgres
+// (whose descriptor id is postgres.EngineID) the floor §8 gives it.
+func importBudget(engine string) float64 {
+	if engine == "postgres" {
+		return 5000
+	}
+	return 20000
+}
 
 // peerP95 is the SQLite peer's best p95 recorded in docs/spec/design.md §8 for a shape,
 // at exactly 100k or 1M records; 0 when there is none.
