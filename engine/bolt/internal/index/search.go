@@ -98,8 +98,8 @@ func termClauses(terms []queryTerm) []query.Query {
 // segment's stored fields: sorted by (score, id), Bleve reads it for every
 // matching document (a common word matches tens of thousands at 1M). So
 // Bleve's collector hands every match to a pageTop instead, which keeps the
-// best offset+size by score and reads an id only to break a tie with the
-// page's worst kept document. Scores are settled first (settle): Bleve sums
+// best offset+size by score and reads an id only for a document it keeps or
+// one whose score ties the worst kept. Scores are settled first (settle): Bleve sums
 // a document's term scores in an order that depends on the segment layout,
 // so two documents of equal text can differ in the last bit from one search
 // to the next, and a tie between them would not be broken by id. (Before, a
