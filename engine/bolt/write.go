@@ -10,6 +10,7 @@ import (
 	"mnemo/contract"
 	"mnemo/engine/bolt/internal/feed"
 	"mnemo/engine/bolt/internal/trigram"
+	"mnemo/engine/internal/parallel"
 )
 
 // nowMillis is the clock truncated to the millisecond precision records carry.
@@ -112,18 +113,27 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 		id string
 		s  storedRecord
 	}
+	// A bulk write's items are prepared on every core: their JSON and ids
+	// were about 20 µs of a record's 90 in a 100k bench load.
 	preps := make([]prepared, len(items))
-	for i := range items {
+	errs := make([]error, len(items))
+	parallel.Each(len(items), prepareRun, func(i int) {
 		it := &items[i]
 		js, err := it.MarshalJSON()
 		if err != nil {
-			return nil, contract.Invalid("%w", err)
+			errs[i] = contract.Invalid("%w", err)
+			return
 		}
 		s := storedRecord{status: status, kind: it.Type, expires: expires, text: it.RenderText(), meta: it.Meta, itemJSON: js}
 		if it.Type == contract.KindLearning {
 			s.confidence = it.Confidence
 		}
 		preps[i] = prepared{id: it.Fingerprint(), s: s}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
 	}
 
 	defer e.feed.Wake() // after Unlock: readers wake once mu is free
@@ -222,6 +232,11 @@ func (e *Engine) publishAdded(added []written, seq, feedSeq uint64) {
 // bulkBatch is the least number of records a write stores for its pages to
 // be written full (fillBulk).
 const bulkBatch = 64
+
+// prepareRun is the fewest items a goroutine prepares for a write
+// (parallel.Each): a write of fewer than 64 is prepared in the caller's
+// goroutine.
+const prepareRun = 32
 
 // bulkFill is how full fillBulk writes pages.
 const bulkFill = 0.9

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"mnemo/contract"
+	"mnemo/engine/internal/parallel"
 )
 
 // row is one record as the records table holds it.
@@ -231,7 +232,7 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 	ids := make([]string, len(items))
 	jsons := make([][]byte, len(items))
 	errs := make([]error, len(items))
-	inParallel(len(items), func(i int) {
+	parallel.Each(len(items), prepareRun, func(i int) {
 		ids[i] = items[i].Fingerprint()
 		jsons[i], errs[i] = json.Marshal(items[i])
 	})
@@ -271,7 +272,7 @@ func (e *Engine) insertRows(ctx context.Context, rows []*row, op contract.Change
 	slices.SortFunc(rows, func(a, b *row) int { return strings.Compare(a.id, b.id) })
 	inserted := make(map[string]bool, len(rows))
 	ds := make([]derived, len(rows))
-	inParallel(len(rows), func(i int) { ds[i] = derive(rows[i]) })
+	parallel.Each(len(rows), prepareRun, func(i int) { ds[i] = derive(rows[i]) })
 	var cols insertColumns
 	byID := make(map[string]*row, len(rows))
 	for i, r := range rows {
