@@ -83,16 +83,45 @@ func (c *recordCodec) drop() {
 
 // encode writes a record in the current layout: version 3 against the
 // newest dictionary, version 2 while the store has none.
-func (c *recordCodec) encode(r *storedRecord) []byte {
+func (c *recordCodec) encode(r *storedRecord) []byte { return c.encodePacked(r, packedBody{}) }
+
+// packedBody is a record's body (its text, metadata and item JSON: what no
+// transaction changes) compressed against a dictionary, ahead of its write.
+type packedBody struct {
+	with *s2.Dict
+	body []byte
+}
+
+// pack compresses r's body against the dictionary current now, outside any
+// transaction, so a bulk write compresses its records on every core.
+func (c *recordCodec) pack(r *storedRecord) packedBody {
+	_, d := c.current()
+	if d == nil {
+		return packedBody{}
+	}
+	return packWith(d, r)
+}
+
+func packWith(d *s2.Dict, r *storedRecord) packedBody {
+	body := metacodec.Writer{Buf: make([]byte, 0, 128+len(r.text)+len(r.itemJSON))}
+	encodeBody(&body, r)
+	return packedBody{with: d, body: appendDict(nil, d, body.Buf, false)}
+}
+
+// encodePacked is encode using pb when it was compressed against the
+// dictionary current now. The dictionary is compared by identity: one made
+// by a write that then failed is undone, and a later one may take its id.
+func (c *recordCodec) encodePacked(r *storedRecord, pb packedBody) []byte {
 	id, d := c.current()
 	if d == nil {
 		return encodeRecord(r)
 	}
+	if pb.with != d {
+		pb = packWith(d, r)
+	}
 	w := encodeHeader(r, recordV3)
 	w.Uvarint(id)
-	body := metacodec.Writer{Buf: make([]byte, 0, 128+len(r.text)+len(r.itemJSON))}
-	encodeBody(&body, r)
-	return appendDict(w.Buf, d, body.Buf, false)
+	return append(w.Buf, pb.body...)
 }
 
 // appendDict appends the S2 block of src compressed against d to dst; better
