@@ -226,13 +226,6 @@ func (exp *expected) count(i int, en corpus.Entry) {
 	}
 }
 
-// bulkStorer is an engine that stores more than a store_many in one
-// transaction, as `mnemo import` has it do (engine/bolt, engine/postgres).
-type bulkStorer interface {
-	BulkItems() int
-	StoreBulk(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error)
-}
-
 // load stores the corpus as `mnemo import` would: through StoreBulk, up to
 // the engine's BulkItems a transaction, when the engine has it, through
 // StoreManyWith in batches of 100 otherwise. Statuses and expiry are batch
@@ -252,7 +245,7 @@ func load(ctx context.Context, e contract.Engine, opts Options, res *Import) (ex
 	var supersede [][2]int
 	var loadErr error
 	group := BatchSize
-	bulk, _ := e.(bulkStorer)
+	bulk, _ := e.(contract.BulkStorer)
 	if bulk != nil && bulk.BulkItems() > group {
 		group = bulk.BulkItems()
 	} else {

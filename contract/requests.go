@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -311,6 +312,16 @@ func ValidateMany(items []StoreItem) error {
 // MaxStoreBulk is the most items an engine's bulk store writes in one
 // transaction.
 const MaxStoreBulk = 1000
+
+// BulkStorer is an engine that stores more than a store_many in one
+// transaction, beyond the contract: engine/bolt, engine/postgres, and
+// server/local.Store while this process holds the store. BulkItems is how
+// many StoreBulk takes at once; each call is durable when it returns.
+// `mnemo import` and the bench's load write through it.
+type BulkStorer interface {
+	BulkItems() int
+	StoreBulk(ctx context.Context, items []StoreItem, opts WriteOptions) ([]StoreReceipt, error)
+}
 
 // ValidateBulk checks an engine's bulk store (`mnemo import`'s StoreBulk,
 // beyond the contract): 1..MaxStoreBulk items, each valid, and the options.

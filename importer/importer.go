@@ -178,14 +178,14 @@ type Importer struct {
 	// follow's small imports), where an import otherwise defers it to its end.
 	Trickle bool
 	// Bulk has an engine that takes more than a store_many at once
-	// (bulkStorer) store up to that many lines a call, in one transaction,
+	// (contract.BulkStorer) store up to that many lines a call, in one transaction,
 	// instead of Batch.
 	Bulk bool
 
 	// group is how many lines of one options group go in one call, and bulk
 	// the engine taking them when it is more than Batch.
 	group int
-	bulk  bulkStorer
+	bulk  contract.BulkStorer
 
 	summary    Summary
 	supersedes []pendingSupersede
@@ -200,14 +200,6 @@ type Importer struct {
 	// unknownMeta is each meta key the contract does not know, with the
 	// first line it appeared on, in that order (written by read only).
 	unknownMeta []UnknownKey
-}
-
-// bulkStorer is an engine that stores more than a store_many in one call:
-// server/local.Store (one transaction of up to 1,000 in a store this process
-// holds) and engine/postgres (one transaction of up to 1,000).
-type bulkStorer interface {
-	BulkItems() int
-	StoreBulk(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error)
 }
 
 // UnknownKey is a meta key an import met that the contract ignores.
@@ -272,7 +264,7 @@ func (im *Importer) Run(ctx context.Context, r io.Reader) (Summary, error) {
 	}
 	im.summary.Errors = []LineError{}
 	im.group = im.Batch
-	if b, ok := im.Engine.(bulkStorer); ok && im.Bulk && !im.Trickle && b.BulkItems() > im.Batch {
+	if b, ok := im.Engine.(contract.BulkStorer); ok && im.Bulk && !im.Trickle && b.BulkItems() > im.Batch {
 		im.group, im.bulk = b.BulkItems(), b
 	}
 	// A local store defers its search index while the lines arrive and

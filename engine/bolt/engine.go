@@ -313,7 +313,10 @@ type Engine struct {
 	closeMu sync.Mutex
 }
 
-var _ contract.Engine = (*Engine)(nil)
+var (
+	_ contract.Engine     = (*Engine)(nil)
+	_ contract.BulkStorer = (*Engine)(nil)
+)
 
 // Open opens (creating if needed) the store in dir.
 func Open(dir string, opts Options) (*Engine, error) {

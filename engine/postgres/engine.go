@@ -54,7 +54,10 @@ type Engine struct {
 	bulk     bulk
 }
 
-var _ contract.Engine = (*Engine)(nil)
+var (
+	_ contract.Engine     = (*Engine)(nil)
+	_ contract.BulkStorer = (*Engine)(nil)
+)
 
 // Open connects to the database the URL names, creates or upgrades the
 // store's schema, and returns the engine. A database that cannot be reached is

@@ -157,7 +157,10 @@ type Store struct {
 	takeovers atomic.Int64
 }
 
-var _ contract.Engine = (*Store)(nil)
+var (
+	_ contract.Engine     = (*Store)(nil)
+	_ contract.BulkStorer = (*Store)(nil)
+)
 
 // Open opens the store in dir: it attaches to the process holding it, or
 // takes it and serves the others.
