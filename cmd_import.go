@@ -230,12 +230,19 @@ func (a *app) importStream(ctx context.Context, e contract.Engine, size int64, s
 	}
 	if fresh && summary.Stored >= a.compactMin {
 		a.compactAfter = a.store.Dir
+		if r, ok := a.store.Engine.(interface{ RewriteAfterClose() }); ok {
+			r.RewriteAfterClose()
+		}
 	}
 	if summary.Failed > 0 || len(summary.Skipped) > 0 {
 		return exitError{code: exitInvalid}
 	}
 	return nil
 }
+
+// A store this process holds keeps mnemo.db's pages cached for the
+// rewrite that follows the import (bolt.Engine.RewriteAfterClose).
+var _ interface{ RewriteAfterClose() } = (*local.Store)(nil)
 
 // compactAfterImport is the fewest records an import into an empty store
 // must bring for the store to be rewritten with full pages after it.

@@ -5,11 +5,14 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
-
-	"mnemo/contract"
+	"unsafe"
 
 	bbolt "go.etcd.io/bbolt"
+	"golang.org/x/sys/unix"
+
+	"mnemo/contract"
 )
 
 // TestReleaseKeepsTheVectorBlocksMapped: a release drops the pages reads
@@ -114,5 +117,76 @@ func TestGapsBetween(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(c.want) {
 			t.Errorf("%s: gaps %x, want %x", c.name, got, c.want)
 		}
+	}
+}
+
+// TestRewriteAfterCloseKeepsTheFileCached: a store written in bulk has its
+// file's pages dropped from the page cache at Close, unless the caller
+// rewrites the file next (mnemo import's full-page rewrite), which then
+// reads it from memory instead of from the disk a page at a time.
+func TestRewriteAfterCloseKeepsTheFileCached(t *testing.T) {
+	cached := func(path string) int {
+		t.Helper()
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_SHARED)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Munmap(m)
+		vec := make([]byte, (len(m)+os.Getpagesize()-1)/os.Getpagesize())
+		if _, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); errno != 0 {
+			t.Fatal(errno)
+		}
+		n := 0
+		for _, v := range vec {
+			n += int(v & 1)
+		}
+		return n
+	}
+	for _, rewrite := range []bool{false, true} {
+		t.Run(fmt.Sprintf("rewrite=%v", rewrite), func(t *testing.T) {
+			dir := t.TempDir()
+			e, err := Open(dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.SetBulk(true)
+			var items []contract.StoreItem
+			for i := range 3000 {
+				items = append(items, contract.Document(fmt.Sprintf("bulk note %d on the page cache, word%d", i, i%97), contract.MemoryMeta{}))
+			}
+			for lo := 0; lo < len(items); lo += MaxBulkItems {
+				if _, err := e.StoreBulk(context.Background(), items[lo:min(lo+MaxBulkItems, len(items))], contract.WriteOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e.SetBulk(false)
+			if rewrite {
+				e.RewriteAfterClose()
+			}
+			if err := e.Close(); err != nil {
+				t.Fatal(err)
+			}
+			n := cached(filepath.Join(dir, DBFile))
+			switch {
+			case rewrite && n == 0:
+				t.Fatalf("no page of %s is cached after a close that leaves them for the rewrite", DBFile)
+			case !rewrite && n != 0:
+				// tmpfs keeps its pages whatever fadvise says.
+				var fs unix.Statfs_t
+				if unix.Statfs(dir, &fs) == nil && fs.Type == unix.TMPFS_MAGIC {
+					t.Skip("the store is on tmpfs")
+				}
+				t.Fatalf("%d pages of %s are still cached after the close of a bulk load", n, DBFile)
+			}
+		})
 	}
 }

@@ -567,6 +567,17 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// RewriteAfterClose tells the engine this process holds that mnemo.db is
+// rewritten once the store is closed (bolt.Engine.RewriteAfterClose); it
+// does nothing in a process that does not hold the store.
+func (s *Store) RewriteAfterClose() {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.role == Holding && !s.closed {
+		s.bolt.RewriteAfterClose()
+	}
+}
+
 // WaitIdle waits, in the process holding the store, until its background
 // work is done: the index caught up, every record embedded with the
 // generation of the learned embedder the store's text calls for. Through
