@@ -185,3 +185,29 @@ func BenchmarkLearnedQueryScan(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLearnedEmbed embeds the bench corpus's records (their rendered
+// text, as a store embeds them) with a model learned from them, 256 a call
+// as a re-embedding reads them: the largest part of `mnemo import`'s CPU
+// after the writing (114 of 708 s at 1M).
+func BenchmarkLearnedEmbed(b *testing.B) {
+	texts := embedGoldenTexts()[:600]
+	m, err := Learn(context.Background(), texts, 1, DefaultLearnConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := NewLearnedEmbedder(DefaultLearnConfig())
+	if err := e.Use(m); err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for b.Loop() {
+		for lo := 0; lo < len(texts); lo += 256 {
+			if _, err := e.Embed(context.Background(), texts[lo:min(lo+256, len(texts))]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		n += len(texts)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n)/1000, "µs/text")
+}

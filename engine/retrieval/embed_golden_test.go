@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,6 +66,22 @@ func TestEmbeddingsKeepTheirBits(t *testing.T) {
 	lv, err := learned.Embed(ctx, texts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The words' facts an embedder keeps from call to call change nothing:
+	// the texts again, in other calls and another order, give the same bits.
+	for lo := len(texts); lo > 0; lo -= 100 {
+		part := slices.Clone(texts[max(lo-100, 0):lo])
+		slices.Reverse(part)
+		again, err := learned.Embed(ctx, part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range again {
+			i := lo - 1 - k
+			if !slices.Equal(v, lv[i]) {
+				t.Fatalf("text %d embedded again in another call differs: %q", i, texts[i])
+			}
+		}
 	}
 	var got strings.Builder
 	fmt.Fprintf(&got, "model %s\n", m.ID())

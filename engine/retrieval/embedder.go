@@ -64,6 +64,7 @@ func DefaultHashConfig() HashConfig {
 type hashEmbedder struct {
 	cfg   HashConfig
 	model string
+	memos memoPool
 }
 
 // NewHashEmbedder returns the built-in offline embedder (model
@@ -99,29 +100,31 @@ func (h *hashEmbedder) Dim() int      { return h.cfg.Dim }
 
 func (h *hashEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
-	scratch := newHashScratch(h.cfg.Dim)
+	scratch := newHashScratch(h.cfg.Dim, h.memos.get(nil, nil))
+	defer h.memos.put(scratch.memo)
 	for i, t := range texts {
 		if i%64 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, contract.Unavailable("embedding cancelled: %w", err)
 			}
 		}
-		out[i] = h.embedOne(t, scratch)
+		out[i] = h.embedWords(scratch.memo.wordsOf(t, h), scratch)
 	}
 	return out, nil
 }
 
-// hashScratch holds the per-call buffers of one Embed call.
+// hashScratch holds the per-call buffers of one Embed call, and the facts
+// of the words it has met.
 type hashScratch struct {
 	counts [3]*featureCounts
 	part   []float64
 	sum    []float64
-	runes  []rune
 	fixed  []int64
+	memo   *wordMemo
 }
 
-func newHashScratch(dim int) *hashScratch {
-	s := &hashScratch{part: make([]float64, dim), sum: make([]float64, dim), fixed: make([]int64, dim)}
+func newHashScratch(dim int, memo *wordMemo) *hashScratch {
+	s := &hashScratch{part: make([]float64, dim), sum: make([]float64, dim), fixed: make([]int64, dim), memo: memo}
 	for i := range s.counts {
 		s.counts[i] = newFeatureCounts()
 	}
@@ -209,7 +212,7 @@ var sublinearTable = func() (t [64]float64) {
 	return t
 }()
 
-// fixedOne is 1.0 in the fixed-point sums of embedOne (2^32: ample precision,
+// fixedOne is 1.0 in the fixed-point sums of embedWords (2^32: ample precision,
 // and no overflow below two billion features in one bucket).
 const fixedOne = 1 << 32
 
@@ -219,43 +222,35 @@ const (
 	familyChar
 )
 
-func (h *hashEmbedder) embedOne(text string, s *hashScratch) []float32 {
-	return h.embedWeighted(text, s, nil)
-}
-
-// embedWeighted is embedOne with each word's features weighted by
-// weight(stemmed word) (nil: all 1): a feature counts sublinear(n) times
-// the mean weight of its n occurrences.
-func (h *hashEmbedder) embedWeighted(text string, s *hashScratch, weight func(string) float64) []float32 {
+// embedWords is the hashed vector of a text whose words are ids, the
+// indexes of their facts in s.memo (wordsOf): each content word's stem and
+// the bigrams of consecutive ones, and the character n-grams of each word,
+// weighted by s.memo's weights (a feature counts sublinear(n) times the mean
+// weight of its n occurrences).
+func (h *hashEmbedder) embedWords(ids []int32, s *hashScratch) []float32 {
 	for _, c := range s.counts {
 		c.reset()
 	}
+	facts, weighted := s.memo.facts, s.memo.weight != nil
 	prev, prevWt := "", 1.0
-	ws := words(text)
 	// A text made only of function words ("because", "what is it") would
 	// otherwise embed to nothing and match nothing; its stop words are then
 	// all it has, so they count.
-	dropStops := !h.cfg.KeepStopWords && slices.ContainsFunc(ws, func(w string) bool { return !isStopWord(w) })
-	for _, w := range ws {
-		if dropStops && isStopWord(w) {
+	dropStops := !h.cfg.KeepStopWords && slices.ContainsFunc(ids, func(id int32) bool { return !facts[id].stop })
+	for _, id := range ids {
+		f := &facts[id]
+		if dropStops && f.stop {
 			prev = ""
 			continue
 		}
-		t := w
-		if h.cfg.Stem {
-			t = stem(w)
-		}
-		wt := 1.0
-		if weight != nil {
-			wt = weight(t)
-		}
-		s.counts[familyWord].addW(featureHash('w', t, ""), wt)
+		wt := f.weight
+		s.counts[familyWord].addW(f.termKey, wt)
 		if prev != "" && h.cfg.BigramWeight > 0 {
-			s.counts[familyBigram].addW(featureHash('b', prev, t), math.Sqrt(wt*prevWt))
+			s.counts[familyBigram].addW(featureHash('b', prev, f.term), math.Sqrt(wt*prevWt))
 		}
-		prev, prevWt = t, wt
-		if h.cfg.CharWeight > 0 {
-			h.charGrams(w, s, wt)
+		prev, prevWt = f.term, wt
+		for _, g := range s.memo.grams[f.gramLo:f.gramHi] {
+			s.counts[familyChar].addW(g, wt)
 		}
 	}
 	clear(s.sum)
@@ -271,7 +266,7 @@ func (h *hashEmbedder) embedWeighted(text string, s *hashScratch, weight func(st
 		for _, at := range c.used {
 			key := c.keys[at]
 			v := sublinear(c.counts[at])
-			if weight != nil {
+			if weighted {
 				v *= c.wsum[at] / float64(c.counts[at])
 			}
 			q := int64(v * fixedOne)
@@ -303,19 +298,22 @@ func (h *hashEmbedder) embedWeighted(text string, s *hashScratch, weight func(st
 	return out
 }
 
-// charGrams counts the character n-grams of " w " (padded so that word starts
-// and ends are features of their own).
-func (h *hashEmbedder) charGrams(w string, s *hashScratch, wt float64) {
-	s.runes = append(s.runes[:0], ' ')
+// appendCharGrams appends the features of the character n-grams of " w "
+// (padded so that word starts and ends are features of their own), shortest
+// first, left to right.
+func (h *hashEmbedder) appendCharGrams(dst []uint64, w string, runes *[]rune) []uint64 {
+	rs := append((*runes)[:0], ' ')
 	for _, r := range w {
-		s.runes = append(s.runes, r)
+		rs = append(rs, r)
 	}
-	s.runes = append(s.runes, ' ')
+	rs = append(rs, ' ')
+	*runes = rs
 	for n := h.cfg.CharMin; n <= h.cfg.CharMax; n++ {
-		for i := 0; i+n <= len(s.runes); i++ {
-			s.counts[familyChar].addW(runeHash(byte('0'+n), s.runes[i:i+n]), wt)
+		for i := 0; i+n <= len(rs); i++ {
+			dst = append(dst, runeHash(byte('0'+n), rs[i:i+n]))
 		}
 	}
+	return dst
 }
 
 const (

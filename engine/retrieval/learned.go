@@ -105,18 +105,28 @@ func learnTokens(text string, stemmed bool, max int) []string {
 	ws := words(text)
 	out := ws[:0]
 	for _, w := range ws {
-		if len(w) < 3 || isStopWord(w) {
+		t, ok := learnTerm(w, stemmed)
+		if !ok {
 			continue
 		}
-		if stemmed {
-			w = stem(w)
-		}
-		out = append(out, w)
+		out = append(out, t)
 		if len(out) == max {
 			break
 		}
 	}
 	return out
+}
+
+// learnTerm is word w as the learned model counts it, false when it counts
+// it not (shorter than three bytes, or a stop word).
+func learnTerm(w string, stemmed bool) (string, bool) {
+	if len(w) < 3 || isStopWord(w) {
+		return "", false
+	}
+	if stemmed {
+		w = stem(w)
+	}
+	return w, true
 }
 
 // riIndex is a word's random index vector: riNonZero positions of dim with
@@ -407,40 +417,57 @@ func UnmarshalLearnedModel(b []byte) (*LearnedModel, error) {
 	return m, nil
 }
 
-// embedLearned adds the learned part of text's vector to out (length
-// cfg.Dim), unit length or zero.
-func (m *LearnedModel) embedLearned(text string, out []float64) {
+// embedTerms adds the learned part of a text's vector to out (length
+// cfg.Dim), unit length or zero: ids are the text's words, the indexes of
+// their facts in mm (wordsOf), whose model is m. Its first MaxTokens terms
+// count, each once with the log of its count, in the terms' order (the
+// sums' order is part of the vector's bits).
+func (m *LearnedModel) embedTerms(mm *wordMemo, ids []int32, out []float64) {
 	clear(out)
-	ts := learnTokens(text, m.cfg.Stem, m.cfg.MaxTokens)
-	slices.Sort(ts)
+	distinct := make([]int32, 0, len(ids))
+	n := 0
+	for _, id := range ids {
+		t := mm.facts[id].learn
+		if t < 0 {
+			continue
+		}
+		if tf := &mm.terms[t]; tf.seenIn != mm.text {
+			tf.seenIn, tf.count = mm.text, 0
+			distinct = append(distinct, t)
+		}
+		mm.terms[t].count++
+		if n++; n == m.cfg.MaxTokens {
+			break
+		}
+	}
+	slices.SortFunc(distinct, func(a, b int32) int { return strings.Compare(mm.terms[a].term, mm.terms[b].term) })
 	dim := m.cfg.Dim
 	gamma := m.cfg.IndexWeight / math.Sqrt(riNonZero)
-	for i := 0; i < len(ts); {
-		j := i + 1
-		for j < len(ts) && ts[j] == ts[i] {
-			j++
+	for _, t := range distinct {
+		tf := &mm.terms[t]
+		r := tf.row
+		if r < 0 {
+			continue
 		}
-		w := ts[i]
-		r, ok := m.words[w]
-		if ok {
-			wt := (1 + math.Log(float64(j-i))) * float64(m.idf[r])
-			s := wt * float64(m.scales[r])
-			for k, x := range m.rows[int(r)*dim : int(r+1)*dim] {
-				out[k] += float64(s * float64(x))
+		wt := (1 + math.Log(float64(tf.count))) * float64(m.idf[r])
+		s := wt * float64(m.scales[r])
+		for k, x := range m.rows[int(r)*dim : int(r+1)*dim] {
+			out[k] += float64(s * float64(x))
+		}
+		if gamma > 0 {
+			if !tf.hasRI {
+				tf.ri, tf.riNeg = riIndex(tf.term, dim)
+				tf.hasRI = true
 			}
-			if gamma > 0 {
-				idx, neg := riIndex(w, dim)
-				g := float64(wt * gamma)
-				for k, at := range idx {
-					if neg[k] {
-						out[at] -= g
-					} else {
-						out[at] += g
-					}
+			g := float64(wt * gamma)
+			for k, at := range tf.ri {
+				if tf.riNeg[k] {
+					out[at] -= g
+				} else {
+					out[at] += g
 				}
 			}
 		}
-		i = j
 	}
 	if n := l2(out); n > 0 {
 		for k := range out {
@@ -456,14 +483,15 @@ func (m *LearnedModel) embedLearned(text string, out []float64) {
 // zero, so the vectors rank as the hashed embedder's. Use swaps the model:
 // the owner re-embeds what it stored when Model changes.
 type LearnedEmbedder struct {
-	base Embedder
-	cfg  LearnConfig
-	cur  atomic.Pointer[LearnedModel]
+	base  *hashEmbedder
+	memos memoPool
+	cfg   LearnConfig
+	cur   atomic.Pointer[LearnedModel]
 }
 
 // NewLearnedEmbedder returns a learned embedder with no model yet.
 func NewLearnedEmbedder(cfg LearnConfig) *LearnedEmbedder {
-	return &LearnedEmbedder{base: NewHashEmbedder(), cfg: cfg}
+	return &LearnedEmbedder{base: NewHashEmbedder().(*hashEmbedder), cfg: cfg}
 }
 
 // Config is the configuration new generations learn with.
@@ -515,34 +543,28 @@ type QueryEmbedder interface {
 
 func (e *LearnedEmbedder) embed(ctx context.Context, texts []string, keep int) ([][]float32, error) {
 	m := e.cur.Load()
-	var hashed [][]float32
-	var err error
-	if hb, ok := e.base.(*hashEmbedder); ok && m != nil && m.cfg.HashIDF > 0 {
-		hashed = make([][]float32, len(texts))
-		scratch := newHashScratch(hb.cfg.Dim)
-		for i, t := range texts {
-			if i%64 == 0 {
-				if err := ctx.Err(); err != nil {
-					return nil, contract.Unavailable("embedding cancelled: %w", err)
-				}
-			}
-			hashed[i] = hb.embedWeighted(t, scratch, m.hashWeight)
-		}
-	} else if hashed, err = e.base.Embed(ctx, texts); err != nil {
-		return nil, err
+	var weight func(string) float64
+	if m != nil && m.cfg.HashIDF > 0 {
+		weight = m.hashWeight
 	}
+	// Each text is tokenized once for both parts, and each distinct word
+	// of the call looked up once (wordMemo).
+	scratch := newHashScratch(e.base.cfg.Dim, e.memos.get(weight, m))
+	defer e.memos.put(scratch.memo)
 	out := make([][]float32, len(texts))
 	learned := make([]float64, e.cfg.Dim)
 	for i, t := range texts {
-		v := make([]float32, e.Dim())
-		copy(v, hashed[i])
-		if m != nil {
-			if i%64 == 0 {
-				if err := ctx.Err(); err != nil {
-					return nil, contract.Unavailable("embedding cancelled: %w", err)
-				}
+		if i%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, contract.Unavailable("embedding cancelled: %w", err)
 			}
-			m.embedLearned(t, learned)
+		}
+		ids := scratch.memo.wordsOf(t, e.base)
+		hashed := e.base.embedWords(ids, scratch)
+		v := make([]float32, e.Dim())
+		copy(v, hashed)
+		if m != nil {
+			m.embedTerms(scratch.memo, ids, learned)
 			if keep > 0 && keep < len(learned) {
 				sparsify(learned, keep)
 			}
@@ -550,7 +572,7 @@ func (e *LearnedEmbedder) embed(ctx context.Context, texts []string, keep int) (
 			for _, x := range learned {
 				norm += float64(x*m.cfg.Weight) * float64(x*m.cfg.Weight)
 			}
-			if l2f(hashed[i]) == 0 {
+			if l2f(hashed) == 0 {
 				norm--
 			}
 			if norm > 0 {
