@@ -251,23 +251,22 @@ func load(ctx context.Context, e contract.Engine, opts Options, res *Import) (ex
 	} else {
 		bulk = nil
 	}
-	flush := func(p *pending) bool {
-		if len(p.items) == 0 {
-			return true
-		}
-		var receipts []contract.StoreReceipt
-		var err error
-		if bulk != nil {
-			receipts, err = bulk.StoreBulk(ctx, p.items, p.opts)
-		} else {
-			receipts, err = e.StoreManyWith(ctx, p.items, p.opts)
-		}
+	// An engine that can (contract.BulkPipeliner) prepares each batch while
+	// the one before it commits, as `mnemo import` has it do; landing books
+	// the batch in flight.
+	pipe, _ := bulk.(contract.BulkPipeliner)
+	type inFlight struct {
+		index []int
+		wait  func() ([]contract.StoreReceipt, error)
+	}
+	var flight *inFlight
+	book := func(index []int, receipts []contract.StoreReceipt, err error) bool {
 		if err != nil {
 			loadErr = fmt.Errorf("store_many: %w", err)
 			return false
 		}
-		if len(receipts) != len(p.items) {
-			loadErr = fmt.Errorf("store_many returned %d receipts for %d items", len(receipts), len(p.items))
+		if len(receipts) != len(index) {
+			loadErr = fmt.Errorf("store_many returned %d receipts for %d items", len(receipts), len(index))
 			return false
 		}
 		for k, rc := range receipts {
@@ -276,13 +275,41 @@ func load(ctx context.Context, e contract.Engine, opts Options, res *Import) (ex
 			} else {
 				res.Stored++
 			}
-			if _, want := ids[p.index[k]]; want {
-				ids[p.index[k]] = rc.ID
+			if _, want := ids[index[k]]; want {
+				ids[index[k]] = rc.ID
 			}
 		}
 		res.Batches++
-		p.items, p.index = p.items[:0], p.index[:0]
 		return true
+	}
+	land := func() bool {
+		if flight == nil {
+			return true
+		}
+		f := flight
+		flight = nil
+		receipts, err := f.wait()
+		return book(f.index, receipts, err)
+	}
+	flush := func(p *pending) bool {
+		if len(p.items) == 0 {
+			return true
+		}
+		ok := true
+		switch {
+		case pipe != nil:
+			next := &inFlight{index: slices.Clone(p.index), wait: pipe.StartBulk(ctx, slices.Clone(p.items), p.opts)}
+			ok = land()
+			flight = next
+		case bulk != nil:
+			receipts, err := bulk.StoreBulk(ctx, p.items, p.opts)
+			ok = book(p.index, receipts, err)
+		default:
+			receipts, err := e.StoreManyWith(ctx, p.items, p.opts)
+			ok = book(p.index, receipts, err)
+		}
+		p.items, p.index = p.items[:0], p.index[:0]
+		return ok
 	}
 	// A local store defers its index during a bulk load, as `mnemo import`
 	// has it do; the catch-up is timed after the load.
@@ -292,7 +319,7 @@ func load(ctx context.Context, e contract.Engine, opts Options, res *Import) (ex
 	}
 	start := time.Now()
 	nextReport := 10_000
-	corpus.Each(opts.Records, opts.Seed, func(i int, en corpus.Entry) bool {
+	eachGenerated(ctx, opts.Records, opts.Seed, func(i int, en corpus.Entry) bool {
 		if ctx.Err() != nil {
 			loadErr = ctx.Err()
 			return false
@@ -328,12 +355,17 @@ func load(ctx context.Context, e contract.Engine, opts Options, res *Import) (ex
 		return true
 	})
 	if loadErr != nil {
+		land()
 		return exp, loadErr
 	}
 	for _, key := range order {
 		if !flush(buckets[key]) {
+			land()
 			return exp, loadErr
 		}
+	}
+	if !land() {
+		return exp, loadErr
 	}
 	res.Elapsed = time.Since(start)
 	res.PerSecond = float64(res.Stored+res.Replayed) / res.Elapsed.Seconds()
@@ -373,6 +405,52 @@ func load(ctx context.Context, e contract.Engine, opts Options, res *Import) (ex
 		fmt.Fprintf(opts.Out, "embedder %s ready in %s\n", w.EmbedderModel(), time.Since(start).Round(time.Millisecond))
 	}
 	return exp, nil
+}
+
+// eachGenerated is corpus.Each with the corpus generated on a goroutine of
+// its own, a few hundred entries ahead of fn: `mnemo import` reads and
+// parses its file beside its writes the same way (importer.Run), and
+// generating an entry costs about what parsing a line does. fn returning
+// false stops it.
+func eachGenerated(ctx context.Context, n int, seed int64, fn func(i int, e corpus.Entry) bool) {
+	type generated struct {
+		i int
+		e corpus.Entry
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	chunks := make(chan []generated, 4)
+	go func() {
+		defer close(chunks)
+		chunk := make([]generated, 0, 256)
+		corpus.Each(n, seed, func(i int, e corpus.Entry) bool {
+			if chunk = append(chunk, generated{i, e}); len(chunk) == cap(chunk) {
+				select {
+				case chunks <- chunk:
+				case <-ctx.Done():
+					return false
+				}
+				chunk = make([]generated, 0, 256)
+			}
+			return true
+		})
+		if len(chunk) > 0 {
+			select {
+			case chunks <- chunk:
+			case <-ctx.Done():
+			}
+		}
+	}()
+	for chunk := range chunks {
+		for _, g := range chunk {
+			if !fn(g.i, g.e) {
+				cancel()
+				for range chunks { // let the generator see the cancel and end
+				}
+				return
+			}
+		}
+	}
 }
 
 // percentile is the nearest-rank percentile: the ceil(p/100*n)-th smallest sample.

@@ -196,6 +196,19 @@ const hexDigits = "0123456789abcdef"
 func appendJSONString(buf []byte, s string) []byte {
 	buf = append(buf, '"')
 	for i := 0; i < len(s); {
+		// A run of bytes that go out as they are is copied at once, found
+		// eight bytes at a time (a record's text is mostly such a run).
+		j := i
+		for j+8 <= len(s) && !special(load8(s, j)) {
+			j += 8
+		}
+		for j < len(s) && s[j] >= 0x20 && s[j] < utf8.RuneSelf && s[j] != '"' && s[j] != '\\' {
+			j++
+		}
+		buf = append(buf, s[i:j]...)
+		if i = j; i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {
@@ -230,6 +243,13 @@ func appendJSONString(buf []byte, s string) []byte {
 		i += size
 	}
 	return append(buf, '"')
+}
+
+// load8 is the eight bytes of s from i, little-endian.
+func load8(s string, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
 }
 
 // FormatF32 prints an f32 the way serde_json does (ryu's shortest round-trip form):
@@ -314,7 +334,25 @@ func (it StoreItem) CanonicalJSON() []byte {
 
 // Fingerprint is the item's id: SHA-256 of its canonical JSON, first 20 bytes,
 // lowercase hex.
-func (it StoreItem) Fingerprint() string {
-	sum := sha256.Sum256(it.CanonicalJSON())
+func (it StoreItem) Fingerprint() string { return fingerprintOf(it.CanonicalJSON()) }
+
+func fingerprintOf(canonical []byte) string {
+	sum := sha256.Sum256(canonical)
 	return hex.EncodeToString(sum[:20])
+}
+
+// JSONAndFingerprint is MarshalJSON and Fingerprint at once: the item is
+// written once, and that JSON hashed, when it is also the canonical one (no
+// observed_at or observed_actor, which the fingerprint leaves out). A write
+// wrote every item twice, a fifth of a bulk load's CPU.
+func (it StoreItem) JSONAndFingerprint() ([]byte, string, error) {
+	js, err := it.MarshalJSON()
+	if err != nil {
+		return nil, "", err
+	}
+	canonical := js
+	if it.Meta.ObservedAt != nil || it.Meta.ObservedActor != nil {
+		canonical = it.CanonicalJSON()
+	}
+	return js, fingerprintOf(canonical), nil
 }

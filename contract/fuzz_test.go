@@ -9,6 +9,7 @@ import (
 	"math"
 	"reflect"
 	"testing"
+	"unicode/utf8"
 )
 
 func FuzzParseNamespace(f *testing.F) {
@@ -352,4 +353,60 @@ func TestStoreItemScanReadsWhatClientsWrite(t *testing.T) {
 			}
 		}
 	}
+}
+
+// appendJSONStringByByte is appendJSONString as it was written before its
+// runs were copied eight bytes at a time: one byte or rune at a time.
+func appendJSONStringByByte(buf []byte, s string) []byte {
+	buf = append(buf, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"':
+				buf = append(buf, '\\', '"')
+			case c == '\\':
+				buf = append(buf, '\\', '\\')
+			case c == '\b':
+				buf = append(buf, '\\', 'b')
+			case c == '\t':
+				buf = append(buf, '\\', 't')
+			case c == '\n':
+				buf = append(buf, '\\', 'n')
+			case c == '\f':
+				buf = append(buf, '\\', 'f')
+			case c == '\r':
+				buf = append(buf, '\\', 'r')
+			case c < 0x20:
+				buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			default:
+				buf = append(buf, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			buf = append(buf, "\uFFFD"...)
+		} else {
+			buf = append(buf, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(buf, '"')
+}
+
+// FuzzAppendJSONString: the canonical JSON of any string, valid UTF-8 or
+// not, is what escaping it one byte at a time writes (ids are hashes of it).
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "plain text of some length, more than eight bytes", "quote\" back\\slash",
+		"tab\tnew\nline\r\x00\x1f\x7f", "naïve 🙂 \xff\xfe broken", "12345678\"12345678", "\x80abcdefgh", "abcdefg\xc3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, want := appendJSONString([]byte("x"), s), appendJSONStringByByte([]byte("x"), s)
+		if string(got) != string(want) {
+			t.Fatalf("%q: %q, want %q", s, got, want)
+		}
+	})
 }

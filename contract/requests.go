@@ -311,7 +311,7 @@ func ValidateMany(items []StoreItem) error {
 
 // MaxStoreBulk is the most items an engine's bulk store writes in one
 // transaction.
-const MaxStoreBulk = 1000
+const MaxStoreBulk = 2000
 
 // BulkStorer is an engine that stores more than a store_many in one
 // transaction, beyond the contract: engine/bolt, engine/postgres, and
@@ -321,6 +321,16 @@ const MaxStoreBulk = 1000
 type BulkStorer interface {
 	BulkItems() int
 	StoreBulk(ctx context.Context, items []StoreItem, opts WriteOptions) ([]StoreReceipt, error)
+}
+
+// BulkPipeliner is a BulkStorer that prepares a bulk store while the one
+// before it commits. StartBulk prepares items and queues their transaction
+// after those of the StartBulk calls that returned before it was called; its
+// wait answers what StoreBulk would have, durable when it returns. A loader
+// starts batch n+1 and then waits for batch n.
+type BulkPipeliner interface {
+	BulkStorer
+	StartBulk(ctx context.Context, items []StoreItem, opts WriteOptions) (wait func() ([]StoreReceipt, error))
 }
 
 // ValidateBulk checks an engine's bulk store (`mnemo import`'s StoreBulk,

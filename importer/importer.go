@@ -186,6 +186,10 @@ type Importer struct {
 	// the engine taking them when it is more than Batch.
 	group int
 	bulk  contract.BulkStorer
+	// pipe, when the bulk engine has it, takes each group while the one
+	// before it commits; flight is that one, stored but not yet booked.
+	pipe   contract.BulkPipeliner
+	flight *inFlight
 
 	summary    Summary
 	supersedes []pendingSupersede
@@ -266,6 +270,7 @@ func (im *Importer) Run(ctx context.Context, r io.Reader) (Summary, error) {
 	im.group = im.Batch
 	if b, ok := im.Engine.(contract.BulkStorer); ok && im.Bulk && !im.Trickle && b.BulkItems() > im.Batch {
 		im.group, im.bulk = b.BulkItems(), b
+		im.pipe, _ = b.(contract.BulkPipeliner)
 	}
 	// A local store defers its search index while the lines arrive and
 	// catches up once they are in (engine/bolt's SetBulk).
@@ -307,6 +312,10 @@ func (im *Importer) Run(ctx context.Context, r io.Reader) (Summary, error) {
 	}
 	if storeErr == nil {
 		storeErr = im.flushAll(ctx)
+	}
+	// Nothing is left in flight when Run returns, whatever happened.
+	if err := im.land(ctx); storeErr == nil {
+		storeErr = err
 	}
 	if storeErr == nil {
 		storeErr = im.applySupersedes(ctx)
@@ -384,8 +393,12 @@ type optionsKey struct {
 
 // maxPendingBatches bounds how many batches' worth of lines wait for others
 // with the same options, so a file where every line has its own expiry still
-// streams in bounded memory.
-const maxPendingBatches = 10
+// streams in bounded memory; maxPendingLines bounds them in lines, whatever
+// the size of a bulk store's batches.
+const (
+	maxPendingBatches = 10
+	maxPendingLines   = 10_000
+)
 
 // storeBatch files the valid lines of one batch by their store options and
 // stores every group that is full. Lines with the same options share one
@@ -415,7 +428,7 @@ func (im *Importer) storeBatch(ctx context.Context, batch []parsedLine) error {
 			}
 		}
 	}
-	if im.pendingCount > maxPendingBatches*im.group {
+	if im.pendingCount > min(maxPendingBatches*im.group, max(maxPendingLines, im.group)) {
 		return im.flushAll(ctx)
 	}
 	return nil
@@ -466,6 +479,15 @@ func (k optionsKey) options() contract.WriteOptions {
 	return opts
 }
 
+// inFlight is a group StartBulk took that is not yet booked.
+type inFlight struct {
+	lines   []parsedLine
+	items   []contract.StoreItem
+	opts    contract.WriteOptions
+	started time.Time
+	wait    func() ([]contract.StoreReceipt, error)
+}
+
 func (im *Importer) storeGroup(ctx context.Context, k optionsKey, lines []parsedLine) error {
 	items := make([]contract.StoreItem, len(lines))
 	for i, pl := range lines {
@@ -473,6 +495,14 @@ func (im *Importer) storeGroup(ctx context.Context, k optionsKey, lines []parsed
 	}
 	opts := k.options()
 	started := time.Now()
+	if im.pipe != nil {
+		// This group is prepared while the one before it commits; then that
+		// one is booked, in the order the groups were taken.
+		next := &inFlight{lines: lines, items: items, opts: opts, started: started, wait: im.pipe.StartBulk(ctx, items, opts)}
+		err := im.land(ctx)
+		im.flight = next
+		return err
+	}
 	var receipts []contract.StoreReceipt
 	var err error
 	if im.bulk != nil {
@@ -480,6 +510,25 @@ func (im *Importer) storeGroup(ctx context.Context, k optionsKey, lines []parsed
 	} else {
 		receipts, err = im.Engine.StoreManyWith(ctx, items, opts)
 	}
+	return im.book(ctx, lines, items, opts, receipts, err, started)
+}
+
+// land waits for the group in flight, if any, and books it.
+func (im *Importer) land(ctx context.Context) error {
+	f := im.flight
+	if f == nil {
+		return nil
+	}
+	im.flight = nil
+	receipts, err := f.wait()
+	return im.book(ctx, f.lines, f.items, f.opts, receipts, err, f.started)
+}
+
+// book counts a stored group's lines from its receipts. A group the engine
+// refused as invalid is stored again line by line, and the lines it refuses
+// are the failures.
+func (im *Importer) book(ctx context.Context, lines []parsedLine, items []contract.StoreItem, opts contract.WriteOptions,
+	receipts []contract.StoreReceipt, err error, started time.Time) error {
 	if im.Logger != nil {
 		im.Logger.Debug("import batch", "items", len(items), "ms", time.Since(started).Milliseconds(), "err", err)
 	}

@@ -301,6 +301,11 @@ type Engine struct {
 	// bulkUsed: a bulk load ran in this process (its pages are dropped
 	// from the page cache at Close).
 	bulkUsed atomic.Bool
+	// bulkTail is closed when the last bulk write started (StartBulk) has
+	// committed: the next one commits after it.
+	bulkMu   sync.Mutex
+	bulkTail chan struct{}
+
 	// rewriteNext: mnemo.db is rewritten right after Close
 	// (RewriteAfterClose), so Close leaves its pages cached.
 	rewriteNext atomic.Bool
@@ -317,8 +322,8 @@ type Engine struct {
 }
 
 var (
-	_ contract.Engine     = (*Engine)(nil)
-	_ contract.BulkStorer = (*Engine)(nil)
+	_ contract.Engine        = (*Engine)(nil)
+	_ contract.BulkPipeliner = (*Engine)(nil)
 )
 
 // Open opens (creating if needed) the store in dir.

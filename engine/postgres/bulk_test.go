@@ -263,8 +263,8 @@ func TestStoreBulkIsOneTransaction(t *testing.T) {
 		items []contract.StoreItem
 		want  string
 	}{
-		{nil, "a bulk store takes between 1 and 1000 items"},
-		{items(0, postgres.MaxBulkItems+1), "a bulk store takes between 1 and 1000 items"},
+		{nil, "a bulk store takes between 1 and 2000 items"},
+		{items(0, postgres.MaxBulkItems+1), "a bulk store takes between 1 and 2000 items"},
 		{[]contract.StoreItem{contract.Document("", contract.MemoryMeta{})}, "document body must not be empty"},
 	} {
 		_, err := e.StoreBulk(ctx, c.items, contract.WriteOptions{})

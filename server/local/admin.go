@@ -231,6 +231,22 @@ func (s *Store) StoreBulk(ctx context.Context, items []contract.StoreItem, opts 
 	})
 }
 
+// StartBulk is StoreBulk in two steps (contract.BulkPipeliner): while this
+// process holds the store, the engine's (bolt.Engine.StartBulk), which
+// prepares the items now and commits them after the batches started
+// before; otherwise the items are stored at once, as StoreBulk stores them,
+// and wait answers that.
+func (s *Store) StartBulk(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) (wait func() ([]contract.StoreReceipt, error)) {
+	s.mu.RLock()
+	b, holding := s.bolt, s.role == Holding && !s.closed
+	s.mu.RUnlock()
+	if holding {
+		return b.StartBulk(ctx, items, opts)
+	}
+	rs, err := s.StoreBulk(ctx, items, opts)
+	return func() ([]contract.StoreReceipt, error) { return rs, err }
+}
+
 // ReadAudit reads the store's audit log.
 func (s *Store) ReadAudit(ctx context.Context, q audit.Query) ([]audit.Event, error) {
 	return call(s, ctx, "audit", again, func(ctx context.Context, e contract.Engine) ([]audit.Event, error) {

@@ -158,8 +158,8 @@ type Store struct {
 }
 
 var (
-	_ contract.Engine     = (*Store)(nil)
-	_ contract.BulkStorer = (*Store)(nil)
+	_ contract.Engine        = (*Store)(nil)
+	_ contract.BulkPipeliner = (*Store)(nil)
 )
 
 // Open opens the store in dir: it attaches to the process holding it, or
