@@ -3,6 +3,7 @@ package bolt
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"testing"
 
 	bbolt "go.etcd.io/bbolt"
@@ -60,5 +61,48 @@ func TestCatchUpPrunesTheOutbox(t *testing.T) {
 	}
 	if n := entries(); n != 1 {
 		t.Fatalf("%d outbox entries after one write, want its own", n)
+	}
+}
+
+// TestCloseLeavesNoAppliedOutboxEntries: entries the index took one write
+// at a time are left for the next write while the store is open, and Close
+// prunes them: none is left in the file.
+func TestCloseLeavesNoAppliedOutboxEntries(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	e, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		if _, err := contract.StoreMany(ctx, e, []contract.StoreItem{contract.Document(fmt.Sprintf("trickled note %d", i), contract.MemoryMeta{})}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.WaitIndex(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var left int
+	_ = e.db.View(func(tx *bbolt.Tx) error {
+		left = tx.Bucket(bucketOutbox).Stats().KeyN
+		return nil
+	})
+	if left == 0 {
+		t.Fatal("no applied entry was waiting for a next write: the test proves nothing")
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bbolt.Open(filepath.Join(dir, DBFile), 0o600, &bbolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_ = db.View(func(tx *bbolt.Tx) error {
+		left = tx.Bucket(bucketOutbox).Stats().KeyN
+		return nil
+	})
+	if left != 0 {
+		t.Fatalf("%d applied outbox entries left in the closed store", left)
 	}
 }
