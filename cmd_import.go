@@ -32,8 +32,8 @@ func newImportCommand(a *app) *cobra.Command {
 export format {"id", "item"} with mnemo's optional "status" ("active",
 "candidate", "superseded" with "superseded_by") and "expires_at". Lines go to the
 store in store_many batches of --batch items; without --batch, into a PostgreSQL
-store or a local one this process holds, up to 1,000 lines go in one transaction
-(each durable when its transaction commits).
+store or a local one this process holds, up to 2,000 lines go in one transaction
+(each durable when its transaction commits), the next prepared while it commits.
 
 A line that is malformed or invalid, or whose id is not its item's fingerprint, is
 reported with its line number and every other line is still stored. Running the
@@ -187,7 +187,7 @@ func unwrapPathError(err error) error {
 type importSettings struct {
 	status contract.Status
 	batch  int
-	// bulk: --batch was not given, so a store that can takes up to 1,000
+	// bulk: --batch was not given, so a store that can takes up to 2,000
 	// lines a transaction (importer.Importer.Bulk).
 	bulk bool
 }
