@@ -124,7 +124,8 @@ func MeasureShared(exe, dir string, opts Options) ([]ProcessRow, error) {
 	slices.Sort(help)
 	base := percentile(help, 50)
 
-	// A new process holding the store is the baseline of the socket row.
+	// A new process holding the store (keeping its clusters, as the holder
+	// the socket side reaches does) is the baseline of the socket row.
 	// The two are measured twice each, alternated (direct, through the
 	// socket, direct, through the socket): each store waits for its commit's
 	// fsync, whose time drifts with the disk from one minute to the next by
