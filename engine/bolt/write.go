@@ -71,11 +71,12 @@ func (e *Engine) StoreBulk(ctx context.Context, items []contract.StoreItem, opts
 
 // StartBulk is StoreBulk in two steps (contract.BulkPipeliner): it prepares
 // the items (their JSON, ids and compressed bodies, on every core) and
-// returns; their transaction follows every one a StartBulk before it began,
-// in the background, and the returned wait answers its receipts once it has
-// committed. A loader that starts the next batch before it waits for this
-// one prepares it while this one commits: the two took about a third and
-// two thirds of a 100k bench load's time, one after the other.
+// returns; their transaction runs in the background, after those of the
+// StartBulk calls that returned before this one was called, and the
+// returned wait answers its receipts once it has committed. A loader that
+// starts the next batch before it waits for this one prepares it while
+// this one commits: the two took about a third and two thirds of a 100k
+// bench load's time, one after the other.
 func (e *Engine) StartBulk(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) (wait func() ([]contract.StoreReceipt, error)) {
 	failed := func(err error) func() ([]contract.StoreReceipt, error) {
 		return func() ([]contract.StoreReceipt, error) { return nil, err }
