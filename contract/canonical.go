@@ -209,40 +209,47 @@ func appendJSONString(buf []byte, s string) []byte {
 		if i = j; i == len(s) {
 			break
 		}
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"':
-				buf = append(buf, '\\', '"')
-			case c == '\\':
-				buf = append(buf, '\\', '\\')
-			case c == '\b':
-				buf = append(buf, '\\', 'b')
-			case c == '\t':
-				buf = append(buf, '\\', 't')
-			case c == '\n':
-				buf = append(buf, '\\', 'n')
-			case c == '\f':
-				buf = append(buf, '\\', 'f')
-			case c == '\r':
-				buf = append(buf, '\\', 'r')
-			case c < 0x20:
-				buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			default:
-				buf = append(buf, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			buf = append(buf, "\uFFFD"...)
-		} else {
-			buf = append(buf, s[i:i+size]...)
-		}
-		i += size
+		var n int
+		buf, n = appendEscaped(buf, s[i:])
+		i += n
 	}
 	return append(buf, '"')
+}
+
+// appendEscaped appends the first character of s (not empty) as a JSON
+// string holds it, and answers how many bytes of s it took: the short
+// escapes, other C0 controls as \u00xx, U+FFFD for a byte that starts no
+// valid UTF-8, everything else as it is.
+func appendEscaped(buf []byte, s string) ([]byte, int) {
+	c := s[0]
+	if c >= utf8.RuneSelf {
+		r, size := utf8.DecodeRuneInString(s)
+		if r == utf8.RuneError && size == 1 {
+			return append(buf, "\uFFFD"...), 1
+		}
+		return append(buf, s[:size]...), size
+	}
+	switch {
+	case c == '"':
+		buf = append(buf, '\\', '"')
+	case c == '\\':
+		buf = append(buf, '\\', '\\')
+	case c == '\b':
+		buf = append(buf, '\\', 'b')
+	case c == '\t':
+		buf = append(buf, '\\', 't')
+	case c == '\n':
+		buf = append(buf, '\\', 'n')
+	case c == '\f':
+		buf = append(buf, '\\', 'f')
+	case c == '\r':
+		buf = append(buf, '\\', 'r')
+	case c < 0x20:
+		buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+	default:
+		buf = append(buf, c)
+	}
+	return buf, 1
 }
 
 // load8 is the eight bytes of s from i, little-endian.

@@ -9,7 +9,6 @@ import (
 	"math"
 	"reflect"
 	"testing"
-	"unicode/utf8"
 )
 
 func FuzzParseNamespace(f *testing.F) {
@@ -356,42 +355,13 @@ func TestStoreItemScanReadsWhatClientsWrite(t *testing.T) {
 }
 
 // appendJSONStringByByte is appendJSONString as it was written before its
-// runs were copied eight bytes at a time: one byte or rune at a time.
+// runs were copied eight bytes at a time: one character at a time.
 func appendJSONStringByByte(buf []byte, s string) []byte {
 	buf = append(buf, '"')
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"':
-				buf = append(buf, '\\', '"')
-			case c == '\\':
-				buf = append(buf, '\\', '\\')
-			case c == '\b':
-				buf = append(buf, '\\', 'b')
-			case c == '\t':
-				buf = append(buf, '\\', 't')
-			case c == '\n':
-				buf = append(buf, '\\', 'n')
-			case c == '\f':
-				buf = append(buf, '\\', 'f')
-			case c == '\r':
-				buf = append(buf, '\\', 'r')
-			case c < 0x20:
-				buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			default:
-				buf = append(buf, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			buf = append(buf, "\uFFFD"...)
-		} else {
-			buf = append(buf, s[i:i+size]...)
-		}
-		i += size
+		var n int
+		buf, n = appendEscaped(buf, s[i:])
+		i += n
 	}
 	return append(buf, '"')
 }
