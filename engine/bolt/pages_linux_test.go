@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"unsafe"
 
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/vecblock"
 )
 
 // TestReleaseKeepsTheVectorBlocksMapped: a release drops the pages reads
@@ -188,5 +190,58 @@ func TestRewriteAfterCloseKeepsTheFileCached(t *testing.T) {
 				t.Fatalf("%d pages of %s are still cached after the close of a bulk load", n, DBFile)
 			}
 		})
+	}
+}
+
+// TestVectorBlocksKeepFaultAround: after a release, which turns the
+// kernel's read-ahead and fault-around off for the mapping (a record read
+// maps its own page only), the vector blocks keep them: a fault in a block
+// maps its neighbouring pages too, so a new process's first searches do not
+// read the columns a 4 KB page at a time (p50 96 against 31 ms, max 1.6 s
+// against 54 ms, the bench's 21 queries on the 1M store, its page cache
+// cold).
+func TestVectorBlocksKeepFaultAround(t *testing.T) {
+	var items []contract.StoreItem
+	for i := range 2500 {
+		items = append(items, contract.Document(fmt.Sprintf("note %d on fault-around in the vector blocks, word%d", i, i%89), contract.MemoryMeta{}))
+	}
+	e := storeInVectorBlocks(t, items)
+	pagemap, err := os.Open("/proc/self/pagemap")
+	if err != nil {
+		t.Skipf("no pagemap: %v", err)
+	}
+	defer pagemap.Close()
+	e.releasePages()
+	page := uintptr(os.Getpagesize())
+	err = e.db.View(func(tx *bbolt.Tx) error {
+		_, v := tx.Bucket(vecblock.Bucket).Cursor().First()
+		start := uintptr(unsafe.Pointer(unsafe.SliceData(v)))
+		lo, hi := (start+page-1)/page*page, (start+uintptr(len(v)))/page*page
+		if hi-lo < 32*page {
+			return fmt.Errorf("the first vector block spans %d whole pages; the test needs 32", (hi-lo)/page)
+		}
+		// Out of this process's page tables, still in the page cache.
+		if _, _, errno := unix.Syscall(unix.SYS_MADVISE, lo, hi-lo, unix.MADV_DONTNEED); errno != 0 {
+			return errno
+		}
+		mid := (lo + hi) / 2 / page * page
+		runtime.KeepAlive(v[mid-start+page/2]) // one read fault in the middle of the block
+		buf := make([]byte, 8*((hi-lo)/page))
+		if _, err := pagemap.ReadAt(buf, int64(8*(lo/page))); err != nil {
+			return err
+		}
+		n := 0
+		for i := 0; i < len(buf); i += 8 {
+			if binary.LittleEndian.Uint64(buf[i:])&(1<<63) != 0 {
+				n++
+			}
+		}
+		if n < 2 {
+			t.Errorf("one read in a vector block mapped %d page; want its neighbours mapped too", n)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
