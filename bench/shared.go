@@ -129,7 +129,7 @@ func MeasureShared(exe, dir string, opts Options) ([]ProcessRow, error) {
 	// The two are measured twice each, alternated (direct, through the
 	// socket, direct, through the socket): each store waits for its commit's
 	// fsync, whose time drifts with the disk from one minute to the next by
-	// about the row's margin (+0.82 to +1.44 ms over five 1M runs measured
+	// about the row's margin (+0.82 to +1.44 ms over four 1M runs measured
 	// one after the other).
 	direct, err := childLatencies(exe, dir, "direct")
 	if err != nil {
