@@ -68,11 +68,27 @@ type app struct {
 	// lower in tests).
 	compactAfter string
 	compactMin   int
+	// finishAfter, when set, is the import finisher this process starts once
+	// it has let the store go (afterImport); finishMin is the fewest records
+	// an import stores for it (finishImportAbove, lower in tests), and
+	// startFinisher starts the process (startDetached on this binary; tests
+	// start theirs).
+	finishAfter   *finishAfter
+	finishMin     int
+	startFinisher func(args []string) (pid int, err error)
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
 	return &app{
 		compactMin: compactAfterImport,
+		finishMin:  finishImportAbove,
+		startFinisher: func(args []string) (int, error) {
+			exe, err := os.Executable()
+			if err != nil {
+				return 0, err
+			}
+			return startDetached(exe, args)
+		},
 		stdin:      stdin,
 		stdout:     stdout,
 		stderr:     stderr,
@@ -141,7 +157,10 @@ func (a *app) close() {
 		}
 		a.store = nil
 	}
-	if a.compactAfter != "" {
+	switch {
+	case a.finishAfter != nil:
+		a.handOffImport(*a.finishAfter)
+	case a.compactAfter != "":
 		a.compactImported(a.compactAfter)
 	}
 	if a.logFile != nil {

@@ -3,9 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -17,14 +14,7 @@ import (
 // file as written.
 func TestImportIntoEmptyStoreCompacts(t *testing.T) {
 	c := newTestCLI(t)
-	var lines strings.Builder
-	for i := range 400 {
-		fmt.Fprintf(&lines, `{"type":"learning","text":"fact %d: the worker on host-%d restarts after %d failures","kind":"fact","confidence":0.5,"meta":{"namespace":"team:acme","tags":["t%d"]}}`+"\n", i, i%17, i%5, i%9)
-	}
-	file := filepath.Join(t.TempDir(), "in.jsonl")
-	if err := os.WriteFile(file, []byte(lines.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := importFile(t, 400)
 	importWith := func(min int) string {
 		t.Helper()
 		var out, errOut bytes.Buffer

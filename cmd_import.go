@@ -24,6 +24,7 @@ func newImportCommand(a *app) *cobra.Command {
 		status, from, place string
 		batch               int
 		dryRun, follow      bool
+		wait                bool
 	)
 	cmd := &cobra.Command{
 		Use:   "import FILE|-|PATH",
@@ -39,9 +40,16 @@ A line that is malformed or invalid, or whose id is not its item's fingerprint, 
 reported with its line number and every other line is still stored. Running the
 same file again replays what was stored. Prints {"stored", "replayed", "failed",
 "errors": [{"line", "error"}]}; exits 0 when every line was stored or replayed,
-2 otherwise. A progress bar goes to stderr when it is a terminal. An import of
-10,000 records or more into an empty local store rewrites the store with full
-pages once it has settled (as mnemo compact does), and says the sizes on stderr.
+2 otherwise. A progress bar goes to stderr when it is a terminal.
+
+An import of 10,000 records or more into a local store returns once they are
+stored (durable, and readable by list, get, browse and explore). A process of
+its own, whose pid it prints on stderr, then finishes what the import started
+while other commands use the store through it: the search index catches up
+(fetch waits for it meanwhile; mnemo info shows how far), the records are
+embedded, and a store the import filled from empty is rewritten with full
+pages, as mnemo compact does. --wait does all of it before exiting, and says
+the rewrite's sizes on stderr. A smaller import finishes before it exits.
 
 --from SOURCE reads another system's memory at PATH (a file, a folder or a
 URL) instead; without --from, a PATH that only one source fits is read as
@@ -109,7 +117,7 @@ it is whole, until Ctrl-C; the TUI shows it arriving. See docs/import.md.`,
 				if err != nil {
 					return err
 				}
-				settings := importSettings{status: defaultStatus, batch: batch, bulk: !cmd.Flags().Changed("batch")}
+				settings := importSettings{status: defaultStatus, batch: batch, bulk: !cmd.Flags().Changed("batch"), wait: wait}
 				if follow {
 					return a.importStream(cmd.Context(), e, 0, settings,
 						func(im *importer.Importer, endProgress func()) (importer.Summary, error) {
@@ -131,7 +139,7 @@ it is whole, until Ctrl-C; the TUI shows it arriving. See docs/import.md.`,
 			if err != nil {
 				return err
 			}
-			return a.importStream(cmd.Context(), e, size, importSettings{status: defaultStatus, batch: batch, bulk: !cmd.Flags().Changed("batch")},
+			return a.importStream(cmd.Context(), e, size, importSettings{status: defaultStatus, batch: batch, bulk: !cmd.Flags().Changed("batch"), wait: wait},
 				func(im *importer.Importer, _ func()) (importer.Summary, error) { return im.Run(cmd.Context(), in) })
 		},
 	}
@@ -141,6 +149,7 @@ it is whole, until Ctrl-C; the TUI shows it arriving. See docs/import.md.`,
 	cmd.Flags().StringVar(&place, "place", "", "with --from: put everything under this namespace")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "with --from: print what would be stored, store nothing")
 	cmd.Flags().BoolVar(&follow, "follow", false, "with --from claude-code: keep importing what sessions write, until Ctrl-C")
+	cmd.Flags().BoolVar(&wait, "wait", false, "finish the search index, the embeddings and the rewrite before exiting, however many records came")
 	return cmd
 }
 
@@ -190,6 +199,9 @@ type importSettings struct {
 	// bulk: --batch was not given, so a store that can takes up to 2,000
 	// lines a transaction (importer.Importer.Bulk).
 	bulk bool
+	// wait: --wait, the import's background work is finished before it
+	// exits whatever its size.
+	wait bool
 }
 
 // importStream runs an import (run, on the importer it is handed) with a
@@ -228,12 +240,7 @@ func (a *app) importStream(ctx context.Context, e contract.Engine, size int64, s
 	if err != nil {
 		return err
 	}
-	if fresh && summary.Stored >= a.compactMin {
-		a.compactAfter = a.store.Dir
-		if r, ok := a.store.Engine.(interface{ RewriteAfterClose() }); ok {
-			r.RewriteAfterClose()
-		}
-	}
+	a.afterImport(summary.Stored, fresh, s.wait)
 	if summary.Failed > 0 || len(summary.Skipped) > 0 {
 		return exitError{code: exitInvalid}
 	}
@@ -241,12 +248,51 @@ func (a *app) importStream(ctx context.Context, e contract.Engine, size int64, s
 }
 
 // A store this process holds keeps mnemo.db's pages cached for the
-// rewrite that follows the import (bolt.Engine.RewriteAfterClose).
-var _ interface{ RewriteAfterClose() } = (*local.Store)(nil)
+// rewrite that follows the import (bolt.Engine.RewriteAfterClose), and
+// hands its background work to the import's finisher.
+var (
+	_ interface{ RewriteAfterClose() }          = (*local.Store)(nil)
+	_ interface{ HandOffBackgroundWork() bool } = (*local.Store)(nil)
+)
+
+// afterImport decides what follows an import of stored records once the
+// store is let go: an import into an empty local store this process holds
+// (fresh) of compactMin records or more is rewritten with full pages; one of
+// finishMin or more hands the background work its writes started (the
+// search index's catch-up, the content index, the embeddings) and that
+// rewrite to a process of its own, the finisher, and returns, unless wait.
+// The records are durable and readable either way; the contract lets
+// ranked reads lag behind them.
+func (a *app) afterImport(stored int, fresh, wait bool) {
+	compact := fresh && stored >= a.compactMin
+	keepPages := func() {
+		if r, ok := a.store.Engine.(interface{ RewriteAfterClose() }); ok {
+			r.RewriteAfterClose()
+		}
+	}
+	if !wait && stored >= a.finishMin && a.store.Dir != "" {
+		if h, ok := a.store.Engine.(interface{ HandOffBackgroundWork() bool }); ok && h.HandOffBackgroundWork() {
+			a.finishAfter = &finishAfter{dir: a.store.Dir, compact: compact}
+			if compact {
+				keepPages()
+			}
+			return
+		}
+	}
+	if compact {
+		a.compactAfter = a.store.Dir
+		keepPages()
+	}
+}
 
 // compactAfterImport is the fewest records an import into an empty store
 // must bring for the store to be rewritten with full pages after it.
 const compactAfterImport = 10_000
+
+// finishImportAbove is the fewest records an import must store for its
+// background work to go to a process of its own: below it the work takes a
+// few seconds at most, and the import does it before it exits.
+const finishImportAbove = 10_000
 
 // importsIntoEmpty tells whether this import fills a local store from empty
 // that this process holds: once the import has settled, nothing else can

@@ -94,6 +94,7 @@ var commandConstructors = []func(*app) *cobra.Command{
 	newBackupCommand,
 	newRestoreCommand,
 	newWatchCommand,
+	newFinishImportCommand,
 }
 
 func newRootCommand(a *app) *cobra.Command {

@@ -357,6 +357,9 @@ func DrawInfo(s *Screen, r Info) {
 		if r.Index.Total > 0 {
 			index += s.St.Dim.Render(fmt.Sprintf(" · rebuilding %s of %s", Count(r.Index.Done), Count(r.Index.Total)))
 		}
+		if r.Index.Behind > 0 {
+			index += s.St.Dim.Render(fmt.Sprintf(" · %s writes behind", Count(int(r.Index.Behind))))
+		}
 	}
 	store := r.Store
 	if r.HeldBy > 0 {

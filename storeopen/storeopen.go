@@ -45,12 +45,14 @@ type Store struct {
 	Close func() error
 }
 
-// Index is info's "index" object; done and total show a rebuild's progress.
+// Index is info's "index" object; done and total show a rebuild's progress,
+// behind a catch-up's (the writes the index has yet to apply).
 type Index struct {
 	State      string `json:"state"`
 	AppliedSeq uint64 `json:"applied_seq"`
 	Done       int    `json:"done,omitempty"`
 	Total      int    `json:"total,omitempty"`
+	Behind     uint64 `json:"behind,omitempty"`
 }
 
 // Options are what a store is opened with.
@@ -188,7 +190,7 @@ func Local(ctx context.Context, dir string, opts Options) (*Store, error) {
 			}
 			info := Index{State: st.Index.State, AppliedSeq: st.Index.AppliedSeq}
 			if st.Index.State != "ready" {
-				info.Done, info.Total = st.Index.Done, st.Index.Total
+				info.Done, info.Total, info.Behind = st.Index.Done, st.Index.Total, st.Index.Behind
 			}
 			return info
 		},

@@ -18,8 +18,12 @@ import (
 // or a rebuild has a lot to apply.
 const applyChunk = 2000
 
-// catchUpChunk is the Bleve batch when the index is far behind.
-const catchUpChunk = 10000
+// catchUpChunk is the Bleve batch when the index is far behind: more than
+// catchUpBehind writes (a bulk load's backlog).
+const (
+	catchUpChunk  = 10000
+	catchUpBehind = 100
+)
 
 // gatherWrites is how many pending writes (store_many calls of up to 100
 // records) make the background worker apply at once; gatherQuiet is the quiet
@@ -90,7 +94,7 @@ func (e *Engine) flushIndex(ctx context.Context) error {
 	// A large backlog (after a bulk load) is applied in larger Bleve
 	// batches: fewer segments to write and to merge.
 	chunk := applyChunk
-	if e.committed.Load()-e.idx.applied.Load() > 100 {
+	if e.committed.Load()-e.idx.applied.Load() > catchUpBehind {
 		chunk = catchUpChunk
 	}
 	for {

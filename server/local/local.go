@@ -146,6 +146,9 @@ type Store struct {
 	client *remote.Client  // while attached
 	serve  *socketServer   // while holding
 	closed bool
+	// handedOff: Close lets go without finishing this process's background
+	// work, which another process takes over (HandOffBackgroundWork).
+	handedOff bool
 	// legacy: attached to a server of an earlier mnemo over its HTTP
 	// address, which has none of the socket's own endpoints.
 	legacy bool
@@ -537,8 +540,9 @@ func (s *Store) Role() Role {
 func (s *Store) Takeovers() int { return int(s.takeovers.Load()) }
 
 // Close lets go of the store. A holder with no other process attached first
-// finishes the background work of this process's writes (bolt Settle); with
-// processes attached it stops at once and one of them takes the work over.
+// finishes the background work of this process's writes (bolt Settle),
+// unless it has handed that work off (HandOffBackgroundWork); with processes
+// attached it stops at once and one of them takes the work over.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -548,7 +552,7 @@ func (s *Store) Close() error {
 	s.closed = true
 	switch s.role {
 	case Holding:
-		if s.serve.attached() == 0 {
+		if s.serve.attached() == 0 && !s.handedOff {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 			if err := s.bolt.Settle(ctx, s.opts.Settled); err != nil {
 				s.log.Warn("background work left for the next process", "err", err)
@@ -565,6 +569,22 @@ func (s *Store) Close() error {
 		return s.bolt.Close()
 	}
 	return nil
+}
+
+// HandOffBackgroundWork has Close let go at once, leaving the background
+// work of this process's writes (the search index's catch-up, the content
+// index, the embeddings) to the next process that holds the store, which
+// its caller starts (mnemo import's finisher). It answers whether it
+// applies: this process holds the store and no other process is attached
+// (one that is takes the work over anyway when this one stops).
+func (s *Store) HandOffBackgroundWork() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.role != Holding || s.serve.attached() != 0 {
+		return false
+	}
+	s.handedOff = true
+	return true
 }
 
 // RewriteAfterClose tells the engine this process holds that mnemo.db is

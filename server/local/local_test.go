@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	bbolt "go.etcd.io/bbolt"
+
 	"mnemo/contract"
 	"mnemo/engine/bolt"
 	"mnemo/server/wire"
@@ -222,6 +224,64 @@ func TestCloseSettlesWithNobodyAttached(t *testing.T) {
 	st := e.IndexStatus()
 	if st.State != "ready" || st.AppliedSeq != 1 {
 		t.Errorf("after the holder stopped the index is %+v, want ready at seq 1", st)
+	}
+}
+
+// A holder that hands its background work off (mnemo import, which starts
+// a finisher) lets go at once: the index has not caught up with its bulk
+// writes (their outbox entries are still there), and the next holder
+// catches it up.
+func TestHandOffBackgroundWorkLeavesItToTheNextHolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s := open(t, dir)
+	ctx := context.Background()
+	s.SetBulk(true)
+	var items []contract.StoreItem
+	for i := range 50 {
+		items = append(items, learning(fmt.Sprintf("handed off note %d", i)))
+	}
+	if _, err := contract.StoreMany(ctx, s, items); err != nil {
+		t.Fatal(err)
+	}
+	s.SetBulk(false)
+	if !s.HandOffBackgroundWork() {
+		t.Fatal("a holder with nobody attached could not hand its work off")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s.HandOffBackgroundWork() {
+		t.Error("a closed store handed its work off")
+	}
+	db, err := bbolt.Open(filepath.Join(dir, bolt.DBFile), 0o600, &bbolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pending int
+	err = db.View(func(tx *bbolt.Tx) error {
+		pending = tx.Bucket([]byte("outbox")).Stats().KeyN
+		return nil
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pending == 0 {
+		t.Fatal("the holder caught the index up before letting go: nothing was left to hand off")
+	}
+	next := open(t, dir)
+	defer next.Close()
+	if err := next.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	page, err := next.Fetch(ctx, contract.FetchRequest{Query: "handed off note", Mode: contract.ModeKeyword, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Hits) != 50 {
+		t.Errorf("the next holder's keyword fetch found %d of the 50 records", len(page.Hits))
 	}
 }
 

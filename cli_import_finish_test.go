@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"mnemo/engine/bolt"
+)
+
+// importFile writes n distinct learnings as a JSONL file to import.
+func importFile(t *testing.T, n int) string {
+	t.Helper()
+	var lines strings.Builder
+	for i := range n {
+		fmt.Fprintf(&lines, `{"type":"learning","text":"fact %d: the worker on host-%d restarts after %d failures","kind":"fact","confidence":0.5,"meta":{"namespace":"team:acme","tags":["t%d"]}}`+"\n", i, i%17, i%5, i%9)
+	}
+	file := filepath.Join(t.TempDir(), "in.jsonl")
+	if err := os.WriteFile(file, []byte(lines.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// bucketKeys counts the keys of a bucket of the closed store in dir.
+func bucketKeys(t *testing.T, dir, bucket string) int {
+	t.Helper()
+	db, err := bbolt.Open(filepath.Join(dir, bolt.DBFile), 0o600, &bbolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	n := -1
+	_ = db.View(func(tx *bbolt.Tx) error {
+		if b := tx.Bucket([]byte(bucket)); b != nil {
+			n = b.Stats().KeyN
+		}
+		return nil
+	})
+	return n
+}
+
+var finisherSaid = regexp.MustCompile(`^mnemo import: the records are stored; process (\d+) catches the search index up and embeds them in the background, then rewrites the store with full pages \(mnemo info shows how far; --wait waits\)\n$`)
+
+var compactionSaid = regexp.MustCompile(`mnemo import: rewrote the new store with full pages \([\d.]+ [KMG]iB -> [\d.]+ [KMG]iB\) and merged its search index`)
+
+// A large import returns once its records are stored and hands what its
+// writes started (the search index, the content index, the embeddings, the
+// full-page rewrite of a store it filled) to a process of its own, the
+// finisher, which it names; the finisher leaves the store as the import
+// would have before exiting.
+func TestLargeImportFinishesInAProcessOfItsOwn(t *testing.T) {
+	c := newTestCLI(t)
+	// A store of 2,000 records or more opens at once and catches up in
+	// the background, as a large one does (a smaller one is ready when
+	// Open returns).
+	file := importFile(t, 2500)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var finisher *exec.Cmd
+	var finisherErr bytes.Buffer
+	var out, errOut bytes.Buffer
+	a := newApp(strings.NewReader(""), &out, &errOut)
+	a.compactMin, a.finishMin = 100, 100
+	a.startFinisher = func(args []string) (int, error) {
+		if finisher != nil {
+			t.Fatal("a second finisher")
+		}
+		// The import has let the store go, its background work undone.
+		if n := bucketKeys(t, c.db, "outbox"); n <= 0 {
+			t.Errorf("the import left %d outbox entries to the finisher, want its writes'", n)
+		}
+		if n := bucketKeys(t, c.db, "vector_blocks"); n != 0 {
+			t.Errorf("the import embedded its records itself (%d vector blocks)", n)
+		}
+		finisher = exec.Command(exe, args...)
+		finisher.Env = append(os.Environ(), "MNEMO_TEST_AS_CLI=1")
+		finisher.Stderr = &finisherErr
+		if err := finisher.Start(); err != nil {
+			return 0, err
+		}
+		return finisher.Process.Pid, nil
+	}
+	if code := a.execute([]string{"--db", c.db, "import", file}); code != 0 {
+		t.Fatalf("import: exit %d, stderr %q", code, errOut.String())
+	}
+	if finisher == nil {
+		t.Fatalf("no finisher was started; stderr %q", errOut.String())
+	}
+	done := make(chan error, 1)
+	go func() { done <- finisher.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the finisher: %v, stderr %q", err, finisherErr.String())
+		}
+	case <-time.After(2 * time.Minute):
+		_ = finisher.Process.Kill()
+		t.Fatalf("the finisher did not end in 2 minutes; stderr %q", finisherErr.String())
+	}
+	m := finisherSaid.FindStringSubmatch(errOut.String())
+	if m == nil {
+		t.Fatalf("import's stderr %q, want the finisher named", errOut.String())
+	}
+	if pid, _ := strconv.Atoi(m[1]); pid != finisher.Process.Pid {
+		t.Errorf("stderr names process %d, the finisher is %d", pid, finisher.Process.Pid)
+	}
+	if !strings.Contains(out.String(), `"stored":2500`) {
+		t.Errorf("import answered %q", out.String())
+	}
+	if !compactionSaid.MatchString(finisherErr.String()) {
+		t.Errorf("the finisher said %q, want the full-page rewrite", finisherErr.String())
+	}
+	// What the finisher left: the index caught up (its applied outbox
+	// pruned at close), every record embedded.
+	if n := bucketKeys(t, c.db, "outbox"); n != 0 {
+		t.Errorf("the finisher left %d outbox entries", n)
+	}
+	if n := bucketKeys(t, c.db, "vector_blocks"); n <= 0 {
+		t.Errorf("the finisher left %d vector blocks", n)
+	}
+	var info struct {
+		Index struct {
+			State string `json:"state"`
+		} `json:"index"`
+	}
+	if err := json.Unmarshal([]byte(c.ok("", "info", "--json")), &info); err != nil || info.Index.State != "ready" {
+		t.Errorf("info after the finisher: %v, index %+v", err, info.Index)
+	}
+	for _, mode := range []string{"keyword", "vector", "hybrid"} {
+		if got := c.ok("", "fetch", "--mode", mode, "--limit", "3", "worker restarts after failures"); strings.Count(got, `"id":`) != 3 {
+			t.Errorf("%s fetch after the finisher: %s", mode, got)
+		}
+	}
+	var check struct {
+		OK bool `json:"consistent"`
+	}
+	if err := json.Unmarshal([]byte(c.ok("", "check", "--json")), &check); err != nil || !check.OK {
+		t.Fatalf("check after the finisher: %v %+v", err, check)
+	}
+}
+
+// With --wait, or when the finisher cannot start, the import finishes its
+// background work itself before it exits, as a smaller import does.
+func TestLargeImportFinishesHereWhenAskedOrAlone(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		start func(args []string) (int, error)
+	}{
+		{"--wait", []string{"--wait"}, nil},
+		{"the finisher does not start", nil, func([]string) (int, error) { return 0, exec.ErrNotFound }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newTestCLI(t)
+			file := importFile(t, 400)
+			var out, errOut bytes.Buffer
+			a := newApp(strings.NewReader(""), &out, &errOut)
+			a.compactMin, a.finishMin = 100, 100
+			started := false
+			a.startFinisher = func(args []string) (int, error) {
+				started = true
+				if tc.start == nil {
+					t.Errorf("a finisher was started with --wait: %v", args)
+					return 0, exec.ErrNotFound
+				}
+				return tc.start(args)
+			}
+			if code := a.execute(append([]string{"--db", c.db, "import", file}, tc.args...)); code != 0 {
+				t.Fatalf("import: exit %d, stderr %q", code, errOut.String())
+			}
+			if tc.start != nil && !started {
+				t.Error("no finisher was tried")
+			}
+			if finisherSaid.MatchString(errOut.String()) || !compactionSaid.MatchString(errOut.String()) {
+				t.Errorf("stderr %q, want the import's own rewrite", errOut.String())
+			}
+			if n := bucketKeys(t, c.db, "outbox"); n != 0 {
+				t.Errorf("the import left %d outbox entries", n)
+			}
+			if n := bucketKeys(t, c.db, "vector_blocks"); n <= 0 {
+				t.Errorf("the import left %d vector blocks", n)
+			}
+		})
+	}
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"mnemo/server/local"
+	"mnemo/storeopen"
+)
+
+// finishImportCommand is the hidden command mnemo import starts, as a
+// process of its own, to finish a large import's background work.
+const finishImportCommand = "finish-import"
+
+// finishAfter is what an import hands to its finisher: the store, and
+// whether to rewrite it with full pages once settled (it filled it from
+// empty).
+type finishAfter struct {
+	dir     string
+	compact bool
+}
+
+// newFinishImportCommand is `mnemo finish-import`: it takes the store an
+// import has just let go and does what the import's own process would have
+// done before exiting (bolt Settle): the search index and the content index
+// caught up, every record embedded with the learned generation, then, with
+// --compact, the full-page rewrite. Other processes use the store through it
+// meanwhile, as through any holder. When another process took the store
+// first, that one does the work, and this one exits.
+func newFinishImportCommand(a *app) *cobra.Command {
+	var compact bool
+	cmd := &cobra.Command{
+		Use:    finishImportCommand,
+		Short:  "Finish a large import's background work (mnemo import starts it)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.finishImport(cmd.Context(), finishAfter{dir: a.storeDir(), compact: compact})
+		},
+	}
+	cmd.Flags().BoolVar(&compact, "compact", false, "then rewrite the store with full pages, as an import into an empty store does")
+	return cmd
+}
+
+// handOffImport starts the finisher of an import whose store this process
+// has let go (a.finishAfter), and says so on stderr. When it cannot be
+// started, the work is done here, before exiting, as --wait does.
+func (a *app) handOffImport(f finishAfter) {
+	dir, err := filepath.Abs(f.dir)
+	if err != nil {
+		dir = f.dir
+	}
+	args := []string{"--db", dir}
+	if a.flags.config != "" {
+		args = append(args, "--config", a.configPath)
+	}
+	if a.flags.debug {
+		args = append(args, "--debug")
+	}
+	args = append(args, finishImportCommand)
+	if f.compact {
+		args = append(args, "--compact")
+	}
+	pid, err := a.startFinisher(args)
+	if err == nil {
+		a.logger.Info("import: finishing in the background", "finisher", pid, "compact", f.compact)
+		then := ""
+		if f.compact {
+			then = ", then rewrites the store with full pages"
+		}
+		fmt.Fprintf(a.stderr, "mnemo import: the records are stored; process %d catches the search index up and embeds them in the background%s (mnemo info shows how far; --wait waits)\n", pid, then)
+		return
+	}
+	a.logger.Warn("import: the finisher did not start; finishing here", "err", err)
+	if err := a.finishImport(context.Background(), f); err != nil {
+		a.logger.Warn("import: finishing", "err", err)
+	}
+}
+
+// finishImport opens the local store in f.dir and, when this process holds
+// it, waits for its background work, lets it go and, with f.compact,
+// rewrites it with full pages (compactImported, which skips the rewrite
+// when another process has taken the store meanwhile).
+func (a *app) finishImport(ctx context.Context, f finishAfter) error {
+	opts := a.openOptions()
+	opts.MustExist = true
+	s, err := storeopen.Open(ctx, "", f.dir, opts)
+	if err != nil {
+		return err
+	}
+	ls, ok := s.Engine.(*local.Store)
+	if !ok {
+		_ = s.Close()
+		return usageError(fmt.Sprintf("%s finishes a local store's import; %s is not one", finishImportCommand, s.Label))
+	}
+	holding := ls.Role() == local.Holding
+	if holding {
+		err = ls.WaitIdle(ctx)
+	} else {
+		a.logger.Info("import finisher: another process holds the store and finishes its work", "dir", f.dir)
+	}
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if holding && f.compact {
+		a.compactImported(ls.Dir())
+	}
+	return nil
+}
