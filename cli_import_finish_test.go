@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	bbolt "go.etcd.io/bbolt"
 
+	"mnemo/bench"
 	"mnemo/engine/bolt"
 )
 
@@ -48,6 +50,38 @@ func bucketKeys(t *testing.T, dir, bucket string) int {
 		return nil
 	})
 	return n
+}
+
+// threadNiceness reads, until process pid exits, the niceness of each of
+// its threads, and answers the last complete reading (nil when there was
+// none).
+func threadNiceness(pid int) []int {
+	var last []int
+	for {
+		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		if err != nil {
+			return last
+		}
+		var now []int
+		for _, task := range tasks {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+			if err != nil {
+				now = nil
+				break
+			}
+			// After "(comm)": state is field 3, nice field 19.
+			f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+			if len(f) < 17 || f[0] == "Z" {
+				return last
+			}
+			n, _ := strconv.Atoi(f[16])
+			now = append(now, n)
+		}
+		if len(now) > 0 {
+			last = now
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 var finisherSaid = regexp.MustCompile(`^mnemo import: the records are stored; process (\d+) catches the search index up and embeds them in the background, then rewrites the store with full pages \(mnemo info shows how far; --wait waits\)\n$`)
@@ -99,6 +133,10 @@ func TestLargeImportFinishesInAProcessOfItsOwn(t *testing.T) {
 	if finisher == nil {
 		t.Fatalf("no finisher was started; stderr %q", errOut.String())
 	}
+	// The finisher runs at a lower priority, every thread of it, while a
+	// person's next commands run at theirs.
+	niceness := make(chan []int, 1)
+	go func() { niceness <- threadNiceness(finisher.Process.Pid) }()
 	done := make(chan error, 1)
 	go func() { done <- finisher.Wait() }()
 	select {
@@ -110,12 +148,27 @@ func TestLargeImportFinishesInAProcessOfItsOwn(t *testing.T) {
 		_ = finisher.Process.Kill()
 		t.Fatalf("the finisher did not end in 2 minutes; stderr %q", finisherErr.String())
 	}
+	if runtime.GOOS == "linux" {
+		nice := <-niceness
+		if len(nice) == 0 {
+			t.Error("the finisher's threads could not be read while it ran")
+		}
+		for _, n := range nice {
+			if n != finisherNice {
+				t.Errorf("a thread of the finisher runs at niceness %d, want %d (all: %v)", n, finisherNice, nice)
+				break
+			}
+		}
+	}
 	m := finisherSaid.FindStringSubmatch(errOut.String())
 	if m == nil {
 		t.Fatalf("import's stderr %q, want the finisher named", errOut.String())
 	}
 	if pid, _ := strconv.Atoi(m[1]); pid != finisher.Process.Pid {
 		t.Errorf("stderr names process %d, the finisher is %d", pid, finisher.Process.Pid)
+	}
+	if pid := bench.FinisherPID(errOut.Bytes()); pid != finisher.Process.Pid {
+		t.Errorf("mnemo bench reads process %d from the import's stderr, the finisher is %d", pid, finisher.Process.Pid)
 	}
 	if !strings.Contains(out.String(), `"stored":2500`) {
 		t.Errorf("import answered %q", out.String())

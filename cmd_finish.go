@@ -38,6 +38,7 @@ func newFinishImportCommand(a *app) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			lowerPriority()
 			return a.finishImport(cmd.Context(), finishAfter{dir: a.storeDir(), compact: compact})
 		},
 	}

@@ -9,3 +9,6 @@ import "errors"
 func startDetached(string, []string) (int, error) {
 	return 0, errors.ErrUnsupported
 }
+
+// lowerPriority does nothing here.
+func lowerPriority() {}

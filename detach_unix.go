@@ -5,6 +5,7 @@ package main
 import (
 	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 )
 
@@ -22,4 +23,27 @@ func startDetached(exe string, args []string) (int, error) {
 	}
 	pid := cmd.Process.Pid
 	return pid, cmd.Process.Release()
+}
+
+// finisherNice is the niceness the import's finisher runs at: its work can
+// wait, and a person's next command (a browse through it, a TUI) should not.
+const finisherNice = 10
+
+// lowerPriority gives every thread of this process the finisher's niceness
+// (on Linux a thread's niceness is its own; threads made later inherit
+// their maker's, so the runtime's are done twice, for one started meanwhile).
+func lowerPriority() {
+	for range 2 {
+		tasks, err := os.ReadDir("/proc/self/task")
+		if err != nil {
+			// Elsewhere the niceness is the process's.
+			_ = syscall.Setpriority(syscall.PRIO_PROCESS, 0, finisherNice)
+			return
+		}
+		for _, t := range tasks {
+			if tid, err := strconv.Atoi(t.Name()); err == nil {
+				_ = syscall.Setpriority(syscall.PRIO_PROCESS, tid, finisherNice)
+			}
+		}
+	}
 }

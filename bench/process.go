@@ -134,19 +134,19 @@ const (
 
 // runChild is one child process: its wall time and peak resident set.
 func runChild(exe string, args ...string) (time.Duration, int64, error) {
-	d, rss, _, err := runChildOutput(exe, args...)
+	d, rss, _, _, err := runChildOutput(exe, args...)
 	return d, rss, err
 }
 
 // runChildOutput is runChild that also answers what the child printed on
-// stdout.
-func runChildOutput(exe string, args ...string) (time.Duration, int64, []byte, error) {
+// stdout and on stderr.
+func runChildOutput(exe string, args ...string) (time.Duration, int64, []byte, []byte, error) {
 	cmd := exec.Command(exe, args...)
-	var stdout, out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = io.MultiWriter(&stdout, &out), &out
+	var stdout, stderr, out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(&stdout, &out), io.MultiWriter(&stderr, &out)
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return 0, 0, nil, err
+		return 0, 0, nil, nil, err
 	}
 	// The child's own high-water mark, read from /proc while it runs: its
 	// rusage maxrss would also count this (large) process, which Linux
@@ -179,9 +179,25 @@ func runChildOutput(exe string, args ...string) (time.Duration, int64, []byte, e
 		err = nil
 	}
 	if err != nil {
-		return d, 0, nil, fmt.Errorf("%s %v: %w\n%s", exe, args, err, out.Bytes())
+		return d, 0, nil, nil, fmt.Errorf("%s %v: %w\n%s", exe, args, err, out.Bytes())
 	}
-	return d, rss.Load(), stdout.Bytes(), nil
+	return d, rss.Load(), stdout.Bytes(), stderr.Bytes(), nil
+}
+
+// waitGone waits until process pid has exited, and answers its peak
+// resident set as last read from /proc while it ran (a process this one
+// did not start, so it cannot wait for it).
+func waitGone(pid int) int64 {
+	path := fmt.Sprintf("/proc/%d/status", pid)
+	var hwm int64
+	for {
+		b, err := os.ReadFile(path)
+		if err != nil || strings.Contains(string(b), "\nState:\tZ") {
+			return hwm
+		}
+		hwm = max(hwm, readHWM(path))
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // readHWM reads VmHWM (the peak resident set, in kB) from a status file.
@@ -279,7 +295,7 @@ func MeasureProcesses(exe, dir string, opts Options) ([]ProcessRow, error) {
 // record in the store, from scratch: the whole-store pass, with its peak
 // memory. design.md §8 gives it no budget (the 10k scope's is 2 s).
 func measureWholeStoreClusters(exe, dir string) (ProcessRow, error) {
-	d, rss, out, err := runChildOutput(exe, "--db", dir, "clusters", "--json", "--limit", "1")
+	d, rss, out, _, err := runChildOutput(exe, "--db", dir, "clusters", "--json", "--limit", "1")
 	if err != nil {
 		return ProcessRow{}, err
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -234,8 +235,9 @@ func childLatencies(exe, dir, label string) ([]time.Duration, error) {
 }
 
 // MeasureAfterImport imports the bench corpus file into a new store with
-// `mnemo import` and times the first new process's browse of 50 and a
-// vector fetch after it, against the cold first page budget.
+// `mnemo import` and times the first new process's browse of 50 and, once
+// the import's finisher has settled the store, a vector fetch, against the
+// cold first page budget.
 func MeasureAfterImport(exe, corpusPath string, opts Options) ([]ProcessRow, error) {
 	opts = opts.withDefaults()
 	scale := scaleOf(opts.Records)
@@ -245,7 +247,8 @@ func MeasureAfterImport(exe, corpusPath string, opts Options) ([]ProcessRow, err
 	}
 	defer os.RemoveAll(dir)
 	store := filepath.Join(dir, "store")
-	d, rss, err := runChild(exe, "--db", store, "import", corpusPath)
+	started := time.Now()
+	d, rss, _, said, err := runChildOutput(exe, "--db", store, "import", corpusPath)
 	if err != nil {
 		return nil, err
 	}
@@ -254,21 +257,42 @@ func MeasureAfterImport(exe, corpusPath string, opts Options) ([]ProcessRow, err
 	if err != nil {
 		return nil, err
 	}
+	// A large import hands its background work to a process of its own,
+	// which it names on stderr: the store has settled when it has exited.
+	finished := "its background work finished before it exited"
+	if pid := FinisherPID(said); pid > 0 {
+		hwm := waitGone(pid)
+		finished = fmt.Sprintf("its finisher settled the store %s after the import began, peak RSS %d MB",
+			time.Since(started).Round(time.Millisecond), hwm>>20)
+	}
 	var rows []ProcessRow
 	r := ProcessRow{Name: "the first new process's `mnemo browse` of 50 right after `mnemo import`", Samples: 1,
 		P50: first, P95: first, Budget: budgetColdPage.at(scale)}
 	r.Pass = r.Budget.admits(r.P50, r.P95)
-	r.Note = fmt.Sprintf("the import took %s (%.0f records/s, its background work finished before it exited), peak RSS %d MB",
-		d.Round(time.Millisecond), rate, rss>>20)
+	r.Note = fmt.Sprintf("the import returned after %s (%.0f records/s, peak RSS %d MB); %s",
+		d.Round(time.Millisecond), rate, rss>>20, finished)
 	rows = append(rows, r)
 	fetch, _, err := runChild(exe, "--db", store, "fetch", "--mode", "vector", "postgres connection limit")
 	if err != nil {
 		return nil, err
 	}
-	r = ProcessRow{Name: "the first new process's vector `mnemo fetch` right after `mnemo import`", Samples: 1,
+	r = ProcessRow{Name: "the first new process's vector `mnemo fetch` after `mnemo import` has settled", Samples: 1,
 		P50: fetch, P95: fetch, Budget: Budget{}}
 	r.Pass = true
-	r.Note = "whole process: the embedder was learned by the import's process"
+	r.Note = "whole process: the embedder was learned by the import's process or its finisher"
 	rows = append(rows, r)
 	return rows, nil
 }
+
+// FinisherPID is the pid of the process `mnemo import` handed its
+// background work to, from what it said on stderr; 0 when it named none.
+func FinisherPID(stderr []byte) int {
+	m := finisherNamed.FindSubmatch(stderr)
+	if m == nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(string(m[1]))
+	return pid
+}
+
+var finisherNamed = regexp.MustCompile(`mnemo import: the records are stored; process (\d+) `)
