@@ -99,7 +99,10 @@ func (a *app) finishImport(ctx context.Context, f finishAfter) error {
 	}
 	holding := ls.Role() == local.Holding
 	if holding {
-		err = ls.WaitIdle(ctx)
+		// The records are embedded once, with the generation they keep.
+		if err = ls.LearnFirst(ctx); err == nil {
+			err = ls.WaitIdle(ctx)
+		}
 	} else {
 		a.logger.Info("import finisher: another process holds the store and finishes its work", "dir", f.dir)
 	}

@@ -188,15 +188,11 @@ func (e *Engine) learnWorker() {
 	ctx, cancel := e.untilClosed(context.Background())
 	defer cancel()
 	for {
-		if e.learnDue() {
-			e.learn.busy.Store(true)
+		if e.learnDue() && e.learn.busy.CompareAndSwap(false, true) {
 			if e.waitQuiet() {
-				if err := e.learnGeneration(ctx); err != nil && ctx.Err() == nil {
-					e.log.Error("learning the embedder failed", "err", err)
-					msg := err.Error()
-					e.learn.failed.Store(&msg)
-				} else {
-					e.learn.failed.Store(nil)
+				err := e.learnGeneration(ctx)
+				if ctx.Err() == nil {
+					e.setLearnFailure(err)
 				}
 			}
 			e.learn.busy.Store(false)
@@ -207,6 +203,18 @@ func (e *Engine) learnWorker() {
 			return
 		}
 	}
+}
+
+// setLearnFailure records how learning a generation ended: err, or nil for
+// a success (WaitEmbedder reports a failure).
+func (e *Engine) setLearnFailure(err error) {
+	if err == nil {
+		e.learn.failed.Store(nil)
+		return
+	}
+	e.log.Error("learning the embedder failed", "err", err)
+	msg := err.Error()
+	e.learn.failed.Store(&msg)
 }
 
 // waitQuiet waits until no write has been committed for learnQuiet (at most
@@ -230,6 +238,16 @@ func (e *Engine) waitQuiet() bool {
 // learnGeneration learns the next generation from a sample of the records'
 // text, stores it, puts it in use and re-embeds every record.
 func (e *Engine) learnGeneration(ctx context.Context) error {
+	model, err := e.learnModel(ctx)
+	if err != nil {
+		return err
+	}
+	return e.reembed(ctx, model)
+}
+
+// learnModel learns the next generation from a sample of the records'
+// text, stores it and puts it in use; it answers its model id.
+func (e *Engine) learnModel(ctx context.Context) (string, error) {
 	l := e.learn
 	cfg := l.emb.Config()
 	sample := retrieval.NewLearnSample(cfg.MaxDocs)
@@ -239,7 +257,7 @@ func (e *Engine) learnGeneration(ctx context.Context) error {
 	var after []byte
 	for {
 		if err := ctx.Err(); err != nil {
-			return err
+			return "", err
 		}
 		n := 0
 		err := e.db.View(func(tx *bbolt.Tx) error {
@@ -261,7 +279,7 @@ func (e *Engine) learnGeneration(ctx context.Context) error {
 			return nil
 		})
 		if err != nil {
-			return contract.AsError(err)
+			return "", contract.AsError(err)
 		}
 		records += n
 		e.scanned(n, n == 0)
@@ -276,11 +294,11 @@ func (e *Engine) learnGeneration(ctx context.Context) error {
 	t0 := time.Now()
 	m, err := retrieval.Learn(ctx, sample.Texts(), gen, cfg)
 	if err != nil {
-		return err
+		return "", err
 	}
 	raw, err := m.MarshalBinary()
 	if err != nil {
-		return err
+		return "", err
 	}
 	err = e.db.Update(func(tx *bbolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketLearned)
@@ -293,16 +311,53 @@ func (e *Engine) learnGeneration(ctx context.Context) error {
 		return b.Put(keyLearnedFrom, []byte(strconv.Itoa(count)))
 	})
 	if err != nil {
-		return contract.AsError(err)
+		return "", contract.AsError(err)
 	}
 	if err := l.emb.Use(m); err != nil {
-		return err
+		return "", err
 	}
 	l.from.Store(int64(max(count, 1)))
 	l.learned.Add(1)
 	e.log.Info("embedder learned", "model", m.ID(), "records", records, "sampled", m.Docs(),
 		"vocabulary", m.Vocabulary(), "took", time.Since(t0))
-	return e.reembed(ctx, m.ID())
+	return m.ID(), nil
+}
+
+// LearnFirst learns the store's next generation of the learned embedder
+// now, when the store calls for one, and puts it in use without embedding
+// anything: the index's catch-up and the vectors' load that follow then
+// embed the records once, with it. It is for a process that takes over a
+// store whose records are not embedded yet (mnemo import's finisher): left
+// to the learner, which waits for every record to hold a vector, a 100k
+// import's records were embedded twice, with no generation and then with
+// the one learned after (8 s more at 100k). A vector embedded meanwhile with
+// no generation is embedded again when the vectors load.
+func (e *Engine) LearnFirst(ctx context.Context) error {
+	if e.learn == nil {
+		return nil
+	}
+	if err := e.enter(ctx); err != nil {
+		return err
+	}
+	defer e.leave()
+	if err := e.waitTable(ctx); err != nil {
+		return err
+	}
+	e.useStoredGeneration()
+	if !e.learn.busy.CompareAndSwap(false, true) {
+		return nil // the learner is at it
+	}
+	defer e.learn.busy.Store(false)
+	if !e.learnDue() {
+		return nil
+	}
+	ctx, cancel := e.untilClosed(ctx)
+	defer cancel()
+	_, err := e.learnModel(ctx)
+	if ctx.Err() == nil {
+		e.setLearnFailure(err)
+	}
+	return err
 }
 
 // reembed embeds every record again with the model in use, replacing its

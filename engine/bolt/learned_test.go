@@ -198,3 +198,87 @@ func TestLearnedEmbedderUpgradesAnOlderModel(t *testing.T) {
 		t.Errorf("after the upgrade vector search for \"automobile\" has %d records about cars in its top 20: %q", cars, top)
 	}
 }
+
+// TestLearnFirstPutsAGenerationInUseBeforeEmbedding: a process that opens a
+// store whose bulk-loaded records hold no vector yet (mnemo import's
+// finisher) learns the generation first, so its catch-up embeds with it;
+// the learner then has nothing left to learn, and vector search finds the
+// records by a word they never use. A store too small to learn from keeps
+// generation 0.
+func TestLearnFirstPutsAGenerationInUseBeforeEmbedding(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	e, err := bolt.Open(dir, bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.SetBulk(true)
+	items := vehicleItems(2500)
+	for start := 0; start < len(items); start += contract.MaxStoreBulk {
+		if _, err := e.StoreBulk(ctx, items[start:min(start+contract.MaxStoreBulk, len(items))], contract.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.SetBulk(false)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := bucketLen(t, dir, "vector_blocks"); n != 0 {
+		t.Fatalf("the loading process embedded %d blocks: nothing is left to learn first", n)
+	}
+	e, err = bolt.Open(dir, bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.LearnFirst(ctx); err != nil {
+		t.Fatal(err)
+	}
+	gen1 := e.EmbedderModel()
+	if gen1 != retrieval.LearnedModelPrefix+"-g1" && !strings.HasPrefix(gen1, retrieval.LearnedModelPrefix+"-g1-") {
+		t.Fatalf("after LearnFirst the store embeds with %q, want generation 1", gen1)
+	}
+	if err := e.WaitEmbedder(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.EmbedderModel(); got != gen1 {
+		t.Errorf("the learner learned again after LearnFirst: %q, want %q", got, gen1)
+	}
+	if cars, top := carHits(t, e, "automobile"); cars < 10 {
+		t.Errorf("vector search for a word the car records never use found %d of them: %q", cars, top)
+	}
+
+	small, err := bolt.Open(t.TempDir(), bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.Close()
+	if _, err := contract.StoreMany(ctx, small, vehicleItems(20)); err != nil {
+		t.Fatal(err)
+	}
+	if err := small.LearnFirst(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := small.EmbedderModel(); got != retrieval.LearnedModelPrefix+"-g0" {
+		t.Errorf("a store of 20 records learned %q", got)
+	}
+}
+
+// bucketLen counts the keys of a bucket of the closed store in dir.
+func bucketLen(t *testing.T, dir, bucket string) int {
+	t.Helper()
+	db, err := bbolt.Open(dir+"/"+bolt.DBFile, 0o600, &bbolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	n := 0
+	_ = db.View(func(tx *bbolt.Tx) error {
+		if b := tx.Bucket([]byte(bucket)); b != nil {
+			n = b.Stats().KeyN
+		}
+		return nil
+	})
+	return n
+}

@@ -613,6 +613,21 @@ func (s *Store) WaitIdle(ctx context.Context) error {
 	return e.WaitEmbedder(ctx)
 }
 
+// LearnFirst, in the process holding the store, learns the store's next
+// generation of the learned embedder before its records are embedded
+// (bolt.Engine.LearnFirst: mnemo import's finisher); through the socket it
+// does nothing.
+func (s *Store) LearnFirst(ctx context.Context) error {
+	s.mu.RLock()
+	e := s.bolt
+	holding := s.role == Holding
+	s.mu.RUnlock()
+	if !holding {
+		return nil
+	}
+	return e.LearnFirst(ctx)
+}
+
 // Holder describes the process holding the store.
 type Holder struct {
 	PID  int  `json:"pid"`
