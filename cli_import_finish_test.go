@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -18,6 +19,7 @@ import (
 
 	"mnemo/bench"
 	"mnemo/engine/bolt"
+	"mnemo/server/local"
 )
 
 // importFile writes n distinct learnings as a JSONL file to import.
@@ -202,6 +204,79 @@ func TestLargeImportFinishesInAProcessOfItsOwn(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(c.ok("", "check", "--json")), &check); err != nil || !check.OK {
 		t.Fatalf("check after the finisher: %v %+v", err, check)
+	}
+}
+
+// A command run right after a large import can take the store before the
+// import's finisher does: the finisher waits, attached, until that process
+// lets go, then takes the store over and finishes the work.
+func TestImportFinisherTakesOverFromAHolderThatCameFirst(t *testing.T) {
+	c := newTestCLI(t)
+	file := importFile(t, 2500)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var finisher *exec.Cmd
+	var finisherErr bytes.Buffer
+	var first *local.Store
+	var out, errOut bytes.Buffer
+	a := newApp(strings.NewReader(""), &out, &errOut)
+	a.compactMin, a.finishMin = 100, 100
+	a.startFinisher = func(args []string) (int, error) {
+		// The first command after the import holds the store.
+		if first, err = local.Open(context.Background(), c.db, local.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if first.Role() != local.Holding {
+			t.Fatalf("the command after the import is %v, want holding", first.Role())
+		}
+		finisher = exec.Command(exe, args...)
+		finisher.Env = append(os.Environ(), "MNEMO_TEST_AS_CLI=1")
+		finisher.Stderr = &finisherErr
+		if err := finisher.Start(); err != nil {
+			return 0, err
+		}
+		return finisher.Process.Pid, nil
+	}
+	if code := a.execute([]string{"--db", c.db, "--debug", "import", file}); code != 0 || finisher == nil {
+		t.Fatalf("import: exit %d, stderr %q", code, errOut.String())
+	}
+	log := filepath.Join(os.Getenv("XDG_STATE_HOME"), "mnemo", "mnemo.log")
+	waiting := fmt.Sprintf("pid=%d ", finisher.Process.Pid)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		b, _ := os.ReadFile(log)
+		if bytes.Contains(b, []byte(waiting)) && bytes.Contains(b, []byte("another process holds the store; taking it over when it lets go")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the finisher never said it waits for the holder; log:\n%s", b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- finisher.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the finisher: %v, stderr %q", err, finisherErr.String())
+		}
+	case <-time.After(2 * time.Minute):
+		_ = finisher.Process.Kill()
+		t.Fatalf("the finisher did not end in 2 minutes; stderr %q", finisherErr.String())
+	}
+	if !compactionSaid.MatchString(finisherErr.String()) {
+		t.Errorf("the finisher said %q, want the full-page rewrite", finisherErr.String())
+	}
+	if n := bucketKeys(t, c.db, "outbox"); n != 0 {
+		t.Errorf("the finisher left %d outbox entries", n)
+	}
+	if n := bucketKeys(t, c.db, "vector_blocks"); n <= 0 {
+		t.Errorf("the finisher left %d vector blocks", n)
 	}
 }
 

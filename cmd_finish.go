@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -29,7 +30,7 @@ type finishAfter struct {
 // caught up, every record embedded with the learned generation, then, with
 // --compact, the full-page rewrite. Other processes use the store through it
 // meanwhile, as through any holder. When another process took the store
-// first, that one does the work, and this one exits.
+// first, this one waits for it to let go, then takes over.
 func newFinishImportCommand(a *app) *cobra.Command {
 	var compact bool
 	cmd := &cobra.Command{
@@ -81,10 +82,10 @@ func (a *app) handOffImport(f finishAfter) {
 	}
 }
 
-// finishImport opens the local store in f.dir and, when this process holds
-// it, waits for its background work, lets it go and, with f.compact,
-// rewrites it with full pages (compactImported, which skips the rewrite
-// when another process has taken the store meanwhile).
+// finishImport opens the local store in f.dir, waits until this process
+// holds it (awaitHolding), waits for its background work, lets it go and,
+// with f.compact, rewrites it with full pages (compactImported, which skips
+// the rewrite when another process has taken the store meanwhile).
 func (a *app) finishImport(ctx context.Context, f finishAfter) error {
 	opts := a.openOptions()
 	opts.MustExist = true
@@ -101,14 +102,13 @@ func (a *app) finishImport(ctx context.Context, f finishAfter) error {
 		_ = s.Close()
 		return usageError(fmt.Sprintf("%s finishes a local store's import; %s is not one", finishImportCommand, s.Label))
 	}
-	holding := ls.Role() == local.Holding
-	if holding {
-		// The records are embedded once, with the generation they keep.
-		if err = ls.LearnFirst(ctx); err == nil {
-			err = ls.WaitIdle(ctx)
-		}
-	} else {
-		a.logger.Info("import finisher: another process holds the store and finishes its work", "dir", f.dir)
+	if err := a.awaitHolding(ctx, ls); err != nil {
+		_ = s.Close()
+		return err
+	}
+	// The records are embedded once, with the generation they keep.
+	if err = ls.LearnFirst(ctx); err == nil {
+		err = ls.WaitIdle(ctx)
 	}
 	if cerr := s.Close(); err == nil {
 		err = cerr
@@ -116,8 +116,35 @@ func (a *app) finishImport(ctx context.Context, f finishAfter) error {
 	if err != nil {
 		return err
 	}
-	if holding && f.compact {
+	if f.compact {
 		a.compactImported(ls.Dir())
+	}
+	return nil
+}
+
+// finishPoll is how often a finisher that found the store held by another
+// process looks whether that one has let it go.
+const finishPoll = time.Second
+
+// awaitHolding returns once this process holds the store. A command run
+// right after the import may have taken it first: that process serves the
+// others and catches the index up meanwhile, and when it lets go, this one
+// takes the store over on its next call (a call to a holder that has
+// stopped finds the store a new one), and finishes what is left.
+func (a *app) awaitHolding(ctx context.Context, ls *local.Store) error {
+	for told := false; ls.Role() != local.Holding; {
+		if !told {
+			a.logger.Info("import finisher: another process holds the store; taking it over when it lets go", "dir", ls.Dir())
+			told = true
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(finishPoll):
+		}
+		if _, err := ls.Status(ctx); err != nil {
+			a.logger.Debug("import finisher: asking the holder", "err", err)
+		}
 	}
 	return nil
 }
