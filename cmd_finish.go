@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -40,6 +41,12 @@ func newFinishImportCommand(a *app) *cobra.Command {
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			lowerPriority()
+			// More Ps than cores: a call it serves finds an idle P rather
+			// than queueing behind the background work, and the kernel
+			// shares the cores (a browse of 50 through it while it worked
+			// on a 100k import took 54-128 ms, median about 80, against
+			// 66-180, median about 140, with one P a core).
+			runtime.GOMAXPROCS(2 * runtime.NumCPU())
 			return a.finishImport(cmd.Context(), finishAfter{dir: a.storeDir(), compact: compact})
 		},
 	}
