@@ -90,6 +90,60 @@ var finisherSaid = regexp.MustCompile(`^mnemo import: the records are stored; pr
 
 var compactionSaid = regexp.MustCompile(`mnemo import: rewrote the new store with full pages \([\d.]+ [KMG]iB -> [\d.]+ [KMG]iB\) and merged its search index`)
 
+// testFinisher runs an import's finisher as a real process: this test
+// binary standing in for mnemo.
+type testFinisher struct {
+	cmd    *exec.Cmd
+	stderr bytes.Buffer
+}
+
+// start is an app's startFinisher.
+func (f *testFinisher) start(args []string) (int, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	f.cmd = exec.Command(exe, args...)
+	f.cmd.Env = append(os.Environ(), "MNEMO_TEST_AS_CLI=1")
+	f.cmd.Stderr = &f.stderr
+	if err := f.cmd.Start(); err != nil {
+		return 0, err
+	}
+	return f.cmd.Process.Pid, nil
+}
+
+// wait waits for the finisher to exit, with 0, in at most 2 minutes.
+func (f *testFinisher) wait(t *testing.T) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the finisher: %v, stderr %q", err, f.stderr.String())
+		}
+	case <-time.After(2 * time.Minute):
+		_ = f.cmd.Process.Kill()
+		t.Fatalf("the finisher did not end in 2 minutes; stderr %q", f.stderr.String())
+	}
+}
+
+// checkSettled checks what the finisher left in the store in dir: the
+// full-page rewrite said, the index caught up (its applied outbox pruned at
+// close), every record embedded.
+func (f *testFinisher) checkSettled(t *testing.T, dir string) {
+	t.Helper()
+	if !compactionSaid.MatchString(f.stderr.String()) {
+		t.Errorf("the finisher said %q, want the full-page rewrite", f.stderr.String())
+	}
+	if n := bucketKeys(t, dir, "outbox"); n != 0 {
+		t.Errorf("the finisher left %d outbox entries", n)
+	}
+	if n := bucketKeys(t, dir, "vector_blocks"); n <= 0 {
+		t.Errorf("the finisher left %d vector blocks", n)
+	}
+}
+
 // A large import returns once its records are stored and hands what its
 // writes started (the search index, the content index, the embeddings, the
 // full-page rewrite of a store it filled) to a process of its own, the
@@ -101,17 +155,12 @@ func TestLargeImportFinishesInAProcessOfItsOwn(t *testing.T) {
 	// the background, as a large one does (a smaller one is ready when
 	// Open returns).
 	file := importFile(t, 2500)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var finisher *exec.Cmd
-	var finisherErr bytes.Buffer
+	var finisher testFinisher
 	var out, errOut bytes.Buffer
 	a := newApp(strings.NewReader(""), &out, &errOut)
 	a.compactMin, a.finishMin = 100, 100
 	a.startFinisher = func(args []string) (int, error) {
-		if finisher != nil {
+		if finisher.cmd != nil {
 			t.Fatal("a second finisher")
 		}
 		// The import has let the store go, its background work undone.
@@ -121,35 +170,20 @@ func TestLargeImportFinishesInAProcessOfItsOwn(t *testing.T) {
 		if n := bucketKeys(t, c.db, "vector_blocks"); n != 0 {
 			t.Errorf("the import embedded its records itself (%d vector blocks)", n)
 		}
-		finisher = exec.Command(exe, args...)
-		finisher.Env = append(os.Environ(), "MNEMO_TEST_AS_CLI=1")
-		finisher.Stderr = &finisherErr
-		if err := finisher.Start(); err != nil {
-			return 0, err
-		}
-		return finisher.Process.Pid, nil
+		return finisher.start(args)
 	}
 	if code := a.execute([]string{"--db", c.db, "import", file}); code != 0 {
 		t.Fatalf("import: exit %d, stderr %q", code, errOut.String())
 	}
-	if finisher == nil {
+	if finisher.cmd == nil {
 		t.Fatalf("no finisher was started; stderr %q", errOut.String())
 	}
+	pid := finisher.cmd.Process.Pid
 	// The finisher runs at a lower priority, every thread of it, while a
 	// person's next commands run at theirs.
 	niceness := make(chan []int, 1)
-	go func() { niceness <- threadNiceness(finisher.Process.Pid) }()
-	done := make(chan error, 1)
-	go func() { done <- finisher.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("the finisher: %v, stderr %q", err, finisherErr.String())
-		}
-	case <-time.After(2 * time.Minute):
-		_ = finisher.Process.Kill()
-		t.Fatalf("the finisher did not end in 2 minutes; stderr %q", finisherErr.String())
-	}
+	go func() { niceness <- threadNiceness(pid) }()
+	finisher.wait(t)
 	if runtime.GOOS == "linux" {
 		nice := <-niceness
 		if len(nice) == 0 {
@@ -166,26 +200,16 @@ func TestLargeImportFinishesInAProcessOfItsOwn(t *testing.T) {
 	if m == nil {
 		t.Fatalf("import's stderr %q, want the finisher named", errOut.String())
 	}
-	if pid, _ := strconv.Atoi(m[1]); pid != finisher.Process.Pid {
-		t.Errorf("stderr names process %d, the finisher is %d", pid, finisher.Process.Pid)
+	if named, _ := strconv.Atoi(m[1]); named != pid {
+		t.Errorf("stderr names process %d, the finisher is %d", named, pid)
 	}
-	if pid := bench.FinisherPID(errOut.Bytes()); pid != finisher.Process.Pid {
-		t.Errorf("mnemo bench reads process %d from the import's stderr, the finisher is %d", pid, finisher.Process.Pid)
+	if read := bench.FinisherPID(errOut.Bytes()); read != pid {
+		t.Errorf("mnemo bench reads process %d from the import's stderr, the finisher is %d", read, pid)
 	}
 	if !strings.Contains(out.String(), `"stored":2500`) {
 		t.Errorf("import answered %q", out.String())
 	}
-	if !compactionSaid.MatchString(finisherErr.String()) {
-		t.Errorf("the finisher said %q, want the full-page rewrite", finisherErr.String())
-	}
-	// What the finisher left: the index caught up (its applied outbox
-	// pruned at close), every record embedded.
-	if n := bucketKeys(t, c.db, "outbox"); n != 0 {
-		t.Errorf("the finisher left %d outbox entries", n)
-	}
-	if n := bucketKeys(t, c.db, "vector_blocks"); n <= 0 {
-		t.Errorf("the finisher left %d vector blocks", n)
-	}
+	finisher.checkSettled(t, c.db)
 	var info struct {
 		Index struct {
 			State string `json:"state"`
@@ -213,37 +237,27 @@ func TestLargeImportFinishesInAProcessOfItsOwn(t *testing.T) {
 func TestImportFinisherTakesOverFromAHolderThatCameFirst(t *testing.T) {
 	c := newTestCLI(t)
 	file := importFile(t, 2500)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var finisher *exec.Cmd
-	var finisherErr bytes.Buffer
+	var finisher testFinisher
 	var first *local.Store
 	var out, errOut bytes.Buffer
 	a := newApp(strings.NewReader(""), &out, &errOut)
 	a.compactMin, a.finishMin = 100, 100
 	a.startFinisher = func(args []string) (int, error) {
 		// The first command after the import holds the store.
+		var err error
 		if first, err = local.Open(context.Background(), c.db, local.Options{}); err != nil {
 			t.Fatal(err)
 		}
 		if first.Role() != local.Holding {
 			t.Fatalf("the command after the import is %v, want holding", first.Role())
 		}
-		finisher = exec.Command(exe, args...)
-		finisher.Env = append(os.Environ(), "MNEMO_TEST_AS_CLI=1")
-		finisher.Stderr = &finisherErr
-		if err := finisher.Start(); err != nil {
-			return 0, err
-		}
-		return finisher.Process.Pid, nil
+		return finisher.start(args)
 	}
-	if code := a.execute([]string{"--db", c.db, "--debug", "import", file}); code != 0 || finisher == nil {
+	if code := a.execute([]string{"--db", c.db, "--debug", "import", file}); code != 0 || finisher.cmd == nil {
 		t.Fatalf("import: exit %d, stderr %q", code, errOut.String())
 	}
 	log := filepath.Join(os.Getenv("XDG_STATE_HOME"), "mnemo", "mnemo.log")
-	waiting := fmt.Sprintf("pid=%d ", finisher.Process.Pid)
+	waiting := fmt.Sprintf("pid=%d ", finisher.cmd.Process.Pid)
 	deadline := time.Now().Add(time.Minute)
 	for {
 		b, _ := os.ReadFile(log)
@@ -258,26 +272,8 @@ func TestImportFinisherTakesOverFromAHolderThatCameFirst(t *testing.T) {
 	if err := first.Close(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- finisher.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("the finisher: %v, stderr %q", err, finisherErr.String())
-		}
-	case <-time.After(2 * time.Minute):
-		_ = finisher.Process.Kill()
-		t.Fatalf("the finisher did not end in 2 minutes; stderr %q", finisherErr.String())
-	}
-	if !compactionSaid.MatchString(finisherErr.String()) {
-		t.Errorf("the finisher said %q, want the full-page rewrite", finisherErr.String())
-	}
-	if n := bucketKeys(t, c.db, "outbox"); n != 0 {
-		t.Errorf("the finisher left %d outbox entries", n)
-	}
-	if n := bucketKeys(t, c.db, "vector_blocks"); n <= 0 {
-		t.Errorf("the finisher left %d vector blocks", n)
-	}
+	finisher.wait(t)
+	finisher.checkSettled(t, c.db)
 }
 
 // With --wait, or when the finisher cannot start, the import finishes its

@@ -603,14 +603,20 @@ func (s *Store) RewriteAfterClose() {
 // generation of the learned embedder the store's text calls for. Through
 // the socket it returns at once (the holder does the work on its own).
 func (s *Store) WaitIdle(ctx context.Context) error {
+	if e := s.held(); e != nil {
+		return e.WaitEmbedder(ctx)
+	}
+	return nil
+}
+
+// held is the engine while this process holds the store, nil otherwise.
+func (s *Store) held() *bolt.Engine {
 	s.mu.RLock()
-	e := s.bolt
-	holding := s.role == Holding
-	s.mu.RUnlock()
-	if !holding {
+	defer s.mu.RUnlock()
+	if s.role != Holding {
 		return nil
 	}
-	return e.WaitEmbedder(ctx)
+	return s.bolt
 }
 
 // LearnFirst, in the process holding the store, learns the store's next
@@ -618,14 +624,10 @@ func (s *Store) WaitIdle(ctx context.Context) error {
 // (bolt.Engine.LearnFirst: mnemo import's finisher); through the socket it
 // does nothing.
 func (s *Store) LearnFirst(ctx context.Context) error {
-	s.mu.RLock()
-	e := s.bolt
-	holding := s.role == Holding
-	s.mu.RUnlock()
-	if !holding {
-		return nil
+	if e := s.held(); e != nil {
+		return e.LearnFirst(ctx)
 	}
-	return e.LearnFirst(ctx)
+	return nil
 }
 
 // Holder describes the process holding the store.
