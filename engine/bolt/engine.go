@@ -857,7 +857,8 @@ func (e *Engine) Len() int {
 	return e.t.live
 }
 
-// IndexStatus reports whether the search index is ready and how far a rebuild got.
+// IndexStatus reports whether the search index is ready, how far behind
+// the writes a catch-up is, and how far a rebuild got.
 func (e *Engine) IndexStatus() IndexStatus {
 	applied := e.idx.applied.Load()
 	st := IndexStatus{State: "ready", AppliedSeq: applied}

@@ -42,9 +42,9 @@ func (e *Engine) releasePages() {
 		// Except the vector blocks: a search reads its columns' runs of
 		// every block, and faulted one 4 KB page at a time (read from the
 		// disk one page at a time when they were not cached), a new
-		// process's first pass over the bench's 21 queries on the 1M store
-		// took p50 100 ms and up to 3.1 s a query, against 29 ms once
-		// mapped. With the normal advice the kernel reads ahead and maps
+		// process's first pass over the bench's 21 queries on the 1M store,
+		// its pages not cached, took p50 96-100 ms and up to 1.6 s a query,
+		// against 31 ms and at most 54 ms with it (TestVectorBlocksKeepFaultAround). With the normal advice the kernel reads ahead and maps
 		// the neighbouring pages of each fault. What lies between the gaps
 		// is the blocks' pages, adjacent blocks as one range: one call each
 		// (about 130 at 1M, where one a block took 977).
