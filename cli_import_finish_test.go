@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -318,5 +319,15 @@ func TestLargeImportFinishesHereWhenAskedOrAlone(t *testing.T) {
 				t.Errorf("the import left %d vector blocks", n)
 			}
 		})
+	}
+}
+
+// The finisher writes its own profiles: an import profiled with
+// MNEMO_CPUPROFILE had two processes write one file.
+func TestFinisherEnvRenamesProfileFiles(t *testing.T) {
+	got := finisherEnv([]string{"HOME=/h", "MNEMO_CPUPROFILE=/tmp/imp.prof", "MNEMO_MEMPROFILE=mem.prof", "MNEMO_CPUPROFILE_X=a", "MNEMO_DB=/s", "MNEMO_CPUPROFILE="})
+	want := []string{"HOME=/h", "MNEMO_CPUPROFILE=/tmp/imp.prof.finish-import", "MNEMO_MEMPROFILE=mem.prof.finish-import", "MNEMO_CPUPROFILE_X=a", "MNEMO_DB=/s", "MNEMO_CPUPROFILE="}
+	if !slices.Equal(got, want) {
+		t.Fatalf("finisherEnv:\n got %q\nwant %q", got, want)
 	}
 }

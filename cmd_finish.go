@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -87,6 +88,21 @@ func (a *app) handOffImport(f finishAfter) {
 	if err := a.finishImport(context.Background(), f); err != nil {
 		a.logger.Warn("import: finishing", "err", err)
 	}
+}
+
+// finisherEnv is env for the finisher: a profile file the import writes
+// (MNEMO_CPUPROFILE, MNEMO_MEMPROFILE) is the finisher's with
+// ".finish-import" added, so the two processes do not write one file.
+func finisherEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, val, _ := strings.Cut(kv, "=")
+		if (name == "MNEMO_CPUPROFILE" || name == "MNEMO_MEMPROFILE") && val != "" {
+			kv += "." + finishImportCommand
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 // finishImport opens the local store in f.dir, waits until this process
