@@ -334,7 +334,7 @@ func formatF32Display(f float32) string {
 // CanonicalJSON returns the compact JSON the fingerprint hashes: the item with
 // observed_at and observed_actor cleared.
 func (it StoreItem) CanonicalJSON() []byte {
-	var w canonWriter
+	w := canonWriter{buf: make([]byte, 0, it.jsonSizeHint())}
 	w.item(&it, true)
 	return w.buf
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/klauspost/compress/s2"
@@ -39,7 +40,15 @@ var errMissingDict = errors.New("stored record names a record dictionary the sto
 // write lock) adds one.
 type recordCodec struct {
 	dicts atomic.Pointer[[]*s2.Dict] // dicts[i] has id i+1
+	// scratch holds packScratch buffers: a body is laid out and compressed
+	// in buffers used again, and kept in one of its compressed size (the
+	// two had been allocated for each record, 3 KB of a 100k import's 30
+	// allocated a record).
+	scratch sync.Pool
 }
+
+// packScratch is packWith's buffers.
+type packScratch struct{ body, out []byte }
 
 // current answers the dictionary writers use and its id, or 0 and nil when
 // the store has none yet.
@@ -99,13 +108,21 @@ func (c *recordCodec) pack(r *storedRecord) packedBody {
 	if d == nil {
 		return packedBody{}
 	}
-	return packWith(d, r)
+	return c.packWith(d, r)
 }
 
-func packWith(d *s2.Dict, r *storedRecord) packedBody {
-	body := metacodec.Writer{Buf: make([]byte, 0, 128+len(r.text)+len(r.itemJSON))}
+func (c *recordCodec) packWith(d *s2.Dict, r *storedRecord) packedBody {
+	sc, _ := c.scratch.Get().(*packScratch)
+	if sc == nil {
+		sc = &packScratch{}
+	}
+	body := metacodec.Writer{Buf: sc.body[:0]}
 	encodeBody(&body, r)
-	return packedBody{with: d, body: appendDict(nil, d, body.Buf, false)}
+	sc.body = body.Buf
+	sc.out = appendDict(sc.out[:0], d, body.Buf, false)
+	packed := packedBody{with: d, body: append([]byte(nil), sc.out...)}
+	c.scratch.Put(sc)
+	return packed
 }
 
 // encodePacked is encode using pb when it was compressed against the
@@ -117,7 +134,7 @@ func (c *recordCodec) encodePacked(r *storedRecord, pb packedBody) []byte {
 		return encodeRecord(r)
 	}
 	if pb.with != d {
-		pb = packWith(d, r)
+		pb = c.packWith(d, r)
 	}
 	w := encodeHeader(r, recordV3)
 	w.Uvarint(id)
