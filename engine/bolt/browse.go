@@ -426,7 +426,8 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 		// Walking an ordered index costs O(page / selectivity); a heap over
 		// the matching rows costs O(matches). Walk when matches are common.
 		materialized := !p.trivial && !p.countable
-		walkIndex := len(order) == 1 && order[0].Dir == contract.SortDesc &&
+		// The keys a bulk load deferred are not there to walk.
+		walkIndex := !e.keysDeferred() && len(order) == 1 && order[0].Dir == contract.SortDesc &&
 			(order[0].Field == contract.BrowseFieldUpdatedAt || order[0].Field == contract.BrowseFieldCreatedAt ||
 				order[0].Field == contract.BrowseFieldConfidence) &&
 			page.Total*20 >= t.live
@@ -604,7 +605,7 @@ const coldWalkFactor = 50
 // asks first: the newest records under at most a reach (the TUI's first page
 // and header count, `mnemo browse`), from the per-namespace totals and a
 // seek on the ordered keys, so a first page costs O(page) at any size. ok is
-// false when the query needs the table.
+// false when the query needs the table, or the keys are deferred.
 func (e *Engine) browseCold(ctx context.Context, q *contract.BrowseQuery, order []contract.SortKey, pos *contract.CursorPos, curKey []bval, limit int) (contract.BrowsePage, bool, error) {
 	if !onlyReach(q.Filter) || q.Status != nil || q.Kind != nil || len(q.Filters) > 0 || q.Now != nil ||
 		len(order) != 1 || order[0].Dir != contract.SortDesc ||
@@ -623,6 +624,9 @@ func (e *Engine) browseCold(ctx context.Context, q *contract.BrowseQuery, order 
 	ok := false
 	e.mu.RLock()
 	defer e.mu.RUnlock()
+	if e.keysDeferred() {
+		return page, false, nil
+	}
 	err := e.readView(func(tx *bbolt.Tx, recs *recordReader) error {
 		var known bool
 		if page.Total, known = e.coldTotals(tx, q.Filter.Reach, false); !known {

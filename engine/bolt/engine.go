@@ -52,7 +52,7 @@ const (
 	HostKeyFile = "ssh_host_ed25519"
 )
 
-const schemaVer = "6"
+const schemaVer = "7"
 
 var (
 	bucketMeta    = []byte("meta")
@@ -302,6 +302,8 @@ type Engine struct {
 
 	// bulk: a bulk load is running (SetBulk); the index worker waits.
 	bulk atomic.Bool
+	// ordered: the ordered keys a bulk load deferred (ordered.go).
+	ordered orderedState
 	// bulkUsed: a bulk load ran in this process (its pages are dropped
 	// from the page cache at Close).
 	bulkUsed atomic.Bool
@@ -502,7 +504,7 @@ func (e *Engine) prepareLayout(tx *bbolt.Tx) error {
 		return err
 	}
 	switch v := meta.Get(keySchema); {
-	case v == nil, string(v) == "1", string(v) == "2", string(v) == "3", string(v) == "4", string(v) == "5":
+	case v == nil, string(v) == "1", string(v) == "2", string(v) == "3", string(v) == "4", string(v) == "5", string(v) == "6":
 		// Version 1 lacked the namespace totals (filled in the background
 		// once the table has loaded) and the synced freelist; version 2 the
 		// change feed (its bucket is created above, empty: the feed starts
@@ -512,9 +514,11 @@ func (e *Engine) prepareLayout(tx *bbolt.Tx) error {
 		// load); version 5 had no record dictionaries (its records are read
 		// as they are; the first write that finds the store without one
 		// makes it, and mnemo compact rewrites the older records against
-		// it). Older binaries refuse version 6, since they would not keep
-		// the totals, the feed or the vector blocks, or read a compressed
-		// record.
+		// it); version 6 always had every record's ordered keys. Older
+		// binaries refuse version 7, since they would not keep the totals,
+		// the feed or the vector blocks, read a compressed record, or know
+		// that a bulk load's ordered keys may still be missing
+		// (keyOrderedFrom).
 		return meta.Put(keySchema, []byte(schemaVer))
 	case string(v) != schemaVer:
 		return contract.ConfigErr("store %s has schema version %s; this mnemo reads version %s", e.dir, v, schemaVer)
@@ -537,6 +541,7 @@ func (e *Engine) load() error {
 		rebuildMarked = meta.Get(keyRebuild) != nil
 		e.totalsOK = meta.Get(keyTotalsOK) != nil
 		e.loadFeed(meta)
+		e.loadOrdered(meta)
 		return e.codec.load(meta)
 	})
 	if err != nil {
@@ -554,7 +559,11 @@ func (e *Engine) load() error {
 	}
 	// Ordinals are never reused, so nextOrd bounds the record count.
 	if int(e.nextOrd) < e.opts.SyncRebuildBelow {
-		return e.loadSmall()
+		if err := e.loadSmall(); err != nil {
+			return err
+		}
+		e.startFinishingKeys()
+		return nil
 	}
 	e.largeStore = true
 	// Advises the mapping (no fault-around) before anything reads it.
@@ -589,6 +598,7 @@ func (e *Engine) load() error {
 	// Index work left by the last process is applied in the background;
 	// fetch applies what it needs itself.
 	e.kickIndex()
+	e.startFinishingKeys()
 	return nil
 }
 
@@ -887,7 +897,7 @@ func (e *Engine) IndexSegments() int {
 }
 
 // WaitIndex waits until every derived structure is ready (the table, the
-// content index, the vectors) and the search index has applied every write
+// ordered keys a bulk load deferred, the content index, the vectors) and the search index has applied every write
 // made before the call, and merged its segments if the catch-up called for it.
 func (e *Engine) WaitIndex(ctx context.Context) error {
 	if err := e.enter(ctx); err != nil {
@@ -906,6 +916,9 @@ func (e *Engine) WaitIndex(ctx context.Context) error {
 			return ctx.Err()
 		case <-time.After(5 * time.Millisecond):
 		}
+	}
+	if err := e.finishOrdered(ctx); err != nil {
+		return err
 	}
 	if err := e.flushIndex(ctx); err != nil {
 		return err

@@ -263,8 +263,9 @@ func (e *Engine) coldTotals(tx *bbolt.Tx, reach *contract.Reach, all bool) (tota
 
 // SetBulk marks the start and end of a bulk load (`mnemo import`). During
 // one, writes stay durable and readable by list, get, browse, explore and
-// forget as always, but the search index, the vectors and the content index
-// are not maintained as the records arrive: their building competed with the
+// forget as always, but the search index, the vectors, the content index
+// and the ordered keys of its writes (ordered.go) are not maintained as the
+// records arrive: their building competed with the
 // writes for the same two cores. When the load ends, the index catches up in
 // large batches in the background (or at the next open, which replays the
 // outbox), the content index is rebuilt from the records, and fetch and
@@ -292,6 +293,11 @@ func (e *Engine) SetBulk(on bool) {
 			return
 		case <-time.After(bulkGrace):
 		case <-e.hurry:
+		}
+		// The ordered keys first: browse walks them, and they take a
+		// fraction of a second at 100k.
+		if err := e.finishOrdered(context.Background()); err != nil && !e.closed.Load() {
+			e.log.Error("putting the ordered keys the bulk load deferred failed", "err", err)
 		}
 		e.kickIndex()
 		// The learner too, beside the catch-up: woken only when the whole

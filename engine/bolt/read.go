@@ -88,6 +88,14 @@ func (e *Engine) scanCreated(ctx context.Context, f contract.MetaFilter, after [
 	}
 	for {
 		next, resume, emitted, err := e.scanCreatedFrom(ctx, f, after, limit, part, emit, budget)
+		if err == errKeysDeferred {
+			// by_created lacks a bulk load's records until their keys are
+			// put: the table has them.
+			if err := e.waitTable(ctx); err != nil {
+				return nil, err
+			}
+			return e.scanCreatedTable(ctx, f, after, limit, part, emit)
+		}
 		if err != nil || resume == nil {
 			return next, err
 		}
@@ -113,6 +121,9 @@ func (e *Engine) scanCreatedFrom(ctx context.Context, f contract.MetaFilter, aft
 	emit func(string, *storedRecord) error, budget int) (next *string, resume []byte, emitted int, err error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
+	if e.keysDeferred() {
+		return nil, nil, 0, errKeysDeferred
+	}
 	// Before the table has loaded, each record is decoded and matched by the
 	// contract's own rule; after, by the compiled filter over the table.
 	cold := !e.tables.loaded.Load()

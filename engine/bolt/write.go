@@ -93,6 +93,7 @@ func (e *Engine) StartBulk(ctx context.Context, items []contract.StoreItem, opts
 		e.leave()
 		return failed(err)
 	}
+	w.bulk = true
 	e.bulkMu.Lock()
 	prev, done := e.bulkTail, make(chan struct{})
 	e.bulkTail = done
@@ -160,6 +161,9 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 // ids, encodings and compressed bodies.
 type preparedWrite struct {
 	preps []prepared
+	// bulk: a StartBulk write, whose new records' ordered keys wait for
+	// the end of the bulk load (ordered.go) while one is marked (SetBulk).
+	bulk bool
 }
 
 type prepared struct {
@@ -221,6 +225,7 @@ func (e *Engine) commitWrite(ctx context.Context, w *preparedWrite) ([]contract.
 	receipts := make([]contract.StoreReceipt, len(preps))
 	var added []written
 	var seq, feedSeq uint64
+	var deferKeys bool
 	undoDict := func() {}
 	err := e.db.Update(func(tx *bbolt.Tx) error {
 		recs := tx.Bucket(bucketRecords)
@@ -249,7 +254,12 @@ func (e *Engine) commitWrite(ctx context.Context, w *preparedWrite) ([]contract.
 		if len(added) == 0 {
 			return nil
 		}
-		if err := putWritten(tx, added, values); err != nil {
+		if deferKeys = w.bulk && e.bulk.Load(); deferKeys {
+			if err := e.deferKeysIn(tx, e.nextOrd); err != nil {
+				return err
+			}
+		}
+		if err := putWritten(tx, added, values, !deferKeys); err != nil {
 			return err
 		}
 		seq, feedSeq, err = e.logAdded(tx, now, contract.OpStore, added)
@@ -260,6 +270,9 @@ func (e *Engine) commitWrite(ctx context.Context, w *preparedWrite) ([]contract.
 		return nil, contract.AsError(err)
 	}
 	if len(added) > 0 {
+		if deferKeys {
+			e.keysDeferredFrom(added[0].s.ord)
+		}
 		e.publishAdded(added, seq, feedSeq)
 	}
 	return receipts, nil
@@ -335,15 +348,15 @@ func putRecord(tx *bbolt.Tx, c *recordCodec, id string, s *storedRecord) error {
 	return putEncoded(tx, id, s, c.encode(s))
 }
 
-// putWritten writes new records (values[i] is added[i] encoded) and their
-// ordered keys, each bucket's keys in key order. The put order changes
+// putWritten writes new records (values[i] is added[i] encoded) and, with
+// keys, their ordered keys, each bucket's keys in key order. The put order changes
 // nothing stored; it is bbolt's cost. A key put into a leaf shifts the
 // keys after it, and a write's records share one time: its time keys all go
 // to one leaf, which grows to the whole batch before the commit splits it.
 // In the items' random id order that shifted half the batch a key (a
 // tenth of a 100k bench load's CPU); in id order, the few keys already
 // there.
-func putWritten(tx *bbolt.Tx, added []written, values [][]byte) error {
+func putWritten(tx *bbolt.Tx, added []written, values [][]byte, keys bool) error {
 	byID := make([]int, len(added))
 	for i := range byID {
 		byID[i] = i
@@ -355,6 +368,9 @@ func putWritten(tx *bbolt.Tx, added []written, values [][]byte) error {
 		w := &added[i]
 		if err := recs.Put([]byte(w.id), values[i]); err != nil {
 			return err
+		}
+		if !keys {
+			continue
 		}
 		if err := upd.Put(descMillisKey(w.s.updated, w.id), ordValue(w.s.ord)); err != nil {
 			return err

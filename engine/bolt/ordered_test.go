@@ -1,0 +1,211 @@
+package bolt
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"mnemo/contract"
+)
+
+// orderedItems are n items, a third learnings with confidences that repeat
+// (ties broken by id), from index from.
+func orderedItems(from, n int) []contract.StoreItem {
+	out := make([]contract.StoreItem, n)
+	for i := range out {
+		k := from + i
+		if k%3 == 0 {
+			out[i] = contract.Learning(fmt.Sprintf("ordered learning %d", k), contract.LearningFact, float32(k%7)/7, contract.MemoryMeta{})
+		} else {
+			out[i] = contract.Document(fmt.Sprintf("ordered note %d", k), contract.MemoryMeta{})
+		}
+	}
+	return out
+}
+
+// everyPage reads every page of q (pages of 7, through the cursor) and
+// answers the ids in order.
+func everyPage(t *testing.T, e *Engine, q contract.BrowseQuery) []string {
+	t.Helper()
+	q.Limit = 7
+	var ids []string
+	for {
+		page, err := e.Browse(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range page.Records {
+			ids = append(ids, r.ID)
+		}
+		if page.Continuation == nil {
+			return ids
+		}
+		q.Cursor = *page.Continuation
+	}
+}
+
+// everyListed reads every list page (pages of 9) and answers the ids.
+func everyListed(t *testing.T, e *Engine) []string {
+	t.Helper()
+	var ids []string
+	req := contract.ListRequest{Limit: 9}
+	for {
+		page, err := e.List(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Items {
+			ids = append(ids, it.ID)
+		}
+		if page.NextCursor == nil {
+			return ids
+		}
+		req.Cursor = page.NextCursor
+	}
+}
+
+// keyCounts are the number of keys in by_updated, by_created and
+// by_confidence, and the deferral mark (-1: none).
+func keyCounts(t *testing.T, db *bbolt.DB) (counts [3]int, from int64) {
+	t.Helper()
+	from = -1
+	err := db.View(func(tx *bbolt.Tx) error {
+		for i, b := range [][]byte{bucketUpdated, bucketCreated, bucketConf} {
+			counts[i] = tx.Bucket(b).Stats().KeyN
+		}
+		if v := tx.Bucket(bucketMeta).Get(keyOrderedFrom); v != nil {
+			from = int64(getOrd(v))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return counts, from
+}
+
+// TestBulkLoadDefersOrderedKeys: the records of a bulk load get no ordered
+// keys while it runs (the mark names the first of them), browse in each
+// walked order and list read them in the same order as once the keys are
+// in, a forget and a review of such a record meanwhile leave nothing
+// behind, and when the load ends every key is put and check agrees.
+func TestBulkLoadDefersOrderedKeys(t *testing.T) {
+	ctx := context.Background()
+	var now atomic.Int64
+	now.Store(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	e, err := Open(t.TempDir(), Options{Clock: func() time.Time { return time.UnixMilli(now.Add(1000)) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := contract.StoreMany(ctx, e, orderedItems(0, 30)); err != nil {
+		t.Fatal(err)
+	}
+	e.SetBulk(true)
+	var bulkIDs []string
+	for b := range 4 {
+		rs, err := e.StoreBulk(ctx, orderedItems(30+100*b, 100), contract.WriteOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			bulkIDs = append(bulkIDs, r.ID)
+		}
+	}
+	counts, from := keyCounts(t, e.db)
+	if from != 30 || counts != [3]int{30, 30, 10} {
+		t.Fatalf("during the load: keys %v, mark %d; want the 30 records' keys only and the mark at ordinal 30", counts, from)
+	}
+	// A forget and a review of the load's records while their keys wait.
+	if _, err := e.Forget(ctx, contract.ForgetIDs(bulkIDs[5])); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Supersede(ctx, contract.SupersedeRequest{ID: bulkIDs[7], By: bulkIDs[8]}); err != nil {
+		t.Fatal(err)
+	}
+	orders := map[string]contract.BrowseQuery{
+		"updated":    {OrderBy: []contract.SortKey{{Field: contract.BrowseFieldUpdatedAt, Dir: contract.SortDesc}}},
+		"created":    {OrderBy: []contract.SortKey{{Field: contract.BrowseFieldCreatedAt, Dir: contract.SortDesc}}},
+		"confidence": {OrderBy: []contract.SortKey{{Field: contract.BrowseFieldConfidence, Dir: contract.SortDesc}}},
+		"default":    {},
+	}
+	during := map[string][]string{}
+	for name, q := range orders {
+		during[name] = everyPage(t, e, q)
+		if len(during[name]) != 429 {
+			t.Fatalf("browse by %s during the load: %d records, want 429", name, len(during[name]))
+		}
+	}
+	listed := everyListed(t, e)
+
+	e.SetBulk(false)
+	if err := e.WaitIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	counts, from = keyCounts(t, e.db)
+	if from != -1 || counts != [3]int{429, 429, 144} || e.keysDeferred() {
+		t.Fatalf("after the load: keys %v, mark %d (deferred %v); want every live record's and no mark", counts, from, e.keysDeferred())
+	}
+	for name, q := range orders {
+		if after := everyPage(t, e, q); !slices.Equal(after, during[name]) {
+			t.Fatalf("browse by %s: the keys' walk and the table's ranking differ\nwalk  %v\ntable %v", name, after, during[name])
+		}
+	}
+	if after := everyListed(t, e); !slices.Equal(after, listed) {
+		t.Fatalf("list: by_created's walk and the table's differ\nwalk  %v\ntable %v", after, listed)
+	}
+	rep, err := e.Check(ctx, false, nil)
+	if err != nil || !rep.Consistent {
+		t.Fatalf("check after the load: %+v, %v", rep, err)
+	}
+}
+
+// TestDeferredKeysAreFinishedByTheNextOpen: a load whose process closed
+// before its keys were put (an import that hands its work off) leaves the
+// mark, and the next process to open the store puts them.
+func TestDeferredKeysAreFinishedByTheNextOpen(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	e, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.SetBulk(true)
+	if _, err := e.StoreBulk(ctx, orderedItems(0, 300), contract.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.SetBulk(false)
+	if err := e.Close(); err != nil { // within the load's grace: nothing finished
+		t.Fatal(err)
+	}
+	db, err := bbolt.Open(dir+"/mnemo.db", 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts, from := keyCounts(t, db)
+	db.Close()
+	if from != 0 || counts != [3]int{} {
+		t.Fatalf("after close: keys %v, mark %d; want none and the mark at 0", counts, from)
+	}
+	e, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for e.keysDeferred() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if counts, from := keyCounts(t, e.db); from != -1 || counts != [3]int{300, 300, 100} {
+		t.Fatalf("after the next open: keys %v, mark %d", counts, from)
+	}
+	rep, err := e.Check(ctx, false, nil)
+	if err != nil || !rep.Consistent {
+		t.Fatalf("check: %+v, %v", rep, err)
+	}
+}
