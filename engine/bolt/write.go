@@ -349,13 +349,13 @@ func putRecord(tx *bbolt.Tx, c *recordCodec, id string, s *storedRecord) error {
 }
 
 // putWritten writes new records (values[i] is added[i] encoded) and, with
-// keys, their ordered keys, each bucket's keys in key order. The put order changes
-// nothing stored; it is bbolt's cost. A key put into a leaf shifts the
-// keys after it, and a write's records share one time: its time keys all go
-// to one leaf, which grows to the whole batch before the commit splits it.
-// In the items' random id order that shifted half the batch a key (a
-// tenth of a 100k bench load's CPU); in id order, the few keys already
-// there.
+// keys, their ordered keys, each bucket's keys in key order. The put order
+// changes nothing stored, only bbolt's cost: a key put into a leaf shifts
+// the keys after it, and a write's records share one time, so its time keys
+// all go to one leaf, which grows to the whole batch before the commit
+// splits it. In the items' random id order that shifted half the batch a
+// key (a tenth of a 100k bench load's CPU); in id order, only the few keys
+// already there.
 func putWritten(tx *bbolt.Tx, added []written, values [][]byte, keys bool) error {
 	byID := make([]int, len(added))
 	for i := range byID {
