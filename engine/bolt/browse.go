@@ -426,10 +426,12 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 		// Walking an ordered index costs O(page / selectivity); a heap over
 		// the matching rows costs O(matches). Walk when matches are common.
 		materialized := !p.trivial && !p.countable
-		// The keys a bulk load deferred are not there to walk.
-		walkIndex := !e.keysDeferred() && len(order) == 1 && order[0].Dir == contract.SortDesc &&
+		// While a bulk load's keys are deferred (ordered.go) the time keys
+		// are walked only down to the newest time some may lack, and the
+		// confidence keys not at all.
+		walkIndex := len(order) == 1 && order[0].Dir == contract.SortDesc &&
 			(order[0].Field == contract.BrowseFieldUpdatedAt || order[0].Field == contract.BrowseFieldCreatedAt ||
-				order[0].Field == contract.BrowseFieldConfidence) &&
+				order[0].Field == contract.BrowseFieldConfidence && !e.keysDeferred()) &&
 			page.Total*20 >= t.live
 		if walkIndex {
 			skip := q.Offset
@@ -454,7 +456,19 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 				if pos != nil {
 					seek = descMillisKey(curKey[0].ms, pos.ID)
 				}
-				walkAfter(tx.Bucket(bucket), seek, func(_, v []byte) bool { return take(getOrd(v)) })
+				full := false
+				walkAfter(tx.Bucket(bucket), seek, func(k, v []byte) bool {
+					if ms, _, ok := splitDescMillisKey(k); ok && !e.keyedAbove(ms) {
+						return false
+					}
+					full = !take(getOrd(v))
+					return !full
+				})
+				if !full && e.keysDeferred() {
+					// The page went past the keys it may take: the table
+					// ranks it instead.
+					walkIndex, ords = false, nil
+				}
 			case contract.BrowseFieldConfidence:
 				// Learnings by confidence desc, then the records without a
 				// confidence in id order (the tie-break of the missing value).
@@ -483,7 +497,8 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 					})
 				}
 			}
-		} else {
+		}
+		if !walkIndex {
 			top := &rowHeap{t: t, order: order, max: q.Offset + limit}
 			offer := func(ord uint32) {
 				r := &t.rows[ord]
@@ -605,7 +620,7 @@ const coldWalkFactor = 50
 // asks first: the newest records under at most a reach (the TUI's first page
 // and header count, `mnemo browse`), from the per-namespace totals and a
 // seek on the ordered keys, so a first page costs O(page) at any size. ok is
-// false when the query needs the table, or the keys are deferred.
+// false when the query needs the table, or keys it would walk are deferred.
 func (e *Engine) browseCold(ctx context.Context, q *contract.BrowseQuery, order []contract.SortKey, pos *contract.CursorPos, curKey []bval, limit int) (contract.BrowsePage, bool, error) {
 	if !onlyReach(q.Filter) || q.Status != nil || q.Kind != nil || len(q.Filters) > 0 || q.Now != nil ||
 		len(order) != 1 || order[0].Dir != contract.SortDesc ||
@@ -624,9 +639,6 @@ func (e *Engine) browseCold(ctx context.Context, q *contract.BrowseQuery, order 
 	ok := false
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	if e.keysDeferred() {
-		return page, false, nil
-	}
 	err := e.readView(func(tx *bbolt.Tx, recs *recordReader) error {
 		var known bool
 		if page.Total, known = e.coldTotals(tx, q.Filter.Reach, false); !known {
@@ -638,7 +650,13 @@ func (e *Engine) browseCold(ctx context.Context, q *contract.BrowseQuery, order 
 			if budget--; budget < 0 {
 				return false
 			}
-			_, id, good := splitDescMillisKey(k)
+			ms, id, good := splitDescMillisKey(k)
+			if good && !e.keyedAbove(ms) {
+				// A bulk load's deferred keys (ordered.go) may be missing
+				// from here on: the table answers.
+				budget = -1
+				return false
+			}
 			raw := recs.Get([]byte(id))
 			if !good || raw == nil {
 				return true
@@ -666,8 +684,9 @@ func (e *Engine) browseCold(ctx context.Context, q *contract.BrowseQuery, order 
 		if ferr != nil {
 			return ferr
 		}
-		// Done when the page is full or the walk reached the end.
-		ok = budget >= 0
+		// Done when the page is full or the walk reached the end (with
+		// every key there).
+		ok = budget >= 0 && (len(page.Records) == limit || !e.keysDeferred())
 		if err := ctx.Err(); err != nil {
 			return contract.Unavailable("%w", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -189,12 +190,14 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 		})
 		// A bulk load's deferred keys (ordered.go) are put once it has
 		// ended; till then its records may lack theirs.
-		from, deferred := uint32(0), false
-		if v := tx.Bucket(bucketMeta).Get(keyOrderedFrom); len(v) == 4 {
-			from, deferred = binary.BigEndian.Uint32(v), true
+		var from, upto uint32
+		if v := tx.Bucket(bucketMeta).Get(keyOrderedFrom); len(v) == 16 {
+			from, upto = binary.BigEndian.Uint32(v), binary.BigEndian.Uint32(v[4:])
+		} else if len(v) == 4 {
+			from, upto = binary.BigEndian.Uint32(v), math.MaxUint32
 		}
 		for id, r := range recs {
-			if deferred && r.ord >= from {
+			if r.ord >= from && r.ord < upto {
 				continue
 			}
 			if seen[id] != want(r) {

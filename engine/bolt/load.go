@@ -280,11 +280,12 @@ func (e *Engine) SetBulk(on bool) {
 		e.tri.Suspend()
 		return
 	}
-	// The ordered keys at once, before the loader goes on: what comes
-	// next (the first browse after `mnemo import`, through the process it
-	// hands its work to) walks them, and without them waits for the table
-	// and ranks it (95-150 ms at 100k, where the walk took 70).
-	if err := e.finishOrdered(context.Background()); err != nil && !e.closed.Load() {
+	// The newest ordered keys at once, before the loader goes on: what
+	// comes next (the first browse after `mnemo import`, through the process
+	// it hands its work to) walks them, and without them waits for the table
+	// and ranks it (95-150 ms at 100k, where the walk took 70). The rest
+	// follow below, or in the process the work is handed to.
+	if err := e.finishNewestKeys(); err != nil && !e.closed.Load() {
 		e.log.Error("putting the ordered keys the bulk load deferred failed", "err", err)
 	}
 	e.closeMu.Lock()
@@ -300,6 +301,9 @@ func (e *Engine) SetBulk(on bool) {
 			return
 		case <-time.After(bulkGrace):
 		case <-e.hurry:
+		}
+		if err := e.finishOrdered(context.Background()); err != nil && !e.closed.Load() {
+			e.log.Error("putting the ordered keys the bulk load deferred failed", "err", err)
 		}
 		e.kickIndex()
 		// The learner too, beside the catch-up: woken only when the whole

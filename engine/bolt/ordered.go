@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -19,22 +20,30 @@ import (
 // by_confidence) of the records it stores, as it defers the search index:
 // putting them was a sixth of a 100k load's time, by_confidence's random
 // keys dirtying a page of their own for most records. The store notes the
-// first ordinal whose keys may be missing (keyOrderedFrom, in the meta
-// bucket, written in the transaction that first skips them), and once the
-// load has ended the keys of every live record from that ordinal on are
-// put in key order, a chunk of ordinals a transaction, the mark moving
-// with each (finishOrdered). Until then the readers that walk the keys do
-// without: browse ranks the table's rows, list and export page through the
-// table, and the cold paths wait for it. A key a later write puts for a
-// record past the mark (a restatus, a write that is not bulk) is put again
-// by the finish, unchanged, so the finish needs no record of them.
+// ordinals whose keys may be missing, [from, upto), and a time, below, that
+// no such record's created_at or updated_at passes (keyOrderedFrom, in the
+// meta bucket, written in each transaction that skips keys). They are put
+// newest first, in key order, a chunk of ordinals a transaction, the mark
+// shrinking with each (finishOrdered): the load's end puts the newest chunk
+// before the loader goes on, the rest follows in the background (or in the
+// process an import hands its work to). Meanwhile a walk of by_updated or
+// by_created is exact down to below: every key newer than that is there, so
+// the first pages (the newest records, a bulk load's last ones) still come
+// from the walk; a walk that would go further is left for the table's
+// ranking, and so is by_confidence, list and export. A key a later write
+// puts for a record in the range (a restatus, a write that is not bulk) is
+// put again by the finish, unchanged, so the finish needs no record of them.
 var keyOrderedFrom = []byte("ordered_from")
 
 // orderedChunk is how many ordinals one transaction of the finish covers:
-// calls wait for one chunk at most. A chunk of 8,192 took 40-60 ms at 100k,
-// but the 13 chunks of a 100k load took 0.55-0.8 s where 2 took 0.3-0.4:
-// each commit waits for its syncs.
-const orderedChunk = 1 << 16
+// calls wait for one chunk at most. The load's end puts one. A chunk of
+// 8,192 took 40-60 ms at 100k, but 13 of them took 0.55-0.8 s where 2 of
+// 65,536 took 0.3-0.4 (each commit waits for its syncs).
+const orderedChunk = 1 << 13
+
+// orderedBatch is how many chunks the background finish puts a
+// transaction.
+const orderedBatch = 8
 
 // keysGrace is how long after open a process that found keys deferred
 // waits before it puts them: a short command (a browse right after an
@@ -42,19 +51,33 @@ const orderedChunk = 1 << 16
 // WaitIndex does it at once.
 const keysGrace = time.Second
 
-// orderedState is what this process knows of the deferred keys; from is
-// guarded by the engine's mu, and deferred is set and cleared under it.
+// orderedState is what this process knows of the deferred keys: the mark's
+// fields, guarded by the engine's mu; deferred is set and cleared under it.
 type orderedState struct {
-	deferred atomic.Bool
-	from     uint32
-	// finishing serializes finishOrdered.
-	finishing sync.Mutex
+	deferred   atomic.Bool
+	from, upto uint32
+	below      int64 // unix ms
+	chunk      int   // orderedChunk; tests set fewer
+	finishing  sync.Mutex
 }
 
-// loadOrdered reads the mark at open.
+// mark is the stored mark: from, upto, below.
+func (o *orderedState) mark() []byte {
+	b := binary.BigEndian.AppendUint32(nil, o.from)
+	b = binary.BigEndian.AppendUint32(b, o.upto)
+	return binary.BigEndian.AppendUint64(b, uint64(o.below))
+}
+
+// loadOrdered reads the mark at open. A mark of 4 bytes (from alone, as
+// 7763b2c wrote it) covers every ordinal from it, at any time.
 func (e *Engine) loadOrdered(meta *bbolt.Bucket) {
-	if v := meta.Get(keyOrderedFrom); len(v) == 4 {
-		e.ordered.from = binary.BigEndian.Uint32(v)
+	switch v := meta.Get(keyOrderedFrom); len(v) {
+	case 16:
+		e.ordered.from, e.ordered.upto = binary.BigEndian.Uint32(v), binary.BigEndian.Uint32(v[4:])
+		e.ordered.below = int64(binary.BigEndian.Uint64(v[8:]))
+		e.ordered.deferred.Store(true)
+	case 4:
+		e.ordered.from, e.ordered.upto, e.ordered.below = binary.BigEndian.Uint32(v), math.MaxUint32, math.MaxInt64
 		e.ordered.deferred.Store(true)
 	}
 }
@@ -66,22 +89,34 @@ var errKeysDeferred = errors.New("ordered keys deferred")
 // keysDeferred tells whether some records may lack their ordered keys.
 func (e *Engine) keysDeferred() bool { return e.ordered.deferred.Load() }
 
-// deferKeysIn marks, in tx, the keys of the records from ord on as deferred
-// unless an earlier mark stands; the caller holds mu and calls
-// keysDeferredFrom once tx has committed.
-func (e *Engine) deferKeysIn(tx *bbolt.Tx, ord uint32) error {
-	if e.ordered.deferred.Load() {
-		return nil
-	}
-	return tx.Bucket(bucketMeta).Put(keyOrderedFrom, binary.BigEndian.AppendUint32(nil, ord))
+// keyedAbove tells whether every record whose time (of the order walked) is
+// ms has its key, so a walk may take the key; the caller holds mu.
+func (e *Engine) keyedAbove(ms int64) bool {
+	return !e.ordered.deferred.Load() || ms > e.ordered.below
 }
 
-// keysDeferredFrom records in memory the mark deferKeysIn wrote.
-func (e *Engine) keysDeferredFrom(ord uint32) {
-	if !e.ordered.deferred.Load() {
-		e.ordered.from = ord
-		e.ordered.deferred.Store(true)
+// deferKeysIn marks, in tx, the keys of the records [first, end), written
+// at now, as deferred, widening a mark that stands; the caller holds mu and
+// calls keysDeferred(first, end, now) once tx has committed.
+func (e *Engine) deferKeysIn(tx *bbolt.Tx, first, end uint32, now int64) error {
+	o := e.widened(first, end, now)
+	return tx.Bucket(bucketMeta).Put(keyOrderedFrom, o.mark())
+}
+
+// widened is the mark with [first, end) written at now added to it.
+func (e *Engine) widened(first, end uint32, now int64) *orderedState {
+	o := &orderedState{from: first, upto: end, below: now}
+	if e.ordered.deferred.Load() {
+		o.from, o.upto, o.below = min(first, e.ordered.from), max(end, e.ordered.upto), max(now, e.ordered.below)
 	}
+	return o
+}
+
+// keysDeferredFor records in memory the mark deferKeysIn wrote.
+func (e *Engine) keysDeferredFor(first, end uint32, now int64) {
+	o := e.widened(first, end, now)
+	e.ordered.from, e.ordered.upto, e.ordered.below = o.from, o.upto, o.below
+	e.ordered.deferred.Store(true)
 }
 
 // startFinishingKeys finishes, in the background, the keys a bulk load left
@@ -124,23 +159,40 @@ func (e *Engine) finishOrdered(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := e.finishOrderedChunk(); err != nil {
+		if err := e.finishOrderedChunk(orderedBatch); err != nil {
 			return contract.AsError(err)
 		}
 	}
 	return nil
 }
 
-// finishOrderedChunk puts the keys of the live records of one chunk of
-// ordinals and moves the mark past it (or clears it, at the last ordinal).
-func (e *Engine) finishOrderedChunk() error {
+// finishNewestKeys puts the newest chunk of deferred keys (the load's end:
+// the first pages walk them).
+func (e *Engine) finishNewestKeys() error {
+	if !e.keysDeferred() || e.opts.ReadOnly || !e.tables.loaded.Load() {
+		return nil
+	}
+	e.ordered.finishing.Lock()
+	defer e.ordered.finishing.Unlock()
+	return e.finishOrderedChunk(1)
+}
+
+// finishOrderedChunk puts the keys of the live records of the newest n
+// chunks of the range and shrinks the mark past them (or clears it), with
+// below lowered to the newest time left in it.
+func (e *Engine) finishOrderedChunk(n int) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.ordered.deferred.Load() {
 		return nil
 	}
-	from := e.ordered.from
-	end := min(uint64(from)+orderedChunk, uint64(e.nextOrd))
+	o := &e.ordered
+	size := orderedChunk
+	if o.chunk > 0 {
+		size = o.chunk
+	}
+	upto := min(uint64(o.upto), uint64(e.nextOrd))
+	lo := max(uint64(o.from), upto-min(upto, uint64(n*size)))
 	t := e.t
 	type key struct {
 		k   []byte
@@ -148,18 +200,30 @@ func (e *Engine) finishOrderedChunk() error {
 	}
 	var times [2][]key // updated, created
 	var confs []key
-	for ord := uint64(from); ord < end; ord++ {
-		o := uint32(ord)
-		if int(o) >= len(t.alive) || !t.alive[o] {
+	for ord := lo; ord < upto; ord++ {
+		r := uint32(ord)
+		if int(r) >= len(t.alive) || !t.alive[r] {
 			continue
 		}
-		r, id := &t.rows[o], t.idOf(o)
-		times[0] = append(times[0], key{descMillisKey(r.updated, id), o})
-		times[1] = append(times[1], key{descMillisKey(r.created, id), o})
-		if kindByCode[r.kind] == contract.KindLearning {
-			confs = append(confs, key{confKey(r.conf, id), o})
+		row, id := &t.rows[r], t.idOf(r)
+		times[0] = append(times[0], key{descMillisKey(row.updated, id), r})
+		times[1] = append(times[1], key{descMillisKey(row.created, id), r})
+		if kindByCode[row.kind] == contract.KindLearning {
+			confs = append(confs, key{confKey(row.conf, id), r})
 		}
 	}
+	// What is left: [from, lo). A record there without its keys is as its
+	// bulk write left it, created and updated at one time; one whose
+	// updated_at moved since had its keys put by the write that moved it.
+	// So below is the newest such time.
+	done := lo <= uint64(o.from)
+	below := int64(noTime)
+	for ord := uint64(o.from); !done && ord < lo; ord++ {
+		if r := uint32(ord); int(r) < len(t.alive) && t.alive[r] && t.rows[r].updated == t.rows[r].created {
+			below = max(below, t.rows[r].created)
+		}
+	}
+	left := orderedState{from: o.from, upto: uint32(lo), below: below}
 	byKey := func(a, b key) int { return bytes.Compare(a.k, b.k) }
 	err := e.db.Update(func(tx *bbolt.Tx) error {
 		fillBulk(tx)
@@ -177,18 +241,18 @@ func (e *Engine) finishOrderedChunk() error {
 			}
 		}
 		meta := tx.Bucket(bucketMeta)
-		if end >= uint64(e.nextOrd) {
+		if done {
 			return meta.Delete(keyOrderedFrom)
 		}
-		return meta.Put(keyOrderedFrom, binary.BigEndian.AppendUint32(nil, uint32(end)))
+		return meta.Put(keyOrderedFrom, left.mark())
 	})
 	if err != nil {
 		return err
 	}
-	if end >= uint64(e.nextOrd) {
-		e.ordered.deferred.Store(false)
+	if done {
+		o.deferred.Store(false)
 	} else {
-		e.ordered.from = uint32(end)
+		o.upto, o.below = left.upto, left.below
 	}
 	return nil
 }

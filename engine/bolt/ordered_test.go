@@ -78,8 +78,8 @@ func keyCounts(t *testing.T, db *bbolt.DB) (counts [3]int, from int64) {
 		for i, b := range [][]byte{bucketUpdated, bucketCreated, bucketConf} {
 			counts[i] = tx.Bucket(b).Stats().KeyN
 		}
-		if v := tx.Bucket(bucketMeta).Get(keyOrderedFrom); v != nil {
-			from = int64(getOrd(v))
+		if v := tx.Bucket(bucketMeta).Get(keyOrderedFrom); len(v) == 16 {
+			from = int64(getOrd(v[:4]))
 		}
 		return nil
 	})
@@ -90,10 +90,12 @@ func keyCounts(t *testing.T, db *bbolt.DB) (counts [3]int, from int64) {
 }
 
 // TestBulkLoadDefersOrderedKeys: the records of a bulk load get no ordered
-// keys while it runs (the mark names the first of them), browse in each
+// keys while it runs (the mark names the first of them); browse in each
 // walked order and list read them in the same order as once the keys are
-// in, a forget and a review of such a record meanwhile leave nothing
-// behind, and when the load ends every key is put and check agrees.
+// in, with none of the keys, with the newest chunk's only (walked down to
+// the time the rest may lack, then ranked by the table) and with all; a
+// forget and a review of such a record meanwhile leave nothing behind; and
+// the load's end and WaitIndex put every key, and check agrees.
 func TestBulkLoadDefersOrderedKeys(t *testing.T) {
 	ctx := context.Background()
 	var now atomic.Int64
@@ -103,6 +105,7 @@ func TestBulkLoadDefersOrderedKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
+	e.ordered.chunk = 100
 	if _, err := contract.StoreMany(ctx, e, orderedItems(0, 30)); err != nil {
 		t.Fatal(err)
 	}
@@ -142,6 +145,33 @@ func TestBulkLoadDefersOrderedKeys(t *testing.T) {
 		}
 	}
 	listed := everyListed(t, e)
+
+	// The newest chunk's keys, as the load's end puts them first.
+	if err := e.finishNewestKeys(); err != nil {
+		t.Fatal(err)
+	}
+	// 30 before the load, the newest 100, and the superseded record's
+	// (its review put them).
+	if counts, from := keyCounts(t, e.db); from != 30 || counts[0] != 131 || counts[1] != 131 {
+		t.Fatalf("after the newest chunk: keys %v, mark %d; want 131 time keys and the mark still at 30", counts, from)
+	}
+	for name, q := range orders {
+		if got := everyPage(t, e, q); !slices.Equal(got, during[name]) {
+			t.Fatalf("browse by %s with the newest keys only: the walk and the table's ranking differ\nnow    %v\nbefore %v", name, got, during[name])
+		}
+	}
+	first, err := e.Browse(ctx, contract.BrowseQuery{Limit: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range first.Records {
+		if !e.keyedAbove(r.UpdatedAt.UnixMilli()) {
+			t.Fatalf("the first page's %s (updated %v) is not above the time the rest may lack", r.ID, r.UpdatedAt)
+		}
+	}
+	if got := everyListed(t, e); !slices.Equal(got, listed) {
+		t.Fatalf("list with the newest keys only differs")
+	}
 
 	e.SetBulk(false)
 	if err := e.WaitIndex(ctx); err != nil {

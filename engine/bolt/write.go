@@ -255,7 +255,7 @@ func (e *Engine) commitWrite(ctx context.Context, w *preparedWrite) ([]contract.
 			return nil
 		}
 		if deferKeys = w.bulk && e.bulk.Load(); deferKeys {
-			if err := e.deferKeysIn(tx, e.nextOrd); err != nil {
+			if err := e.deferKeysIn(tx, e.nextOrd, e.nextOrd+uint32(len(added)), now); err != nil {
 				return err
 			}
 		}
@@ -271,7 +271,7 @@ func (e *Engine) commitWrite(ctx context.Context, w *preparedWrite) ([]contract.
 	}
 	if len(added) > 0 {
 		if deferKeys {
-			e.keysDeferredFrom(added[0].s.ord)
+			e.keysDeferredFor(added[0].s.ord, added[0].s.ord+uint32(len(added)), now)
 		}
 		e.publishAdded(added, seq, feedSeq)
 	}
