@@ -97,7 +97,7 @@ func (e *Engine) keyedAbove(ms int64) bool {
 
 // deferKeysIn marks, in tx, the keys of the records [first, end), written
 // at now, as deferred, widening a mark that stands; the caller holds mu and
-// calls keysDeferred(first, end, now) once tx has committed.
+// calls keysDeferredFor(first, end, now) once tx has committed.
 func (e *Engine) deferKeysIn(tx *bbolt.Tx, first, end uint32, now int64) error {
 	o := e.widened(first, end, now)
 	return tx.Bucket(bucketMeta).Put(keyOrderedFrom, o.mark())
