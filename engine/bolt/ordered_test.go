@@ -189,6 +189,11 @@ func TestBulkLoadDefersOrderedKeys(t *testing.T) {
 	if after := everyListed(t, e); !slices.Equal(after, listed) {
 		t.Fatalf("list: by_created's walk and the table's differ\nwalk  %v\ntable %v", after, listed)
 	}
+	// Check compares the vectors too: the load's records are embedded in
+	// the background (a CI run checked while 173 of them were not yet).
+	if err := e.WaitEmbedder(ctx); err != nil {
+		t.Fatal(err)
+	}
 	rep, err := e.Check(ctx, false, nil)
 	if err != nil || !rep.Consistent {
 		t.Fatalf("check after the load: %+v, %v", rep, err)
@@ -232,6 +237,9 @@ func TestDeferredKeysAreFinishedByTheNextOpen(t *testing.T) {
 	}
 	if counts, from := keyCounts(t, e.db); from != -1 || counts != [3]int{300, 300, 100} {
 		t.Fatalf("after the next open: keys %v, mark %d", counts, from)
+	}
+	if err := e.WaitEmbedder(ctx); err != nil {
+		t.Fatal(err)
 	}
 	rep, err := e.Check(ctx, false, nil)
 	if err != nil || !rep.Consistent {
