@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 
@@ -188,14 +187,10 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 			}
 			return string(k[4:]), true
 		})
-		// A bulk load's deferred keys (ordered.go) are put once it has
-		// ended; till then its records may lack theirs.
-		var from, upto uint32
-		if v := tx.Bucket(bucketMeta).Get(keyOrderedFrom); len(v) == 16 {
-			from, upto = binary.BigEndian.Uint32(v), binary.BigEndian.Uint32(v[4:])
-		} else if len(v) == 4 {
-			from, upto = binary.BigEndian.Uint32(v), math.MaxUint32
-		}
+		// A bulk load's deferred keys (ordered.go) are put newest first
+		// after it ends; till then the records its mark covers may lack
+		// theirs.
+		from, upto, _, _ := parseMark(tx.Bucket(bucketMeta).Get(keyOrderedFrom))
 		for id, r := range recs {
 			if r.ord >= from && r.ord < upto {
 				continue

@@ -68,16 +68,23 @@ func (o *orderedState) mark() []byte {
 	return binary.BigEndian.AppendUint64(b, uint64(o.below))
 }
 
-// loadOrdered reads the mark at open. A mark of 4 bytes (from alone, as
-// 7763b2c wrote it) covers every ordinal from it, at any time.
-func (e *Engine) loadOrdered(meta *bbolt.Bucket) {
-	switch v := meta.Get(keyOrderedFrom); len(v) {
+// parseMark reads a stored mark; ok is false when there is none. A mark
+// of 4 bytes (from alone, as 7763b2c wrote it) covers every ordinal from
+// it, at any time.
+func parseMark(v []byte) (from, upto uint32, below int64, ok bool) {
+	switch len(v) {
 	case 16:
-		e.ordered.from, e.ordered.upto = binary.BigEndian.Uint32(v), binary.BigEndian.Uint32(v[4:])
-		e.ordered.below = int64(binary.BigEndian.Uint64(v[8:]))
-		e.ordered.deferred.Store(true)
+		return binary.BigEndian.Uint32(v), binary.BigEndian.Uint32(v[4:]), int64(binary.BigEndian.Uint64(v[8:])), true
 	case 4:
-		e.ordered.from, e.ordered.upto, e.ordered.below = binary.BigEndian.Uint32(v), math.MaxUint32, math.MaxInt64
+		return binary.BigEndian.Uint32(v), math.MaxUint32, math.MaxInt64, true
+	}
+	return 0, 0, 0, false
+}
+
+// loadOrdered reads the mark at open.
+func (e *Engine) loadOrdered(meta *bbolt.Bucket) {
+	if from, upto, below, ok := parseMark(meta.Get(keyOrderedFrom)); ok {
+		e.ordered.from, e.ordered.upto, e.ordered.below = from, upto, below
 		e.ordered.deferred.Store(true)
 	}
 }
