@@ -10,7 +10,7 @@ import (
 // holds nothing.
 func TestRowsReadBackAndSurviveGrowth(t *testing.T) {
 	const dim = 3
-	b := New(2, dim, Block{}, false)
+	b := New(2, dim, false, Block{}, false)
 	SetRow(b, 2, dim, 0, Row{Tag: 7, Scale: 0.5, Q: []int8{1, -2, 3}})
 	SetRow(b, 2, dim, 1, Row{Tag: 9, Scale: 0.25, Q: []int8{-4, 5, -6}})
 	blk, ok := Parse(b)
@@ -24,7 +24,7 @@ func TestRowsReadBackAndSurviveGrowth(t *testing.T) {
 	if got, want := blk.Cols(), []int8{1, -4, -2, 5, 3, -6}; !slices.Equal(got, want) {
 		t.Fatalf("columns %v, want %v", got, want)
 	}
-	grown := New(4, dim, blk, true)
+	grown := New(4, dim, false, blk, true)
 	SetRow(grown, 4, dim, 3, Row{Tag: 11, Scale: 1, Q: []int8{8, 8, 8}})
 	g, ok := Parse(grown)
 	if !ok || g.N != 4 || g.Tag(0) != 7 || g.Tag(1) != 9 || g.Tag(2) != 0 || g.Tag(3) != 11 || g.Scale(1) != 0.25 {
@@ -43,12 +43,12 @@ func TestRowsReadBackAndSurviveGrowth(t *testing.T) {
 // Parse refuses what is not a block: too short, no rows, more rows than a
 // block covers, or a length that disagrees with its rows and dimension.
 func TestParseRefusesWhatIsNotABlock(t *testing.T) {
-	good := New(2, 3, Block{}, false)
-	tooMany := New(1, 1, Block{}, false)
+	good := New(2, 3, false, Block{}, false)
+	tooMany := New(1, 1, false, Block{}, false)
 	tooMany[0], tooMany[1] = 0xff, 0xff
 	for name, b := range map[string][]byte{
 		"empty": nil, "short": good[:4], "cut": good[:len(good)-1], "long": append(slices.Clone(good), 0),
-		"no rows": New(1, 3, Block{}, false)[:0:0], "more rows than a block": tooMany,
+		"no rows": New(1, 3, false, Block{}, false)[:0:0], "more rows than a block": tooMany,
 	} {
 		if _, ok := Parse(b); ok {
 			t.Errorf("%s: parsed", name)
@@ -56,5 +56,91 @@ func TestParseRefusesWhatIsNotABlock(t *testing.T) {
 	}
 	if ModelTag("") == 0 || ModelTag("hash-v1") == ModelTag("learned-v1") {
 		t.Error("model tags: 0 or the same for two models")
+	}
+}
+
+// codesOf reads a block of codes back as one row's codes.
+func codesOf(blk Block, r int) []int8 {
+	out := make([]int8, blk.Dim)
+	cols, s := blk.CodeCols(), blk.Stride()
+	for j := range blk.Dim {
+		c := cols[j*s+r/2]
+		if r%2 == 1 {
+			c >>= 4
+		}
+		out[j] = Code(c)
+	}
+	return out
+}
+
+// A row written into a block of codes reads back as its int8 values in
+// four bits, the row's largest magnitude at CodeMax, with the scale that
+// keeps the values' size; an int8 block made into one of codes codes its
+// rows the same way; growing a block of codes keeps them, and a cleared
+// neighbour in the same byte does not disturb a row.
+func TestCodesReadBack(t *testing.T) {
+	const dim = 4
+	rows := []Row{
+		{Tag: 3, Scale: 0.01, Q: []int8{127, -127, 64, -9}},
+		{Tag: 5, Scale: 0.02, Q: []int8{-18, 9, 0, 1}},
+		{Tag: 7, Scale: 0.5, Q: []int8{0, 0, 0, 0}},
+	}
+	// round(x*7/top): of top 127, 64 → 3.53 → 4 and -9 → -0.496 → 0; of
+	// top 18, 9 → 3.5 → 4 (a half rounds away from zero) and 1 → 0.39 → 0.
+	want := [][]int8{{7, -7, 4, 0}, {-7, 4, 0, 0}, {0, 0, 0, 0}}
+	wantScale := []float32{codeScale(0.01, 127), codeScale(0.02, 18), 0}
+	if d := wantScale[1] - 0.02*18.0/7; d > 1e-7 || d < -1e-7 {
+		t.Fatalf("codeScale(0.02, 18) = %v", wantScale[1])
+	}
+	b := New(3, dim, true, Block{}, false)
+	for r, row := range rows {
+		SetRow(b, 3, dim, r, row)
+	}
+	blk, ok := Parse(b)
+	if !ok || !blk.Codes || blk.N != 3 || blk.Dim != dim || blk.Stride() != 2 || len(b) != Size(3, dim, true) {
+		t.Fatalf("parse: %+v %v, %d bytes", blk, ok, len(b))
+	}
+	for r := range rows {
+		if got := codesOf(blk, r); !slices.Equal(got, want[r]) || blk.Tag(r) != rows[r].Tag || blk.Scale(r) != wantScale[r] {
+			t.Errorf("row %d: codes %v scale %v tag %d, want %v %v %d", r, got, blk.Scale(r), blk.Tag(r), want[r], wantScale[r], rows[r].Tag)
+		}
+	}
+
+	plain := New(3, dim, false, Block{}, false)
+	for r, row := range rows {
+		SetRow(plain, 3, dim, r, row)
+	}
+	pb, _ := Parse(plain)
+	coded, ok := Parse(New(3, dim, true, pb, true))
+	if !ok || !coded.Codes {
+		t.Fatal("an int8 block made into one of codes does not parse as codes")
+	}
+	for r := range rows {
+		if got := codesOf(coded, r); !slices.Equal(got, want[r]) || coded.Scale(r) != wantScale[r] {
+			t.Errorf("converted row %d: codes %v scale %v, want %v %v", r, got, coded.Scale(r), want[r], wantScale[r])
+		}
+	}
+
+	grown, _ := Parse(New(4, dim, true, blk, true))
+	cut, _ := Parse(New(1, dim, true, blk, true))
+	for r := range rows {
+		if got := codesOf(grown, r); !slices.Equal(got, want[r]) {
+			t.Errorf("grown row %d: %v, want %v", r, got, want[r])
+		}
+	}
+	if got := codesOf(grown, 3); !slices.Equal(got, make([]int8, dim)) || grown.Tag(3) != 0 {
+		t.Errorf("the new row of a grown block: %v tag %d", got, grown.Tag(3))
+	}
+	if got := codesOf(cut, 0); !slices.Equal(got, want[0]) || cut.N != 1 {
+		t.Errorf("a block cut to one row: %v", got)
+	}
+	// Clearing row 1 leaves row 0, which shares its bytes.
+	SetRow(b, 3, dim, 1, Row{})
+	blk, _ = Parse(b)
+	if got := codesOf(blk, 0); !slices.Equal(got, want[0]) || blk.Tag(1) != 0 {
+		t.Errorf("row 0 after row 1 was cleared: %v", got)
+	}
+	if _, ok := Parse(b[:len(b)-1]); ok {
+		t.Error("a cut block of codes parsed")
 	}
 }
