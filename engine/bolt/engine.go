@@ -52,7 +52,7 @@ const (
 	HostKeyFile = "ssh_host_ed25519"
 )
 
-const schemaVer = "7"
+const schemaVer = "8"
 
 var (
 	bucketMeta    = []byte("meta")
@@ -125,6 +125,8 @@ type Options struct {
 	coldScanBudget int
 	// clusterChunk, when positive, replaces clusterChunk (tests).
 	clusterChunk int
+	// vectorCodesAt, when positive, replaces vectorCodesAt (tests).
+	vectorCodesAt int
 }
 
 // LockedError says another process holds the store.
@@ -504,7 +506,7 @@ func (e *Engine) prepareLayout(tx *bbolt.Tx) error {
 		return err
 	}
 	switch v := meta.Get(keySchema); {
-	case v == nil, string(v) == "1", string(v) == "2", string(v) == "3", string(v) == "4", string(v) == "5", string(v) == "6":
+	case v == nil, string(v) == "1", string(v) == "2", string(v) == "3", string(v) == "4", string(v) == "5", string(v) == "6", string(v) == "7":
 		// Version 1 lacked the namespace totals (filled in the background
 		// once the table has loaded) and the synced freelist; version 2 the
 		// change feed (its bucket is created above, empty: the feed starts
@@ -514,11 +516,12 @@ func (e *Engine) prepareLayout(tx *bbolt.Tx) error {
 		// load); version 5 had no record dictionaries (its records are read
 		// as they are; the first write that finds the store without one
 		// makes it, and mnemo compact rewrites the older records against
-		// it); version 6 always had every record's ordered keys. Older
-		// binaries refuse version 7, since they would not keep the totals,
-		// the feed or the vector blocks, read a compressed record, or know
-		// that a bulk load's ordered keys may still be missing
-		// (keyOrderedFrom).
+		// it); version 6 always had every record's ordered keys; version 7
+		// held every vector as int8 (a large store's blocks are coded when
+		// its vectors load). Older binaries refuse version 8, since they
+		// would not keep the totals, the feed or the vector blocks, read a
+		// compressed record, know that a bulk load's ordered keys may still
+		// be missing (keyOrderedFrom), or read a block of codes.
 		return meta.Put(keySchema, []byte(schemaVer))
 	case string(v) != schemaVer:
 		return contract.ConfigErr("store %s has schema version %s; this mnemo reads version %s", e.dir, v, schemaVer)

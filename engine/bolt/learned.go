@@ -83,6 +83,14 @@ func (e *Engine) openLearned() error {
 		return nil
 	}
 	e.learn = &learnState{emb: emb, kick: make(chan struct{}, 1)}
+	// The learned embedder gives a text the same vector every time, so a
+	// search can score its best hits exactly from their texts: a large
+	// store keeps its vectors as codes (vectors.go).
+	e.vec.store.codesAt = vectorCodesAt
+	if e.opts.vectorCodesAt > 0 {
+		e.vec.store.codesAt = e.opts.vectorCodesAt
+	}
+	e.vec.store.live = func() int { return e.t.live } // read under e.mu, as the store is
 	e.goBackground(e.learnWorker)
 	return nil
 }

@@ -343,6 +343,9 @@ func (e *Engine) ensureVectors() {
 			if err == nil {
 				err = e.embedMissing(context.Background())
 			}
+			if err == nil {
+				err = e.codeBlocks()
+			}
 			if err != nil {
 				e.log.Error("loading or embedding vectors failed", "err", err)
 				return

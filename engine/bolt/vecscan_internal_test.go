@@ -20,24 +20,7 @@ import (
 func TestVectorScanOnLargestDimensions(t *testing.T) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(29, 1))
-	syllables := []string{"ka", "lo", "mir", "tes", "van", "du", "pel", "or", "sim", "ra", "ne", "gul"}
-	words := make([]string, 400)
-	for i := range words {
-		var b strings.Builder
-		for range 2 + r.IntN(3) {
-			b.WriteString(syllables[r.IntN(len(syllables))])
-		}
-		words[i] = b.String()
-	}
-	// Zipf-like: low word numbers are common.
-	word := func() string { return words[int(float64(len(words))*math.Pow(r.Float64(), 2.5))] }
-	sentence := func(n int) string {
-		ws := make([]string, n)
-		for i := range ws {
-			ws[i] = word()
-		}
-		return strings.Join(ws, " ")
-	}
+	sentence := zipfSentences(r)
 	var items []contract.StoreItem
 	for range 3000 {
 		items = append(items, contract.Document(sentence(15+r.IntN(25)), contract.MemoryMeta{}))
@@ -118,6 +101,28 @@ func TestVectorScanOnLargestDimensions(t *testing.T) {
 	t.Logf("%d queries cut, recall@10 against the full scan %.3f", cuts, recall)
 	if recall < 0.98 {
 		t.Errorf("the cut scan found %.3f of the full scan's top 10 over %d queries, want at least 0.98", recall, cuts)
+	}
+}
+
+// zipfSentences makes sentences of n words of a made-up language of 400
+// words, the low-numbered ones common (Zipf-like), from r.
+func zipfSentences(r *rand.Rand) func(n int) string {
+	syllables := []string{"ka", "lo", "mir", "tes", "van", "du", "pel", "or", "sim", "ra", "ne", "gul"}
+	words := make([]string, 400)
+	for i := range words {
+		var b strings.Builder
+		for range 2 + r.IntN(3) {
+			b.WriteString(syllables[r.IntN(len(syllables))])
+		}
+		words[i] = b.String()
+	}
+	word := func() string { return words[int(float64(len(words))*math.Pow(r.Float64(), 2.5))] }
+	return func(n int) string {
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = word()
+		}
+		return strings.Join(ws, " ")
 	}
 }
 

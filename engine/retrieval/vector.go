@@ -411,17 +411,19 @@ func addColumn(acc []float32, col []int8, w float32) {
 // ScoreCodes is ScoreColumns over a block of four-bit codes: column j is
 // cols[j*stride:], byte i of it holding row 2i's code in its low four bits
 // and row 2i+1's in its high four, each a signed value (-8 to 7); acc has
-// one entry per row (at most 2*stride). Times a row's scale, acc is that
-// row's dot product with q as the codes have it.
+// one entry per row (at most 2*stride; cols may start at a pair of rows
+// inside a block, as the columns of a block do at its first). Times a row's
+// scale, acc is that row's dot product with q as the codes have it.
 func ScoreCodes(acc []float32, cols []byte, stride int, dims []int, q []float32) {
+	w := (len(acc) + 1) / 2
 	k := 0
 	for ; k+4 <= len(dims); k += 4 {
 		j0, j1, j2, j3 := dims[k], dims[k+1], dims[k+2], dims[k+3]
-		addCodes4(acc, cols[j0*stride:(j0+1)*stride], cols[j1*stride:(j1+1)*stride],
-			cols[j2*stride:(j2+1)*stride], cols[j3*stride:(j3+1)*stride], q[j0], q[j1], q[j2], q[j3])
+		addCodes4(acc, cols[j0*stride:j0*stride+w], cols[j1*stride:j1*stride+w],
+			cols[j2*stride:j2*stride+w], cols[j3*stride:j3*stride+w], q[j0], q[j1], q[j2], q[j3])
 	}
 	for _, j := range dims[k:] {
-		addCodes4(acc, cols[j*stride:(j+1)*stride], nil, nil, nil, q[j], 0, 0, 0)
+		addCodes4(acc, cols[j*stride:j*stride+w], nil, nil, nil, q[j], 0, 0, 0)
 	}
 }
 

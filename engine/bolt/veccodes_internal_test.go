@@ -1,0 +1,215 @@
+package bolt
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"mnemo/contract"
+	"mnemo/engine/bolt/internal/vecblock"
+	"mnemo/engine/retrieval"
+)
+
+// blockKinds counts a store's vector blocks of codes and of int8 (the
+// store closed).
+func blockKinds(t *testing.T, dir string) (codes, int8s int) {
+	t.Helper()
+	db, err := bbolt.Open(dir+"/mnemo.db", 0o600, &bbolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_ = db.View(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketVecBlocks).ForEach(func(_, v []byte) error {
+			if blk, ok := vecblock.Parse(v); ok && blk.Codes {
+				codes++
+			} else if ok {
+				int8s++
+			}
+			return nil
+		})
+	})
+	return codes, int8s
+}
+
+// TestVectorSearchOverCodes: a store that grows past vectorCodesAt keeps its
+// vectors as four-bit codes, the blocks it wrote as int8 before coded when
+// its vectors load; a vector search over the codes answers as an exact int8
+// scan of its best hits. Each hit's score is the one an int8 scan of its
+// record's vector gives (the text embedded, quantized as a stored row is),
+// the hits come in that order, and they hold at least 0.98 of the exact
+// int8 top 10 of the whole store over the queries, with and without a
+// filter, and with the scan cut to a query's largest dimensions.
+func TestVectorSearchOverCodes(t *testing.T) {
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(29, 4))
+	sentence := zipfSentences(r)
+	var items []contract.StoreItem
+	for range 2500 {
+		items = append(items, contract.Document(sentence(15+r.IntN(25)), contract.MemoryMeta{}))
+	}
+	dir := t.TempDir()
+	e, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for lo := 0; lo < len(items); lo += contract.MaxStoreMany {
+		if _, err := contract.StoreMany(ctx, e, items[lo:min(lo+contract.MaxStoreMany, len(items))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.WaitEmbedder(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if codes, int8s := blockKinds(t, dir); codes != 0 || int8s == 0 {
+		t.Fatalf("a store under vectorCodesAt: %d blocks of codes, %d of int8; want int8 only", codes, int8s)
+	}
+	if e, err = Open(dir, Options{vectorCodesAt: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.WaitEmbedder(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// The exact reference: every record's vector embedded now, as int8.
+	e.mu.RLock()
+	dim := e.vec.store.dim
+	type ref struct {
+		q     []int8
+		scale float32
+	}
+	refs := map[uint32]ref{}
+	var ords []uint32
+	var texts []string
+	for ord, alive := range e.t.alive {
+		if alive {
+			ords = append(ords, uint32(ord))
+		}
+	}
+	err = e.db.View(func(tx *bbolt.Tx) error {
+		for _, ord := range ords {
+			s, err := e.codec.decode(tx.Bucket(bucketRecords).Get([]byte(e.t.idOf(ord))), partHit, parseNS)
+			if err != nil {
+				return err
+			}
+			texts = append(texts, s.text)
+		}
+		return nil
+	})
+	e.mu.RUnlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vecs, err := e.embedder.Embed(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ord := range ords {
+		q := make([]int8, dim)
+		refs[ord] = ref{q, retrieval.QuantizeUnit(vecs[i], q)}
+	}
+	exactScore := func(unit []float32, dims []int, ord uint32) float64 {
+		var acc [1]float32
+		retrieval.ScoreColumns(acc[:], refs[ord].q, 1, dims, unit)
+		return float64(acc[0] * refs[ord].scale)
+	}
+
+	cutScan := defaultVecScan()
+	cutScan.rows = 1
+	fullScan := vecScan{rows: math.MaxInt, dims: math.MaxInt}
+	even := func(ord uint32) bool { return ord%2 == 0 }
+	shared, total, rescored := 0, 0, 0
+	byMode := map[string][2]int{}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	for range 40 {
+		text := sentence(8 + r.IntN(8))
+		vs, err := e.embedder.Embed(ctx, []string{text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		unit := retrieval.Normalized(vs[0])
+		dims := retrieval.QueryDims(unit)
+		for _, how := range []vecScan{fullScan, cutScan} {
+			for _, admit := range []func(uint32) bool{nil, even} {
+				got, _, err := e.scanVectors(ctx, vs[0], 10, admit, how)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = got[:min(10, len(got))]
+				for i, h := range got {
+					if want := exactScore(unit, dims, h.ord); h.score != want {
+						t.Fatalf("%q: hit %d (ordinal %d) scored %v, an int8 scan of its vector scores %v", text, i, h.ord, h.score, want)
+					}
+					if admit != nil && !admit(h.ord) {
+						t.Fatalf("%q: hit %d is refused by the filter", text, h.ord)
+					}
+					rescored++
+				}
+				if !slices.IsSortedFunc(got, func(a, b vecHit) int {
+					if c := cmp.Compare(b.score, a.score); c != 0 {
+						return c
+					}
+					return cmp.Compare(a.id, b.id)
+				}) {
+					t.Fatalf("%q: the hits are not in the order of their scores", text)
+				}
+				var exact []vecHit
+				for _, ord := range ords {
+					if admit == nil || admit(ord) {
+						exact = append(exact, vecHit{score: exactScore(unit, dims, ord), ord: ord, id: e.t.idOf(ord)})
+					}
+				}
+				sortHits(exact)
+				mode := "full scan"
+				if how.rows == 1 {
+					mode = "cut scan"
+				}
+				if admit != nil {
+					mode += "+filter"
+				}
+				m := byMode[mode]
+				for _, x := range exact[:10] {
+					for _, h := range got {
+						if h.ord == x.ord {
+							shared++
+							m[0]++
+							break
+						}
+					}
+					total++
+					m[1]++
+				}
+				byMode[mode] = m
+			}
+		}
+	}
+	for mode, m := range byMode {
+		if recall := float64(m[0]) / float64(m[1]); recall < 0.98 {
+			t.Errorf("%s: recall@10 %.3f, want at least 0.98", mode, recall)
+		}
+	}
+	recall := float64(shared) / float64(total)
+	t.Logf("recall@10 against the exact int8 scan: %.3f (%d of %d); %d hits scored exactly", recall, shared, total, rescored)
+	if recall < 0.98 {
+		t.Errorf("a search over codes found %.3f of the exact top 10, want at least 0.98", recall)
+	}
+	if err := e.db.View(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketVecBlocks).ForEach(func(k, v []byte) error {
+			if blk, ok := vecblock.Parse(v); !ok || !blk.Codes {
+				t.Errorf("block %x is not of codes after the vectors loaded", k)
+			}
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
