@@ -53,31 +53,11 @@ func TestVectorSearchOverCodes(t *testing.T) {
 	for range 2500 {
 		items = append(items, contract.Document(sentence(15+r.IntN(25)), contract.MemoryMeta{}))
 	}
-	dir := t.TempDir()
-	e, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for lo := 0; lo < len(items); lo += contract.MaxStoreMany {
-		if _, err := contract.StoreMany(ctx, e, items[lo:min(lo+contract.MaxStoreMany, len(items))]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := e.WaitEmbedder(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
+	dir := writtenVectorStore(t, items)
 	if codes, int8s := blockKinds(t, dir); codes != 0 || int8s == 0 {
 		t.Fatalf("a store under vectorCodesAt: %d blocks of codes, %d of int8; want int8 only", codes, int8s)
 	}
-	if e, err = Open(dir, Options{vectorCodesAt: 1000}); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.WaitEmbedder(ctx); err != nil {
-		t.Fatal(err)
-	}
+	e := reopenedVectorStore(t, dir, Options{vectorCodesAt: 1000})
 
 	// The exact reference: every record's vector embedded now, as int8.
 	e.mu.RLock()
@@ -94,7 +74,7 @@ func TestVectorSearchOverCodes(t *testing.T) {
 			ords = append(ords, uint32(ord))
 		}
 	}
-	err = e.db.View(func(tx *bbolt.Tx) error {
+	err := e.db.View(func(tx *bbolt.Tx) error {
 		for _, ord := range ords {
 			s, err := e.codec.decode(tx.Bucket(bucketRecords).Get([]byte(e.t.idOf(ord))), partHit, parseNS)
 			if err != nil {

@@ -131,6 +131,13 @@ func zipfSentences(r *rand.Rand) func(n int) string {
 // place (new ones wait in memory until a batch of them is written).
 func storeInVectorBlocks(t *testing.T, items []contract.StoreItem) *Engine {
 	t.Helper()
+	return reopenedVectorStore(t, writtenVectorStore(t, items), Options{})
+}
+
+// writtenVectorStore stores items in a new store, embeds them, closes it and
+// answers its directory.
+func writtenVectorStore(t *testing.T, items []contract.StoreItem) string {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	e, err := Open(dir, Options{})
@@ -148,11 +155,19 @@ func storeInVectorBlocks(t *testing.T, items []contract.StoreItem) *Engine {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if e, err = Open(dir, Options{}); err != nil {
+	return dir
+}
+
+// reopenedVectorStore opens the store in dir with opts and waits until its
+// vectors are loaded and none waits in memory.
+func reopenedVectorStore(t *testing.T, dir string, opts Options) *Engine {
+	t.Helper()
+	e, err := Open(dir, opts)
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.Close() })
-	if err := e.WaitEmbedder(ctx); err != nil {
+	if err := e.WaitEmbedder(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(e.vec.store.pending); n != 0 {
