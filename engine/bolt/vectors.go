@@ -529,9 +529,12 @@ func (e *Engine) scanVectors(ctx context.Context, q []float32, k int, admit func
 		for _, t := range tops {
 			out = append(out, t.items...)
 		}
-		byNum := make(map[uint32]vecblock.Block, len(blocks))
-		for _, s := range blocks {
-			byNum[s.num] = s.blk
+		var byNum map[uint32]vecblock.Block
+		if cut || codes {
+			byNum = make(map[uint32]vecblock.Block, len(blocks))
+			for _, s := range blocks {
+				byNum[s.num] = s.blk
+			}
 		}
 		if cut {
 			// The hits kept, scored on every dimension as a full scan
@@ -546,22 +549,22 @@ func (e *Engine) scanVectors(ctx context.Context, q []float32, k int, admit func
 			}
 		}
 		sortHits(out)
+		if !codes {
+			return nil
+		}
 		// Hits scored from codes are scored again, the best of them, from
 		// their vectors embedded anew: as an int8 scan of those vectors
 		// scores them, which is what the store held before codes.
+		head := out[:min(len(out), max(codesRescore, k))]
 		var coded []int
-		for i := range out[:min(len(out), max(codesRescore, k))] {
-			if _, ok := v.pending[out[i].ord]; ok {
-				continue
-			}
-			if byNum[out[i].ord/vecBlockRows].Codes {
+		for i, h := range head {
+			if _, ok := v.pending[h.ord]; !ok && byNum[h.ord/vecBlockRows].Codes {
 				coded = append(coded, i)
 			}
 		}
 		if len(coded) == 0 {
 			return nil
 		}
-		head := out[:min(len(out), max(codesRescore, k))]
 		if err := e.rescoreCoded(ctx, tx, head, coded, dims, unit); err != nil {
 			return err
 		}
