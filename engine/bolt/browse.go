@@ -135,6 +135,9 @@ type browsePlan struct {
 	countable  bool
 	countFacet contract.Facet
 	countSet   [3]bool
+	// status, when the query has status clauses, is the statuses they
+	// all admit, checked against table.stat before a row is read.
+	status *[3]bool
 }
 
 type contentCheck struct {
@@ -157,9 +160,19 @@ func (c *contentCheck) narrows() bool {
 }
 
 func (p *browsePlan) rowOK(r *row) bool {
-	if !p.meta.match(r) {
+	return p.meta.match(r) && p.browseChecks(r)
+}
+
+// ordOK is rowOK for ordinal ord of t, false when it is not in the table;
+// a refused status is refused by table.stat, without reading the row.
+func (p *browsePlan) ordOK(t *table, ord uint32) bool {
+	if p.status != nil && int(ord) < len(t.stat) && !p.status[t.stat[ord]] {
 		return false
 	}
+	return t.matchOrd(&p.meta, ord) && p.browseChecks(&t.rows[ord])
+}
+
+func (p *browsePlan) browseChecks(r *row) bool {
 	for _, c := range p.checks {
 		if !c(r) {
 			return false
@@ -294,6 +307,9 @@ func (t *table) compileBrowse(q *contract.BrowseQuery) *browsePlan {
 			})
 		}
 	}
+	if statusSets > 0 {
+		p.status = &statusSet
+	}
 	p.trivial = onlyReach(q.Filter) && len(p.checks) == 0 && p.content == nil
 	if !p.trivial && onlyReach(q.Filter) && p.content == nil && others == 0 {
 		switch {
@@ -366,13 +382,10 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 			}
 		default:
 			visit := func(ord uint32) error {
-				if !t.alive[ord] {
+				if !p.ordOK(t, ord) {
 					return nil
 				}
 				r := &t.rows[ord]
-				if !p.rowOK(r) {
-					return nil
-				}
 				if p.content != nil {
 					text, ok := e.codec.text(recs.Get([]byte(t.ids.Val(r.idv))))
 					if !ok {
@@ -415,11 +428,11 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 				inSet = roaring.BitmapOf(matched...)
 			}
 		}
-		admit := func(r *row, ord uint32) bool {
+		admit := func(ord uint32) bool {
 			if inSet != nil {
-				return inSet.Contains(ord)
+				return int(ord) < len(t.alive) && t.alive[ord] && inSet.Contains(ord)
 			}
-			return p.rowOK(r)
+			return p.ordOK(t, ord)
 		}
 
 		var ords []uint32
@@ -436,7 +449,7 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 		if walkIndex {
 			skip := q.Offset
 			take := func(ord uint32) bool {
-				if int(ord) >= len(t.alive) || !t.alive[ord] || !admit(&t.rows[ord], ord) {
+				if !admit(ord) {
 					return len(ords) < limit
 				}
 				if skip > 0 {
@@ -508,8 +521,8 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 				top.offer(ord)
 			}
 			if !materialized {
-				for ord, alive := range t.alive {
-					if alive && p.rowOK(&t.rows[ord]) {
+				for ord := range t.alive {
+					if p.ordOK(t, uint32(ord)) {
 						offer(uint32(ord))
 					}
 				}

@@ -114,3 +114,111 @@ func TestIndexedWalksVisitEverything(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusFiltersFollowEveryChangeOfStatus browses by status while
+// records are approved, rejected, superseded, forgotten and stored again,
+// and after the store is opened again from its table file: a status clause
+// is checked against the table's status column before a row is read
+// (table.stat), so that column must follow every change the rows do.
+func TestStatusFiltersFollowEveryChangeOfStatus(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	clock := conformance.SteppingClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Minute)
+	// A large store's table is saved to its file and read back from it.
+	opts := bolt.Options{Clock: clock, SyncRebuildBelow: -1}
+	e, err := bolt.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conformance.FillCorpus(t, e, 400, 11)
+	queries := [][]contract.BrowseFilter{
+		{{Field: "status", Op: "in", Values: []string{"active"}}},
+		{{Field: "status", Op: "in", Values: []string{"candidate"}}},
+		{{Field: "status", Op: "in", Values: []string{"superseded"}}},
+		{{Field: "status", Op: "not_in", Values: []string{"active"}}},
+		{{Field: "status", Op: "not_in", Values: []string{"candidate", "superseded"}}},
+		{{Field: "status", Op: "in", Values: []string{"candidate"}}, {Field: "kind", Op: "in", Values: []string{"learning"}}},
+	}
+	orders := [][]contract.SortKey{nil, {{Field: "confidence", Dir: "desc"}}, {{Field: "created_at", Dir: "asc"}}}
+	check := func(when string, e *bolt.Engine) {
+		t.Helper()
+		recs := conformance.Snapshot(t, e)
+		for _, filters := range queries {
+			for _, order := range orders {
+				for _, limit := range []int{1, 25, 1000} {
+					q := contract.BrowseQuery{Filters: filters, OrderBy: order, Limit: limit}
+					got, err := e.Browse(ctx, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, err := contract.BrowseSlice(q, recs)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got.Total != want.Total || !slices.Equal(conformance.PageIDs(got), conformance.PageIDs(want)) {
+						t.Fatalf("%s, %v by %v, limit %d:\n got %v (%d)\nwant %v (%d)", when, filters, order, limit,
+							conformance.PageIDs(got), got.Total, conformance.PageIDs(want), want.Total)
+					}
+				}
+			}
+		}
+	}
+	check("as stored", e)
+
+	byStatus := func(s contract.Status) []string {
+		page, err := e.Browse(ctx, contract.BrowseQuery{Filters: []contract.BrowseFilter{{Field: "status", Op: "in", Values: []string{string(s)}}}, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return conformance.PageIDs(page)
+	}
+	candidates, active := byStatus(contract.StatusCandidate), byStatus(contract.StatusActive)
+	if len(candidates) < 20 || len(active) < 40 {
+		t.Fatalf("the corpus holds %d candidates and %d active records", len(candidates), len(active))
+	}
+	for i, id := range candidates[:20] {
+		action := contract.ReviewApprove
+		if i%2 == 1 {
+			action = contract.ReviewReject
+		}
+		if _, err := e.Review(ctx, contract.ReviewRequest{ID: id, Action: action}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("after reviews", e)
+	for i := 0; i < 10; i++ {
+		if _, err := e.Supersede(ctx, contract.SupersedeRequest{ID: active[i], By: active[20+i]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("after supersessions", e)
+	// A forgotten record's ordinal is left behind; storing it again as a
+	// candidate gives it a new one.
+	got, err := e.GetRecords(ctx, contract.GetRequest{IDs: active[10:15]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Forget(ctx, contract.ForgetTarget{IDs: active[10:15]}); err != nil {
+		t.Fatal(err)
+	}
+	check("after a forget", e)
+	for _, r := range got {
+		if _, err := e.StoreWith(ctx, *r.Item, contract.WriteOptions{Status: contract.StatusCandidate}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("after storing the forgotten records again as candidates", e)
+	// Saved as it is now, so nothing is replayed over the file's rows.
+	if err := e.SaveTable(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = openStore(t, dir, opts)
+	if !e.TableFromFile() {
+		t.Fatal("the store was not opened from its table file")
+	}
+	check("opened again from the table file", e)
+}

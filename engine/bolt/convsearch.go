@@ -293,7 +293,7 @@ func (e *Engine) idsMatching(f contract.MetaFilter, limit int) []string {
 		if len(ids) == limit {
 			break
 		}
-		if e.t.alive[ord] && p.match(&e.t.rows[ord]) {
+		if e.t.matchOrd(&p, uint32(ord)) {
 			ids = append(ids, e.t.idOf(uint32(ord)))
 		}
 	}

@@ -15,6 +15,22 @@ import (
 type rowFilter struct {
 	none   bool
 	checks []func(r *row) bool
+	// statusOK, when some status is refused, is which the filter admits by
+	// code; matchOrd checks it against table.stat before reading the row.
+	statusOK *[3]bool
+}
+
+// matchOrd is match for ordinal ord of t: false for a record no longer in
+// the table, and a row of a refused status is refused without being read
+// (table.stat).
+func (t *table) matchOrd(p *rowFilter, ord uint32) bool {
+	if int(ord) >= len(t.alive) || !t.alive[ord] {
+		return false
+	}
+	if p.statusOK != nil && !p.statusOK[t.stat[ord]] {
+		return false
+	}
+	return p.match(&t.rows[ord])
 }
 
 func (p *rowFilter) match(r *row) bool {
@@ -130,6 +146,7 @@ func (t *table) compileFilter(f contract.MetaFilter, ranked bool) rowFilter {
 		statusOK[i] = f.AdmitsStatus(s, ranked)
 	}
 	if !(statusOK[0] && statusOK[1] && statusOK[2]) {
+		p.statusOK = &statusOK
 		add(func(r *row) bool { return statusOK[r.status] })
 	}
 	// The reach comes last: it admits most rows under the default reach,

@@ -73,14 +73,14 @@ func (e *Engine) matchedRows(ctx context.Context, filter contract.MetaFilter) ([
 	t := e.t
 	p := t.compileFilter(filter, false)
 	ords := []uint32{}
-	for ord, alive := range t.alive {
+	for ord := range t.alive {
 		// A count over millions of rows must not outlive its caller.
 		if ord%4096 == 4095 {
 			if err := contract.ContextErr(ctx); err != nil {
 				return nil, err
 			}
 		}
-		if alive && p.match(&t.rows[ord]) {
+		if t.matchOrd(&p, uint32(ord)) {
 			ords = append(ords, uint32(ord))
 		}
 	}

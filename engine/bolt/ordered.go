@@ -282,9 +282,9 @@ func (e *Engine) scanCreatedTable(ctx context.Context, f contract.MetaFilter, af
 	cursor := []bval{{ok: true, ms: afterMs}}
 	// The best limit+1 rows, so a page costs one pass over the rows.
 	h := rowHeap{t: t, order: order, max: limit + 1}
-	for ord, alive := range t.alive {
+	for ord := range t.alive {
 		o := uint32(ord)
-		if !alive || !p.match(&t.rows[o]) || hasAfter && !t.afterCursor(order, cursor, afterID, &t.rows[o]) {
+		if !t.matchOrd(&p, o) || hasAfter && !t.afterCursor(order, cursor, afterID, &t.rows[o]) {
 			continue
 		}
 		h.offer(o)

@@ -169,7 +169,7 @@ func (e *Engine) scanCreatedFrom(ctx context.Context, f contract.MetaFilter, aft
 				id = kid
 			} else {
 				ord := getOrd(v)
-				if int(ord) >= len(e.t.rows) || !e.t.alive[ord] || !p.match(&e.t.rows[ord]) {
+				if !e.t.matchOrd(&p, ord) {
 					continue
 				}
 				id = e.t.idOf(ord)

@@ -176,7 +176,7 @@ func (e *Engine) keywordWith(f contract.MetaFilter, search func(res *index.Resid
 		res = &index.Residual{
 			Admit: func(id string) bool {
 				ord, ok := e.t.ordOfID(id)
-				return ok && p.match(&e.t.rows[ord])
+				return ok && e.t.matchOrd(&p, ord)
 			},
 			Sample: func(limit int) ([]string, bool, float64) {
 				var ids []string
@@ -186,7 +186,7 @@ func (e *Engine) keywordWith(f contract.MetaFilter, search func(res *index.Resid
 						continue
 					}
 					scanned++
-					if p.match(&e.t.rows[ord]) {
+					if e.t.matchOrd(&p, uint32(ord)) {
 						if len(ids) == limit {
 							return ids, false, float64(len(ids)) / float64(scanned)
 						}
@@ -250,7 +250,7 @@ func (e *Engine) rankVector(ctx context.Context, mode contract.FetchMode, q stri
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	p := e.t.compileFilter(f, true)
-	admit := func(ord uint32) bool { return p.match(&e.t.rows[ord]) }
+	admit := func(ord uint32) bool { return e.t.matchOrd(&p, ord) }
 	found, err := e.searchVectors(ctx, qv[0], want, admit)
 	if err != nil {
 		return nil, contract.Unavailable("vector search: %w", err)
@@ -275,7 +275,7 @@ func (e *Engine) hitsFor(ranked []rankedID, f contract.MetaFilter) ([]*contract.
 	err := e.readView(func(tx *bbolt.Tx, recs *recordReader) error {
 		for i, r := range ranked {
 			ord, ok := e.t.ordOfID(r.id)
-			if !ok || !p.match(&e.t.rows[ord]) {
+			if !ok || !e.t.matchOrd(&p, ord) {
 				continue
 			}
 			v := recs.Get([]byte(r.id))

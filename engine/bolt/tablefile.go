@@ -254,8 +254,10 @@ func (t *table) adopt(counts []int64, triples, missing [numFacets][]uint32, tota
 		t.nsVals = append(t.nsVals, ns)
 		t.nsDefault = append(t.nsDefault, contract.AdmittedBy(nil, ns))
 	}
+	t.stat = make([]uint8, len(t.rows))
 	for ord := range t.rows {
 		r := &t.rows[ord]
+		t.stat[ord] = r.status
 		if int(r.ns) >= t.ns.Len() || int(r.idv) >= t.ids.Len() || uint64(r.tagOff)+uint64(r.tagN) > uint64(len(t.tagArena)) ||
 			int(r.kind) >= len(kindByCode) || int(r.status) >= len(statusByCode) || int(r.source) >= len(sourceKinds) {
 			return fmt.Errorf("row %d refers out of range", ord)

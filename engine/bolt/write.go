@@ -528,8 +528,8 @@ func (e *Engine) Forget(ctx context.Context, target contract.ForgetTarget) (cont
 	var ids []string
 	if target.Filter != nil {
 		p := e.t.compileFilter(*target.Filter, false)
-		for ord, alive := range e.t.alive {
-			if alive && p.match(&e.t.rows[ord]) {
+		for ord := range e.t.alive {
+			if e.t.matchOrd(&p, uint32(ord)) {
 				ids = append(ids, e.t.idOf(uint32(ord)))
 			}
 		}
