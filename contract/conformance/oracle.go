@@ -254,6 +254,25 @@ func PageIDs(p contract.BrowsePage) []string {
 	return out
 }
 
+// CheckBrowsePage browses q on e and fails t, naming the query by desc,
+// when the page's total or ids differ from contract.BrowseSlice over recs
+// (Snapshot of e); it answers the page.
+func CheckBrowsePage(t testing.TB, e contract.Engine, recs []contract.Record, q contract.BrowseQuery, desc string) contract.BrowsePage {
+	t.Helper()
+	got, err := e.Browse(context.Background(), q)
+	if err != nil {
+		t.Fatalf("%s: %v", desc, err)
+	}
+	want, err := contract.BrowseSlice(q, recs)
+	if err != nil {
+		t.Fatalf("%s: the oracle: %v", desc, err)
+	}
+	if got.Total != want.Total || !slices.Equal(PageIDs(got), PageIDs(want)) {
+		t.Fatalf("%s:\n got %v (%d)\nwant %v (%d)", desc, PageIDs(got), got.Total, PageIDs(want), want.Total)
+	}
+	return got
+}
+
 // CheckBrowseOracle asks e the given number of random browse queries over
 // recs (Snapshot of e), each for up to four pages through its cursor, and
 // fails t at the first page whose total, ids, records or continuation

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"testing"
 	"time"
 
@@ -76,7 +75,6 @@ func TestExploreIsExact(t *testing.T) {
 // index (and a heap order for contrast) and compares every page with the oracle.
 func TestIndexedWalksVisitEverything(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	e := openStore(t, t.TempDir(), bolt.Options{Clock: conformance.SteppingClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Hour)})
 	conformance.FillCorpus(t, e, 300, 5)
 	recs := conformance.Snapshot(t, e)
@@ -87,17 +85,7 @@ func TestIndexedWalksVisitEverything(t *testing.T) {
 		q := contract.BrowseQuery{OrderBy: order, Limit: 37}
 		seen := map[string]bool{}
 		for pageNo := 0; ; pageNo++ {
-			got, err := e.Browse(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := contract.BrowseSlice(q, recs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(conformance.PageIDs(got), conformance.PageIDs(want)) || got.Total != want.Total {
-				t.Fatalf("order %v page %d:\n got %v (%d)\nwant %v (%d)", order, pageNo, conformance.PageIDs(got), got.Total, conformance.PageIDs(want), want.Total)
-			}
+			got := conformance.CheckBrowsePage(t, e, recs, q, fmt.Sprintf("order %v page %d", order, pageNo))
 			for _, id := range conformance.PageIDs(got) {
 				if seen[id] {
 					t.Fatalf("order %v: %s visited twice", order, id)
@@ -148,18 +136,7 @@ func TestStatusFiltersFollowEveryChangeOfStatus(t *testing.T) {
 			for _, order := range orders {
 				for _, limit := range []int{1, 25, 1000} {
 					q := contract.BrowseQuery{Filters: filters, OrderBy: order, Limit: limit}
-					got, err := e.Browse(ctx, q)
-					if err != nil {
-						t.Fatal(err)
-					}
-					want, err := contract.BrowseSlice(q, recs)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if got.Total != want.Total || !slices.Equal(conformance.PageIDs(got), conformance.PageIDs(want)) {
-						t.Fatalf("%s, %v by %v, limit %d:\n got %v (%d)\nwant %v (%d)", when, filters, order, limit,
-							conformance.PageIDs(got), got.Total, conformance.PageIDs(want), want.Total)
-					}
+					conformance.CheckBrowsePage(t, e, recs, q, fmt.Sprintf("%s, %v by %v, limit %d", when, filters, order, limit))
 				}
 			}
 		}

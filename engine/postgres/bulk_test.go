@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -66,22 +65,11 @@ func facetValues(t *testing.T, conn *pgx.Conn, schema string) string {
 // index when it exists, by a scan when it does not) with contract.BrowseSlice.
 func containsMatchesTheOracle(t *testing.T, e contract.Engine, when string) {
 	t.Helper()
-	ctx := context.Background()
 	recs := conformance.Snapshot(t, e)
 	for _, needle := range []string{"élan", "STRASSE", "own7", "amber birch", "juniper", "zzz-none", "ok"} {
 		for _, op := range contract.BrowseFilterOps(contract.BrowseFieldContent) {
 			q := contract.BrowseQuery{Limit: 1000, Filters: []contract.BrowseFilter{{Field: contract.BrowseFieldContent, Op: op, Text: needle}}}
-			got, err := e.Browse(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := contract.BrowseSlice(q, recs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Total != want.Total || !slices.Equal(conformance.PageIDs(got), conformance.PageIDs(want)) {
-				t.Fatalf("%s: content %s %q: total %d %v, oracle %d %v", when, op, needle, got.Total, conformance.PageIDs(got), want.Total, conformance.PageIDs(want))
-			}
+			conformance.CheckBrowsePage(t, e, recs, q, fmt.Sprintf("%s: content %s %q", when, op, needle))
 		}
 	}
 }
