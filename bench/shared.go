@@ -265,6 +265,13 @@ func MeasureAfterImport(exe, corpusPath string, opts Options) ([]ProcessRow, err
 		finished = fmt.Sprintf("its finisher settled the store %s after the import began, peak RSS %d MB",
 			time.Since(started).Round(time.Millisecond), hwm>>20)
 	}
+	// The store as the import and its finisher left it: the records
+	// rewritten with full pages when the import filled it from empty.
+	size, err := MeasureSize(store, opts.Records)
+	if err != nil {
+		return nil, err
+	}
+	size.Name = "size on disk once `mnemo import` has settled (no compact)"
 	var rows []ProcessRow
 	r := ProcessRow{Name: "the first new process's `mnemo browse` of 50 right after `mnemo import`", Samples: 1,
 		P50: first, P95: first, Budget: budgetColdPage.at(scale)}
@@ -280,7 +287,7 @@ func MeasureAfterImport(exe, corpusPath string, opts Options) ([]ProcessRow, err
 		P50: fetch, P95: fetch, Budget: Budget{}}
 	r.Pass = true
 	r.Note = "whole process: the embedder was learned by the import's process or its finisher"
-	rows = append(rows, r)
+	rows = append(rows, r, size)
 	return rows, nil
 }
 
