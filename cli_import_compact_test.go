@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -41,5 +42,39 @@ func TestImportIntoEmptyStoreCompacts(t *testing.T) {
 	// The store now holds records: a second import replays, nothing is rewritten.
 	if said := importWith(100); said != "" {
 		t.Fatalf("an import into a store with records said %q", said)
+	}
+}
+
+// A copy that fills a new local store rewrites it with full pages as an
+// import does; a copy into a store that holds records leaves it as written.
+func TestCopyIntoANewStoreCompacts(t *testing.T) {
+	c := newTestCLI(t)
+	c.ok("", "import", importFile(t, 400))
+	dst := filepath.Join(t.TempDir(), "copy")
+	copyTo := func(min int) string {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		a := newApp(strings.NewReader(""), &out, &errOut)
+		a.compactMin = min
+		if code := a.execute([]string{"copy", c.db, dst}); code != 0 {
+			t.Fatalf("copy: exit %d, stderr %q", code, errOut.String())
+		}
+		return errOut.String()
+	}
+	said := copyTo(100)
+	if !regexp.MustCompile(`^mnemo copy: rewrote the new store with full pages \([\d.]+ [KMG]iB -> [\d.]+ [KMG]iB\) and merged its search index`).MatchString(said) {
+		t.Fatalf("stderr %q, want the compaction's sizes", said)
+	}
+	var check struct {
+		OK bool `json:"consistent"`
+	}
+	if err := json.Unmarshal([]byte(c.ok("", "--db", dst, "check", "--json")), &check); err != nil || !check.OK {
+		t.Fatalf("check after the compacted copy: %v %+v", err, check)
+	}
+	if a, b := c.ok("", "export"), c.ok("", "--db", dst, "export"); a != b || strings.Count(b, "\n") != 400 {
+		t.Fatalf("the copy exports %d lines, the source %d; they differ: %v", strings.Count(b, "\n"), strings.Count(a, "\n"), a != b)
+	}
+	if said := copyTo(100); said != "" {
+		t.Fatalf("a copy into a store with records said %q", said)
 	}
 }

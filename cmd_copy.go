@@ -82,9 +82,16 @@ func (a *app) copyStores(ctx context.Context, srcLoc, dstLoc string, reach *cont
 		bar = cliout.NewCopyProgress(a.stderr)
 		opts.Progress, opts.Walked = bar.Update, bar.Finish
 	}
+	fresh := a.fillsFromEmpty(ctx, dst)
 	rep, err := storecopy.Copy(ctx, from, storecopy.Store{Engine: dst.Engine, Label: dst.Label}, opts)
 	if err != nil {
 		return err
+	}
+	// A new local store the copy filled is rewritten with full pages once
+	// let go, as after an import, its background work handed to a finisher
+	// when large.
+	if rep.Problem == "" {
+		a.afterImport(dst, rep.Copied, fresh, false)
 	}
 	if err := a.answer(rep, func(s *cliout.Screen) { cliout.DrawCopy(s, rep) }); err != nil {
 		return err

@@ -81,7 +81,11 @@ func (a *app) handOffImport(f finishAfter) {
 		if f.compact {
 			then = ", then rewrites the store with full pages"
 		}
-		fmt.Fprintf(a.stderr, "mnemo import: the records are stored; process %d catches the search index up and embeds them in the background%s (mnemo info shows how far; --wait waits)\n", pid, then)
+		how := "mnemo info shows how far"
+		if a.filler() == "import" {
+			how += "; --wait waits"
+		}
+		fmt.Fprintf(a.stderr, "mnemo %s: the records are stored; process %d catches the search index up and embeds them in the background%s (%s)\n", a.filler(), pid, then, how)
 		return
 	}
 	a.logger.Warn("import: the finisher did not start; finishing here", "err", err)

@@ -17,6 +17,7 @@ import (
 	"mnemo/importer"
 	"mnemo/ingest"
 	"mnemo/server/local"
+	"mnemo/storeopen"
 )
 
 func newImportCommand(a *app) *cobra.Command {
@@ -222,7 +223,7 @@ func (a *app) importStream(ctx context.Context, e contract.Engine, size int64, s
 			bar = nil
 		}
 	}
-	fresh := a.importsIntoEmpty(ctx)
+	fresh := a.fillsFromEmpty(ctx, a.store)
 	started := time.Now()
 	summary, err := run(im, endProgress)
 	endProgress()
@@ -240,7 +241,7 @@ func (a *app) importStream(ctx context.Context, e contract.Engine, size int64, s
 	if err != nil {
 		return err
 	}
-	a.afterImport(summary.Stored, fresh, s.wait)
+	a.afterImport(a.store, summary.Stored, fresh, s.wait)
 	if summary.Failed > 0 || len(summary.Skipped) > 0 {
 		return exitError{code: exitInvalid}
 	}
@@ -255,24 +256,24 @@ var (
 	_ interface{ HandOffBackgroundWork() bool } = (*local.Store)(nil)
 )
 
-// afterImport decides what follows an import of stored records once the
-// store is let go: an import into an empty local store this process holds
+// afterImport decides what follows an import (or a copy) of stored records
+// into s once s is let go: one into an empty local store this process holds
 // (fresh) of compactMin records or more is rewritten with full pages; one of
 // finishMin or more hands the background work its writes started (the
 // search index's catch-up, the content index, the embeddings) and that
 // rewrite to a process of its own, the finisher, and returns, unless wait.
 // The records are durable and readable either way; the contract lets
 // ranked reads lag behind them.
-func (a *app) afterImport(stored int, fresh, wait bool) {
+func (a *app) afterImport(s *storeopen.Store, stored int, fresh, wait bool) {
 	compact := fresh && stored >= a.compactMin
 	keepPages := func() {
-		if r, ok := a.store.Engine.(interface{ RewriteAfterClose() }); ok {
+		if r, ok := s.Engine.(interface{ RewriteAfterClose() }); ok {
 			r.RewriteAfterClose()
 		}
 	}
-	if !wait && stored >= a.finishMin && a.store.Dir != "" {
-		if h, ok := a.store.Engine.(interface{ HandOffBackgroundWork() bool }); ok && h.HandOffBackgroundWork() {
-			a.finishAfter = &finishAfter{dir: a.store.Dir, compact: compact}
+	if !wait && stored >= a.finishMin && s.Dir != "" {
+		if h, ok := s.Engine.(interface{ HandOffBackgroundWork() bool }); ok && h.HandOffBackgroundWork() {
+			a.finishAfter = &finishAfter{dir: s.Dir, compact: compact}
 			if compact {
 				keepPages()
 			}
@@ -280,7 +281,7 @@ func (a *app) afterImport(stored int, fresh, wait bool) {
 		}
 	}
 	if compact {
-		a.compactAfter = a.store.Dir
+		a.compactAfter = s.Dir
 		keepPages()
 	}
 }
@@ -294,18 +295,27 @@ const compactAfterImport = 10_000
 // few seconds at most, and the import does it before it exits.
 const finishImportAbove = 10_000
 
-// importsIntoEmpty tells whether this import fills a local store from empty
-// that this process holds: once the import has settled, nothing else can
-// have written it, and the file is rewritten with full pages (a store
-// written in one pass should not keep the half-empty pages and freed space
-// its many write transactions leave: about a fifth of the file).
-func (a *app) importsIntoEmpty(ctx context.Context) bool {
-	s := a.store
+// fillsFromEmpty tells whether s is an empty local store this process
+// holds, so that an import or a copy fills it from empty: once it has
+// settled, nothing else can have written it, and the file is rewritten with
+// full pages (a store written in one pass should not keep the half-empty
+// pages and freed space its many write transactions leave: about a fifth of
+// the file).
+func (a *app) fillsFromEmpty(ctx context.Context, s *storeopen.Store) bool {
 	if s == nil || s.Dir == "" || s.HeldBy == nil || s.HeldBy(ctx) != os.Getpid() {
 		return false
 	}
 	n, err := s.Records(ctx)
 	return err == nil && n == 0
+}
+
+// filler names the command whose records filled a new store in what it
+// says on stderr: copy, or import (a finisher speaks for its import).
+func (a *app) filler() string {
+	if a.command == "copy" {
+		return "copy"
+	}
+	return "import"
 }
 
 // compactImported rewrites the store an import filled from empty, when no
@@ -320,11 +330,11 @@ func (a *app) compactImported(dir string) {
 	rep, err := bolt.Compact(dir)
 	if err != nil {
 		a.logger.Warn("compacting the imported store", "err", err)
-		fmt.Fprintf(a.stderr, "mnemo import: the new store was not rewritten with full pages (%s); mnemo compact does it later\n", contract.AsError(err).Message)
+		fmt.Fprintf(a.stderr, "mnemo %s: the new store was not rewritten with full pages (%s); mnemo compact does it later\n", a.filler(), contract.AsError(err).Message)
 		return
 	}
 	a.logger.Info("compacted the imported store", "before", rep.Before, "after", rep.After, "seconds", time.Since(started).Seconds())
-	fmt.Fprintf(a.stderr, "mnemo import: rewrote the new store with full pages (%s -> %s) and merged its search index (%s -> %s) in %.1f s\n",
+	fmt.Fprintf(a.stderr, "mnemo %s: rewrote the new store with full pages (%s -> %s) and merged its search index (%s -> %s) in %.1f s\n", a.filler(),
 		humanBytes(rep.Before), humanBytes(rep.After), humanBytes(rep.IndexBefore), humanBytes(rep.IndexAfter), time.Since(started).Seconds())
 }
 
