@@ -126,7 +126,7 @@ func StatusWord(g common.Glyphs, status contract.Status) string {
 func (s *Screen) Note(parts ...string) {
 	line := ""
 	for _, p := range parts {
-		p = Printable(p, false)
+		p = common.Printable(p, false)
 		switch {
 		case line == "":
 			line = p
@@ -409,7 +409,7 @@ func healthStyle(s *Screen, state string) lipgloss.Style {
 func DrawHealth(s *Screen, h contract.Health) {
 	line := healthStyle(s, string(h.State)).Render(string(h.State))
 	if h.Reason != "" {
-		line += ": " + Printable(h.Reason, false)
+		line += ": " + common.Printable(h.Reason, false)
 	}
 	s.Line(line)
 }
@@ -448,7 +448,7 @@ func DrawAudit(s *Screen, events []audit.Event) {
 			refused++
 			outcome, outStyle = "refused", s.St.Error
 			// The reason in full below the table: a Column would cut it.
-			reasons = append(reasons, fmt.Sprintf("%s %s %s refused: %s", s.Ago(ev.At), ev.Principal, ev.Op, Printable(ev.Refused, false)))
+			reasons = append(reasons, fmt.Sprintf("%s %s %s refused: %s", s.Ago(ev.At), ev.Principal, ev.Op, common.Printable(ev.Refused, false)))
 		}
 		detail := target
 		if ev.Detail != "" {
@@ -533,7 +533,7 @@ func DrawDryRunList(s *Screen, r DryRun) {
 	cells := make([][]Cell, len(r.First))
 	for i, x := range r.First {
 		text, _, _ := strings.Cut(strings.TrimSpace(x.Text), "\n")
-		cells[i] = []Cell{{Printable(text, false), s.St.Row}, {x.Namespace.String(), s.St.Dim}, {strings.TrimSuffix(x.CreatedAt[:min(len(x.CreatedAt), 10)], "T"), s.St.Dim}}
+		cells[i] = []Cell{{common.Printable(text, false), s.St.Row}, {x.Namespace.String(), s.St.Dim}, {strings.TrimSuffix(x.CreatedAt[:min(len(x.CreatedAt), 10)], "T"), s.St.Dim}}
 	}
 	s.Table([]Column{{Title: "text", Flex: true}, {Title: "namespace", Shrink: true}, {Title: "created"}}, cells)
 	if r.More > 0 {
@@ -763,14 +763,14 @@ func DrawClusters(s *Screen, r curate.Report) {
 		if len(c.Differences) > 0 {
 			head += " · " + strings.Join(c.Differences, ", ")
 		}
-		s.Line(s.St.Kind.Render(Printable(head, false)))
+		s.Line(s.St.Kind.Render(common.Printable(head, false)))
 		for j, m := range c.Members {
 			mark := "  "
 			if j == 0 {
 				mark = "✓ "
 			}
 			prefix := fmt.Sprintf("  %s%s  %s  ", mark, common.ShortID(m.ID), m.When[:10])
-			s.Line(prefix + common.Cut(Printable(common.OneLine(m.Text), false), max(10, s.width-common.Width(prefix))))
+			s.Line(prefix + common.Cut(common.Printable(common.OneLine(m.Text), false), max(10, s.width-common.Width(prefix))))
 		}
 	}
 	s.Note(fmt.Sprintf("%d %s", r.Count, common.Plural(r.Count, "cluster", "clusters")),

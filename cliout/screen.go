@@ -198,7 +198,7 @@ func (s *Screen) Blank() { s.buf.WriteByte('\n') }
 // Stored text reaches the terminal only as printable characters and newlines.
 func (s *Screen) Wrapped(text, indent string) {
 	w := max(20, s.width-common.Width(indent))
-	text = Printable(strings.ReplaceAll(text, "\t", "    "), true)
+	text = common.Printable(strings.ReplaceAll(text, "\t", "    "), true)
 	for _, l := range strings.Split(common.Wrap(strings.TrimRight(text, "\n"), w), "\n") {
 		s.Line(indent, l)
 	}
@@ -399,22 +399,7 @@ func dropColumns(cols []Column, rows [][]Cell, width int) ([]Column, [][]Cell) {
 
 // oneLineCell keeps a Cell on one line of printable characters: newlines,
 // tabs and every other control character become spaces.
-func oneLineCell(s string) string { return Printable(s, false) }
-
-// Printable replaces control characters (C0, DEL, C1: what could move the
-// cursor or start an escape sequence on the terminal) with spaces, keeping
-// newlines when asked. Stored text is data, never terminal commands.
-func Printable(s string, keepNewlines bool) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' && keepNewlines {
-			return r
-		}
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
-			return ' '
-		}
-		return r
-	}, s)
-}
+func oneLineCell(s string) string { return common.Printable(s, false) }
 
 // trimLines drops the trailing spaces of every line (the table pads its last
 // Column), so a copied table carries none.

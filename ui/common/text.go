@@ -72,15 +72,25 @@ func OneLine(s string) string {
 		if line == "" {
 			continue
 		}
-		line = strings.TrimLeft(line, "# ")
-		return strings.Map(func(r rune) rune {
-			if r < 0x20 || r == 0x7f {
-				return ' '
-			}
-			return r
-		}, line)
+		return Printable(strings.TrimLeft(line, "# "), false)
 	}
 	return ""
+}
+
+// Printable replaces control characters (C0, DEL, C1: what could move the
+// cursor or start an escape sequence on the terminal) with spaces, keeping
+// newlines and tabs when keepLayout. Stored text is data, never terminal
+// commands.
+func Printable(s string, keepLayout bool) string {
+	return strings.Map(func(r rune) rune {
+		if keepLayout && (r == '\n' || r == '\t') {
+			return r
+		}
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+			return ' '
+		}
+		return r
+	}, s)
 }
 
 // Thousands prints n with comma thousands separators: 12,408.
@@ -150,12 +160,15 @@ func Plural(n int, one, many string) string {
 	return Thousands(n) + " " + many
 }
 
-// Wrap word-wraps s to width cells, breaking long words, keeping its newlines.
+// Wrap word-wraps s to width cells, breaking long words, keeping its
+// newlines. s is data (a record's text, a field, an error): its control
+// characters are drawn as spaces, so none starts an escape sequence on the
+// terminal, and invalid UTF-8 as U+FFFD.
 func Wrap(s string, width int) string {
+	s = Printable(strings.ToValidUTF8(strings.ReplaceAll(s, "\t", "    "), "\uFFFD"), true)
 	if width <= 0 {
 		return s
 	}
-	s = strings.ReplaceAll(s, "\t", "    ")
 	return ansi.Wrap(s, width, "")
 }
 

@@ -1,5 +1,5 @@
 // Package detail shows one whole record: every set field, times, and the body
-// (markdown through glamour, conversations as transcripts, learnings with their
+// (markdown through mdterm, conversations as transcripts, learnings with their
 // evidence), with `/` search, copying over OSC52 and JSON export.
 package detail
 
@@ -11,11 +11,11 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/glamour/v2"
 
 	"mnemo/contract"
 	"mnemo/ui/common"
 	"mnemo/ui/components"
+	"mnemo/views/mdterm"
 )
 
 // Model is the detail view of one record.
@@ -307,7 +307,8 @@ func (m *Model) ResizeCmd() tea.Cmd {
 
 func (m *Model) innerWidth() int { return max(10, m.width-4) }
 
-// renderBody renders the body in a Cmd: glamour is slow and must never run in View.
+// renderBody renders a markdown body in a Cmd, never in View: a long
+// document takes milliseconds to parse and lay out.
 func (m *Model) renderBody() tea.Cmd {
 	if m.rec == nil {
 		return nil
@@ -315,14 +316,14 @@ func (m *Model) renderBody() tea.Cmd {
 	width := m.innerWidth()
 	m.bodyWidth = width
 	rec := *m.rec
-	dark, plain := m.c.Styles.Dark, m.c.Plain
+	th := mdterm.ThemeOf(&m.c.Styles)
 	m.body = plainBody(&rec, width)
 	m.relayout()
 	if !isMarkdown(&rec) {
 		return nil
 	}
 	return func() tea.Msg {
-		return renderedMsg{id: rec.ID, width: width, lines: markdownBody(&rec, width, dark, plain)}
+		return renderedMsg{id: rec.ID, width: width, lines: markdownBody(&rec, width, th)}
 	}
 }
 
@@ -334,23 +335,8 @@ func isMarkdown(r *contract.Record) bool {
 	return strings.Contains(mime, "markdown") || strings.HasSuffix(mime, "/md")
 }
 
-func markdownBody(r *contract.Record, width int, dark, plain bool) []string {
-	style := "light"
-	switch {
-	case plain:
-		style = "notty"
-	case dark:
-		style = "dark"
-	}
-	tr, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(width))
-	if err != nil {
-		return plainBody(r, width)
-	}
-	out, err := tr.Render(r.Item.Body.String())
-	if err != nil {
-		return plainBody(r, width)
-	}
-	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+func markdownBody(r *contract.Record, width int, th mdterm.Theme) []string {
+	lines := mdterm.Render(r.Item.Body.String(), width, th)
 	for i := range lines {
 		lines[i] = common.Fit(lines[i], width)
 	}
