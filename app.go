@@ -71,23 +71,23 @@ type app struct {
 	// finishAfter, when set, is the import finisher this process starts once
 	// it has let the store go (afterImport); finishMin is the fewest records
 	// an import stores for it (finishImportAbove, lower in tests), and
-	// startFinisher starts the process (startDetached on this binary; tests
-	// start theirs).
+	// startFinisher starts the process with args and env added to this
+	// one's environment (startDetached on this binary; tests start theirs).
 	finishAfter   *finishAfter
 	finishMin     int
-	startFinisher func(args []string) (pid int, err error)
+	startFinisher func(args, env []string) (pid int, err error)
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
 	return &app{
 		compactMin: compactAfterImport,
 		finishMin:  finishImportAbove,
-		startFinisher: func(args []string) (int, error) {
+		startFinisher: func(args, env []string) (int, error) {
 			exe, err := os.Executable()
 			if err != nil {
 				return 0, err
 			}
-			return startDetached(exe, args)
+			return startDetached(exe, args, env)
 		},
 		stdin:      stdin,
 		stdout:     stdout,

@@ -99,13 +99,13 @@ type testFinisher struct {
 }
 
 // start is an app's startFinisher.
-func (f *testFinisher) start(args []string) (int, error) {
+func (f *testFinisher) start(args, env []string) (int, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return 0, err
 	}
 	f.cmd = exec.Command(exe, args...)
-	f.cmd.Env = append(os.Environ(), "MNEMO_TEST_AS_CLI=1")
+	f.cmd.Env = append(append(os.Environ(), env...), "MNEMO_TEST_AS_CLI=1")
 	f.cmd.Stderr = &f.stderr
 	if err := f.cmd.Start(); err != nil {
 		return 0, err
@@ -160,7 +160,7 @@ func TestLargeImportFinishesInAProcessOfItsOwn(t *testing.T) {
 	var out, errOut bytes.Buffer
 	a := newApp(strings.NewReader(""), &out, &errOut)
 	a.compactMin, a.finishMin = 100, 100
-	a.startFinisher = func(args []string) (int, error) {
+	a.startFinisher = func(args, env []string) (int, error) {
 		if finisher.cmd != nil {
 			t.Fatal("a second finisher")
 		}
@@ -171,7 +171,7 @@ func TestLargeImportFinishesInAProcessOfItsOwn(t *testing.T) {
 		if n := bucketKeys(t, c.db, "vector_blocks"); n != 0 {
 			t.Errorf("the import embedded its records itself (%d vector blocks)", n)
 		}
-		return finisher.start(args)
+		return finisher.start(args, env)
 	}
 	if code := a.execute([]string{"--db", c.db, "import", file}); code != 0 {
 		t.Fatalf("import: exit %d, stderr %q", code, errOut.String())
@@ -243,7 +243,7 @@ func TestImportFinisherTakesOverFromAHolderThatCameFirst(t *testing.T) {
 	var out, errOut bytes.Buffer
 	a := newApp(strings.NewReader(""), &out, &errOut)
 	a.compactMin, a.finishMin = 100, 100
-	a.startFinisher = func(args []string) (int, error) {
+	a.startFinisher = func(args, env []string) (int, error) {
 		// The first command after the import holds the store.
 		var err error
 		if first, err = local.Open(context.Background(), c.db, local.Options{}); err != nil {
@@ -252,7 +252,7 @@ func TestImportFinisherTakesOverFromAHolderThatCameFirst(t *testing.T) {
 		if first.Role() != local.Holding {
 			t.Fatalf("the command after the import is %v, want holding", first.Role())
 		}
-		return finisher.start(args)
+		return finisher.start(args, env)
 	}
 	if code := a.execute([]string{"--db", c.db, "--debug", "import", file}); code != 0 || finisher.cmd == nil {
 		t.Fatalf("import: exit %d, stderr %q", code, errOut.String())
@@ -283,10 +283,10 @@ func TestLargeImportFinishesHereWhenAskedOrAlone(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		args  []string
-		start func(args []string) (int, error)
+		start func(args, env []string) (int, error)
 	}{
 		{"--wait", []string{"--wait"}, nil},
-		{"the finisher does not start", nil, func([]string) (int, error) { return 0, exec.ErrNotFound }},
+		{"the finisher does not start", nil, func(_, _ []string) (int, error) { return 0, exec.ErrNotFound }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newTestCLI(t)
@@ -295,13 +295,13 @@ func TestLargeImportFinishesHereWhenAskedOrAlone(t *testing.T) {
 			a := newApp(strings.NewReader(""), &out, &errOut)
 			a.compactMin, a.finishMin = 100, 100
 			started := false
-			a.startFinisher = func(args []string) (int, error) {
+			a.startFinisher = func(args, env []string) (int, error) {
 				started = true
 				if tc.start == nil {
 					t.Errorf("a finisher was started with --wait: %v", args)
 					return 0, exec.ErrNotFound
 				}
-				return tc.start(args)
+				return tc.start(args, env)
 			}
 			if code := a.execute(append([]string{"--db", c.db, "import", file}, tc.args...)); code != 0 {
 				t.Fatalf("import: exit %d, stderr %q", code, errOut.String())

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"mnemo/engine/postgres"
 	"mnemo/server/local"
 	"mnemo/storeopen"
 )
@@ -18,9 +19,10 @@ import (
 // process of its own, to finish a large import's background work.
 const finishImportCommand = "finish-import"
 
-// finishAfter is what an import hands to its finisher: the store, and
-// whether to rewrite it with full pages once settled (it filled it from
-// empty).
+// finishAfter is what an import hands to its finisher: the store (a local
+// store's directory, or a postgres:// URL whose load left its indexes to
+// build), and whether to rewrite it with full pages once settled (a local
+// store it filled from empty).
 type finishAfter struct {
 	dir     string
 	compact bool
@@ -59,11 +61,19 @@ func newFinishImportCommand(a *app) *cobra.Command {
 // has let go (a.finishAfter), and says so on stderr. When it cannot be
 // started, the work is done here, before exiting, as --wait does.
 func (a *app) handOffImport(f finishAfter) {
-	dir, err := filepath.Abs(f.dir)
-	if err != nil {
-		dir = f.dir
+	var args, env []string
+	pg := postgres.IsURL(f.dir)
+	if pg {
+		// In the environment, not the arguments: any user's ps lists those,
+		// and the URL may hold a password.
+		env = []string{"MNEMO_DB=" + f.dir}
+	} else {
+		dir, err := filepath.Abs(f.dir)
+		if err != nil {
+			dir = f.dir
+		}
+		args = []string{"--db", dir}
 	}
-	args := []string{"--db", dir}
 	if a.flags.config != "" {
 		args = append(args, "--config", a.configPath)
 	}
@@ -74,7 +84,12 @@ func (a *app) handOffImport(f finishAfter) {
 	if f.compact {
 		args = append(args, "--compact")
 	}
-	pid, err := a.startFinisher(args)
+	pid, err := a.startFinisher(args, env)
+	if err == nil && pg {
+		a.logger.Info("import: the finisher builds the indexes", "finisher", pid)
+		fmt.Fprintf(a.stderr, "mnemo %s: the records are stored; process %d builds the search indexes and the facet counts in the background (reads are exact meanwhile, contains and keyword fetch slower; --wait waits)\n", a.filler(), pid)
+		return
+	}
 	if err == nil {
 		a.logger.Info("import: finishing in the background", "finisher", pid, "compact", f.compact)
 		then := ""
@@ -122,6 +137,14 @@ func (a *app) finishImport(ctx context.Context, f finishAfter) error {
 	opts.Clusters = nil
 	s, err := storeopen.Open(ctx, "", f.dir, opts)
 	if err != nil {
+		return err
+	}
+	// A PostgreSQL store: the indexes and counts its load left.
+	if fl, ok := s.Engine.(interface{ FinishLeftLoad(context.Context) error }); ok {
+		err := fl.FinishLeftLoad(ctx)
+		if cerr := s.Close(); err == nil {
+			err = cerr
+		}
 		return err
 	}
 	ls, ok := s.Engine.(*local.Store)

@@ -224,9 +224,20 @@ func (a *app) importStream(ctx context.Context, e contract.Engine, size int64, s
 		}
 	}
 	fresh := a.fillsFromEmpty(ctx, a.store)
+	// A PostgreSQL store's bulk load leaves building its indexes to a
+	// process of its own (afterImport), as a local store's import leaves
+	// its background work; --wait builds them here.
+	if l, ok := e.(interface{ LeaveBulkFinish() }); ok && !s.wait {
+		l.LeaveBulkFinish()
+	}
 	started := time.Now()
 	summary, err := run(im, endProgress)
 	endProgress()
+	// Its finisher builds the indexes a PostgreSQL load left, an import
+	// cut short by an error included.
+	if bl, ok := e.(interface{ BulkLeft() bool }); ok && bl.BulkLeft() {
+		a.finishAfter = &finishAfter{dir: a.storeDir()}
+	}
 	elapsed := time.Since(started)
 	a.logger.Info("import", "stored", summary.Stored, "replayed", summary.Replayed, "failed", summary.Failed,
 		"seconds", elapsed.Seconds())
@@ -257,13 +268,13 @@ var (
 )
 
 // afterImport decides what follows an import (or a copy) of stored records
-// into s once s is let go: one into an empty local store this process holds
-// (fresh) of compactMin records or more is rewritten with full pages; one of
-// finishMin or more hands the background work its writes started (the
-// search index's catch-up, the content index, the embeddings) and that
-// rewrite to a process of its own, the finisher, and returns, unless wait.
-// The records are durable and readable either way; the contract lets
-// ranked reads lag behind them.
+// into s, at loc, once s is let go: one into an empty local store this
+// process holds (fresh) of compactMin records or more is rewritten with full
+// pages; one of finishMin or more hands the background work its writes
+// started (the search index's catch-up, the content index, the embeddings)
+// and that rewrite to a process of its own, the finisher, and returns,
+// unless wait. The records are durable and readable either way; the
+// contract lets ranked reads lag behind them.
 func (a *app) afterImport(s *storeopen.Store, stored int, fresh, wait bool) {
 	compact := fresh && stored >= a.compactMin
 	keepPages := func() {

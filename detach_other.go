@@ -6,7 +6,7 @@ import "errors"
 
 // startDetached is not offered here: the import finishes its background
 // work before it exits.
-func startDetached(string, []string) (int, error) {
+func startDetached(string, []string, []string) (int, error) {
 	return 0, errors.ErrUnsupported
 }
 

@@ -12,12 +12,12 @@ import (
 // startDetached starts the mnemo binary exe with args as a process of its
 // own: in a session of its own, so a terminal's hangup or Ctrl-C does not
 // reach it, its standard streams on /dev/null, this process's environment
-// (its profile files renamed: finisherEnv).
+// (its profile files renamed: finisherEnv) with env added.
 // It answers its pid; nothing waits for it (once this process exits, init
 // reaps it).
-func startDetached(exe string, args []string) (int, error) {
+func startDetached(exe string, args, env []string) (int, error) {
 	cmd := exec.Command(exe, args...)
-	cmd.Env = finisherEnv(os.Environ())
+	cmd.Env = append(finisherEnv(os.Environ()), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return 0, err

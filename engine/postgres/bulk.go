@@ -57,6 +57,9 @@ type bulk struct {
 	held, written int64
 	// owner holds the advisory lock while this engine owns a load.
 	owner *pgxpool.Conn
+	// leave: the load's end lets its lock go with the bulk row kept, for
+	// another process to finish (LeaveBulkFinish); left: it did.
+	leave, left bool
 	// done is closed when the running finish ends (nil: none running).
 	done chan struct{}
 	err  error
@@ -94,8 +97,43 @@ func (e *Engine) SetBulk(on bool) {
 	if b.owner != nil {
 		owner := b.owner
 		b.owner = nil
+		if b.leave {
+			// The row stays: whoever opens the store next, or looks again
+			// (adoptBulk), finishes the load.
+			e.unlockBulk(owner)
+			b.left = true
+			return
+		}
 		e.finishBulkLocked(owner)
 	}
+}
+
+// LeaveBulkFinish has this engine's loads end without their finish: at the
+// load's end (SetBulk(false), or Close) the bulk lock is let go and the bulk
+// row kept, so the indexes and counts are built by another process, the one
+// `mnemo import` starts to finish (FinishLeftLoad), or any that opens the
+// store. The records are durable and every read exact meanwhile, only
+// slower (contains and keyword fetch scan).
+func (e *Engine) LeaveBulkFinish() {
+	e.bulk.mu.Lock()
+	e.bulk.leave = true
+	e.bulk.mu.Unlock()
+}
+
+// BulkLeft tells whether a load of this engine ended without its finish
+// (LeaveBulkFinish): the indexes are still to be built.
+func (e *Engine) BulkLeft() bool {
+	e.bulk.mu.Lock()
+	defer e.bulk.mu.Unlock()
+	return e.bulk.left
+}
+
+// FinishLeftLoad finishes a load that ended without building its indexes
+// (its owner left it, or died) and waits for the finish; nothing when there
+// is none, or when another process is finishing it.
+func (e *Engine) FinishLeftLoad(ctx context.Context) error {
+	e.adoptBulk(ctx, true)
+	return e.WaitIndex(ctx)
 }
 
 // bulkWrote counts records this engine stored; during a load it begins the
@@ -315,7 +353,7 @@ func (e *Engine) startBulkRecheck() {
 		t := time.NewTicker(bulkRecheck)
 		defer t.Stop()
 		for {
-			e.adoptBulk(ctx)
+			e.adoptBulk(ctx, false)
 			select {
 			case <-ctx.Done():
 				return
@@ -326,8 +364,9 @@ func (e *Engine) startBulkRecheck() {
 }
 
 // adoptBulk finishes a load whose owner is gone: the bulk row exists and the
-// bulk lock is free.
-func (e *Engine) adoptBulk(ctx context.Context) {
+// bulk lock is free. A load this engine left for another process is not
+// finished here unless evenLeft.
+func (e *Engine) adoptBulk(ctx context.Context, evenLeft bool) {
 	var one int
 	if err := e.pool.QueryRow(ctx, "SELECT 1 FROM mnemo_meta WHERE key = $1", bulkKey).Scan(&one); err != nil {
 		return // none (or the database is away: the next look will tell)
@@ -337,6 +376,9 @@ func (e *Engine) adoptBulk(ctx context.Context) {
 	defer b.mu.Unlock()
 	if b.owner != nil || b.done != nil && !closed(b.done) {
 		return // this engine's own load
+	}
+	if b.left && !evenLeft {
+		return // the process it was left to finishes it
 	}
 	conn, err := e.pool.Acquire(ctx)
 	if err != nil {

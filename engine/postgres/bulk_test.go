@@ -208,6 +208,72 @@ func TestBulkLoadCutShortIsFinished(t *testing.T) {
 	everyReadIsExact(t, e, conn, schema, "through the engine opened before")
 }
 
+// TestBulkLoadLeftToAnotherProcess: a load whose engine leaves its finish
+// (LeaveBulkFinish, as `mnemo import` has it) ends with the bulk row kept and
+// no index, reads exact; its own engine does not finish it, even when it
+// looks again, and another engine's FinishLeftLoad builds the indexes and
+// the counts and returns once they are in.
+func TestBulkLoadLeftToAnotherProcess(t *testing.T) {
+	ctx := context.Background()
+	base := pgtest.BaseURL(t)
+	schema := pgtest.Schema(t)
+	url := pgtest.WithSchema(t, base, schema)
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	loader := openStore(t, url, postgres.Options{})
+	if loader.BulkLeft() {
+		t.Fatal("a new engine says it left a load")
+	}
+	loader.LeaveBulkFinish()
+	loader.SetBulk(true)
+	fillKeywordStore(t, loader, 1100, 7)
+	conformance.FillCorpus(t, loader, 150, 8)
+	loader.SetBulk(false)
+	if !loader.BulkLeft() {
+		t.Fatal("the load's engine does not say it left the finish")
+	}
+	if err := loader.FinishLeftLoad(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if row, idx := bulkState(t, conn, schema); row || len(idx) != 2 {
+		// FinishLeftLoad finishes whatever was left, its own engine's too.
+		t.Fatalf("after FinishLeftLoad on the loading engine: bulk row %v, indexes %v", row, idx)
+	}
+
+	// Again, the finish left to a second engine this time.
+	schema2 := pgtest.Schema(t)
+	url2 := pgtest.WithSchema(t, base, schema2)
+	loader2 := openStore(t, url2, postgres.Options{})
+	loader2.LeaveBulkFinish()
+	loader2.SetBulk(true)
+	fillKeywordStore(t, loader2, 1100, 7)
+	conformance.FillCorpus(t, loader2, 150, 8)
+	loader2.SetBulk(false)
+	if err := loader2.WaitIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if row, idx := bulkState(t, conn, schema2); !row || len(idx) != 0 {
+		t.Fatalf("after a load left to another process: bulk row %v, indexes %v; want the row and no index", row, idx)
+	}
+	everyReadIsExact(t, loader2, conn, schema2, "with the finish left to another process")
+	finisher := openStore(t, url2, postgres.Options{})
+	if err := finisher.FinishLeftLoad(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if row, idx := bulkState(t, conn, schema2); row || len(idx) != 2 {
+		t.Fatalf("after FinishLeftLoad: bulk row %v, indexes %v; want no row and both indexes", row, idx)
+	}
+	everyReadIsExact(t, finisher, conn, schema2, "after another process finished the load")
+	everyReadIsExact(t, loader2, conn, schema2, "through the loading engine after the finish")
+	// With nothing left, FinishLeftLoad does nothing.
+	if err := finisher.FinishLeftLoad(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestStoreBulkIsOneTransaction: StoreBulk writes up to MaxBulkItems items
 // in one transaction (every row has the same xmin), replays what is there,
 // and refuses an empty or oversized call and an invalid item.
