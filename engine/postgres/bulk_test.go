@@ -3,8 +3,10 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +37,21 @@ func bulkState(t *testing.T, conn *pgx.Conn, schema string) (row bool, indexes [
 		t.Fatal(err)
 	}
 	return row, indexes
+}
+
+// indexDefs is every index of a store's schema, its definition with the
+// schema's name written as S, one a line in name order.
+func indexDefs(t *testing.T, conn *pgx.Conn, schema string) string {
+	t.Helper()
+	rs, err := conn.Query(context.Background(), `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 ORDER BY indexname`, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs, err := pgx.CollectRows(rs, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.ReplaceAll(strings.Join(defs, "\n"), " "+schema+".", " S.")
 }
 
 // facetValues is a store's kept facet counts, the rows above zero.
@@ -111,7 +128,11 @@ func TestBulkLoadKeepsReadsExact(t *testing.T) {
 	if row, idx := bulkState(t, conn, bulkSchema); !row || len(idx) != 0 {
 		t.Fatalf("during the load: bulk row %v, indexes %v; want the row and no index", row, idx)
 	}
+	if defs := indexDefs(t, conn, bulkSchema); strings.Contains(defs, "records_updated") || strings.Contains(defs, "record_facets_tags") {
+		t.Fatalf("during the load the secondary indexes are still there:\n%s", defs)
+	}
 	everyReadIsExact(t, bulk, conn, bulkSchema, "during the bulk load")
+	conformance.CheckBrowseOracle(t, bulk, conformance.Snapshot(t, bulk), rand.New(rand.NewPCG(3, 4)), 60)
 	churn(t, bulk)
 	churn(t, plain)
 	everyReadIsExact(t, bulk, conn, bulkSchema, "after churn during the bulk load")
@@ -125,6 +146,9 @@ func TestBulkLoadKeepsReadsExact(t *testing.T) {
 	}
 	if got, want := facetValues(t, conn, bulkSchema), facetValues(t, conn, plainSchema); got != want {
 		t.Fatalf("facet counts after the bulk load differ from those kept row by row:\n got %s\nwant %s", got, want)
+	}
+	if got, want := indexDefs(t, conn, bulkSchema), indexDefs(t, conn, plainSchema); got != want {
+		t.Fatalf("the indexes after the bulk load differ from those of a store written without it:\n got %s\nwant %s", got, want)
 	}
 	everyReadIsExact(t, bulk, conn, bulkSchema, "after the bulk load")
 	// Counting resumes: later writes are counted as they come.
@@ -325,5 +349,100 @@ func TestStoreBulkIsOneTransaction(t *testing.T) {
 		if contract.KindOf(err) != contract.KindInvalidRequest || !strings.Contains(err.Error(), c.want) {
 			t.Fatalf("StoreBulk of %d items: %v, want invalid_request naming %q", len(c.items), err, c.want)
 		}
+	}
+}
+
+// TestStartBulkCommitsInTheOrderStarted: batches started one after another
+// before any is waited for are each one transaction, committed in the order
+// they were started (the change feed lists them so), a batch's replay of an
+// item an earlier batch in flight stores is a replay, an invalid batch is
+// refused at once, and a batch after a failed one is not written.
+func TestStartBulkCommitsInTheOrderStarted(t *testing.T) {
+	ctx := context.Background()
+	base := pgtest.BaseURL(t)
+	schema := pgtest.Schema(t)
+	e := openStore(t, pgtest.WithSchema(t, base, schema), postgres.Options{})
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	batch := func(from, n int) []contract.StoreItem {
+		out := make([]contract.StoreItem, n)
+		for i := range out {
+			out[i] = contract.Document(fmt.Sprintf("piped note %d", from+i), contract.MemoryMeta{})
+		}
+		return out
+	}
+	// Eight batches in flight; the fifth repeats the fourth's last item.
+	var waits []func() ([]contract.StoreReceipt, error)
+	var want []string
+	for b := range 8 {
+		items := batch(b*300, 300)
+		if b == 4 {
+			items[0] = batch(3*300+299, 1)[0]
+		}
+		waits = append(waits, e.StartBulk(ctx, items, contract.WriteOptions{}))
+		for i, it := range items {
+			if b == 4 && i == 0 {
+				continue
+			}
+			want = append(want, it.Fingerprint())
+		}
+	}
+	for b, wait := range waits {
+		rs, err := wait()
+		if err != nil || len(rs) != 300 {
+			t.Fatalf("batch %d: %d receipts, %v", b, len(rs), err)
+		}
+		if replayed := rs[0].Replayed; replayed != (b == 4) {
+			t.Fatalf("batch %d: its first item replayed %v", b, replayed)
+		}
+	}
+	var transactions int
+	if err := conn.QueryRow(ctx, "SELECT count(DISTINCT xmin::text) FROM "+pgx.Identifier{schema, "records"}.Sanitize()).Scan(&transactions); err != nil {
+		t.Fatal(err)
+	}
+	if transactions != 8 {
+		t.Fatalf("the batches were written by %d transactions, want 8", transactions)
+	}
+	var got []string
+	for since := uint64(0); ; {
+		page, err := e.Changes(ctx, contract.ChangesRequest{Since: since, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range page.Changes {
+			got = append(got, c.ID)
+		}
+		if len(page.Changes) == 0 {
+			break
+		}
+		since = page.Next
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("the feed lists %d stores, want %d in the order they were started", len(got), len(want))
+	}
+
+	// An invalid batch is refused before anything is written.
+	_, err = e.StartBulk(ctx, []contract.StoreItem{contract.Document("", contract.MemoryMeta{})}, contract.WriteOptions{})()
+	if contract.KindOf(err) != contract.KindInvalidRequest {
+		t.Fatalf("an invalid batch: %v", err)
+	}
+	// A batch whose transaction fails (its context ended) takes the one
+	// started after it down with it.
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	failed := e.StartBulk(cancelled, batch(10_000, 10), contract.WriteOptions{})
+	after := e.StartBulk(ctx, batch(20_000, 10), contract.WriteOptions{})
+	if _, err := failed(); err == nil {
+		t.Fatal("a batch with its context ended was written")
+	}
+	if _, err := after(); err == nil {
+		t.Fatal("the batch after a failed one was written")
+	}
+	n, err := e.Len(ctx)
+	if err != nil || n != len(want) {
+		t.Fatalf("the store holds %d records (%v), want %d", n, err, len(want))
 	}
 }

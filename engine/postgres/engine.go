@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -52,11 +53,18 @@ type Engine struct {
 	feed     feed
 	fill     backfill
 	bulk     bulk
+	// piped orders the transactions of StartBulk: each waits for the one
+	// started before it.
+	piped struct {
+		sync.Mutex
+		last *pipedWrite
+	}
 }
 
 var (
-	_ contract.Engine     = (*Engine)(nil)
-	_ contract.BulkStorer = (*Engine)(nil)
+	_ contract.Engine        = (*Engine)(nil)
+	_ contract.BulkStorer    = (*Engine)(nil)
+	_ contract.BulkPipeliner = (*Engine)(nil)
 )
 
 // Open connects to the database the URL names, creates or upgrades the

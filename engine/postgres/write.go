@@ -213,11 +213,71 @@ func (e *Engine) StoreBulk(ctx context.Context, items []contract.StoreItem, opts
 	return e.write(ctx, items, opts)
 }
 
+// StartBulk is StoreBulk in two steps (contract.BulkPipeliner): the items
+// are prepared now, on the caller's time (fingerprints, JSON, the folded
+// text, the tsvector), and their transaction runs once the transactions of
+// the StartBulk calls before it have ended, so a loader parses and prepares
+// its next batch while the database inserts this one. A batch whose
+// predecessor failed is not written: the load stops at its first error.
+func (e *Engine) StartBulk(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) func() ([]contract.StoreReceipt, error) {
+	w := &pipedWrite{done: make(chan struct{})}
+	if err := contract.ValidateBulk(items, opts); err != nil {
+		w.err = err
+		close(w.done)
+		return w.wait
+	}
+	p := e.prepareWrite(items, opts)
+	e.piped.Lock()
+	prev := e.piped.last
+	e.piped.last = w
+	e.piped.Unlock()
+	go func() {
+		defer close(w.done)
+		if prev != nil {
+			<-prev.done
+			if prev.err != nil {
+				w.err = contract.Unavailable("not written: the bulk store before it failed")
+				return
+			}
+		}
+		w.out, w.err = e.commitWrite(ctx, p)
+	}()
+	return w.wait
+}
+
+// pipedWrite is one StartBulk's transaction.
+type pipedWrite struct {
+	done chan struct{}
+	out  []contract.StoreReceipt
+	err  error
+}
+
+func (w *pipedWrite) wait() ([]contract.StoreReceipt, error) {
+	<-w.done
+	return w.out, w.err
+}
+
 // write stores validated items in one transaction. Rows are inserted in id
 // order, so two writers with overlapping batches lock in the same order and
 // never deadlock; of two writers storing one item at once, the second waits
 // on the first's key and then sees a replay.
 func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
+	return e.commitWrite(ctx, e.prepareWrite(items, opts))
+}
+
+// preparedWrite is a write worked out before its transaction: the receipts
+// (ids, replays within the batch), the rows and their columns.
+type preparedWrite struct {
+	out   []contract.StoreReceipt
+	first map[string]int
+	rows  []*row
+	ins   *preparedInsert
+	err   error
+}
+
+// prepareWrite does a write's work that needs no database: fingerprints,
+// JSON, the derived columns (on every core).
+func (e *Engine) prepareWrite(items []contract.StoreItem, opts contract.WriteOptions) *preparedWrite {
 	status := opts.Status
 	if status == "" {
 		status = contract.StatusActive
@@ -228,7 +288,7 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 		expires = &ms
 	}
 	now := e.stamp()
-	out := make([]contract.StoreReceipt, len(items))
+	p := &preparedWrite{out: make([]contract.StoreReceipt, len(items)), first: map[string]int{}}
 	ids := make([]string, len(items))
 	jsons := make([][]byte, len(items))
 	errs := make([]error, len(items))
@@ -236,49 +296,74 @@ func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts con
 		ids[i] = items[i].Fingerprint()
 		jsons[i], errs[i] = json.Marshal(items[i])
 	})
-	first := map[string]int{}
-	var rows []*row
 	for i := range items {
 		id := ids[i]
-		out[i].ID = id
-		if _, dup := first[id]; dup {
-			out[i].Replayed = true
+		p.out[i].ID = id
+		if _, dup := p.first[id]; dup {
+			p.out[i].Replayed = true
 			continue
 		}
-		first[id] = i
+		p.first[id] = i
 		if errs[i] != nil {
-			return nil, contract.EngineErr("encode item %s: %w", id, errs[i])
+			p.err = contract.EngineErr("encode item %s: %w", id, errs[i])
+			return p
 		}
-		rows = append(rows, &row{id: id, item: items[i], itemJSON: string(jsons[i]), status: status,
+		p.rows = append(p.rows, &row{id: id, item: items[i], itemJSON: string(jsons[i]), status: status,
 			created: now, updated: now, expires: expires})
 	}
-	inserted, err := e.insertRows(ctx, rows, contract.OpStore)
+	p.ins = prepareInsert(p.rows)
+	return p
+}
+
+// commitWrite runs a prepared write's transaction and answers its receipts.
+func (e *Engine) commitWrite(ctx context.Context, p *preparedWrite) ([]contract.StoreReceipt, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
+	inserted, err := e.insertPrepared(ctx, p.ins, contract.OpStore)
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range rows {
+	for _, r := range p.rows {
 		if !inserted[r.id] {
-			out[first[r.id]].Replayed = true
+			p.out[p.first[r.id]].Replayed = true
 		}
 	}
-	return out, nil
+	return p.out, nil
 }
 
 // insertRows inserts rows in one transaction and returns the ids it created;
 // the feed logs each as op (store, or restore for whole records).
 func (e *Engine) insertRows(ctx context.Context, rows []*row, op contract.ChangeOp) (map[string]bool, error) {
-	order := rows
+	return e.insertPrepared(ctx, prepareInsert(rows), op)
+}
+
+// preparedInsert is rows ready for insertSQL: in id order, their columns
+// derived, and the batch's own order for the feed.
+type preparedInsert struct {
+	order []*row
+	cols  insertColumns
+	byID  map[string]*row
+}
+
+func prepareInsert(rows []*row) *preparedInsert {
+	p := &preparedInsert{order: rows, byID: make(map[string]*row, len(rows))}
 	rows = slices.Clone(rows)
 	slices.SortFunc(rows, func(a, b *row) int { return strings.Compare(a.id, b.id) })
-	inserted := make(map[string]bool, len(rows))
 	ds := make([]derived, len(rows))
 	parallel.Each(len(rows), prepareRun, func(i int) { ds[i] = derive(rows[i]) })
-	var cols insertColumns
-	byID := make(map[string]*row, len(rows))
 	for i, r := range rows {
-		cols.add(r, &ds[i])
-		byID[r.id] = r
+		p.cols.add(r, &ds[i])
+		p.byID[r.id] = r
 	}
+	return p
+}
+
+// insertPrepared inserts prepared rows in one transaction and returns the
+// ids it created.
+func (e *Engine) insertPrepared(ctx context.Context, p *preparedInsert, op contract.ChangeOp) (map[string]bool, error) {
+	order, cols, byID := p.order, &p.cols, p.byID
+	inserted := make(map[string]bool, len(order))
 	err := e.inTx(ctx, pgx.ReadCommitted, func(tx pgx.Tx) error {
 		rs, err := tx.Query(ctx, insertSQL, cols.args()...)
 		if err != nil {
