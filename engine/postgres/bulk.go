@@ -43,10 +43,11 @@ const bulkIndexesKey = "bulk_load_indexes"
 // bulkSecondary are the indexes a bulk load drops besides the two GIN
 // indexes of the text: the browse orders' b-trees, the filters' and the tags'
 // of records and of record_facets. Each costs an insert per record (together
-// 21.7 -> 17.3-17.7 s of a 100k import's load), no write needs one (writes
-// find records by id, the primary key), reads stay exact without them (a
-// browse sorts what it scans), and built over every row at once they take
-// a fraction of the trigram index's build, beside it on the other core.
+// about 3 of the 23-27 CPU-seconds the machine spent on a 100k import's
+// load), no write needs one (writes find records by id, the primary key),
+// reads stay exact without them (a browse sorts what it scans), and built
+// over every row at once they take a fraction of the trigram index's build,
+// beside it on the other core.
 var bulkSecondary = []string{
 	"records_created", "records_updated", "records_confidence", "records_observed",
 	"records_ns", "records_workspace", "records_tags", "record_facets_ns", "record_facets_tags",
