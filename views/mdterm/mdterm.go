@@ -125,10 +125,10 @@ func (r *renderer) block(n ast.Node, width int) []string {
 		var lines []string
 		for i := 0; i < n.Lines().Len(); i++ {
 			seg := n.Lines().At(i)
-			lines = append(lines, r.th.Dim.Wrap(r.clip(strings.TrimRight(string(seg.Value(r.src)), "\r\n"), width)))
+			lines = append(lines, r.th.Dim.Wrap(r.clip(lineOf(seg.Value(r.src)), width)))
 		}
 		if n.HasClosure() {
-			lines = append(lines, r.th.Dim.Wrap(r.clip(strings.TrimRight(string(n.ClosureLine.Value(r.src)), "\r\n"), width)))
+			lines = append(lines, r.th.Dim.Wrap(r.clip(lineOf(n.ClosureLine.Value(r.src)), width)))
 		}
 		return lines
 	case *ast.Blockquote:
@@ -160,10 +160,15 @@ func (r *renderer) code(n ast.Node, width int) []string {
 	var lines []string
 	for i := 0; i < n.Lines().Len(); i++ {
 		seg := n.Lines().At(i)
-		l := strings.ReplaceAll(strings.TrimRight(string(seg.Value(r.src)), "\r\n"), "\t", "    ")
-		lines = append(lines, r.th.Code.Wrap(r.clip("  "+l, width)))
+		lines = append(lines, r.th.Code.Wrap(r.clip("  "+lineOf(seg.Value(r.src)), width)))
 	}
 	return lines
+}
+
+// lineOf is a source line as drawn: no line ending, tabs as four spaces
+// (a tab would move the terminal's cursor past the cells counted).
+func lineOf(b []byte) string {
+	return strings.ReplaceAll(strings.TrimRight(string(b), "\r\n"), "\t", "    ")
 }
 
 func (r *renderer) clip(s string, width int) string {

@@ -107,6 +107,7 @@ func FuzzRender(f *testing.F) {
 	f.Add("- a\n  - b\n    - c\n      > d `e` **f** [g](h)", 8)
 	f.Add("|a|b|\n|-|-|\n|x|y|", 9)
 	f.Add("# "+strings.Repeat("漢", 30), 11)
+	f.Add("<div>\n\tx\n</div>\n\n\tcode\twith tabs", 20)
 	styledTheme, plainTheme := ThemeOf(stylesOf(false)), unpainted()
 	f.Fuzz(func(t *testing.T, src string, width int) {
 		width = width%200 + 1
@@ -121,6 +122,9 @@ func FuzzRender(f *testing.F) {
 		for i, l := range styled {
 			if w := ansi.StringWidth(l); w > max(width, 8) {
 				t.Fatalf("width %d: line %q is %d cells wide", width, l, w)
+			}
+			if strings.ContainsAny(ansi.Strip(l), "\t\r\n") {
+				t.Fatalf("line %q holds a tab or a line ending", l)
 			}
 			if ansi.Strip(l) != plain[i] {
 				t.Fatalf("line %d: styled %q, unpainted %q", i, ansi.Strip(l), plain[i])
