@@ -225,8 +225,8 @@ func (a *app) importStream(ctx context.Context, e contract.Engine, size int64, s
 	}
 	fresh := a.fillsFromEmpty(ctx, a.store)
 	// A PostgreSQL store's bulk load leaves building its indexes to a
-	// process of its own (afterImport), as a local store's import leaves
-	// its background work; --wait builds them here.
+	// process of its own (the finisher, as a local store's import leaves
+	// its background work); --wait builds them here.
 	if l, ok := e.(interface{ LeaveBulkFinish() }); ok && !s.wait {
 		l.LeaveBulkFinish()
 	}
@@ -268,7 +268,7 @@ var (
 )
 
 // afterImport decides what follows an import (or a copy) of stored records
-// into s, at loc, once s is let go: one into an empty local store this
+// into s once s is let go: one into an empty local store this
 // process holds (fresh) of compactMin records or more is rewritten with full
 // pages; one of finishMin or more hands the background work its writes
 // started (the search index's catch-up, the content index, the embeddings)
