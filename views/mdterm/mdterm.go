@@ -324,6 +324,9 @@ func (r *renderer) inline(n ast.Node, base common.Paint) []word {
 	var ws []word
 	space := false
 	add := func(s string, p common.Paint) {
+		// A code span or inline HTML may run over lines: its line endings
+		// are spaces, as CommonMark has a code span's, and so are tabs.
+		s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ").Replace(s)
 		for i, f := range strings.Split(s, " ") {
 			if i > 0 {
 				space = true
@@ -344,7 +347,7 @@ func (r *renderer) inline(n ast.Node, base common.Paint) []word {
 				if !c.IsRaw() {
 					v = unescape(v)
 				}
-				add(strings.ReplaceAll(string(v), "\t", " "), p)
+				add(string(v), p)
 				switch {
 				case c.HardLineBreak():
 					ws = append(ws, word{brk: true})
