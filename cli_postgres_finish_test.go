@@ -99,3 +99,45 @@ func TestPostgresImportLeavesItsIndexesToAFinisher(t *testing.T) {
 		t.Fatalf("after import --wait: bulk row %v, %d indexes; want no row and both", row, n)
 	}
 }
+
+// A command that only reads, pointed at a PostgreSQL schema that holds no
+// store (a typo), is refused with the URL's password masked, and leaves no
+// schema behind; a write there creates the store.
+func TestPostgresReadOfAMissingSchemaCreatesNothing(t *testing.T) {
+	base := pgtest.BaseURL(t)
+	schema := pgtest.Schema(t)
+	url := pgtest.WithSchema(t, base, schema)
+	c := newTestCLI(t)
+	c.db = url
+	exists := func() bool {
+		t.Helper()
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = conn.Close(ctx) }()
+		var n int
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_namespace WHERE nspname = $1", schema).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n > 0
+	}
+	for _, args := range [][]string{{"info"}, {"browse"}, {"export"}} {
+		r := c.run("", args...)
+		if r.code != exitNotFound || !strings.Contains(r.stderr, "no store at postgres://") ||
+			!strings.Contains(r.stderr, "the schema "+schema+" holds none") || strings.Contains(r.stderr, passwordOfURL(url)) && passwordOfURL(url) != "\x00" {
+			t.Fatalf("%v on a schema without a store: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+		if exists() {
+			t.Fatalf("%v created the schema %s", args, schema)
+		}
+	}
+	c.ok(`{"type":"document","body":{"text":"the first record of a new store"}}`, "store")
+	if !exists() {
+		t.Fatal("a store did not create the schema")
+	}
+	if n := strings.Count(c.ok("", "export"), "\n"); n != 1 {
+		t.Fatalf("export after the store: %d lines", n)
+	}
+}

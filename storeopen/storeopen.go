@@ -62,8 +62,8 @@ type Options struct {
 	// Token is the bearer token for a server (MNEMO_TOKEN); a local store
 	// hands it to the holder it reaches.
 	Token string
-	// MustExist refuses a directory that holds no store instead of
-	// creating one (the commands that only read).
+	// MustExist refuses a directory, or a PostgreSQL schema, that holds no
+	// store instead of creating one (the commands that only read).
 	MustExist bool
 	// TakeoverWait bounds the wait for another process's lock (0: server/local's default).
 	TakeoverWait time.Duration
@@ -135,7 +135,7 @@ func Remote(ctx context.Context, url string, opts Options) (*Store, error) {
 // Postgres opens the PostgreSQL store a postgres:// URL names. Its label is
 // the URL with the password masked, so info, logs and errors never show it.
 func Postgres(ctx context.Context, url string, opts Options) (*Store, error) {
-	po := postgres.Options{Logger: opts.logger()}
+	po := postgres.Options{Logger: opts.logger(), MustExist: opts.MustExist}
 	if opts.Answerer != nil {
 		ans, err := retrieval.NewOpenAIChat(*opts.Answerer, nil)
 		if err != nil {

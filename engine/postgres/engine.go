@@ -37,6 +37,10 @@ type Options struct {
 	// ChangeRetention is how long the change feed keeps its changes
 	// (default: at least 7 days and at least 1,000,000 changes).
 	ChangeRetention contract.ChangeRetention
+	// MustExist refuses a schema that holds no store instead of creating
+	// one (the commands that only read: a mistyped schema must not become
+	// an empty store in the database).
+	MustExist bool
 }
 
 // Engine is a store in a PostgreSQL schema. It is safe for concurrent use, and
@@ -117,6 +121,17 @@ func Open(ctx context.Context, url string, opts Options) (*Engine, error) {
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, e.dbErr(ctx, err)
+	}
+	if opts.MustExist {
+		var found bool
+		if err := pool.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", pgx.Identifier{schema, "mnemo_meta"}.Sanitize()).Scan(&found); err != nil {
+			pool.Close()
+			return nil, e.dbErr(ctx, err)
+		}
+		if !found {
+			pool.Close()
+			return nil, contract.NotFound("no store at %s: the schema %s holds none (check --db, MNEMO_DB or the config file's store; mnemo store or mnemo import creates one)", e.label, schema)
+		}
 	}
 	if err := migrate(ctx, pool, schema); err != nil {
 		pool.Close()
