@@ -16,20 +16,24 @@ import (
 // (its bulk row) and how many of the two indexes a load drops it holds.
 func pgIndexState(t *testing.T, base, schema string) (row bool, indexes int) {
 	t.Helper()
+	pgScan(t, base, `SELECT count(*) FROM pg_indexes WHERE schemaname = $1
+		AND indexname IN ('records_folded', 'records_tsv')`, []any{schema}, &indexes)
+	pgScan(t, base, "SELECT EXISTS (SELECT 1 FROM "+pgx.Identifier{schema, "mnemo_meta"}.Sanitize()+" WHERE key = 'bulk_load')", nil, &row)
+	return row, indexes
+}
+
+// pgScan runs one query on its own connection to base and scans its row.
+func pgScan(t *testing.T, base, sql string, args []any, dest ...any) {
+	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, base)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = conn.Close(ctx) }()
-	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = $1
-		AND indexname IN ('records_folded', 'records_tsv')`, schema).Scan(&indexes); err != nil {
+	if err := conn.QueryRow(ctx, sql, args...).Scan(dest...); err != nil {
 		t.Fatal(err)
 	}
-	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+pgx.Identifier{schema, "mnemo_meta"}.Sanitize()+" WHERE key = 'bulk_load')").Scan(&row); err != nil {
-		t.Fatal(err)
-	}
-	return row, indexes
 }
 
 // An import into PostgreSQL returns once its records are stored and leaves
@@ -111,16 +115,8 @@ func TestPostgresReadOfAMissingSchemaCreatesNothing(t *testing.T) {
 	c.db = url
 	exists := func() bool {
 		t.Helper()
-		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = conn.Close(ctx) }()
 		var n int
-		if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_namespace WHERE nspname = $1", schema).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
+		pgScan(t, base, "SELECT count(*) FROM pg_namespace WHERE nspname = $1", []any{schema}, &n)
 		return n > 0
 	}
 	for _, args := range [][]string{{"info"}, {"browse"}, {"export"}} {

@@ -298,6 +298,15 @@ func TestBulkLoadLeftToAnotherProcess(t *testing.T) {
 	}
 }
 
+// numberedNotes is n documents "what from", "what from+1", ...
+func numberedNotes(what string, from, n int) []contract.StoreItem {
+	out := make([]contract.StoreItem, n)
+	for i := range out {
+		out[i] = contract.Document(fmt.Sprintf("%s %d", what, from+i), contract.MemoryMeta{})
+	}
+	return out
+}
+
 // TestStoreBulkIsOneTransaction: StoreBulk writes up to MaxBulkItems items
 // in one transaction (every row has the same xmin), replays what is there,
 // and refuses an empty or oversized call and an invalid item.
@@ -311,13 +320,7 @@ func TestStoreBulkIsOneTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = conn.Close(ctx) }()
-	items := func(from, n int) []contract.StoreItem {
-		out := make([]contract.StoreItem, n)
-		for i := range out {
-			out[i] = contract.Document(fmt.Sprintf("bulk note %d", from+i), contract.MemoryMeta{})
-		}
-		return out
-	}
+	items := func(from, n int) []contract.StoreItem { return numberedNotes("bulk note", from, n) }
 	if e.BulkItems() != postgres.MaxBulkItems {
 		t.Fatalf("BulkItems = %d", e.BulkItems())
 	}
@@ -367,13 +370,7 @@ func TestStartBulkCommitsInTheOrderStarted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = conn.Close(ctx) }()
-	batch := func(from, n int) []contract.StoreItem {
-		out := make([]contract.StoreItem, n)
-		for i := range out {
-			out[i] = contract.Document(fmt.Sprintf("piped note %d", from+i), contract.MemoryMeta{})
-		}
-		return out
-	}
+	batch := func(from, n int) []contract.StoreItem { return numberedNotes("piped note", from, n) }
 	// Eight batches in flight; the fifth repeats the fourth's last item.
 	var waits []func() ([]contract.StoreReceipt, error)
 	var want []string
