@@ -231,7 +231,7 @@ func (c *recordCodec) upgrade(b []byte) ([]byte, error) {
 	}
 	out[0] = recordV3
 	out = binary.AppendUvarint(out, id)
-	return appendDict(out, d, body, true), nil
+	return appendDict(out, d, body), nil
 }
 
 // recordPart says how much of a record to decode: listings never need the
