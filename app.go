@@ -16,6 +16,7 @@ import (
 	"mnemo/cliout"
 	"mnemo/config"
 	"mnemo/contract"
+	"mnemo/engine/bolt"
 	"mnemo/storeopen"
 )
 
@@ -64,7 +65,7 @@ type app struct {
 	benchAfterImport bool
 	// compactAfter is the store directory an import filled from empty: close
 	// rewrites it with full pages once the store is let go; compactMin is
-	// the fewest records such an import brings for it (compactAfterImport,
+	// the fewest records such an import brings for it (bolt.RewriteFilledAt,
 	// lower in tests).
 	compactAfter string
 	compactMin   int
@@ -80,7 +81,7 @@ type app struct {
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
 	return &app{
-		compactMin: compactAfterImport,
+		compactMin: bolt.RewriteFilledAt,
 		finishMin:  finishImportAbove,
 		startFinisher: func(args, env []string) (int, error) {
 			exe, err := os.Executable()

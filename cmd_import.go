@@ -297,10 +297,6 @@ func (a *app) afterImport(s *storeopen.Store, stored int, fresh, wait bool) {
 	}
 }
 
-// compactAfterImport is the fewest records an import into an empty store
-// must bring for the store to be rewritten with full pages after it.
-const compactAfterImport = 10_000
-
 // finishImportAbove is the fewest records an import must store for its
 // background work to go to a process of its own: below it the work takes a
 // few seconds at most, and the import does it before it exits.

@@ -75,7 +75,9 @@ const sizeBudget1M = 1500
 
 // MeasureSize is the size row: the bytes on disk of the closed store in dir
 // (every file, as its length: bbolt's file with its growth room, as a user
-// listing it sees it), a record, as written, no compaction run.
+// listing it sees it), a record, as the load left it: rewritten with full
+// pages when it filled the store from empty (bolt.RewriteFilledAt), and no
+// `mnemo compact` run.
 func MeasureSize(dir string, records int) (ProcessRow, error) {
 	parts := map[string]int64{}
 	var total int64
@@ -96,7 +98,7 @@ func MeasureSize(dir string, records int) (ProcessRow, error) {
 	if err != nil {
 		return ProcessRow{}, err
 	}
-	r := ProcessRow{Name: "size on disk, as written (no compact)", Samples: 1, size: true}
+	r := ProcessRow{Name: "size on disk, as the load left it (no `mnemo compact`)", Samples: 1, size: true}
 	r.PerRecord = float64(total) / float64(max(records, 1))
 	r.Pass = true
 	if scaleOf(records) == Scale1M {

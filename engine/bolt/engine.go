@@ -317,6 +317,12 @@ type Engine struct {
 	// rewriteNext: mnemo.db is rewritten right after Close
 	// (RewriteAfterClose), so Close leaves its pages cached.
 	rewriteNext atomic.Bool
+	// filledInBulk: this engine's first bulk load began on a store that
+	// had never held a record, so the store was written in one pass and
+	// Close rewrites it with full pages (RewriteFilledAt).
+	filledInBulk atomic.Bool
+	// rewrote is what Close's rewrite did (RewriteReport), once it has.
+	rewrote atomic.Pointer[RewriteReport]
 
 	kick    chan struct{}
 	closing chan struct{}
@@ -725,11 +731,34 @@ func (e *Engine) openIndex(rebuildMarked bool) error {
 
 // RewriteAfterClose tells the engine that its caller rewrites mnemo.db as
 // soon as it has closed it (`mnemo import`'s full-page rewrite of a store it
-// filled): Close then leaves the file's pages in the page cache, where it
-// would drop them, for the copy to read. Dropped, they were read back from
-// the disk one page at a time: 2 GB at 1M, most of the copy's 36 s. Compact
-// drops the pages of the file it writes.
+// filled, perhaps in its finisher once the store has settled): Close then
+// leaves the file's pages in the page cache, where it would drop them, for
+// the copy to read, and does not rewrite the store itself (RewriteFilledAt).
+// Dropped, the pages were read back from the disk one page at a time: 2 GB
+// at 1M, most of the copy's 36 s. Compact drops the pages of the file it
+// writes.
 func (e *Engine) RewriteAfterClose() { e.rewriteNext.Store(true) }
+
+// RewriteFilledAt is the fewest records a store filled from empty by bulk
+// loads (SetBulk) must hold for Close to rewrite it with full pages
+// (Compact), unless the caller does (RewriteAfterClose). Such a store was
+// written in one pass, and a pass leaves the records' pages about two
+// thirds full (their ids are random, and bbolt splits a full page in two)
+// and the file's freed pages in place: at 1M, 2,675 bytes a record where
+// the rewrite leaves about 2,190. Below it the rewrite would save little.
+const RewriteFilledAt = 10_000
+
+// rewritesAtClose tells whether Close rewrites the store with full pages:
+// it was filled from empty by bulk loads in this engine, to
+// RewriteFilledAt records or more, no caller took the rewrite on, and the
+// work the loads deferred is done (the search index caught up, every
+// ordered key put), as `mnemo import`'s finisher rewrites only a store it
+// has settled: work left for the next process would write the pages again.
+// The caller holds mu.
+func (e *Engine) rewritesAtClose() bool {
+	return e.filledInBulk.Load() && !e.rewriteNext.Load() && !e.opts.ReadOnly && int(e.nextOrd) >= RewriteFilledAt &&
+		!e.keysDeferred() && e.idx.applied.Load() >= e.committed.Load()
+}
 
 // Close stops background work and closes the store. Acknowledged writes are
 // already durable; index work not yet applied is replayed at the next open.
@@ -783,6 +812,7 @@ func (e *Engine) Close() error {
 		e.log.Error("pruning the outbox failed; the next write prunes it", "err", err)
 	}
 	e.mu.Lock()
+	rewrite := e.rewritesAtClose()
 	var verr error
 	if e.vec.store != nil && len(e.vec.store.pending) > 0 {
 		verr = e.db.Update(func(tx *bbolt.Tx) error { return e.vec.store.writeBlocks(tx, nil, true) })
@@ -809,7 +839,7 @@ func (e *Engine) Close() error {
 		// against 79 once the pages came back one read at a time (as after
 		// mnemo compact, which drops them too).
 		for _, f := range []string{DBFile, tableFileName, contentfile.Name} {
-			if f == DBFile && e.rewriteNext.Load() {
+			if f == DBFile && (e.rewriteNext.Load() || rewrite) {
 				continue
 			}
 			dropCachedPages(filepath.Join(e.dir, f))
@@ -821,7 +851,37 @@ func (e *Engine) Close() error {
 	if derr != nil {
 		return contract.EngineErr("close store: %w", derr)
 	}
+	if rewrite {
+		// The store is let go (its lock, its pid file), so another process
+		// may take it first: then it stays as written, whole, and
+		// `mnemo compact` rewrites it later.
+		started := time.Now()
+		rep, err := Compact(e.dir)
+		if err != nil {
+			e.log.Warn("the store filled in bulk was not rewritten with full pages", "err", err)
+		} else {
+			took := time.Since(started)
+			e.rewrote.Store(&RewriteReport{CompactReport: rep, Took: took})
+			e.log.Info("rewrote the store filled in bulk with full pages", "before", rep.Before, "after", rep.After,
+				"seconds", took.Seconds())
+		}
+	}
 	return nil
+}
+
+// RewriteReport is what Close's rewrite of a store filled in bulk did.
+type RewriteReport struct {
+	CompactReport
+	Took time.Duration
+}
+
+// Rewrote answers what Close's rewrite of a store filled in bulk did
+// (RewriteFilledAt), and false when Close has not rewritten the store.
+func (e *Engine) Rewrote() (RewriteReport, bool) {
+	if r := e.rewrote.Load(); r != nil {
+		return *r, true
+	}
+	return RewriteReport{}, false
 }
 
 // Dir is the store directory.

@@ -276,7 +276,11 @@ func (e *Engine) SetBulk(on bool) {
 	}
 	e.bulk.Store(on)
 	if on {
-		e.bulkUsed.Store(true)
+		if !e.bulkUsed.Swap(true) {
+			e.mu.RLock()
+			e.filledInBulk.Store(e.nextOrd == 0)
+			e.mu.RUnlock()
+		}
 		e.tri.Suspend()
 		return
 	}
