@@ -46,7 +46,7 @@ func loadStats(idx bleve.Index) (bm25Stats, bool) {
 
 // statsAfter is the statistics once every id of final holds its length
 // there (-1: deleted). The length an id holds now is read from its
-// text_len term, so a replay, a replacement or a delete of an absent id
+// term in the len field (its doc values), so a replay, a replacement or a delete of an absent id
 // changes the sums exactly as much as the index changes.
 func (ix *Index) statsAfter(final map[string]int) (bm25Stats, error) {
 	stats := ix.stats
@@ -59,11 +59,10 @@ func (ix *Index) statsAfter(final map[string]int) (bm25Stats, error) {
 		return stats, fmt.Errorf("bm25 statistics: %w", err)
 	}
 	defer r.Close()
-	dv, err := r.DocValueReader([]string{fieldMeta})
+	dv, err := r.DocValueReader([]string{fieldLen})
 	if err != nil {
 		return stats, fmt.Errorf("bm25 statistics: %w", err)
 	}
-	prefix := metaTerm(fieldTextLen, "")
 	for id, length := range final {
 		iid, err := r.InternalID(id)
 		if err != nil {
@@ -72,10 +71,8 @@ func (ix *Index) statsAfter(final map[string]int) (bm25Stats, error) {
 		if len(iid) > 0 {
 			old := -1
 			err := dv.VisitDocValues(iid, func(_ string, term []byte) {
-				if len(term) > len(prefix) && string(term[:len(prefix)]) == prefix {
-					if n, err := strconv.Atoi(string(term[len(prefix):])); err == nil {
-						old = n
-					}
+				if n, err := strconv.Atoi(string(term)); err == nil {
+					old = n
 				}
 			})
 			if err != nil {
