@@ -105,6 +105,10 @@ type Options struct {
 	// SyncRebuildBelow rebuilds a missing index during Open when the store
 	// holds fewer records than this (default 2000), so small stores open ready.
 	SyncRebuildBelow int
+	// RewriteFilledAt is the fewest records a store filled from empty by
+	// this engine's bulk loads must hold for Close to rewrite it with full
+	// pages (default RewriteFilledAt; tests set fewer).
+	RewriteFilledAt int
 	// IndexMergeAfter is how many documents catch-ups must have applied
 	// before the search index is merged in the background (default
 	// mergeAfterDocs; negative: never).
@@ -356,6 +360,9 @@ func Open(dir string, opts Options) (*Engine, error) {
 	}
 	if opts.SyncRebuildBelow == 0 {
 		opts.SyncRebuildBelow = 2000
+	}
+	if opts.RewriteFilledAt == 0 {
+		opts.RewriteFilledAt = RewriteFilledAt
 	}
 	needVectors := false
 	for _, m := range opts.FetchModes {
@@ -741,6 +748,7 @@ func (e *Engine) RewriteAfterClose() { e.rewriteNext.Store(true) }
 
 // RewriteFilledAt is the fewest records a store filled from empty by bulk
 // loads (SetBulk) must hold for Close to rewrite it with full pages
+// (Options.RewriteFilledAt)
 // (Compact), unless the caller does (RewriteAfterClose). Such a store was
 // written in one pass, and a pass leaves the records' pages about two
 // thirds full (their ids are random, and bbolt splits a full page in two)
@@ -756,7 +764,7 @@ const RewriteFilledAt = 10_000
 // has settled: work left for the next process would write the pages again.
 // The caller holds mu.
 func (e *Engine) rewritesAtClose() bool {
-	return e.filledInBulk.Load() && !e.rewriteNext.Load() && !e.opts.ReadOnly && int(e.nextOrd) >= RewriteFilledAt &&
+	return e.filledInBulk.Load() && !e.rewriteNext.Load() && !e.opts.ReadOnly && int(e.nextOrd) >= e.opts.RewriteFilledAt &&
 		!e.keysDeferred() && e.idx.applied.Load() >= e.committed.Load()
 }
 

@@ -38,7 +38,8 @@ func recordsFill(t *testing.T, dir string) float64 {
 // written.
 func TestAStoreFilledInBulkIsRewrittenAtClose(t *testing.T) {
 	t.Parallel()
-	n := bolt.RewriteFilledAt + 2000
+	const at = 600
+	n := at + 200
 	entries := corpus.Generate(n, 5)
 	items := make([]contract.StoreItem, n)
 	for i, en := range entries {
@@ -61,7 +62,7 @@ func TestAStoreFilledInBulkIsRewrittenAtClose(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			dir := t.TempDir()
-			e, err := bolt.Open(dir, bolt.Options{})
+			e, err := bolt.Open(dir, bolt.Options{RewriteFilledAt: at})
 			if err != nil {
 				t.Fatal(err)
 			}
