@@ -246,3 +246,88 @@ func TestDeferredKeysAreFinishedByTheNextOpen(t *testing.T) {
 		t.Fatalf("check: %+v, %v", rep, err)
 	}
 }
+
+// TestReadsGoOnWhileDeferredKeysArePut: the finish's transaction keeps
+// writers out but not readers. Here a transaction of the test's own holds
+// bbolt's writer lock, so the finish waits inside its transaction: a browse
+// still answers meanwhile, as it did before, and a write waits until the
+// finish is done. (Under the write lock, right after an import of 1M
+// records, browses through its finisher took 1-2.7 s.)
+func TestReadsGoOnWhileDeferredKeysArePut(t *testing.T) {
+	ctx := context.Background()
+	e, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	e.ordered.chunk = 100
+	e.SetBulk(true)
+	for b := range 3 {
+		if _, err := e.StoreBulk(ctx, orderedItems(100*b, 100), contract.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.waitTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := contract.BrowseQuery{Limit: 50}
+	want, err := e.Browse(ctx, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold, err := e.db.Begin(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = hold.Rollback() }() // before Close, should the test fail
+	finished := make(chan error, 1)
+	go func() {
+		e.ordered.finishing.Lock()
+		defer e.ordered.finishing.Unlock()
+		finished <- e.finishOrderedChunk(orderedBatch)
+	}()
+	// The finish is in its transaction once it waits on bbolt's lock; give
+	// it the time to get there.
+	time.Sleep(100 * time.Millisecond)
+	type answer struct {
+		page contract.BrowsePage
+		err  error
+	}
+	browsed := make(chan answer, 1)
+	go func() {
+		p, err := e.Browse(ctx, first)
+		browsed <- answer{p, err}
+	}()
+	select {
+	case a := <-browsed:
+		if a.err != nil || !slices.EqualFunc(a.page.Records, want.Records, func(x, y contract.Record) bool { return x.ID == y.ID }) || a.page.Total != want.Total {
+			t.Fatalf("the browse during the finish: %d records of %d, %v; want the page before it", len(a.page.Records), a.page.Total, a.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a browse waited for the finish of the deferred keys")
+	}
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := contract.StoreMany(ctx, e, orderedItems(1000, 1))
+		wrote <- err
+	}()
+	select {
+	case err := <-wrote:
+		t.Fatalf("a write went in during the finish's transaction (%v)", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	_ = hold.Rollback()
+	if err := <-finished; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	if e.keysDeferred() {
+		t.Fatal("the keys are still deferred after the finish")
+	}
+	e.SetBulk(false)
+	if rep, err := e.Check(ctx, false, nil); err != nil || !rep.Consistent {
+		t.Fatalf("check after the finish: %+v, %v", rep, err)
+	}
+}
