@@ -1015,7 +1015,13 @@ func (e *Engine) WaitIndex(ctx context.Context) error {
 }
 
 func (e *Engine) rebuildMessage() string {
-	return fmt.Sprintf("the search index is being rebuilt (%d of %d)", e.idx.done.Load(), e.idx.total.Load())
+	total := e.idx.total.Load()
+	if total == 0 {
+		// The rebuild has not counted the records yet ("0 of 0" said
+		// nothing a user could use).
+		return "the search index is being rebuilt (starting)"
+	}
+	return fmt.Sprintf("the search index is being rebuilt (%d of %d)", e.idx.done.Load(), total)
 }
 
 func (e *Engine) setIndexErr(err error) {
