@@ -32,8 +32,8 @@ func recordsFill(t *testing.T, dir string) float64 {
 // TestAStoreFilledInBulkIsRewrittenAtClose: a store that bulk loads filled
 // from empty is written in one pass, and once the work the loads deferred is
 // done, Close rewrites it with full pages; what it holds does not change. A
-// store that held a record before, one closed before its work was done (the
-// next process does that work and writes the pages again), and one whose
+// store that held a record before, one closed during its load (the next
+// process does the load's deferred work and writes the pages again), and one whose
 // caller rewrites it (mnemo import, perhaps in its finisher) are left as
 // written.
 func TestAStoreFilledInBulkIsRewrittenAtClose(t *testing.T) {
@@ -48,12 +48,12 @@ func TestAStoreFilledInBulkIsRewrittenAtClose(t *testing.T) {
 	cases := []struct {
 		name      string
 		heldFirst bool // a record stored before the bulk load
-		settle    bool // WaitIndex before Close
+		settle    bool // the load ended and WaitIndex before Close; else closed during the load
 		caller    bool // RewriteAfterClose
 		rewritten bool
 	}{
 		{"filled from empty and settled", false, true, false, true},
-		{"closed before its work was done", false, false, false, false},
+		{"closed during the load", false, false, false, false},
 		{"the caller rewrites it", false, true, true, false},
 		{"held a record before", true, true, false, false},
 	}
@@ -77,8 +77,12 @@ func TestAStoreFilledInBulkIsRewrittenAtClose(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			e.SetBulk(false)
+			// A load that never ended (its process stopped) leaves its
+			// ordered keys and the index to the next process. (A load that
+			// ended and closed at once races with its own catch-up, which at
+			// this size can be done before Close.)
 			if c.settle {
+				e.SetBulk(false)
 				if err := e.WaitIndex(ctx); err != nil {
 					t.Fatal(err)
 				}
