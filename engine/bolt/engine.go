@@ -747,13 +747,13 @@ func (e *Engine) openIndex(rebuildMarked bool) error {
 func (e *Engine) RewriteAfterClose() { e.rewriteNext.Store(true) }
 
 // RewriteFilledAt is the fewest records a store filled from empty by bulk
-// loads (SetBulk) must hold for Close to rewrite it with full pages
-// (Options.RewriteFilledAt)
-// (Compact), unless the caller does (RewriteAfterClose). Such a store was
+// loads (SetBulk) must hold, by default (Options.RewriteFilledAt), for Close
+// to rewrite it with full pages (Compact), unless the caller does
+// (RewriteAfterClose). Such a store was
 // written in one pass, and a pass leaves the records' pages about two
 // thirds full (their ids are random, and bbolt splits a full page in two)
-// and the file's freed pages in place: at 1M, 2,675 bytes a record where
-// the rewrite leaves about 2,190. Below it the rewrite would save little.
+// and the file's freed pages in place: the 1M bench store's mnemo.db took
+// 1,790 MB as written, 1,310 rewritten. Below it the rewrite saves little.
 const RewriteFilledAt = 10_000
 
 // rewritesAtClose tells whether Close rewrites the store with full pages:

@@ -192,8 +192,7 @@ func (e *Engine) finishNewestKeys() error {
 // that moved a record's times while its keys were being put could be undone
 // by them), and lets reads go on. Under the write lock, as every write, a
 // transaction of 65,536 ordinals at 1M held every browse for 1-2 s right
-// after `mnemo import` (the first browses through its finisher took 1.0-2.1
-// s). The mark in memory is shrunk under the write lock once the
+// after `mnemo import` (browses through its finisher took 0.8-2.7 s). The mark in memory is shrunk under the write lock once the
 // transaction has committed; meanwhile readers use the mark as it was,
 // which claims more keys missing than are, and walk less far. The caller
 // holds ordered.finishing.
