@@ -42,8 +42,12 @@ var keyOrderedFrom = []byte("ordered_from")
 const orderedChunk = 1 << 13
 
 // orderedBatch is how many chunks the background finish puts a
-// transaction.
-const orderedBatch = 8
+// transaction. One: a writer queued behind a transaction (the index
+// worker's embedding, in an import's finisher) holds every new read until
+// that transaction ends, and with eight chunks a transaction the second
+// browse right after `mnemo import` of 100k took 608-609 ms, with one
+// 115-152 ms (the finish takes longer overall, in the background).
+const orderedBatch = 1
 
 // keysGrace is how long after open a process that found keys deferred
 // waits before it puts them: a short command (a browse right after an

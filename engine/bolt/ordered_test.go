@@ -284,7 +284,7 @@ func TestReadsGoOnWhileDeferredKeysArePut(t *testing.T) {
 	go func() {
 		e.ordered.finishing.Lock()
 		defer e.ordered.finishing.Unlock()
-		finished <- e.finishOrderedChunk(orderedBatch)
+		finished <- e.finishOrderedChunk(3) // the 300 records, in one transaction
 	}()
 	// The finish is in its transaction once it waits on bbolt's lock; give
 	// it the time to get there.
