@@ -318,6 +318,15 @@ type word struct {
 	brk   bool
 }
 
+// asSpace maps line endings and tabs to a space.
+func asSpace(r rune) rune {
+	switch r {
+	case '\r', '\n', '\t':
+		return ' '
+	}
+	return r
+}
+
 // inline flattens n's inline children into words, painted with base unless
 // a child has a paint of its own.
 func (r *renderer) inline(n ast.Node, base common.Paint) []word {
@@ -325,8 +334,9 @@ func (r *renderer) inline(n ast.Node, base common.Paint) []word {
 	space := false
 	add := func(s string, p common.Paint) {
 		// A code span or inline HTML may run over lines: its line endings
-		// are spaces, as CommonMark has a code span's, and so are tabs.
-		s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ").Replace(s)
+		// are spaces, as CommonMark has a code span's, and so are tabs (a
+		// run of them splits as one space would: empty fields are skipped).
+		s = strings.Map(asSpace, s)
 		for i, f := range strings.Split(s, " ") {
 			if i > 0 {
 				space = true
