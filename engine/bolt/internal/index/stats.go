@@ -45,9 +45,9 @@ func loadStats(idx bleve.Index) (bm25Stats, bool) {
 }
 
 // statsAfter is the statistics once every id of final holds its length
-// there (-1: deleted). The length an id holds now is read from its
-// term in the len field (its doc values), so a replay, a replacement or a delete of an absent id
-// changes the sums exactly as much as the index changes.
+// there (-1: deleted). The length an id holds now is read from its term in
+// the len field (its doc values), so a replay, a replacement or a delete of
+// an absent id changes the sums exactly as much as the index changes.
 func (ix *Index) statsAfter(final map[string]int) (bm25Stats, error) {
 	stats := ix.stats
 	adv, err := ix.idx.Advanced()
