@@ -3,12 +3,14 @@ package bolt_test
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -98,6 +100,76 @@ func TestStoreFromVersion2Migrates(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestStoreFromVersion8KeepsItsFeed: a store of schema 8 wrote every feed
+// entry long (the id's 40 digits, the namespace spelled out). It migrates
+// to 9 with its feed as it was: the old entries read back as written, the
+// next ones are compact, and check finds the store consistent.
+func TestStoreFromVersion8KeepsItsFeed(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	e := openStore(t, dir, bolt.Options{})
+	for i, ns := range []string{"team:acme/agent:researcher", "user:kim", ""} {
+		if _, err := contract.Store(ctx, e, contract.Document(fmt.Sprintf("written at schema 8, %d", i), contract.MemoryMeta{Namespace: contract.MustNamespace(ns)})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, err := e.Changes(ctx, contract.ChangesRequest{Limit: 10})
+	if err != nil || len(before.Changes) != 3 {
+		t.Fatalf("changes: %+v %v", before, err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Write the entries as schema 8 did and mark the store so.
+	db, err := bbolt.Open(filepath.Join(dir, bolt.DBFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket([]byte("changes"))
+		for _, c := range before.Changes {
+			k := binary.BigEndian.AppendUint64(nil, c.Seq)
+			v := b.Get(k)
+			if len(v) != 32 {
+				return fmt.Errorf("change %d's entry takes %d bytes, want a compact one's 32", c.Seq, len(v))
+			}
+			long := append(append(append(slices.Clone(v[:10]), byte(len(c.ID))), c.ID...), c.Namespace.String()...)
+			if err := b.Put(k, long); err != nil {
+				return err
+			}
+		}
+		if err := tx.DeleteBucket([]byte("changes_ns")); err != nil {
+			return err
+		}
+		return tx.Bucket([]byte("meta")).Put([]byte("schema"), []byte("8"))
+	})
+	_ = db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e = openStore(t, dir, bolt.Options{})
+	r, err := contract.Store(ctx, e, contract.Document("written at schema 9", contract.MemoryMeta{Namespace: contract.MustNamespace("user:kim")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := e.Changes(ctx, contract.ChangesRequest{Limit: 10})
+	if err != nil || len(after.Changes) != 4 {
+		t.Fatalf("changes after the migration: %+v %v", after, err)
+	}
+	for i, c := range before.Changes {
+		if got := after.Changes[i]; got.ID != c.ID || !got.Namespace.Equal(c.Namespace) || got.At != c.At || got.Op != c.Op {
+			t.Errorf("change %d reads %+v after the migration, was %+v", c.Seq, got, c)
+		}
+	}
+	if got := after.Changes[3]; got.ID != r.ID || got.Namespace.String() != "user:kim" {
+		t.Errorf("the new change reads %+v", got)
+	}
+	rep, err := e.Check(ctx, false, nil)
+	if err != nil || !rep.Consistent {
+		t.Fatalf("check: %v %+v", err, rep.Checks)
+	}
 }
 
 func TestCheckFindsAFeedThatDisagrees(t *testing.T) {

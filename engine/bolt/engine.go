@@ -52,7 +52,7 @@ const (
 	HostKeyFile = "ssh_host_ed25519"
 )
 
-const schemaVer = "8"
+const schemaVer = "9"
 
 var (
 	bucketMeta    = []byte("meta")
@@ -66,7 +66,7 @@ var (
 	// and an unfiltered browse total are known at open without the table.
 	bucketTotals = []byte("ns_totals")
 
-	allBuckets = [][]byte{bucketMeta, bucketRecords, bucketUpdated, bucketCreated, bucketConf, bucketOutbox, bucketVecBlocks, bucketTotals, feed.Bucket}
+	allBuckets = [][]byte{bucketMeta, bucketRecords, bucketUpdated, bucketCreated, bucketConf, bucketOutbox, bucketVecBlocks, bucketTotals, feed.Bucket, feed.NSBucket}
 
 	keySchema  = []byte("schema")
 	keySeq     = []byte("seq")
@@ -519,7 +519,7 @@ func (e *Engine) prepareLayout(tx *bbolt.Tx) error {
 		return err
 	}
 	switch v := meta.Get(keySchema); {
-	case v == nil, string(v) == "1", string(v) == "2", string(v) == "3", string(v) == "4", string(v) == "5", string(v) == "6", string(v) == "7":
+	case v == nil, string(v) == "1", string(v) == "2", string(v) == "3", string(v) == "4", string(v) == "5", string(v) == "6", string(v) == "7", string(v) == "8":
 		// Version 1 lacked the namespace totals (filled in the background
 		// once the table has loaded) and the synced freelist; version 2 the
 		// change feed (its bucket is created above, empty: the feed starts
@@ -531,10 +531,12 @@ func (e *Engine) prepareLayout(tx *bbolt.Tx) error {
 		// makes it, and mnemo compact rewrites the older records against
 		// it); version 6 always had every record's ordered keys; version 7
 		// held every vector as int8 (a large store's blocks are coded when
-		// its vectors load). Older binaries refuse version 8, since they
+		// its vectors load); version 8 wrote every change feed entry long
+		// (read as they are). Older binaries refuse version 9, since they
 		// would not keep the totals, the feed or the vector blocks, read a
 		// compressed record, know that a bulk load's ordered keys may still
-		// be missing (keyOrderedFrom), or read a block of codes.
+		// be missing (keyOrderedFrom), read a block of codes, or read a
+		// compact feed entry.
 		return meta.Put(keySchema, []byte(schemaVer))
 	case string(v) != schemaVer:
 		return contract.ConfigErr("store %s has schema version %s; this mnemo reads version %s", e.dir, v, schemaVer)
