@@ -345,7 +345,24 @@ func (it StoreItem) Fingerprint() string { return fingerprintOf(it.CanonicalJSON
 
 func fingerprintOf(canonical []byte) string {
 	sum := sha256.Sum256(canonical)
-	return hex.EncodeToString(sum[:20])
+	return hex.EncodeToString(sum[:FingerprintBytes])
+}
+
+// FingerprintBytes is how many bytes of the hash an id spells.
+const FingerprintBytes = 20
+
+// IsFingerprint tells whether id has a fingerprint's form: 40 lowercase hex
+// digits (which its 20 bytes give back exactly).
+func IsFingerprint(id string) bool {
+	if len(id) != 2*FingerprintBytes {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // JSONAndFingerprint is MarshalJSON and Fingerprint at once: the item is

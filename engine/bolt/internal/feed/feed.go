@@ -3,7 +3,6 @@ package feed
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -12,6 +11,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/idkey"
 )
 
 // Bucket is the feed: seq (u64 big-endian) -> entry.
@@ -37,7 +37,7 @@ var NSBucket = []byte("changes_ns")
 // store's own ids never are) or where the store has no NSBucket.
 const (
 	compactEntry = 0xFF
-	idBytes      = 20
+	idBytes      = idkey.Len
 )
 
 // The meta keys of the feed's counters.
@@ -127,32 +127,18 @@ func (f *Feed) encode(nsb *bbolt.Bucket, codes map[string]uint64, c *Change, at 
 	b := make([]byte, 0, 11+len(c.ID)+32)
 	b = append(b, c.Op.Code(), f.codes.Code(c.Status))
 	b = binary.BigEndian.AppendUint64(b, uint64(at))
-	if nsb != nil && isFingerprint(c.ID) {
+	if nsb != nil && contract.IsFingerprint(c.ID) {
 		code, err := nsCode(nsb, codes, c.NS)
 		if err != nil {
 			return nil, err
 		}
 		b = append(b, compactEntry)
-		b, _ = hex.AppendDecode(b, []byte(c.ID))
+		b = idkey.Append(b, c.ID)
 		return binary.AppendUvarint(b, code), nil
 	}
 	b = append(b, byte(len(c.ID)))
 	b = append(b, c.ID...)
 	return append(b, c.NS.String()...), nil
-}
-
-// isFingerprint tells an id of 40 lowercase hex digits, which its 20 bytes
-// give back exactly.
-func isFingerprint(id string) bool {
-	if len(id) != 2*idBytes {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // nsCode is ns's code in nsb, made in this transaction if ns has none yet;
@@ -207,7 +193,7 @@ func (f *Feed) Decode(tx *bbolt.Tx, v []byte, nsOf func(string) contract.Namespa
 		if err != nil {
 			return Entry{}, err
 		}
-		en.ID, en.NS = hex.EncodeToString(v[11:11+idBytes]), ns
+		en.ID, en.NS = idkey.ID(v[11:11+idBytes]), ns
 		return en, nil
 	}
 	n := int(v[10])

@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/idkey"
 )
 
 // Doc is what the index holds for one record. Confidence and the record
@@ -150,10 +151,12 @@ func (ix *Index) AppliedSeq() (uint64, error) {
 func (ix *Index) Apply(docs []Doc, deletes []string, appliedSeq uint64) error {
 	batch := ix.idx.NewBatch()
 	// final is every touched id's text length after the batch, -1 = gone.
+	// final is keyed by the documents' names.
 	final := make(map[string]int, len(docs)+len(deletes))
 	for _, id := range deletes {
-		batch.Delete(id)
-		final[id] = -1
+		name := idkey.Name(id)
+		batch.Delete(name)
+		final[name] = -1
 	}
 	built, err := ix.build.documents(docs)
 	if err != nil {
@@ -163,7 +166,7 @@ func (ix *Index) Apply(docs []Doc, deletes []string, appliedSeq uint64) error {
 		if err := batch.IndexAdvanced(b.doc); err != nil {
 			return fmt.Errorf("index record %s: %w", docs[i].ID, err)
 		}
-		final[docs[i].ID] = b.length
+		final[idkey.Name(docs[i].ID)] = b.length
 	}
 	ix.statsMu.Lock()
 	defer ix.statsMu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/idkey"
 )
 
 // TestKeywordPagesEqualTheFullRanking: over documents whose scores tie in
@@ -96,7 +97,7 @@ func bleveRanking(ctx context.Context, ix *Index, q string, f contract.MetaFilte
 	}
 	out := make([]Scored, len(res.Hits))
 	for i, h := range res.Hits {
-		out[i] = Scored{ID: h.ID, Score: settle(h.Score)}
+		out[i] = Scored{ID: idkey.ID(h.ID), Score: settle(h.Score)}
 	}
 	slices.SortFunc(out, func(a, b Scored) int {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {

@@ -13,6 +13,7 @@ import (
 	index "github.com/blevesearch/bleve_index_api"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/idkey"
 )
 
 // Keyword ranks the documents matching f by BM25 over their text for query
@@ -51,7 +52,7 @@ func (ix *Index) Keyword(ctx context.Context, q string, f contract.MetaFilter, r
 		if len(ids) == 0 {
 			return nil, nil
 		}
-		return ix.page(ctx, text(query.NewConjunctionQuery([]query.Query{held, query.NewDocIDQuery(ids)})), offset, size)
+		return ix.page(ctx, text(query.NewConjunctionQuery([]query.Query{held, query.NewDocIDQuery(idkey.Names(ids))})), offset, size)
 	}
 	// One that admits many is applied in the same pass: a match the page
 	// would keep is kept only when the whole filter admits it.
@@ -197,11 +198,11 @@ func (t *pageTop) worse(a, b *keptHit) bool {
 
 func (t *pageTop) id(h *keptHit) string {
 	if h.id == "" && t.err == nil {
-		id, err := t.reader.ExternalID(h.dm.IndexInternalID)
+		name, err := t.reader.ExternalID(h.dm.IndexInternalID)
 		if err != nil {
 			t.err = fmt.Errorf("reading a hit's id: %w", err)
 		}
-		h.id = id
+		h.id = idkey.ID(name)
 	}
 	return h.id
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search"
+
+	"mnemo/engine/bolt/internal/idkey"
 )
 
 // bm25Stats are the corpus statistics BM25 needs for the text field: the
@@ -44,8 +46,8 @@ func loadStats(idx bleve.Index) (bm25Stats, bool) {
 	return bm25Stats{}, len(v) == 0 && err == nil && n == 0
 }
 
-// statsAfter is the statistics once every id of final holds its length
-// there (-1: deleted). The length an id holds now is read from its term in
+// statsAfter is the statistics once every document final names (docName)
+// holds its length there (-1: deleted). The length an id holds now is read from its term in
 // the len field (its doc values), so a replay, a replacement or a delete of
 // an absent id changes the sums exactly as much as the index changes.
 func (ix *Index) statsAfter(final map[string]int) (bm25Stats, error) {
@@ -63,8 +65,9 @@ func (ix *Index) statsAfter(final map[string]int) (bm25Stats, error) {
 	if err != nil {
 		return stats, fmt.Errorf("bm25 statistics: %w", err)
 	}
-	for id, length := range final {
-		iid, err := r.InternalID(id)
+	for name, length := range final {
+		id := idkey.ID(name)
+		iid, err := r.InternalID(name)
 		if err != nil {
 			return stats, fmt.Errorf("bm25 statistics of %s: %w", id, err)
 		}
