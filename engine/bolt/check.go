@@ -181,18 +181,13 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 		splitMillis := func(k []byte) (string, bool) { _, id, ok := splitDescMillisKey(k); return id, ok }
 		walk(bucketUpdated, func(id string, r checkedRecord) []byte { return descMillisKey(r.updated, id) }, splitMillis)
 		walk(bucketCreated, func(id string, r checkedRecord) []byte { return descMillisKey(r.created, id) }, splitMillis)
-		walk(bucketConf, func(id string, r checkedRecord) []byte { return confKey(r.confidence, id) }, func(k []byte) (string, bool) {
-			if len(k) < 4 {
-				return "", false
-			}
-			return string(k[4:]), true
-		})
+		walk(bucketConf, func(id string, r checkedRecord) []byte { return confKey(r.confidence, id) }, splitConfKey)
 		// A bulk load's deferred keys (ordered.go) are put newest first
 		// after it ends; till then the records its mark covers may lack
 		// theirs.
-		from, upto, _, _ := parseMark(tx.Bucket(bucketMeta).Get(keyOrderedFrom))
+		mark, marked := parseMark(tx.Bucket(bucketMeta).Get(keyOrderedFrom))
 		for id, r := range recs {
-			if r.ord >= from && r.ord < upto {
+			if marked && r.ord >= mark.from && r.ord < mark.upto {
 				continue
 			}
 			if seen[id] != want(r) {

@@ -10,6 +10,7 @@ import (
 	"github.com/klauspost/compress/s2"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/idkey"
 	"mnemo/engine/internal/metacodec"
 )
 
@@ -338,21 +339,23 @@ func (s *storedRecord) item() (contract.StoreItem, error) {
 	return it, nil
 }
 
-// Ordered keys: a big-endian prefix that sorts the wanted way, then the id.
-// Descending timestamps are stored complemented so that a forward cursor walk
-// yields newest first with ids ascending among equal instants.
+// Ordered keys: a big-endian prefix that sorts the wanted way, then the id
+// as its 20 bytes (package idkey; its 40 digits until schema 9, 20 bytes a
+// key more). Descending timestamps are stored complemented so that a
+// forward cursor walk yields newest first with ids ascending among equal
+// instants.
 
 func descMillisKey(ms int64, id string) []byte {
-	k := make([]byte, 8, 8+len(id))
+	k := make([]byte, 8, 8+idkey.Len)
 	binary.BigEndian.PutUint64(k, ^uint64(ms)^(1<<63))
-	return append(k, id...)
+	return idkey.Append(k, id)
 }
 
 func splitDescMillisKey(k []byte) (int64, string, bool) {
-	if len(k) < 8 {
+	if len(k) <= 8 {
 		return 0, "", false
 	}
-	return int64(^binary.BigEndian.Uint64(k[:8]) ^ (1 << 63)), string(k[8:]), true
+	return int64(^binary.BigEndian.Uint64(k[:8]) ^ (1 << 63)), idkey.ID(k[8:]), true
 }
 
 func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
@@ -372,7 +375,14 @@ func parseNS(s string) contract.Namespace {
 // confKey orders learnings by confidence descending, then id ascending: the
 // f32 bits of a non-negative float sort like the float, complemented for desc.
 func confKey(conf float32, id string) []byte {
-	k := make([]byte, 4, 4+len(id))
+	k := make([]byte, 4, 4+idkey.Len)
 	binary.BigEndian.PutUint32(k, ^math.Float32bits(conf))
-	return append(k, id...)
+	return idkey.Append(k, id)
+}
+
+func splitConfKey(k []byte) (string, bool) {
+	if len(k) <= 4 {
+		return "", false
+	}
+	return idkey.ID(k[4:]), true
 }

@@ -536,7 +536,11 @@ func (e *Engine) prepareLayout(tx *bbolt.Tx) error {
 		// would not keep the totals, the feed or the vector blocks, read a
 		// compressed record, know that a bulk load's ordered keys may still
 		// be missing (keyOrderedFrom), read a block of codes, or read a
-		// compact feed entry.
+		// compact feed entry; and before version 9 the ordered keys held
+		// the ids' digits (put again in the background, rekeyOrdered).
+		if err := rekeyOrdered(tx); err != nil {
+			return err
+		}
 		return meta.Put(keySchema, []byte(schemaVer))
 	case string(v) != schemaVer:
 		return contract.ConfigErr("store %s has schema version %s; this mnemo reads version %s", e.dir, v, schemaVer)

@@ -58,39 +58,78 @@ const keysGrace = time.Second
 // orderedState is what this process knows of the deferred keys: the mark's
 // fields, guarded by the engine's mu; deferred is set and cleared under it.
 type orderedState struct {
-	deferred   atomic.Bool
-	from, upto uint32
-	below      int64 // unix ms
-	chunk      int   // orderedChunk; tests set fewer
-	finishing  sync.Mutex
+	deferred atomic.Bool
+	orderedMark
+	chunk     int // orderedChunk; tests set fewer
+	finishing sync.Mutex
 }
 
-// mark is the stored mark: from, upto, below.
-func (o *orderedState) mark() []byte {
+// orderedMark is the range of ordinals whose keys may be missing.
+type orderedMark struct {
+	from, upto uint32
+	below      int64 // unix ms
+	// every says the range's records may lack their keys whatever their
+	// times (a store whose keys are put again in a new form, rekeyOrdered),
+	// not only those a bulk write left as it wrote them.
+	every bool
+}
+
+// mark is the stored mark: from, upto, below, and a byte 1 when every.
+func (o *orderedMark) mark() []byte {
 	b := binary.BigEndian.AppendUint32(nil, o.from)
 	b = binary.BigEndian.AppendUint32(b, o.upto)
-	return binary.BigEndian.AppendUint64(b, uint64(o.below))
+	b = binary.BigEndian.AppendUint64(b, uint64(o.below))
+	if o.every {
+		b = append(b, 1)
+	}
+	return b
 }
 
 // parseMark reads a stored mark; ok is false when there is none. A mark
 // of 4 bytes (from alone, as 7763b2c wrote it) covers every ordinal from
 // it, at any time.
-func parseMark(v []byte) (from, upto uint32, below int64, ok bool) {
+func parseMark(v []byte) (o orderedMark, ok bool) {
 	switch len(v) {
-	case 16:
-		return binary.BigEndian.Uint32(v), binary.BigEndian.Uint32(v[4:]), int64(binary.BigEndian.Uint64(v[8:])), true
+	case 16, 17:
+		o = orderedMark{from: binary.BigEndian.Uint32(v), upto: binary.BigEndian.Uint32(v[4:]), below: int64(binary.BigEndian.Uint64(v[8:]))}
+		o.every = len(v) == 17 && v[16] == 1
+		return o, true
 	case 4:
-		return binary.BigEndian.Uint32(v), math.MaxUint32, math.MaxInt64, true
+		return orderedMark{from: binary.BigEndian.Uint32(v), upto: math.MaxUint32, below: math.MaxInt64}, true
 	}
-	return 0, 0, 0, false
+	return orderedMark{}, false
 }
 
 // loadOrdered reads the mark at open.
 func (e *Engine) loadOrdered(meta *bbolt.Bucket) {
-	if from, upto, below, ok := parseMark(meta.Get(keyOrderedFrom)); ok {
-		e.ordered.from, e.ordered.upto, e.ordered.below = from, upto, below
+	if m, ok := parseMark(meta.Get(keyOrderedFrom)); ok {
+		e.ordered.orderedMark = m
 		e.ordered.deferred.Store(true)
 	}
+}
+
+// rekeyOrdered empties the ordered keys' buckets of a store written before
+// schema 9, whose keys hold the ids' digits, and marks every record's keys
+// deferred, in tx: the finish puts them again in the new form, newest
+// first, in the background, as it puts a bulk load's (the table ranks
+// meanwhile). At 1M a rewrite in the opening transaction would hold the
+// open for seconds and take a few hundred MB of pages in memory at once.
+func rekeyOrdered(tx *bbolt.Tx) error {
+	if b := tx.Bucket(bucketUpdated); b == nil || b.Stats().KeyN == 0 {
+		return nil
+	}
+	for _, name := range [][]byte{bucketUpdated, bucketCreated, bucketConf} {
+		if tx.Bucket(name) != nil {
+			if err := tx.DeleteBucket(name); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.CreateBucket(name); err != nil {
+			return err
+		}
+	}
+	o := orderedMark{from: 0, upto: math.MaxUint32, below: math.MaxInt64, every: true}
+	return tx.Bucket(bucketMeta).Put(keyOrderedFrom, o.mark())
 }
 
 // errKeysDeferred is scanCreatedFrom's answer while keys are deferred: the
@@ -115,10 +154,11 @@ func (e *Engine) deferKeysIn(tx *bbolt.Tx, first, end uint32, now int64) error {
 }
 
 // widened is the mark with [first, end) written at now added to it.
-func (e *Engine) widened(first, end uint32, now int64) *orderedState {
-	o := &orderedState{from: first, upto: end, below: now}
+func (e *Engine) widened(first, end uint32, now int64) orderedMark {
+	o := orderedMark{from: first, upto: end, below: now}
 	if e.ordered.deferred.Load() {
 		o.from, o.upto, o.below = min(first, e.ordered.from), max(end, e.ordered.upto), max(now, e.ordered.below)
+		o.every = e.ordered.every
 	}
 	return o
 }
@@ -126,7 +166,7 @@ func (e *Engine) widened(first, end uint32, now int64) *orderedState {
 // keysDeferredFor records in memory the mark deferKeysIn wrote.
 func (e *Engine) keysDeferredFor(first, end uint32, now int64) {
 	o := e.widened(first, end, now)
-	e.ordered.from, e.ordered.upto, e.ordered.below = o.from, o.upto, o.below
+	e.ordered.orderedMark = o
 	e.ordered.deferred.Store(true)
 }
 
@@ -236,15 +276,22 @@ func (e *Engine) finishOrderedChunk(n int) error {
 	// What is left: [from, lo). A record there without its keys is as its
 	// bulk write left it, created and updated at one time; one whose
 	// updated_at moved since had its keys put by the write that moved it.
-	// So below is the newest such time.
+	// So below is the newest such time; when every key of the range may be
+	// missing (rekeyOrdered), the newest time of any record there.
 	done := lo <= uint64(o.from)
 	below := int64(noTime)
 	for ord := uint64(o.from); !done && ord < lo; ord++ {
-		if r := uint32(ord); int(r) < len(t.alive) && t.alive[r] && t.rows[r].updated == t.rows[r].created {
-			below = max(below, t.rows[r].created)
+		r := uint32(ord)
+		if int(r) >= len(t.alive) || !t.alive[r] {
+			continue
+		}
+		if row := &t.rows[r]; o.every {
+			below = max(below, row.created, row.updated)
+		} else if row.updated == row.created {
+			below = max(below, row.created)
 		}
 	}
-	left := orderedState{from: o.from, upto: uint32(lo), below: below}
+	left := orderedMark{from: o.from, upto: uint32(lo), below: below, every: o.every}
 	byKey := func(a, b key) int { return bytes.Compare(a.k, b.k) }
 	started := time.Now()
 	err := e.db.Update(func(tx *bbolt.Tx) error {

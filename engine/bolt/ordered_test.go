@@ -11,6 +11,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/idkey"
 )
 
 // orderedItems are n items, a third learnings with confidences that repeat
@@ -78,8 +79,8 @@ func keyCounts(t *testing.T, db *bbolt.DB) (counts [3]int, from int64) {
 		for i, b := range [][]byte{bucketUpdated, bucketCreated, bucketConf} {
 			counts[i] = tx.Bucket(b).Stats().KeyN
 		}
-		if v := tx.Bucket(bucketMeta).Get(keyOrderedFrom); len(v) == 16 {
-			from = int64(getOrd(v[:4]))
+		if m, ok := parseMark(tx.Bucket(bucketMeta).Get(keyOrderedFrom)); ok {
+			from = int64(m.from)
 		}
 		return nil
 	})
@@ -197,6 +198,149 @@ func TestBulkLoadDefersOrderedKeys(t *testing.T) {
 	rep, err := e.Check(ctx, false, nil)
 	if err != nil || !rep.Consistent {
 		t.Fatalf("check after the load: %+v, %v", rep, err)
+	}
+}
+
+// TestOrderedKeysOfVersion8ArePutAgain: a store of schema 8 keyed its
+// ordered keys by the ids' 40 digits. At the upgrade its keys are dropped
+// and put again, 20 bytes an id, in the background: meanwhile every order
+// browses and lists as before (the table ranks, and a walk of the keys
+// already put stops above the newest time of any record still without,
+// a record updated since its creation included), a list cursor handed out
+// before the upgrade goes on where it was, and once the keys are in, check
+// agrees.
+func TestOrderedKeysOfVersion8ArePutAgain(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	var now atomic.Int64
+	now.Store(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	clock := func() time.Time { return time.UnixMilli(now.Add(1000)) }
+	e, err := Open(dir, Options{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for b := range 6 {
+		rs, err := contract.StoreMany(ctx, e, orderedItems(10*b, 10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			ids = append(ids, r.ID)
+		}
+	}
+	// The oldest records, moved to the head of updated_at.
+	if _, err := e.Supersede(ctx, contract.SupersedeRequest{ID: ids[1], By: ids[2]}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Forget(ctx, contract.ForgetIDs(ids[4])); err != nil {
+		t.Fatal(err)
+	}
+	orders := map[string]contract.BrowseQuery{
+		"updated":    {OrderBy: []contract.SortKey{{Field: contract.BrowseFieldUpdatedAt, Dir: contract.SortDesc}}},
+		"created":    {OrderBy: []contract.SortKey{{Field: contract.BrowseFieldCreatedAt, Dir: contract.SortDesc}}},
+		"confidence": {OrderBy: []contract.SortKey{{Field: contract.BrowseFieldConfidence, Dir: contract.SortDesc}}},
+	}
+	before := map[string][]string{}
+	for name, q := range orders {
+		before[name] = everyPage(t, e, q)
+	}
+	listed := everyListed(t, e)
+	firstList, err := e.List(ctx, contract.ListRequest{Limit: 9})
+	if err != nil || firstList.NextCursor == nil {
+		t.Fatalf("list: %+v, %v", firstList, err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The keys as schema 8 wrote them.
+	db, err := bbolt.Open(dir+"/mnemo.db", 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		for i, name := range [][]byte{bucketUpdated, bucketCreated, bucketConf} {
+			b := tx.Bucket(name)
+			prefix := 8
+			if i == 2 {
+				prefix = 4
+			}
+			var keys, vals [][]byte
+			_ = b.ForEach(func(k, v []byte) error {
+				if len(k) != prefix+idkey.Len {
+					t.Errorf("%s key of %d bytes, want %d", name, len(k), prefix+idkey.Len)
+				}
+				keys = append(keys, append(slices.Clone(k[:prefix]), idkey.ID(k[prefix:])...))
+				vals = append(vals, slices.Clone(v))
+				return nil
+			})
+			if err := tx.DeleteBucket(name); err != nil {
+				return err
+			}
+			if b, err = tx.CreateBucket(name); err != nil {
+				return err
+			}
+			for j := range keys {
+				if err := b.Put(keys[j], vals[j]); err != nil {
+					return err
+				}
+			}
+		}
+		return tx.Bucket(bucketMeta).Put(keySchema, []byte("8"))
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	e, err = Open(dir, Options{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	e.mu.Lock()
+	e.ordered.chunk = 20
+	e.mu.Unlock()
+	if counts, from := keyCounts(t, e.db); counts != [3]int{} || from != 0 || !e.ordered.every {
+		t.Fatalf("after the upgrade: keys %v, mark %d (every %v); want none, every record's deferred", counts, from, e.ordered.every)
+	}
+	same := func(when string) {
+		t.Helper()
+		for name, q := range orders {
+			if got := everyPage(t, e, q); !slices.Equal(got, before[name]) {
+				t.Fatalf("browse by %s %s:\nnow    %v\nbefore %v", name, when, got, before[name])
+			}
+		}
+		if got := everyListed(t, e); !slices.Equal(got, listed) {
+			t.Fatalf("list %s differs", when)
+		}
+		rest, err := e.List(ctx, contract.ListRequest{Limit: 100, Cursor: firstList.NextCursor})
+		if err != nil || len(rest.Items) != len(listed)-9 || rest.Items[0].ID != listed[9] {
+			t.Fatalf("list %s through a cursor of schema 8: %d items, %v; want the %d after the first 9", when, len(rest.Items), err, len(listed)-9)
+		}
+	}
+	same("with no key put")
+	if err := e.finishNewestKeys(); err != nil {
+		t.Fatal(err)
+	}
+	if counts, _ := keyCounts(t, e.db); counts[0] != 20 || !e.keysDeferred() {
+		t.Fatalf("after the newest chunk: keys %v", counts)
+	}
+	same("with the newest chunk's keys")
+	if err := e.WaitIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if counts, from := keyCounts(t, e.db); counts != [3]int{59, 59, 20} || from != -1 || e.keysDeferred() {
+		t.Fatalf("once put: keys %v, mark %d", counts, from)
+	}
+	same("once the keys are in")
+	if err := e.WaitEmbedder(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := e.Check(ctx, false, nil)
+	if err != nil || !rep.Consistent {
+		t.Fatalf("check: %+v, %v", rep, err)
 	}
 }
 

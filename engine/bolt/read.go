@@ -9,6 +9,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/idkey"
 )
 
 // List pages through the records matching the filter, newest created first,
@@ -60,8 +61,12 @@ func (e *Engine) Export(ctx context.Context, req contract.ListRequest) (contract
 	return page, err
 }
 
+// A list cursor is a by_created key as it was until schema 9, the id in its
+// digits (so a cursor handed out before stays good): the key's eight bytes
+// of time, then the id.
 const listCursorPrefix = "c1."
 
+// decodeListCursor is the by_created key a cursor names.
 func decodeListCursor(c *string) ([]byte, error) {
 	if c == nil {
 		return nil, nil
@@ -69,14 +74,16 @@ func decodeListCursor(c *string) ([]byte, error) {
 	raw, ok := strings.CutPrefix(*c, listCursorPrefix)
 	if ok {
 		if k, err := base64.RawURLEncoding.DecodeString(raw); err == nil && len(k) > 8 {
-			return k, nil
+			return idkey.Append(k[:8:8], string(k[8:])), nil
 		}
 	}
 	return nil, contract.Invalid("unknown cursor `%s`", *c)
 }
 
+// encodeListCursor is the cursor of a by_created key.
 func encodeListCursor(key []byte) *string {
-	return contract.Ptr(listCursorPrefix + base64.RawURLEncoding.EncodeToString(key))
+	_, id, _ := splitDescMillisKey(key)
+	return contract.Ptr(listCursorPrefix + base64.RawURLEncoding.EncodeToString(append(key[:8:8], id...)))
 }
 
 // scanCreated walks the created_at index after the given key, emitting up to
