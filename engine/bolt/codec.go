@@ -34,11 +34,23 @@ import (
 // records. Writers write version 3 once the store has a dictionary (recorddict.go)
 // and version 2 before; older records are read as they are and rewritten by
 // mnemo compact.
+//
+// Versions 4 and 5 are 2 and 3 with the item in binary after the metadata
+// instead of its JSON (itemcodec.go): writers write them for every item
+// they can (binaryItem), and a record read in them and written again (a
+// review) keeps its layout. A record of version 1 to 3 stays as it was
+// when written again, since it holds the item as JSON only.
 const (
 	recordV1 = 1
 	recordV2 = 2
 	recordV3 = 3
+	recordV4 = 4
+	recordV5 = 5
 )
+
+// itemInBinary says whether a record of layout version holds its item in
+// binary rather than as JSON.
+func itemInBinary(version byte) bool { return version == recordV4 || version == recordV5 }
 
 // noTime marks an absent instant in int64 columns and in the codec.
 const noTime = math.MinInt64
@@ -57,7 +69,11 @@ type storedRecord struct {
 	text         string
 	confidence   float32 // meaningful for learnings only
 	meta         contract.MemoryMeta
-	itemJSON     []byte
+	// The item: item when the record is (to be) kept in layout 4 or 5,
+	// itemJSON when in an older one. A write sets item (or itemJSON, for an
+	// item binaryItem refuses); a full decode sets the one its layout holds.
+	item     *contract.StoreItem
+	itemJSON []byte
 }
 
 var errCorruptRecord = errors.New("stored record is corrupt")
@@ -91,7 +107,11 @@ var kindByCode = [3]contract.ItemKind{contract.KindDocument, contract.KindConver
 var sourceKinds = contract.SourceKinds()
 
 func encodeRecord(r *storedRecord) []byte {
-	w := encodeHeader(r, recordV2)
+	version := byte(recordV2)
+	if r.item != nil {
+		version = recordV4
+	}
+	w := encodeHeader(r, version)
 	body := metacodec.Writer{Buf: make([]byte, 0, 128+len(r.text)+len(r.itemJSON))}
 	encodeBody(&body, r)
 	return appendSnappy(w.Buf, body.Buf)
@@ -112,10 +132,15 @@ func encodeHeader(r *storedRecord, version uint8) metacodec.Writer {
 	return w
 }
 
-// encodeBody writes the text, the metadata and the item's JSON.
+// encodeBody writes the text, the metadata and the item: in binary when r
+// holds it so, else its JSON.
 func encodeBody(w *metacodec.Writer, r *storedRecord) {
 	w.Str(r.text)
 	metacodec.AppendMeta(w, &r.meta, metacodec.Fixed)
+	if r.item != nil {
+		appendItem(w, r.item)
+		return
+	}
 	w.Bytes(r.itemJSON)
 }
 
@@ -166,7 +191,7 @@ func (c *recordCodec) body(version byte, b []byte) ([]byte, error) {
 	switch version {
 	case recordV1:
 		return b, nil
-	case recordV2:
+	case recordV2, recordV4:
 		n, err := snappy.DecodedLen(b)
 		if err != nil || n > maxRecordBody {
 			return nil, errCorruptRecord
@@ -176,7 +201,7 @@ func (c *recordCodec) body(version byte, b []byte) ([]byte, error) {
 			return nil, errCorruptRecord
 		}
 		return out, nil
-	case recordV3:
+	case recordV3, recordV5:
 		id, k := binary.Uvarint(b)
 		if k <= 0 {
 			return nil, errCorruptRecord
@@ -213,17 +238,18 @@ func (c *recordCodec) upgrade(b []byte) ([]byte, error) {
 	}
 	id, d := c.current()
 	switch {
-	case b[0] == recordV3:
+	case b[0] == recordV3 || b[0] == recordV5:
 		return b, nil
-	case b[0] == recordV2 && d == nil:
+	case (b[0] == recordV2 || b[0] == recordV4) && d == nil:
 		return b, nil
-	case b[0] != recordV1 && b[0] != recordV2:
+	case b[0] != recordV1 && b[0] != recordV2 && b[0] != recordV4:
 		return nil, errCorruptRecord
 	}
 	body, err := c.body(b[0], b[h:])
 	if err != nil {
 		return nil, err
 	}
+	binaryItem := itemInBinary(b[0])
 	out := make([]byte, h, h+binary.MaxVarintLen64+s2.MaxEncodedLen(len(body)))
 	copy(out, b[:h])
 	if d == nil {
@@ -231,6 +257,9 @@ func (c *recordCodec) upgrade(b []byte) ([]byte, error) {
 		return appendSnappy(out, body), nil
 	}
 	out[0] = recordV3
+	if binaryItem {
+		out[0] = recordV5
+	}
 	out = binary.AppendUvarint(out, id)
 	return appendDict(out, d, body), nil
 }
@@ -250,7 +279,7 @@ const (
 func (c *recordCodec) decode(b []byte, part recordPart, nsOf func(string) contract.Namespace) (storedRecord, error) {
 	r := metacodec.NewReader(b)
 	version := r.U8()
-	if version != recordV1 && version != recordV2 && version != recordV3 {
+	if version < recordV1 || version > recordV5 {
 		return storedRecord{}, errCorruptRecord
 	}
 	var out storedRecord
@@ -281,8 +310,13 @@ func (c *recordCodec) decode(b []byte, part recordPart, nsOf func(string) contra
 		out.text = string(text)
 	}
 	out.meta.Namespace = nsOf(string(metacodec.ReadMeta(r, &out.meta, metacodec.Fixed)))
-	js := r.Raw()
-	if part >= partFull {
+	switch {
+	case part < partFull:
+	case itemInBinary(version):
+		it := readItem(r, out.kind, out.meta)
+		out.item = &it
+	default:
+		js := r.Raw()
 		if owned {
 			out.itemJSON = js
 		} else {
@@ -313,7 +347,7 @@ func (s *storedRecord) record(id string, withItem bool) (contract.Record, error)
 		rec.SupersededBy = contract.Ptr(s.supersededBy)
 	}
 	if withItem {
-		it, err := s.item()
+		it, err := s.storedItem()
 		if err != nil {
 			return contract.Record{}, err
 		}
@@ -331,7 +365,10 @@ func (s *storedRecord) hit(id string) contract.Hit {
 	return h
 }
 
-func (s *storedRecord) item() (contract.StoreItem, error) {
+func (s *storedRecord) storedItem() (contract.StoreItem, error) {
+	if s.item != nil {
+		return *s.item, nil
+	}
 	var it contract.StoreItem
 	if err := it.UnmarshalJSON(s.itemJSON); err != nil {
 		return contract.StoreItem{}, errCorruptRecord

@@ -88,6 +88,13 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add([]byte{recordV1, 0, 0, 0, 1, 9, 9})
 	f.Add([]byte{recordV2, 0, 0, 0, 1, 9, 9})
 	f.Add([]byte{recordV3, 0, 0, 0, 1, 9, 9})
+	for _, it := range itemSamples()[300:320] {
+		js, _ := it.MarshalJSON()
+		r := storedRecord{kind: it.Type, status: contract.StatusActive, expires: noTime, text: it.RenderText(), meta: it.Meta}
+		r.setItem(&it, js)
+		f.Add(encodeRecord(&r))
+		f.Add(c.encode(&r))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := c.decode(data, partFull, parseNS)
 		if err != nil {

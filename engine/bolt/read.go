@@ -50,7 +50,7 @@ func (e *Engine) Export(ctx context.Context, req contract.ListRequest) (contract
 	defer e.leave()
 	page := contract.ExportPage{Items: []contract.Exported{}}
 	next, err := e.scanCreated(ctx, req.Filter, after, req.Limit, partFull, func(id string, s *storedRecord) error {
-		it, err := s.item()
+		it, err := s.storedItem()
 		if err != nil {
 			return err
 		}

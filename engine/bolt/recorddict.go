@@ -136,7 +136,11 @@ func (c *recordCodec) encodePacked(r *storedRecord, pb packedBody) []byte {
 	if pb.with != d {
 		pb = c.packWith(d, r)
 	}
-	w := encodeHeader(r, recordV3)
+	version := byte(recordV3)
+	if r.item != nil {
+		version = recordV5
+	}
+	w := encodeHeader(r, version)
 	w.Uvarint(id)
 	return append(w.Buf, pb.body...)
 }
@@ -230,7 +234,7 @@ func buildDict(recs *bbolt.Bucket, adding []*storedRecord) *s2.Dict {
 		// are a sample of the store in no particular order.
 		for k, v := cur.First(); k != nil && len(bodies) < dictSample; k, v = cur.Next() {
 			h := recordHeaderLen(v)
-			if h < 0 || v[0] == recordV3 {
+			if h < 0 || v[0] == recordV3 || v[0] == recordV5 {
 				continue
 			}
 			if b, err := c.body(v[0], v[h:]); err == nil {

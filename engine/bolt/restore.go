@@ -27,8 +27,9 @@ func (e *Engine) Restore(ctx context.Context, recs []contract.Record) ([]contrac
 		if err != nil {
 			return nil, contract.Invalid("record %s: %w", r.ID, err)
 		}
-		s := storedRecord{status: r.Status, kind: it.Type, expires: noTime, text: it.RenderText(), meta: it.Meta, itemJSON: js,
+		s := storedRecord{status: r.Status, kind: it.Type, expires: noTime, text: it.RenderText(), meta: it.Meta,
 			created: r.CreatedAt.UnixMilli(), updated: r.UpdatedAt.UnixMilli()}
+		s.setItem(it, js)
 		if it.Type == contract.KindLearning {
 			s.confidence = it.Confidence
 		}

@@ -195,7 +195,8 @@ func (e *Engine) prepareWrite(items []contract.StoreItem, opts contract.WriteOpt
 			errs[i] = contract.Invalid("%w", err)
 			return
 		}
-		s := storedRecord{status: status, kind: it.Type, expires: expires, text: it.RenderText(), meta: it.Meta, itemJSON: js}
+		s := storedRecord{status: status, kind: it.Type, expires: expires, text: it.RenderText(), meta: it.Meta}
+		s.setItem(it, js)
 		if it.Type == contract.KindLearning {
 			s.confidence = it.Confidence
 		}
