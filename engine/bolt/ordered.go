@@ -115,7 +115,9 @@ func (e *Engine) loadOrdered(meta *bbolt.Bucket) {
 // meanwhile). At 1M a rewrite in the opening transaction would hold the
 // open for seconds and take a few hundred MB of pages in memory at once.
 func rekeyOrdered(tx *bbolt.Tx) error {
-	if b := tx.Bucket(bucketUpdated); b == nil || b.Stats().KeyN == 0 {
+	if b := tx.Bucket(bucketUpdated); b == nil {
+		return nil
+	} else if k, _ := b.Cursor().First(); k == nil {
 		return nil
 	}
 	for _, name := range [][]byte{bucketUpdated, bucketCreated, bucketConf} {
