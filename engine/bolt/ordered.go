@@ -321,7 +321,7 @@ func (e *Engine) finishOrderedChunk(n int) error {
 	if err != nil {
 		return err
 	}
-	e.log.Debug("put the ordered keys a bulk load deferred", "from", lo, "upto", upto, "done", done,
+	e.log.Debug("put deferred ordered keys", "from", lo, "upto", upto, "done", done, "every", left.every,
 		"seconds", time.Since(started).Seconds())
 	e.mu.Lock()
 	defer e.mu.Unlock()
