@@ -14,6 +14,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/idkey"
 )
 
 // bval is one row's value for a browse sort or filter field, with the
@@ -86,6 +87,7 @@ func (t *table) compareRows(order []contract.SortKey, a, b *row) int {
 			return c
 		}
 	}
+	// By id: the names the table holds sort as the ids do.
 	return strings.Compare(t.ids.Val(a.idv), t.ids.Val(b.idv))
 }
 
@@ -114,14 +116,15 @@ func cursorVals(order []contract.SortKey, pos *contract.CursorPos) []bval {
 	return out
 }
 
-// afterCursor tells whether r sorts strictly after the cursor position.
-func (t *table) afterCursor(order []contract.SortKey, key []bval, id string, r *row) bool {
+// afterCursor tells whether r sorts strictly after the cursor position,
+// whose id's name (idkey.Name) is idName.
+func (t *table) afterCursor(order []contract.SortKey, key []bval, idName string, r *row) bool {
 	for i, k := range order {
 		if c := compareBvals(k.Field, k.Dir, t.rowVal(k.Field, r), key[i]); c != 0 {
 			return c > 0
 		}
 	}
-	return t.ids.Val(r.idv) > id
+	return t.ids.Val(r.idv) > idName
 }
 
 // browsePlan is a browse query compiled against the table.
@@ -385,11 +388,11 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 				if !p.ordOK(t, ord) {
 					return nil
 				}
-				r := &t.rows[ord]
 				if p.content != nil {
-					text, ok := e.codec.text(recs.Get([]byte(t.ids.Val(r.idv))))
+					id := t.idOf(ord)
+					text, ok := e.codec.text(recs.Get([]byte(id)))
 					if !ok {
-						return contract.EngineErr("record %s is corrupt", t.ids.Val(r.idv))
+						return contract.EngineErr("record %s is corrupt", id)
 					}
 					if !p.content.admits(contract.FoldCase(text)) {
 						return nil
@@ -513,9 +516,13 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 		}
 		if !walkIndex {
 			top := &rowHeap{t: t, order: order, max: q.Offset + limit}
+			var posName string
+			if pos != nil {
+				posName = idkey.Name(pos.ID)
+			}
 			offer := func(ord uint32) {
 				r := &t.rows[ord]
-				if pos != nil && !t.afterCursor(order, curKey, pos.ID, r) {
+				if pos != nil && !t.afterCursor(order, curKey, posName, r) {
 					return
 				}
 				top.offer(ord)

@@ -520,7 +520,7 @@ func (e *Engine) clusterRecords(ctx context.Context, cs *clusterState, ords []ui
 		e.mu.RLock()
 		for _, c := range cands {
 			if int(c) < len(e.t.alive) && e.t.alive[c] {
-				ids = append(ids, e.t.ids.Val(e.t.rows[c].idv))
+				ids = append(ids, e.t.idOf(uint32(c)))
 			}
 		}
 		e.mu.RUnlock()
@@ -553,7 +553,7 @@ func (e *Engine) warmStep(ctx context.Context, cs *clusterState, limit uint32) e
 	for o := cs.warmNext; o < end && len(ords) < e.clusterChunk(); o++ {
 		if int(o) < len(e.t.alive) && e.t.alive[o] {
 			ords = append(ords, o)
-			ids = append(ids, e.t.ids.Val(e.t.rows[o].idv))
+			ids = append(ids, e.t.idOf(uint32(o)))
 		}
 		cs.warmNext = o + 1
 	}
@@ -591,7 +591,7 @@ func (e *Engine) recordAt(o uint32) (contract.Record, bool, error) {
 		e.mu.RUnlock()
 		return contract.Record{}, false, nil
 	}
-	id := e.t.ids.Val(e.t.rows[o].idv)
+	id := e.t.idOf(uint32(o))
 	e.mu.RUnlock()
 	var rec contract.Record
 	var ok bool

@@ -349,9 +349,12 @@ func (e *Engine) scanCreatedTable(ctx context.Context, f contract.MetaFilter, af
 	defer e.mu.RUnlock()
 	t := e.t
 	p := t.compileFilter(f, false)
-	afterMs, afterID, hasAfter := int64(0), "", false
+	afterMs, afterName, hasAfter := int64(0), "", false
 	if after != nil {
-		afterMs, afterID, hasAfter = splitDescMillisKey(after)
+		// The key ends with the id's name, which the table's hold too.
+		if ms, _, ok := splitDescMillisKey(after); ok {
+			afterMs, afterName, hasAfter = ms, string(after[8:]), true
+		}
 	}
 	// by_created's order: created_at descending, then id, as browse sorts.
 	order := []contract.SortKey{{Field: contract.BrowseFieldCreatedAt, Dir: contract.SortDesc}}
@@ -360,7 +363,7 @@ func (e *Engine) scanCreatedTable(ctx context.Context, f contract.MetaFilter, af
 	h := rowHeap{t: t, order: order, max: limit + 1}
 	for ord := range t.alive {
 		o := uint32(ord)
-		if !t.matchOrd(&p, o) || hasAfter && !t.afterCursor(order, cursor, afterID, &t.rows[o]) {
+		if !t.matchOrd(&p, o) || hasAfter && !t.afterCursor(order, cursor, afterName, &t.rows[o]) {
 			continue
 		}
 		h.offer(o)

@@ -6,8 +6,10 @@ import (
 	"slices"
 	"sort"
 	"time"
+	"unsafe"
 
 	"mnemo/contract"
+	"mnemo/engine/bolt/internal/idkey"
 	"mnemo/engine/bolt/internal/strtab"
 	"mnemo/engine/internal/metacodec"
 )
@@ -51,21 +53,24 @@ func turnsKey(t contract.TurnRange) string { return fmt.Sprintf("%d-%d", t.First
 //
 // It holds no pointer (the id and the tags are references into the table's
 // own arrays), so a million rows are one block the collector never scans.
+//
+// The fields are ordered widest first, so the row has no padding inside:
+// 112 bytes, where the order before (table file version 1) took 120.
 type row struct {
-	kind     uint8
-	status   uint8
-	source   uint8
-	tagN     uint16
-	ns       uint32
-	idv      uint32 // the id's value in table.ids
-	tagOff   uint32 // the tags are tagArena[tagOff:tagOff+tagN]
-	str      [numStrCols]uint32
 	created  int64 // unix ms
 	updated  int64 // unix ms
 	observed int64 // unix ns, noTime when unset
 	obsMs    int64 // observed_at in unix ms (browse precision), noTime when unset
-	conf     float32
 	expires  int64 // unix ms (browse precision), noTime when unset
+	ns       uint32
+	idv      uint32 // the id's name (idkey) in table.ids
+	tagOff   uint32 // the tags are tagArena[tagOff:tagOff+tagN]
+	str      [numStrCols]uint32
+	conf     float32
+	tagN     uint16
+	kind     uint8
+	status   uint8
+	source   uint8
 }
 
 // table is the in-memory, derived image of the records: a row per ordinal,
@@ -168,21 +173,29 @@ func (t *table) namespaceOf(s string) contract.Namespace {
 
 // ordOfID is the ordinal of the live record with this id.
 func (t *table) ordOfID(id string) (uint32, bool) {
-	v, ok := t.ids.Lookup(id)
+	var buf [idkey.Len + 2]byte
+	name := idkey.Append(buf[:0], id)
+	v, ok := t.ids.Lookup(unsafe.String(unsafe.SliceData(name), len(name)))
 	if !ok || t.ordOf[v] == 0 {
 		return 0, false
 	}
 	return t.ordOf[v] - 1, true
 }
 
-// idOf is the id of the record at ord (live or not yet overwritten).
-func (t *table) idOf(ord uint32) string { return t.ids.Val(t.rows[ord].idv) }
+// idOf is the id of the record at ord (live or not yet overwritten). The
+// table keeps ids as their 20 bytes (package idkey), 20 bytes a record
+// fewer in table.snap; this spells it out.
+func (t *table) idOf(ord uint32) string { return idkey.ID(t.idName(ord)) }
+
+// idName is the name (idkey) of the record at ord's id, as the table holds
+// it: names sort as their ids do.
+func (t *table) idName(ord uint32) string { return t.ids.Val(t.rows[ord].idv) }
 
 // rowTags are a row's tag ids.
 func (t *table) rowTags(r *row) []uint32 { return t.tagArena[r.tagOff : r.tagOff+uint32(r.tagN)] }
 
 func (t *table) rowOf(id string, s *storedRecord) row {
-	r := row{idv: t.ids.Intern(id), kind: kindCode(s.kind), status: statusCode(s.status), source: metacodec.SourceCode(s.meta.SourceKindOf()),
+	r := row{idv: t.ids.Intern(idkey.Name(id)), kind: kindCode(s.kind), status: statusCode(s.status), source: metacodec.SourceCode(s.meta.SourceKindOf()),
 		ns: t.internNS(s.meta.Namespace), created: s.created, updated: s.updated, observed: noTime,
 		obsMs: noTime, conf: s.confidence, expires: noTime}
 	if s.expires != noTime {

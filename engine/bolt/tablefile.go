@@ -41,7 +41,7 @@ import (
 const (
 	tableFileName    = "table.snap"
 	tableMagic       = "MNEMOTBL"
-	tableFileVersion = 1
+	tableFileVersion = 2
 	tableHeaderSize  = 32
 )
 
