@@ -31,8 +31,9 @@ var NSBucket = []byte("changes_ns")
 //	compactEntry u8, id as its 20 bytes, namespace code uvarint (a compact entry)
 //
 // A record's id is 40 lowercase hex digits (its fingerprint), so entries are
-// compact from schema 9 on: 33 bytes where a long one took 51 plus its
-// namespace (about 100 bytes a change at 1M with bbolt's own, 57 now). A
+// compact from schema 9 on: 32 bytes (a namespace code under 128) where a
+// long one took 51 plus its namespace (at 1M, with bbolt's own bytes, the
+// feed took 100 bytes a change, 58 now). A
 // long entry is still read, and written for an id of another form (a
 // store's own ids never are) or where the store has no NSBucket.
 const (
