@@ -123,11 +123,7 @@ func TestStoreFromVersion8KeepsItsFeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Write the entries as schema 8 did and mark the store so.
-	db, err := bbolt.Open(filepath.Join(dir, bolt.DBFile), 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bbolt.Tx) error {
+	damage(t, dir, func(tx *bbolt.Tx) error {
 		b := tx.Bucket([]byte("changes"))
 		for _, c := range before.Changes {
 			k := binary.BigEndian.AppendUint64(nil, c.Seq)
@@ -145,10 +141,6 @@ func TestStoreFromVersion8KeepsItsFeed(t *testing.T) {
 		}
 		return tx.Bucket([]byte("meta")).Put([]byte("schema"), []byte("8"))
 	})
-	_ = db.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 	e = openStore(t, dir, bolt.Options{})
 	r, err := contract.Store(ctx, e, contract.Document("written at schema 9", contract.MemoryMeta{Namespace: contract.MustNamespace("user:kim")}))
 	if err != nil {

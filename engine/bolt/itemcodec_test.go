@@ -130,13 +130,5 @@ func TestBinaryItemRecordBytesAreTheGoldens(t *testing.T) {
 		b.WriteString(string(it.Type) + "\t" + hex.EncodeToString(data) + "\n")
 	}
 	golden.RequireEqual(t, b.String())
-	for i, data := range encoded {
-		back, err := (&recordCodec{}).decode(data, partFull, parseNS)
-		if err != nil {
-			t.Fatalf("record %d: %v", i, err)
-		}
-		if again := encodeRecord(&back); string(again) != string(data) {
-			t.Errorf("record %d: decoded and encoded again\n%x\nwant\n%x", i, again, data)
-		}
-	}
+	requireReencodes(t, encoded)
 }
