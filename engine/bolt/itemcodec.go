@@ -13,8 +13,9 @@ import (
 // write, in binary, after the rendered text and the metadata the record
 // holds anyway; the item is the record's kind, those fields and that
 // metadata. Until layout 4 a record held the item's JSON, which spells out
-// the metadata a second time: on the bench corpus that was 88 of a body's
-// 456 compressed bytes, where the fields in binary take about 5.
+// the metadata a second time: on the bench corpus a body took 456
+// compressed bytes with the JSON, 368 without any item, and takes 382 with
+// the fields in binary.
 //
 // The item read back is the one its JSON would give (the same JSON, the
 // same values: times in UTC, a document's body as its JSON has it), which

@@ -1,6 +1,7 @@
 // Package idkey names a record in engine/bolt's keys by its id's 20 bytes
-// rather than its 40 digits: the ordered keys, the change feed's entries and
-// the search index's document names. A record's id is its fingerprint
+// rather than its 40 digits: the ordered keys, the change feed's entries,
+// the search index's document names and the table's dictionary of ids. A
+// record's id is its fingerprint
 // (contract.IsFingerprint), and its bytes sort as its digits do, so keys
 // built on them keep the order keys built on the digits had.
 //
