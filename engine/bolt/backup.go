@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -203,7 +204,7 @@ func checkBackupFile(path string) error {
 		}
 		if v := meta.Get(keySchema); len(v) == 0 {
 			return contract.Invalid("the backup's store names no schema version")
-		} else if string(v) > schemaVer {
+		} else if n, err := strconv.Atoi(string(v)); err != nil || n > schemaNumber() {
 			return contract.Invalid("the backup's store has schema version %s; this mnemo reads up to %s", v, schemaVer)
 		}
 		return nil

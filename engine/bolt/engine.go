@@ -52,7 +52,14 @@ const (
 	HostKeyFile = "ssh_host_ed25519"
 )
 
-const schemaVer = "9"
+const schemaVer = "10"
+
+// schemaNumber is schemaVer as a number, to compare versions by (as
+// strings "10" sorts before "9").
+func schemaNumber() int {
+	n, _ := strconv.Atoi(schemaVer)
+	return n
+}
 
 var (
 	bucketMeta    = []byte("meta")
@@ -541,6 +548,12 @@ func (e *Engine) prepareLayout(tx *bbolt.Tx) error {
 		if err := rekeyOrdered(tx); err != nil {
 			return err
 		}
+		return meta.Put(keySchema, []byte(schemaVer))
+	case string(v) == "9":
+		// Version 9 wrote a large store's vectors as four-bit codes (read
+		// as they are; new blocks are five-level codes). Older binaries
+		// refuse version 10, which they would take a block of five-level
+		// codes in for one they cannot read and embed its rows again.
 		return meta.Put(keySchema, []byte(schemaVer))
 	case string(v) != schemaVer:
 		return contract.ConfigErr("store %s has schema version %s; this mnemo reads version %s", e.dir, v, schemaVer)

@@ -97,7 +97,7 @@ func PutGhostVector(tx *bbolt.Tx) error {
 	if !ok {
 		return errors.New("the store holds no vector block")
 	}
-	nb := vecblock.New(1, blk.Dim, false, vecblock.Block{}, false)
+	nb := vecblock.New(1, blk.Dim, vecblock.Int8, vecblock.Block{}, false)
 	vecblock.SetRow(nb, 1, blk.Dim, 0, vecblock.Row{Tag: 7, Scale: 0.01, Q: make([]int8, blk.Dim)})
 	return b.Put(vecblock.Key(1<<20), nb)
 }

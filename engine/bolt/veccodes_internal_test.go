@@ -3,6 +3,7 @@ package bolt
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -15,36 +16,59 @@ import (
 	"mnemo/engine/retrieval"
 )
 
-// blockKinds counts a store's vector blocks of codes and of int8 (the
-// store closed).
-func blockKinds(t *testing.T, dir string) (codes, int8s int) {
+// blockKinds counts a store's vector blocks of each kind (the store
+// closed).
+func blockKinds(t *testing.T, dir string) map[vecblock.Kind]int {
 	t.Helper()
 	db, err := bbolt.Open(dir+"/mnemo.db", 0o600, &bbolt.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	kinds := map[vecblock.Kind]int{}
 	_ = db.View(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketVecBlocks).ForEach(func(_, v []byte) error {
-			if blk, ok := vecblock.Parse(v); ok && blk.Codes {
-				codes++
-			} else if ok {
-				int8s++
+			if blk, ok := vecblock.Parse(v); ok {
+				kinds[blk.Kind]++
 			}
 			return nil
 		})
 	})
-	return codes, int8s
+	return kinds
+}
+
+// toCodes4 rewrites the vector block numbered num of the closed store in
+// dir as four-bit codes, as stores of schema 9 wrote them before
+// five-level codes.
+func toCodes4(t *testing.T, dir string, num uint32) {
+	t.Helper()
+	db, err := bbolt.Open(dir+"/mnemo.db", 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketVecBlocks)
+		blk, ok := vecblock.Parse(b.Get(vecblock.Key(num)))
+		if !ok || blk.Kind != vecblock.Int8 {
+			return fmt.Errorf("block %d: %v, kind %d; want an int8 block", num, ok, blk.Kind)
+		}
+		return b.Put(vecblock.Key(num), vecblock.New(blk.N, blk.Dim, vecblock.Codes4, blk, true))
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestVectorSearchOverCodes: a store that grows past vectorCodesAt keeps its
-// vectors as four-bit codes, the blocks it wrote as int8 before coded when
-// its vectors load; a vector search over the codes answers as an exact int8
-// scan of its best hits. Each hit's score is the one an int8 scan of its
-// record's vector gives (the text embedded, quantized as a stored row is),
-// the hits come in that order, and they hold at least 0.98 of the exact
-// int8 top 10 of the whole store over the queries, with and without a
-// filter, and with the scan cut to a query's largest dimensions.
+// vectors as five-level codes, the blocks it wrote as int8 before coded
+// when its vectors load, and a block of four-bit codes (what the store
+// wrote before five-level ones) kept as it is; a vector search over the
+// codes answers as an exact int8 scan of its best hits. Each hit's score
+// is the one an int8 scan of its record's vector gives (the text embedded,
+// quantized as a stored row is), the hits come in that order, and they
+// hold at least 0.98 of the exact int8 top 10 of the whole store over the
+// queries, with and without a filter, and with the scan cut to a query's
+// largest dimensions.
 func TestVectorSearchOverCodes(t *testing.T) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(29, 4))
@@ -54,9 +78,10 @@ func TestVectorSearchOverCodes(t *testing.T) {
 		items = append(items, contract.Document(sentence(15+r.IntN(25)), contract.MemoryMeta{}))
 	}
 	dir := writtenVectorStore(t, items)
-	if codes, int8s := blockKinds(t, dir); codes != 0 || int8s == 0 {
-		t.Fatalf("a store under vectorCodesAt: %d blocks of codes, %d of int8; want int8 only", codes, int8s)
+	if kinds := blockKinds(t, dir); len(kinds) != 1 || kinds[vecblock.Int8] != 3 {
+		t.Fatalf("a store of 2,500 records under vectorCodesAt: blocks of each kind %v; want 3 of int8", kinds)
 	}
+	toCodes4(t, dir, 1)
 	e := reopenedVectorStore(t, dir, Options{vectorCodesAt: 1000})
 
 	// The exact reference: every record's vector embedded now, as int8.
@@ -184,8 +209,12 @@ func TestVectorSearchOverCodes(t *testing.T) {
 	}
 	if err := e.db.View(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketVecBlocks).ForEach(func(k, v []byte) error {
-			if blk, ok := vecblock.Parse(v); !ok || !blk.Codes {
-				t.Errorf("block %x is not of codes after the vectors loaded", k)
+			want := vecblock.Fives
+			if string(k) == string(vecblock.Key(1)) {
+				want = vecblock.Codes4
+			}
+			if blk, ok := vecblock.Parse(v); !ok || blk.Kind != want {
+				t.Errorf("block %x is of kind %d after the vectors loaded, want %d", k, blk.Kind, want)
 			}
 			return nil
 		})

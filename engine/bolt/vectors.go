@@ -63,19 +63,29 @@ type vectorStore struct {
 	live    func() int
 }
 
-// vectorCodesAt is how many records make a store keep its vectors as four-bit
-// codes (vecblock), half the bytes of int8: at 1M records 0.39 GB instead
-// of 0.78. A search scans the codes and scores its best hits again exactly,
-// embedding their texts (codesRescore of them, about 130 µs a text), which
-// a small store, whose vector and hybrid budgets are four times tighter,
-// does not pay for.
+// vectorCodesAt is how many records make a store keep its vectors as
+// five-level codes (vecblock.Fives), a third of the bytes of int8: at 1M
+// records 0.26 GB instead of 0.78. A search scans the codes and scores its
+// best hits again exactly, embedding their texts (rescoreOf of them, about
+// 130 µs a text), which a small store, whose vector and hybrid budgets are
+// four times tighter, does not pay for.
 const vectorCodesAt = 250_000
 
-// codesRescore is how many of a search over codes' best hits are scored
-// exactly (at least k): over 100,000 learned vectors, the best 64 by their
-// four-bit codes held 0.993 and 1.000 of the exact int8 top 10 for the
-// evaluation's two query sets (50: 0.979 and 0.996; TestEvalVectorCodes100k).
-const codesRescore = 64
+// rescoreOf is how many of a search's best hits by codes of a kind are
+// scored exactly (at least k). Over 100,000 learned vectors
+// (TestEvalVectorCodes100k), for the evaluation's two query sets: the best
+// 128 by five-level codes held 0.995 and 1.000 of the exact int8 top 10
+// (100: 0.992 and 1.000; 64: 0.978 and 1.000); the best 64 by four-bit
+// codes, which stores wrote before, 0.993 and 1.000.
+func rescoreOf(kind vecblock.Kind) int {
+	switch kind {
+	case vecblock.Fives:
+		return 128
+	case vecblock.Codes4:
+		return 64
+	}
+	return 0
+}
 
 // codesOn tells whether blocks written now are written as codes.
 func (v *vectorStore) codesOn() bool { return v.codesAt > 0 && v.live != nil && v.live() >= v.codesAt }
@@ -183,9 +193,16 @@ func (v *vectorStore) writeBlocks(tx *bbolt.Tx, clears []uint32, all bool) error
 			// Nothing to hold: rows cleared in a block never written.
 			continue
 		}
-		// A block of codes stays one; an int8 block is coded once the store
-		// is large enough.
-		nb := vecblock.New(n, dim, v.codesOn() || keep && old.Codes, old, keep)
+		// A block of codes stays one of its kind; an int8 block is coded
+		// once the store is large enough.
+		kind := vecblock.Int8
+		switch {
+		case keep && old.Kind.Coded():
+			kind = old.Kind
+		case v.codesOn():
+			kind = vecblock.Fives
+		}
+		nb := vecblock.New(n, dim, kind, old, keep)
 		for ord, row := range in {
 			if r := int(ord % vecBlockRows); r < n {
 				vecblock.SetRow(nb, n, dim, r, vecblock.Row{Tag: row.tag, Scale: row.scale, Q: row.q})
@@ -253,8 +270,8 @@ func (e *Engine) codeBlocks() error {
 			}
 			for ; k != nil && len(puts) < 16; k, val = c.Next() {
 				after = append(after[:0], k...)
-				if blk, ok := vecblock.Parse(val); ok && !blk.Codes && blk.Dim == dim {
-					puts = append(puts, put{slices.Clone(k), vecblock.New(blk.N, dim, true, blk, true)})
+				if blk, ok := vecblock.Parse(val); ok && !blk.Kind.Coded() && blk.Dim == dim {
+					puts = append(puts, put{slices.Clone(k), vecblock.New(blk.N, dim, vecblock.Fives, blk, true)})
 				}
 			}
 			done = k == nil
@@ -433,33 +450,46 @@ func (e *Engine) scanVectors(ctx context.Context, q []float32, k int, admit func
 		}
 		var blocks []stored
 		rows := 0
-		codes := false
+		var fives *retrieval.FiveTables
 		c := tx.Bucket(bucketVecBlocks).Cursor()
 		for key, val := c.First(); key != nil; key, val = c.Next() {
 			if blk, ok := vecblock.Parse(val); ok && blk.Dim == v.dim && len(key) == 4 {
 				blocks = append(blocks, stored{binary.BigEndian.Uint32(key), blk})
 				rows += blk.N
-				codes = codes || blk.Codes
+				if blk.Kind == vecblock.Fives && fives == nil {
+					fives = retrieval.NewFiveTables(unit, dims)
+				}
 			}
 		}
 		workers := 1
 		if rows >= vecParallelRows {
 			workers = min(runtime.GOMAXPROCS(0), len(blocks))
 		}
-		scanDims, keep := dims, k
-		if codes {
-			keep = max(k, codesRescore) // the best by their codes, to score exactly
-		}
+		scanDims := dims
 		if rows >= how.rows && len(dims) > how.dims {
 			cut = true
-			scanDims, keep = retrieval.LargestDims(unit, dims, how.dims), max(how.rescore, 4*k, keep)
+			scanDims = retrieval.LargestDims(unit, dims, how.dims)
 		}
-		tops := make([]vecTop, max(workers, 1))
+		// Each kind of block keeps its own best rows: codes of a kind score
+		// on their own scale (five-level codes fit a step to the row,
+		// four-bit ones take its largest value), so one list for every kind
+		// would fill with the kind that scores higher, not with the best
+		// rows. A kind of codes keeps its best by the codes, to score them
+		// exactly.
+		keepOf := func(kind vecblock.Kind) int {
+			keep := max(k, rescoreOf(kind))
+			if cut {
+				keep = max(how.rescore, 4*k, keep)
+			}
+			return keep
+		}
+		tops := make([][vecblock.NumKinds]vecTop, max(workers, 1))
 		for w := range tops {
-			tops[w] = vecTop{k: keep, idOf: e.t.idOf, admit: admit}
+			for kind := range vecblock.NumKinds {
+				tops[w][kind] = vecTop{k: keepOf(vecblock.Kind(kind)), idOf: e.t.idOf, admit: admit}
+			}
 		}
 		scan := func(w int) {
-			top := &tops[w]
 			acc := make([]float32, vecBlockRows)
 			skip := make([]bool, vecBlockRows)
 			for i := w; i < len(blocks); i += len(tops) {
@@ -467,6 +497,7 @@ func (e *Engine) scanVectors(ctx context.Context, q []float32, k int, admit func
 					return
 				}
 				s := blocks[i]
+				top := &tops[w][s.blk.Kind]
 				first := s.num * vecBlockRows
 				if admit != nil && !admitsAny(first, s.blk.N, isLive, admit) {
 					// A filter that admits few records (a conversation's
@@ -477,7 +508,7 @@ func (e *Engine) scanVectors(ctx context.Context, q []float32, k int, admit func
 				}
 				a := acc[:s.blk.N]
 				clear(a)
-				scoreBlock(a, s.blk, 0, scanDims, unit)
+				scoreBlock(a, s.blk, 0, scanDims, unit, fives)
 				sk := skip[:s.blk.N]
 				clear(sk)
 				for _, ord := range pendingIn[s.num] {
@@ -515,7 +546,7 @@ func (e *Engine) scanVectors(ctx context.Context, q []float32, k int, admit func
 			return err
 		}
 		// The rows not yet written (the only copy of a new vector, and
-		// newer than a stored row of the same ordinal).
+		// newer than a stored row of the same ordinal): exact, as int8.
 		for ord, row := range v.pending {
 			if !v.answers(row.tag) || !isLive(ord) {
 				continue
@@ -524,51 +555,46 @@ func (e *Engine) scanVectors(ctx context.Context, q []float32, k int, admit func
 			for _, j := range dims {
 				sum += unit[j] * float32(row.q[j])
 			}
-			tops[0].offer(float64(sum*row.scale), ord)
+			tops[0][vecblock.Int8].offer(float64(sum*row.scale), ord)
 		}
-		for _, t := range tops {
-			out = append(out, t.items...)
+		byNum := make(map[uint32]vecblock.Block, len(blocks))
+		for _, s := range blocks {
+			byNum[s.num] = s.blk
 		}
-		var byNum map[uint32]vecblock.Block
-		if cut || codes {
-			byNum = make(map[uint32]vecblock.Block, len(blocks))
-			for _, s := range blocks {
-				byNum[s.num] = s.blk
+		for kind := range vecblock.NumKinds {
+			var hits []vecHit
+			for w := range tops {
+				hits = append(hits, tops[w][kind].items...)
 			}
-		}
-		if cut {
-			// The hits kept, scored on every dimension as a full scan
-			// scores them (the same sums in the same order).
-			for i := range out {
-				h := &out[i]
-				if _, ok := v.pending[h.ord]; ok {
-					continue // scored on every dimension above
+			if cut {
+				// The hits kept, scored on every dimension as a full scan
+				// scores them (the same sums in the same order).
+				for i := range hits {
+					h := &hits[i]
+					if _, ok := v.pending[h.ord]; ok {
+						continue // scored on every dimension above
+					}
+					blk, r := byNum[h.ord/vecBlockRows], int(h.ord%vecBlockRows)
+					h.score = scoreRow(blk, r, dims, unit, fives)
 				}
-				blk, r := byNum[h.ord/vecBlockRows], int(h.ord%vecBlockRows)
-				h.score = scoreRow(blk, r, dims, unit)
 			}
+			sortHits(hits)
+			if vecblock.Kind(kind).Coded() && len(hits) > 0 {
+				// The best by their codes are scored again from their
+				// vectors embedded anew: as an int8 scan of those vectors
+				// scores them, which is what the store held before codes.
+				hits = hits[:min(len(hits), max(rescoreOf(vecblock.Kind(kind)), k))]
+				all := make([]int, len(hits))
+				for i := range all {
+					all[i] = i
+				}
+				if err := e.rescoreCoded(ctx, tx, hits, all, dims, unit); err != nil {
+					return err
+				}
+			}
+			out = append(out, hits...)
 		}
 		sortHits(out)
-		if !codes {
-			return nil
-		}
-		// Hits scored from codes are scored again, the best of them, from
-		// their vectors embedded anew: as an int8 scan of those vectors
-		// scores them, which is what the store held before codes.
-		head := out[:min(len(out), max(codesRescore, k))]
-		var coded []int
-		for i, h := range head {
-			if _, ok := v.pending[h.ord]; !ok && byNum[h.ord/vecBlockRows].Codes {
-				coded = append(coded, i)
-			}
-		}
-		if len(coded) == 0 {
-			return nil
-		}
-		if err := e.rescoreCoded(ctx, tx, head, coded, dims, unit); err != nil {
-			return err
-		}
-		sortHits(head)
 		return nil
 	})
 	if err != nil {
@@ -588,25 +614,34 @@ func sortHits(hits []vecHit) {
 }
 
 // scoreBlock adds a block's rows' products with q on dims into acc (one
-// entry per row from row first, first even when the block is of codes).
-func scoreBlock(acc []float32, blk vecblock.Block, first int, dims []int, q []float32) {
-	if blk.Codes {
+// entry per row from row first: for codes, the first of the rows that
+// share a byte). fives holds the tables of q's dimensions when the block
+// is of five-level codes.
+func scoreBlock(acc []float32, blk vecblock.Block, first int, dims []int, q []float32, fives *retrieval.FiveTables) {
+	switch blk.Kind {
+	case vecblock.Codes4:
 		retrieval.ScoreCodes(acc, blk.CodeCols()[first/2:], blk.Stride(), dims, q)
-		return
+	case vecblock.Fives:
+		retrieval.ScoreFives(acc, blk.CodeCols()[first/3:], blk.Stride(), dims, fives)
+	default:
+		retrieval.ScoreColumns(acc, blk.Cols()[first:], blk.N, dims, q)
 	}
-	retrieval.ScoreColumns(acc, blk.Cols()[first:], blk.N, dims, q)
 }
 
-// scoreRow is row r's score on dims, as a scan of its block scores it.
-func scoreRow(blk vecblock.Block, r int, dims []int, q []float32) float64 {
-	var acc [2]float32
-	if blk.Codes {
-		pair := r &^ 1
-		scoreBlock(acc[:min(2, blk.N-pair)], blk, pair, dims, q)
-		return float64(acc[r-pair] * blk.Scale(r))
+// scoreRow is row r's score on dims, as a scan of its block scores it: the
+// rows that share its bytes are scored with it, in the same sums.
+func scoreRow(blk vecblock.Block, r int, dims []int, q []float32, fives *retrieval.FiveTables) float64 {
+	var acc [3]float32
+	per := 1
+	switch blk.Kind {
+	case vecblock.Codes4:
+		per = 2
+	case vecblock.Fives:
+		per = 3
 	}
-	scoreBlock(acc[:1], blk, r, dims, q)
-	return float64(acc[0] * blk.Scale(r))
+	first := r - r%per
+	scoreBlock(acc[:min(per, blk.N-first)], blk, first, dims, q, fives)
+	return float64(acc[r-first] * blk.Scale(r))
 }
 
 // rescoreCoded scores the hits at the indexes coded (rows of blocks of

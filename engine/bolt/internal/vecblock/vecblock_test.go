@@ -1,8 +1,11 @@
 package vecblock
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"mnemo/engine/retrieval"
 )
 
 // Rows written into a block read back in place: tags, scales and every
@@ -10,7 +13,7 @@ import (
 // holds nothing.
 func TestRowsReadBackAndSurviveGrowth(t *testing.T) {
 	const dim = 3
-	b := New(2, dim, false, Block{}, false)
+	b := New(2, dim, Int8, Block{}, false)
 	SetRow(b, 2, dim, 0, Row{Tag: 7, Scale: 0.5, Q: []int8{1, -2, 3}})
 	SetRow(b, 2, dim, 1, Row{Tag: 9, Scale: 0.25, Q: []int8{-4, 5, -6}})
 	blk, ok := Parse(b)
@@ -24,7 +27,7 @@ func TestRowsReadBackAndSurviveGrowth(t *testing.T) {
 	if got, want := blk.Cols(), []int8{1, -4, -2, 5, 3, -6}; !slices.Equal(got, want) {
 		t.Fatalf("columns %v, want %v", got, want)
 	}
-	grown := New(4, dim, false, blk, true)
+	grown := New(4, dim, Int8, blk, true)
 	SetRow(grown, 4, dim, 3, Row{Tag: 11, Scale: 1, Q: []int8{8, 8, 8}})
 	g, ok := Parse(grown)
 	if !ok || g.N != 4 || g.Tag(0) != 7 || g.Tag(1) != 9 || g.Tag(2) != 0 || g.Tag(3) != 11 || g.Scale(1) != 0.25 {
@@ -43,12 +46,12 @@ func TestRowsReadBackAndSurviveGrowth(t *testing.T) {
 // Parse refuses what is not a block: too short, no rows, more rows than a
 // block covers, or a length that disagrees with its rows and dimension.
 func TestParseRefusesWhatIsNotABlock(t *testing.T) {
-	good := New(2, 3, false, Block{}, false)
-	tooMany := New(1, 1, false, Block{}, false)
+	good := New(2, 3, Int8, Block{}, false)
+	tooMany := New(1, 1, Int8, Block{}, false)
 	tooMany[0], tooMany[1] = 0xff, 0xff
 	for name, b := range map[string][]byte{
 		"empty": nil, "short": good[:4], "cut": good[:len(good)-1], "long": append(slices.Clone(good), 0),
-		"no rows": New(1, 3, false, Block{}, false)[:0:0], "more rows than a block": tooMany,
+		"no rows": New(1, 3, Int8, Block{}, false)[:0:0], "more rows than a block": tooMany,
 	} {
 		if _, ok := Parse(b); ok {
 			t.Errorf("%s: parsed", name)
@@ -73,7 +76,7 @@ func codesOf(blk Block, r int) []int8 {
 	return out
 }
 
-// A row written into a block of codes reads back as its int8 values in
+// A row written into a block of four-bit codes reads back as its int8 values in
 // four bits, the row's largest magnitude at CodeMax, with the scale that
 // keeps the values' size; an int8 block made into one of codes codes its
 // rows the same way; growing a block of codes keeps them, and a cleared
@@ -92,12 +95,12 @@ func TestCodesReadBack(t *testing.T) {
 	if d := wantScale[1] - 0.02*18.0/7; d > 1e-7 || d < -1e-7 {
 		t.Fatalf("codeScale(0.02, 18) = %v", wantScale[1])
 	}
-	b := New(3, dim, true, Block{}, false)
+	b := New(3, dim, Codes4, Block{}, false)
 	for r, row := range rows {
 		SetRow(b, 3, dim, r, row)
 	}
 	blk, ok := Parse(b)
-	if !ok || !blk.Codes || blk.N != 3 || blk.Dim != dim || blk.Stride() != 2 || len(b) != Size(3, dim, true) {
+	if !ok || blk.Kind != Codes4 || blk.N != 3 || blk.Dim != dim || blk.Stride() != 2 || len(b) != Size(3, dim, Codes4) {
 		t.Fatalf("parse: %+v %v, %d bytes", blk, ok, len(b))
 	}
 	for r := range rows {
@@ -106,13 +109,13 @@ func TestCodesReadBack(t *testing.T) {
 		}
 	}
 
-	plain := New(3, dim, false, Block{}, false)
+	plain := New(3, dim, Int8, Block{}, false)
 	for r, row := range rows {
 		SetRow(plain, 3, dim, r, row)
 	}
 	pb, _ := Parse(plain)
-	coded, ok := Parse(New(3, dim, true, pb, true))
-	if !ok || !coded.Codes {
+	coded, ok := Parse(New(3, dim, Codes4, pb, true))
+	if !ok || coded.Kind != Codes4 {
 		t.Fatal("an int8 block made into one of codes does not parse as codes")
 	}
 	for r := range rows {
@@ -121,8 +124,8 @@ func TestCodesReadBack(t *testing.T) {
 		}
 	}
 
-	grown, _ := Parse(New(4, dim, true, blk, true))
-	cut, _ := Parse(New(1, dim, true, blk, true))
+	grown, _ := Parse(New(4, dim, Codes4, blk, true))
+	cut, _ := Parse(New(1, dim, Codes4, blk, true))
 	for r := range rows {
 		if got := codesOf(grown, r); !slices.Equal(got, want[r]) {
 			t.Errorf("grown row %d: %v, want %v", r, got, want[r])
@@ -142,5 +145,111 @@ func TestCodesReadBack(t *testing.T) {
 	}
 	if _, ok := Parse(b[:len(b)-1]); ok {
 		t.Error("a cut block of codes parsed")
+	}
+}
+
+// fivesOf reads a block of five-level codes back as one row's codes.
+func fivesOf(blk Block, r int) []int8 {
+	out := make([]int8, blk.Dim)
+	for j := range out {
+		out[j] = blk.Five(j, r)
+	}
+	return out
+}
+
+// A row written into a block of five-level codes reads back as
+// retrieval.FiveLevel codes it, with its scale times the step; an int8
+// block made into one codes its rows the same way; every count of rows
+// (one, two or three to the last byte) keeps each row apart: writing,
+// clearing or cutting a row leaves its byte's neighbours as they were.
+func TestFivesReadBack(t *testing.T) {
+	const dim = 5
+	rng := rand.New(rand.NewPCG(29, 7))
+	for n := 1; n <= 7; n++ {
+		rows := make([]Row, n)
+		want := make([][]int8, n)
+		wantScale := make([]float32, n)
+		for r := range rows {
+			q := make([]int8, dim)
+			for j := range q {
+				if rng.IntN(3) > 0 {
+					q[j] = int8(rng.IntN(255) - 127)
+				}
+			}
+			rows[r] = Row{Tag: uint32(r + 1), Scale: 0.01 * float32(r+1), Q: q}
+			want[r] = make([]int8, dim)
+			wantScale[r] = rows[r].Scale * retrieval.FiveLevel(q, want[r])
+		}
+		check := func(what string, blk Block, rows int) {
+			t.Helper()
+			if blk.Kind != Fives || blk.N != rows || blk.Stride() != (rows+2)/3 {
+				t.Fatalf("%d rows, %s: kind %d n %d stride %d", n, what, blk.Kind, blk.N, blk.Stride())
+			}
+			for r := range min(rows, n) {
+				if got := fivesOf(blk, r); !slices.Equal(got, want[r]) || blk.Scale(r) != wantScale[r] || blk.Tag(r) != uint32(r+1) {
+					t.Errorf("%d rows, %s: row %d codes %v scale %v tag %d, want %v %v %d", n, what, r, got, blk.Scale(r), blk.Tag(r), want[r], wantScale[r], r+1)
+				}
+			}
+			for r := n; r < rows; r++ {
+				if got := fivesOf(blk, r); !slices.Equal(got, make([]int8, dim)) || blk.Tag(r) != 0 {
+					t.Errorf("%d rows, %s: the new row %d holds %v tag %d", n, what, r, got, blk.Tag(r))
+				}
+			}
+		}
+		b := New(n, dim, Fives, Block{}, false)
+		// Written last to first, so each write lands beside rows already set.
+		for r := n - 1; r >= 0; r-- {
+			SetRow(b, n, dim, r, rows[r])
+		}
+		blk, ok := Parse(b)
+		if !ok || len(b) != Size(n, dim, Fives) {
+			t.Fatalf("%d rows: parse %v, %d bytes", n, ok, len(b))
+		}
+		check("written", blk, n)
+
+		plain := New(n, dim, Int8, Block{}, false)
+		for r, row := range rows {
+			SetRow(plain, n, dim, r, row)
+		}
+		pb, _ := Parse(plain)
+		coded, _ := Parse(New(n, dim, Fives, pb, true))
+		check("coded from int8", coded, n)
+		grown, _ := Parse(New(n+2, dim, Fives, blk, true))
+		check("grown", grown, n+2)
+
+		if n > 1 {
+			cut, _ := Parse(New(n-1, dim, Fives, blk, true))
+			saved := want[n-1]
+			want = want[:n-1]
+			check("cut", cut, n-1)
+			if cut.N%3 != 0 {
+				// The cut row's digit is gone from the last byte.
+				if got := cut.CodeCols()[cut.Stride()-1]; got >= byte([3]int{1, 5, 25}[cut.N%3]) {
+					t.Errorf("%d rows cut to %d: the last byte of column 0 is %d, holding the cut row", n, n-1, got)
+				}
+			}
+			want = append(want, saved)
+		}
+		// Clearing a row leaves the others, which share its bytes.
+		r := rng.IntN(n)
+		SetRow(b, n, dim, r, Row{})
+		blk, _ = Parse(b)
+		for o := range n {
+			got := fivesOf(blk, o)
+			switch {
+			case o == r && (!slices.Equal(got, make([]int8, dim)) || blk.Tag(o) != 0 || blk.Scale(o) != 0):
+				t.Errorf("%d rows: cleared row %d holds %v tag %d", n, o, got, blk.Tag(o))
+			case o != r && !slices.Equal(got, want[o]):
+				t.Errorf("%d rows: row %d after row %d was cleared: %v, want %v", n, o, r, got, want[o])
+			}
+		}
+	}
+	if _, ok := Parse(New(3, dim, Fives, Block{}, false)[:Size(3, dim, Fives)-1]); ok {
+		t.Error("a cut block of five-level codes parsed")
+	}
+	both := New(1, dim, Int8, Block{}, false)
+	both[7] |= 0xc0 // both kinds' bits
+	if _, ok := Parse(both); ok {
+		t.Error("a block marked as both kinds of codes parsed")
 	}
 }
