@@ -464,16 +464,12 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 			}
 			switch order[0].Field {
 			case contract.BrowseFieldUpdatedAt, contract.BrowseFieldCreatedAt:
-				bucket := bucketUpdated
-				if order[0].Field == contract.BrowseFieldCreatedAt {
-					bucket = bucketCreated
-				}
 				var seek []byte
 				if pos != nil {
 					seek = descMillisKey(curKey[0].ms, pos.ID)
 				}
 				full := false
-				walkAfter(tx.Bucket(bucket), seek, func(k, v []byte) bool {
+				walkTimes(tx, order[0].Field, seek, func(k, v []byte) bool {
 					if ms, _, ok := splitDescMillisKey(k); ok && !e.keyedAbove(ms) {
 						return false
 					}
@@ -589,6 +585,16 @@ func walkAfter(b *bbolt.Bucket, seek []byte, visit func(k, v []byte) bool) {
 	}
 }
 
+// walkTimes is walkAfter over the time keys of field (updated_at or
+// created_at), newest first.
+func walkTimes(tx *bbolt.Tx, field string, seek []byte, visit func(k, v []byte) bool) {
+	if field == contract.BrowseFieldCreatedAt {
+		walkAfter(tx.Bucket(bucketCreated), seek, visit)
+		return
+	}
+	walkUpdated(tx, seek, visit)
+}
+
 // rowHeap keeps the max best rows under an order: a max-heap whose top is the
 // worst kept row, so most rows are rejected with one comparison.
 type rowHeap struct {
@@ -647,10 +653,6 @@ func (e *Engine) browseCold(ctx context.Context, q *contract.BrowseQuery, order 
 		(order[0].Field != contract.BrowseFieldUpdatedAt && order[0].Field != contract.BrowseFieldCreatedAt) {
 		return contract.BrowsePage{}, false, nil
 	}
-	bucket := bucketUpdated
-	if order[0].Field == contract.BrowseFieldCreatedAt {
-		bucket = bucketCreated
-	}
 	var seek []byte
 	if pos != nil {
 		seek = descMillisKey(curKey[0].ms, pos.ID)
@@ -666,7 +668,7 @@ func (e *Engine) browseCold(ctx context.Context, q *contract.BrowseQuery, order 
 		}
 		skip, budget := q.Offset, coldWalkFactor*(q.Offset+limit)+1000
 		var ferr error
-		walkAfter(tx.Bucket(bucket), seek, func(k, _ []byte) bool {
+		walkTimes(tx, order[0].Field, seek, func(k, _ []byte) bool {
 			if budget--; budget < 0 {
 				return false
 			}

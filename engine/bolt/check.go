@@ -150,27 +150,39 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 		rep.Records = len(recs)
 		feed = e.checkFeed(tx, recs)
 
-		// Ordered keys: each record has exactly its three (two for a
-		// non-learning), pointing at its ordinal, and no key names a record
-		// that is not there.
+		// Ordered keys: each record has exactly its own, pointing at its
+		// ordinal (by_created's marking it moved when it has), and no key
+		// names a record that is not there: by_created's, by_updated's when
+		// its updated_at is not its created_at, by_confidence's for a
+		// learning.
 		want := func(r checkedRecord) int {
-			if r.kind == contract.KindLearning {
-				return 3
+			n := 1
+			if r.updated != r.created {
+				n++
 			}
-			return 2
+			if r.kind == contract.KindLearning {
+				n++
+			}
+			return n
 		}
 		seen := map[string]int{}
-		walk := func(bucket []byte, keyOf func(id string, r checkedRecord) []byte, split func(k []byte) (string, bool)) {
+		walk := func(bucket []byte, keyOf func(id string, r checkedRecord) ([]byte, []byte), split func(k []byte) (string, bool)) {
 			_ = tx.Bucket(bucket).ForEach(func(k, v []byte) error {
 				orderKeys.Checked++
 				id, ok := split(k)
 				r, exists := recs[id]
+				var wantK, wantV []byte
+				if exists {
+					wantK, wantV = keyOf(id, r)
+				}
 				switch {
 				case !ok:
 					orderKeys.disagree("%s key %x is malformed", bucket, k)
 				case !exists:
 					orderKeys.disagree("%s key names %s, which is not a record", bucket, id)
-				case !bytes.Equal(k, keyOf(id, r)) || getOrd(v) != r.ord:
+				case wantK == nil:
+					orderKeys.disagree("%s holds a key of %s, whose updated_at is its created_at", bucket, id)
+				case !bytes.Equal(k, wantK) || !bytes.Equal(v, wantV):
 					orderKeys.disagree("%s key of %s is stale", bucket, id)
 				default:
 					seen[id]++
@@ -179,9 +191,18 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 			})
 		}
 		splitMillis := func(k []byte) (string, bool) { _, id, ok := splitDescMillisKey(k); return id, ok }
-		walk(bucketUpdated, func(id string, r checkedRecord) []byte { return descMillisKey(r.updated, id) }, splitMillis)
-		walk(bucketCreated, func(id string, r checkedRecord) []byte { return descMillisKey(r.created, id) }, splitMillis)
-		walk(bucketConf, func(id string, r checkedRecord) []byte { return confKey(r.confidence, id) }, splitConfKey)
+		walk(bucketUpdated, func(id string, r checkedRecord) ([]byte, []byte) {
+			if r.updated == r.created {
+				return nil, nil
+			}
+			return descMillisKey(r.updated, id), ordValue(r.ord)
+		}, splitMillis)
+		walk(bucketCreated, func(id string, r checkedRecord) ([]byte, []byte) {
+			return descMillisKey(r.created, id), createdValue(r.ord, r.created, r.updated)
+		}, splitMillis)
+		walk(bucketConf, func(id string, r checkedRecord) ([]byte, []byte) {
+			return confKey(r.confidence, id), ordValue(r.ord)
+		}, splitConfKey)
 		// A bulk load's deferred keys (ordered.go) are put newest first
 		// after it ends; till then the records its mark covers may lack
 		// theirs.
@@ -415,10 +436,7 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 			}
 			id := string(k)
 			if bad[checkBrowseKeys] {
-				if err := tx.Bucket(bucketUpdated).Put(descMillisKey(s.updated, id), ordValue(s.ord)); err != nil {
-					return err
-				}
-				if err := tx.Bucket(bucketCreated).Put(descMillisKey(s.created, id), ordValue(s.ord)); err != nil {
+				if err := putTimeKeys(tx, id, s.ord, s.created, s.updated); err != nil {
 					return err
 				}
 				if s.kind == contract.KindLearning {

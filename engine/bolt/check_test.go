@@ -53,7 +53,7 @@ func TestCheckFindsAndRepairsDamage(t *testing.T) {
 
 	damage(t, dir, func(tx *bbolt.Tx) error {
 		// Five browse keys gone, a namespace total off by 3, a ghost vector.
-		c := tx.Bucket([]byte("by_updated")).Cursor()
+		c := tx.Bucket([]byte("by_created")).Cursor()
 		n := 0
 		for k, _ := c.First(); k != nil && n < 5; k, _ = c.First() {
 			if err := c.Delete(); err != nil {

@@ -52,7 +52,7 @@ const (
 	HostKeyFile = "ssh_host_ed25519"
 )
 
-const schemaVer = "10"
+const schemaVer = "11"
 
 // schemaNumber is schemaVer as a number, to compare versions by (as
 // strings "10" sorts before "9").
@@ -549,11 +549,18 @@ func (e *Engine) prepareLayout(tx *bbolt.Tx) error {
 			return err
 		}
 		return meta.Put(keySchema, []byte(schemaVer))
-	case string(v) == "9":
+	case string(v) == "9", string(v) == "10":
 		// Version 9 wrote a large store's vectors as four-bit codes (read
-		// as they are; new blocks are five-level codes). Older binaries
-		// refuse version 10, which they would take a block of five-level
-		// codes in for one they cannot read and embed its rows again.
+		// as they are; new blocks are five-level codes), and versions 9
+		// and 10 a by_updated key for every record, where version 11 keeps
+		// only the moved records' and marks them in by_created (ordered.go):
+		// the keys are put again in the background (rekeyOrdered). Older
+		// binaries refuse version 11: they would take a block of
+		// five-level codes for one they cannot read and embed its rows
+		// again, and miss every record by_updated no longer names.
+		if err := rekeyOrdered(tx); err != nil {
+			return err
+		}
 		return meta.Put(keySchema, []byte(schemaVer))
 	case string(v) != schemaVer:
 		return contract.ConfigErr("store %s has schema version %s; this mnemo reads version %s", e.dir, v, schemaVer)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -70,14 +71,17 @@ func everyListed(t *testing.T, e *Engine) []string {
 	}
 }
 
-// keyCounts are the number of keys in by_updated, by_created and
+// keyCounts are the number of keys in updated order (walkUpdated), by_created and
 // by_confidence, and the deferral mark (-1: none).
 func keyCounts(t *testing.T, db *bbolt.DB) (counts [3]int, from int64) {
 	t.Helper()
 	from = -1
 	err := db.View(func(tx *bbolt.Tx) error {
-		for i, b := range [][]byte{bucketUpdated, bucketCreated, bucketConf} {
-			counts[i] = tx.Bucket(b).Stats().KeyN
+		// Updated order's keys: by_updated's and the unmoved records'
+		// by_created ones, as a walk of that order visits them.
+		walkUpdated(tx, nil, func(_, _ []byte) bool { counts[0]++; return true })
+		for i, b := range [][]byte{bucketCreated, bucketConf} {
+			counts[i+1] = tx.Bucket(b).Stats().KeyN
 		}
 		if m, ok := parseMark(tx.Bucket(bucketMeta).Get(keyOrderedFrom)); ok {
 			from = int64(m.from)
@@ -212,23 +216,7 @@ func TestBulkLoadDefersOrderedKeys(t *testing.T) {
 func TestOrderedKeysOfVersion8ArePutAgain(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	var now atomic.Int64
-	now.Store(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
-	clock := func() time.Time { return time.UnixMilli(now.Add(1000)) }
-	e, err := Open(dir, Options{Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for b := range 6 {
-		rs, err := contract.StoreMany(ctx, e, orderedItems(10*b, 10))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range rs {
-			ids = append(ids, r.ID)
-		}
-	}
+	e, clock, ids := batchesOfTen(t, dir, 6)
 	// The oldest records, moved to the head of updated_at.
 	if _, err := e.Supersede(ctx, contract.SupersedeRequest{ID: ids[1], By: ids[2]}); err != nil {
 		t.Fatal(err)
@@ -474,4 +462,180 @@ func TestReadsGoOnWhileDeferredKeysArePut(t *testing.T) {
 	if rep, err := e.Check(ctx, false, nil); err != nil || !rep.Consistent {
 		t.Fatalf("check after the finish: %+v, %v", rep, err)
 	}
+}
+
+// batchesOfTen opens a store in dir whose clock moves a second a call and
+// stores n batches of ten orderedItems in it, a time each; it answers the
+// clock and the ids in the order stored.
+func batchesOfTen(t *testing.T, dir string, n int) (*Engine, func() time.Time, []string) {
+	t.Helper()
+	var now atomic.Int64
+	now.Store(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	clock := func() time.Time { return time.UnixMilli(now.Add(1000)) }
+	e, err := Open(dir, Options{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for b := range n {
+		rs, err := contract.StoreMany(context.Background(), e, orderedItems(10*b, 10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			ids = append(ids, r.ID)
+		}
+	}
+	return e, clock, ids
+}
+
+// timeOrder is ids sorted by the time at's newest first, ties by id: the
+// order of the time keys.
+func timeOrder(recs []contract.Record, at func(contract.Record) time.Time) []string {
+	sorted := slices.Clone(recs)
+	slices.SortFunc(sorted, func(a, b contract.Record) int {
+		if c := at(b).Compare(at(a)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	out := make([]string, len(sorted))
+	for i, r := range sorted {
+		out[i] = r.ID
+	}
+	return out
+}
+
+// TestUpdatedOrderKeepsOnlyMovedKeys: by_updated holds the keys of the
+// records whose updated_at moved past their created_at, by_created marks
+// those and holds every record's; browsing by updated_at (a walk merging
+// the two) and by created_at pages through every record in the order
+// their times give, ties by id: after supersedes, a supersede undone (a
+// record moved twice), forgets of moved and unmoved records, a batch
+// stored after the moves, and a reopen. Check agrees throughout, finds a
+// by_updated key of a record that has not moved and a moved record whose
+// mark is gone, and its repair puts the keys right.
+func TestUpdatedOrderKeepsOnlyMovedKeys(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	e, clock, ids := batchesOfTen(t, dir, 5)
+	for _, i := range []int{1, 5, 12, 13, 27, 33} {
+		if _, err := e.Supersede(ctx, contract.SupersedeRequest{ID: ids[i], By: ids[i+1]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.Supersede(ctx, contract.SupersedeRequest{ID: ids[5], By: ids[6], Undo: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Forget(ctx, contract.ForgetIDs(ids[12], ids[20])); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := contract.StoreMany(ctx, e, orderedItems(50, 10)); err != nil {
+		t.Fatal(err)
+	}
+
+	checkOrders := func(when string) {
+		t.Helper()
+		all := everyPage(t, e, contract.BrowseQuery{OrderBy: []contract.SortKey{{Field: contract.BrowseFieldCreatedAt, Dir: contract.SortDesc}}})
+		recs, err := e.GetRecords(ctx, contract.GetRequest{IDs: all})
+		if err != nil || len(recs) != 58 {
+			t.Fatalf("%s: %d records, %v; want 58", when, len(recs), err)
+		}
+		moved := 0
+		for _, r := range recs {
+			if !r.UpdatedAt.Equal(r.CreatedAt) {
+				moved++
+			}
+		}
+		if moved != 5 {
+			t.Fatalf("%s: %d records moved, want 5 (six superseded, one forgotten)", when, moved)
+		}
+		for name, at := range map[string]func(contract.Record) time.Time{
+			contract.BrowseFieldUpdatedAt: func(r contract.Record) time.Time { return r.UpdatedAt },
+			contract.BrowseFieldCreatedAt: func(r contract.Record) time.Time { return r.CreatedAt },
+		} {
+			got := everyPage(t, e, contract.BrowseQuery{OrderBy: []contract.SortKey{{Field: name, Dir: contract.SortDesc}}})
+			if want := timeOrder(recs, at); !slices.Equal(got, want) {
+				t.Fatalf("%s: browse by %s\ngot  %v\nwant %v", when, name, got, want)
+			}
+		}
+		var updatedKeys, marks int
+		_ = e.db.View(func(tx *bbolt.Tx) error {
+			updatedKeys = tx.Bucket(bucketUpdated).Stats().KeyN
+			return tx.Bucket(bucketCreated).ForEach(func(_, v []byte) error {
+				if movedValue(v) {
+					marks++
+				}
+				return nil
+			})
+		})
+		if updatedKeys != moved || marks != moved {
+			t.Fatalf("%s: by_updated holds %d keys and by_created marks %d, want the %d moved records'", when, updatedKeys, marks, moved)
+		}
+		rep, err := e.Check(ctx, false, nil)
+		if err != nil || !rep.Consistent {
+			t.Fatalf("%s: check %+v, %v", when, rep, err)
+		}
+	}
+	checkOrders("after the moves")
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if e, err = Open(dir, Options{Clock: clock}); err != nil {
+		t.Fatal(err)
+	}
+	checkOrders("after a reopen")
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A stray by_updated key of a record that never moved, and a moved
+	// record's mark cleared from its by_created value.
+	db, err := bbolt.Open(dir+"/mnemo.db", 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		crt := tx.Bucket(bucketCreated)
+		var stray, cleared bool
+		return crt.ForEach(func(k, v []byte) error {
+			switch {
+			case !movedValue(v) && !stray:
+				stray = true
+				return tx.Bucket(bucketUpdated).Put(slices.Clone(k), slices.Clone(v))
+			case movedValue(v) && !cleared:
+				cleared = true
+				return crt.Put(slices.Clone(k), slices.Clone(v[:4]))
+			}
+			return nil
+		})
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, err = Open(dir, Options{Clock: clock}); err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	rep, err := e.Check(ctx, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rep.Checks {
+		if !strings.HasPrefix(c.Name, "browse keys") {
+			continue
+		}
+		// The stray key; the cleared mark's stale by_created key, which
+		// leaves its record a key short.
+		ex := strings.Join(c.Examples, "\n")
+		if c.Disagreements != 3 || !strings.Contains(ex, "whose updated_at is its created_at") || !strings.Contains(ex, "by_created key of") {
+			t.Errorf("check: %d browse key disagreements, want 3:\n%s", c.Disagreements, ex)
+		}
+	}
+	if rep, err = e.Check(ctx, true, nil); err != nil || !rep.Repaired || !rep.Consistent {
+		t.Fatalf("repair: %+v, %v", rep, err)
+	}
+	checkOrders("after the repair")
 }

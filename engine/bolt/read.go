@@ -206,7 +206,7 @@ func (e *Engine) scanCreatedFrom(ctx context.Context, f contract.MetaFilter, aft
 }
 
 func getOrd(v []byte) uint32 {
-	if len(v) != 4 {
+	if len(v) != 4 && !movedValue(v) {
 		return ^uint32(0)
 	}
 	return uint32(v[0])<<24 | uint32(v[1])<<16 | uint32(v[2])<<8 | uint32(v[3])

@@ -25,10 +25,11 @@ func setSchema(t *testing.T, dir, v string) {
 }
 
 // Schema versions compare as numbers: a backup of a store of version 9
-// restores (it is older than 10, though "9" sorts after "10"), one of a
+// restores (it is older than 11, though "9" sorts after "11"), one of a
 // version newer than this build's is refused with both versions named; a
-// store of version 9 opens as version 10 with its records as they were.
-func TestSchemaNineIsOlderThanTen(t *testing.T) {
+// store of version 9 opens as this build's version with its records as
+// they were.
+func TestSchemaNineIsOlderThanEleven(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	e, err := Open(dir, Options{})
@@ -48,13 +49,13 @@ func TestSchemaNineIsOlderThanTen(t *testing.T) {
 	if err := checkBackupFile(path); err != nil {
 		t.Errorf("a backup of a store of schema 9: %v", err)
 	}
-	setSchema(t, dir, "11")
+	setSchema(t, dir, "12")
 	err = checkBackupFile(path)
-	if want := "the backup's store has schema version 11; this mnemo reads up to " + schemaVer; err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("a backup of a store of schema 11: %v, want %q", err, want)
+	if want := "the backup's store has schema version 12; this mnemo reads up to " + schemaVer; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a backup of a store of schema 12: %v, want %q", err, want)
 	}
-	if _, err := Open(dir, Options{}); err == nil || !strings.Contains(err.Error(), "has schema version 11; this mnemo reads version "+schemaVer) {
-		t.Errorf("opening a store of schema 11: %v", err)
+	if _, err := Open(dir, Options{}); err == nil || !strings.Contains(err.Error(), "has schema version 12; this mnemo reads version "+schemaVer) {
+		t.Errorf("opening a store of schema 12: %v", err)
 	}
 	setSchema(t, dir, "9")
 	e, err = Open(dir, Options{})
@@ -68,7 +69,7 @@ func TestSchemaNineIsOlderThanTen(t *testing.T) {
 	}
 	var v string
 	_ = e.db.View(func(tx *bbolt.Tx) error { v = string(tx.Bucket(bucketMeta).Get(keySchema)); return nil })
-	if v != "10" {
-		t.Errorf("a store of schema 9 opened as %q, want 10", v)
+	if v != schemaVer {
+		t.Errorf("a store of schema 9 opened as %q, want %s", v, schemaVer)
 	}
 }

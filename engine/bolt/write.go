@@ -381,10 +381,13 @@ func putWritten(tx *bbolt.Tx, added []written, values [][]byte, keys bool) error
 		if !keys {
 			continue
 		}
-		if err := upd.Put(descMillisKey(w.s.updated, w.id), ordValue(w.s.ord)); err != nil {
-			return err
+		// putTimeKeys's rule, with the buckets looked up once.
+		if w.s.updated != w.s.created {
+			if err := upd.Put(descMillisKey(w.s.updated, w.id), ordValue(w.s.ord)); err != nil {
+				return err
+			}
 		}
-		if err := crt.Put(descMillisKey(w.s.created, w.id), ordValue(w.s.ord)); err != nil {
+		if err := crt.Put(descMillisKey(w.s.created, w.id), createdValue(w.s.ord, w.s.created, w.s.updated)); err != nil {
 			return err
 		}
 		if w.s.kind == contract.KindLearning {
@@ -406,10 +409,7 @@ func putEncoded(tx *bbolt.Tx, id string, s *storedRecord, value []byte) error {
 	if err := tx.Bucket(bucketRecords).Put([]byte(id), value); err != nil {
 		return err
 	}
-	if err := tx.Bucket(bucketUpdated).Put(descMillisKey(s.updated, id), ordValue(s.ord)); err != nil {
-		return err
-	}
-	if err := tx.Bucket(bucketCreated).Put(descMillisKey(s.created, id), ordValue(s.ord)); err != nil {
+	if err := putTimeKeys(tx, id, s.ord, s.created, s.updated); err != nil {
 		return err
 	}
 	if s.kind == contract.KindLearning {
@@ -423,10 +423,7 @@ func deleteRecord(tx *bbolt.Tx, id string, s *storedRecord) error {
 	if err := tx.Bucket(bucketRecords).Delete([]byte(id)); err != nil {
 		return err
 	}
-	if err := tx.Bucket(bucketUpdated).Delete(descMillisKey(s.updated, id)); err != nil {
-		return err
-	}
-	if err := tx.Bucket(bucketCreated).Delete(descMillisKey(s.created, id)); err != nil {
+	if err := deleteTimeKeys(tx, id, s.created, s.updated); err != nil {
 		return err
 	}
 	if s.kind == contract.KindLearning {
@@ -769,7 +766,7 @@ func (e *Engine) restatusLocked(id string, s storedRecord, status contract.Statu
 	s.updated = e.nowMillis()
 	var seq, feedSeq uint64
 	err := e.db.Update(func(tx *bbolt.Tx) error {
-		if err := tx.Bucket(bucketUpdated).Delete(descMillisKey(old.updated, id)); err != nil {
+		if err := deleteTimeKeys(tx, id, old.created, old.updated); err != nil {
 			return err
 		}
 		if err := putRecord(tx, &e.codec, id, &s); err != nil {
