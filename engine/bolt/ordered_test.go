@@ -639,3 +639,91 @@ func TestUpdatedOrderKeepsOnlyMovedKeys(t *testing.T) {
 	}
 	checkOrders("after the repair")
 }
+
+// TestUpdatedKeysOfVersion10ArePutAgain: a store of schema 10 held a
+// by_updated key for every record and no marks in by_created. At the
+// upgrade its keys are dropped and put again by the rule of schema 11 in
+// the background; meanwhile and afterwards both orders browse as before,
+// and check agrees.
+func TestUpdatedKeysOfVersion10ArePutAgain(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	e, clock, ids := batchesOfTen(t, dir, 3)
+	for _, i := range []int{2, 11} {
+		if _, err := e.Supersede(ctx, contract.SupersedeRequest{ID: ids[i], By: ids[i+1]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	orders := map[string]contract.BrowseQuery{
+		"updated": {OrderBy: []contract.SortKey{{Field: contract.BrowseFieldUpdatedAt, Dir: contract.SortDesc}}},
+		"created": {OrderBy: []contract.SortKey{{Field: contract.BrowseFieldCreatedAt, Dir: contract.SortDesc}}},
+	}
+	before := map[string][]string{}
+	for name, q := range orders {
+		before[name] = everyPage(t, e, q)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The keys as schema 10 wrote them.
+	db, err := bbolt.Open(dir+"/mnemo.db", 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		crt, upd := tx.Bucket(bucketCreated), tx.Bucket(bucketUpdated)
+		var keys, vals [][]byte
+		_ = crt.ForEach(func(k, v []byte) error {
+			keys, vals = append(keys, slices.Clone(k)), append(vals, slices.Clone(v))
+			return nil
+		})
+		for i, k := range keys {
+			if !movedValue(vals[i]) {
+				if err := upd.Put(k, vals[i]); err != nil {
+					return err
+				}
+			}
+			if err := crt.Put(k, vals[i][:4]); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketMeta).Put(keySchema, []byte("10"))
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if e, err = Open(dir, Options{Clock: clock}); err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if counts, _ := keyCounts(t, e.db); counts != [3]int{} || !e.keysDeferred() || !e.ordered.every {
+		t.Fatalf("after the upgrade: keys %v, deferred %v; want none, every record's deferred", counts, e.keysDeferred())
+	}
+	same := func(when string) {
+		t.Helper()
+		for name, q := range orders {
+			if got := everyPage(t, e, q); !slices.Equal(got, before[name]) {
+				t.Fatalf("browse by %s %s:\nnow    %v\nbefore %v", name, when, got, before[name])
+			}
+		}
+	}
+	same("with no key put")
+	if err := e.WaitIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var updatedKeys int
+	_ = e.db.View(func(tx *bbolt.Tx) error { updatedKeys = tx.Bucket(bucketUpdated).Stats().KeyN; return nil })
+	if counts, _ := keyCounts(t, e.db); counts != [3]int{30, 30, 10} || updatedKeys != 2 || e.keysDeferred() {
+		t.Fatalf("once put: keys %v, by_updated %d; want 30 in each order, 10 by confidence, 2 in by_updated", counts, updatedKeys)
+	}
+	same("once the keys are in")
+	if err := e.WaitEmbedder(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := e.Check(ctx, false, nil); err != nil || !rep.Consistent {
+		t.Fatalf("check: %+v, %v", rep, err)
+	}
+}
