@@ -122,17 +122,24 @@ func TestStoreFromVersion8KeepsItsFeed(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// Write the entries as schema 8 did and mark the store so.
+	// Write the entries as schema 8 did, a key each, and mark the store so.
 	damage(t, dir, func(tx *bbolt.Tx) error {
 		b := tx.Bucket([]byte("changes"))
-		for _, c := range before.Changes {
-			k := binary.BigEndian.AppendUint64(nil, c.Seq)
-			v := b.Get(k)
+		first := binary.BigEndian.AppendUint64(nil, 1)
+		entries := feedBlock(t, b.Get(first))
+		if len(entries) != len(before.Changes) {
+			return fmt.Errorf("the feed's first block holds %d entries, want %d", len(entries), len(before.Changes))
+		}
+		if err := b.Delete(first); err != nil {
+			return err
+		}
+		for i, c := range before.Changes {
+			v := entries[i]
 			if len(v) != 32 {
 				return fmt.Errorf("change %d's entry takes %d bytes, want a compact one's 32", c.Seq, len(v))
 			}
 			long := append(append(append(slices.Clone(v[:10]), byte(len(c.ID))), c.ID...), c.Namespace.String()...)
-			if err := b.Put(k, long); err != nil {
+			if err := b.Put(binary.BigEndian.AppendUint64(nil, c.Seq), long); err != nil {
 				return err
 			}
 		}
@@ -164,6 +171,25 @@ func TestStoreFromVersion8KeepsItsFeed(t *testing.T) {
 	}
 }
 
+// feedBlock is the entries of a block of the change feed (0xFE, then each
+// entry's length as a uvarint and its bytes; internal/feed's blocks.go).
+func feedBlock(t *testing.T, v []byte) [][]byte {
+	t.Helper()
+	if len(v) == 0 || v[0] != 0xFE {
+		t.Fatalf("not a block of the feed: %x", v)
+	}
+	var out [][]byte
+	for rest := v[1:]; len(rest) > 0; {
+		n, w := binary.Uvarint(rest)
+		if w <= 0 || n > uint64(len(rest)-w) {
+			t.Fatalf("a block cut short: %x", v)
+		}
+		out = append(out, rest[w:w+int(n)])
+		rest = rest[w+int(n):]
+	}
+	return out
+}
+
 func TestCheckFindsAFeedThatDisagrees(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -187,7 +213,14 @@ func TestCheckFindsAFeedThatDisagrees(t *testing.T) {
 		if err := tx.Bucket([]byte("records")).Delete([]byte(r.ID)); err != nil {
 			return err
 		}
-		return tx.Bucket([]byte("changes")).Delete([]byte{0, 0, 0, 0, 0, 0, 0, 2})
+		// The two changes share the block at seq 1: keep the first.
+		b := tx.Bucket([]byte("changes"))
+		first := []byte{0, 0, 0, 0, 0, 0, 0, 1}
+		entries := feedBlock(t, b.Get(first))
+		if len(entries) != 2 {
+			return fmt.Errorf("the feed's block holds %d entries, want 2", len(entries))
+		}
+		return b.Put(first, append([]byte{0xFE, byte(len(entries[0]))}, entries[0]...))
 	})
 	_ = db.Close()
 	if err != nil {

@@ -52,7 +52,7 @@ const (
 	HostKeyFile = "ssh_host_ed25519"
 )
 
-const schemaVer = "11"
+const schemaVer = "12"
 
 // schemaNumber is schemaVer as a number, to compare versions by (as
 // strings "10" sorts before "9").
@@ -561,6 +561,11 @@ func (e *Engine) prepareLayout(tx *bbolt.Tx) error {
 		if err := rekeyOrdered(tx); err != nil {
 			return err
 		}
+		return meta.Put(keySchema, []byte(schemaVer))
+	case string(v) == "11":
+		// Version 11 wrote the change feed an entry a key (read as they
+		// are; new entries go in blocks, internal/feed). Older binaries
+		// refuse version 12: they would take a block for a broken entry.
 		return meta.Put(keySchema, []byte(schemaVer))
 	case string(v) != schemaVer:
 		return contract.ConfigErr("store %s has schema version %s; this mnemo reads version %s", e.dir, v, schemaVer)

@@ -14,7 +14,9 @@ import (
 	"mnemo/engine/bolt/internal/idkey"
 )
 
-// Bucket is the feed: seq (u64 big-endian) -> entry.
+// Bucket is the feed: the seq (u64 big-endian) of a block's first entry ->
+// the block, entries of consecutive seqs (blocks.go). A store of schema 11
+// or earlier holds an entry a key: read as a block of one.
 var Bucket = []byte("changes")
 
 // NSBucket names the namespaces of compact entries by code, both ways:
@@ -246,15 +248,19 @@ func (f *Feed) Log(tx *bbolt.Tx, meta *bbolt.Bucket, at int64, cs []Change) (uin
 	seq := f.seq
 	nsb := tx.Bucket(NSBucket)
 	codes := map[string]uint64{}
+	w := openTail(b.Cursor(), seq)
 	for i := range cs {
 		seq++
 		v, err := f.encode(nsb, codes, &cs[i], at)
 		if err != nil {
 			return 0, err
 		}
-		if err := b.Put(key(seq), v); err != nil {
+		if err := w.add(b, seq, v); err != nil {
 			return 0, err
 		}
+	}
+	if err := w.flush(b); err != nil {
+		return 0, err
 	}
 	for i := range cs {
 		f.pending = append(f.pending, cs[i].ID)
@@ -262,14 +268,28 @@ func (f *Feed) Log(tx *bbolt.Tx, meta *bbolt.Bucket, at int64, cs []Change) (uin
 	if err := meta.Put(keySeq, key(seq)); err != nil {
 		return 0, err
 	}
+	// The entries retention lets go are pruned oldest first: whole blocks,
+	// and of the first block it keeps only some of, the entries before
+	// those (the rest put again under its first kept seq).
 	now := time.UnixMilli(at)
+	prunable := func(eseq uint64, e []byte) bool {
+		return len(e) >= 10 && f.retention.Prunable(eseq, time.UnixMilli(int64(binary.BigEndian.Uint64(e[2:10]))), now, seq)
+	}
 	var stale [][]byte
+	var last uint64
+	var rest []byte // what is kept of the last block pruned, nil when none
+	pruned := 0
 	cur := b.Cursor()
-	for k, v := cur.First(); k != nil && len(stale) < pruneBatch; k, v = cur.Next() {
-		if len(v) < 10 || !f.retention.Prunable(u64(k), time.UnixMilli(int64(binary.BigEndian.Uint64(v[2:10]))), now, seq) {
+	for k, v := cur.First(); k != nil && pruned < pruneBatch; k, v = cur.Next() {
+		upto, kept, err := prunablePrefix(k, v, prunable)
+		if err != nil || upto == 0 {
+			break // a damaged block stays for check to report
+		}
+		stale, last, rest = append(stale, bytes.Clone(k)), upto, kept
+		pruned += int(upto - u64(k) + 1)
+		if kept != nil {
 			break
 		}
-		stale = append(stale, bytes.Clone(k))
 	}
 	if len(stale) > 0 {
 		for _, k := range stale {
@@ -277,10 +297,15 @@ func (f *Feed) Log(tx *bbolt.Tx, meta *bbolt.Bucket, at int64, cs []Change) (uin
 				return 0, err
 			}
 		}
-		if err := meta.Put(keyPruned, stale[len(stale)-1]); err != nil {
+		if rest != nil {
+			if err := b.Put(key(last+1), rest); err != nil {
+				return 0, err
+			}
+		}
+		if err := meta.Put(keyPruned, key(last)); err != nil {
 			return 0, err
 		}
-		f.prunedTo = u64(stale[len(stale)-1])
+		f.prunedTo = last
 	}
 	return seq, nil
 }
@@ -333,20 +358,26 @@ func (f *Feed) Read(tx *bbolt.Tx, meta *bbolt.Bucket, since uint64, limit int, r
 	if err := contract.CheckSince(since, pruned, head); err != nil {
 		return page, err
 	}
-	cur := tx.Bucket(Bucket).Cursor()
 	scanned := 0
-	for k, v := cur.Seek(key(since + 1)); k != nil && scanned < contract.MaxChangesScan && len(page.Changes) < limit; k, v = cur.Next() {
+	var derr error
+	scanFrom(tx.Bucket(Bucket).Cursor(), since, func(seq uint64, e []byte) bool {
+		if scanned >= contract.MaxChangesScan || len(page.Changes) >= limit {
+			return false
+		}
 		scanned++
-		seq := u64(k)
 		page.Next = seq
-		en, err := f.Decode(tx, v, f.names.of)
+		en, err := f.Decode(tx, e, f.names.of)
 		if err != nil {
-			return page, contract.EngineErr("change %d: %v", seq, err)
+			derr = contract.EngineErr("change %d: %v", seq, err)
+			return false
 		}
-		if !contract.AdmittedBy(reach, en.NS) {
-			continue
+		if contract.AdmittedBy(reach, en.NS) {
+			page.Changes = append(page.Changes, contract.Change{Seq: seq, At: time.UnixMilli(en.At).UTC(), Op: en.Op, ID: en.ID, Namespace: en.NS, Status: en.Status})
 		}
-		page.Changes = append(page.Changes, contract.Change{Seq: seq, At: time.UnixMilli(en.At).UTC(), Op: en.Op, ID: en.ID, Namespace: en.NS, Status: en.Status})
+		return true
+	})
+	if derr != nil {
+		return page, derr
 	}
 	// The changes the cache holds as of this snapshot; the others get
 	// their records here and are offered to the cache.
@@ -373,18 +404,18 @@ func (f *Feed) Read(tx *bbolt.Tx, meta *bbolt.Bucket, since uint64, limit int, r
 // namespace read through nsOf, until fn answers false or an error, or the
 // feed ends. It answers fn's error, or a decoding error naming the seq.
 func (f *Feed) Scan(tx *bbolt.Tx, since uint64, nsOf func(string) contract.Namespace, fn func(seq uint64, en Entry) (bool, error)) error {
-	cur := tx.Bucket(Bucket).Cursor()
-	for k, v := cur.Seek(key(since + 1)); k != nil; k, v = cur.Next() {
-		seq := u64(k)
-		en, err := f.Decode(tx, v, nsOf)
+	var ferr error
+	scanFrom(tx.Bucket(Bucket).Cursor(), since, func(seq uint64, e []byte) bool {
+		en, err := f.Decode(tx, e, nsOf)
 		if err != nil {
-			return fmt.Errorf("change %d: %w", seq, err)
+			ferr = fmt.Errorf("change %d: %w", seq, err)
+			return false
 		}
-		if more, err := fn(seq, en); err != nil || !more {
-			return err
-		}
-	}
-	return nil
+		more, err := fn(seq, en)
+		ferr = err
+		return err == nil && more
+	})
+	return ferr
 }
 
 // Last is the last change the feed keeps for an id.
@@ -404,18 +435,22 @@ func (f *Feed) Verify(tx *bbolt.Tx, meta *bbolt.Bucket, nsOf func(string) contra
 	checked := 0
 	want := pruned + 1
 	_ = tx.Bucket(Bucket).ForEach(func(k, v []byte) error {
-		checked++
-		seq := u64(k)
-		if seq != want {
-			disagree("the feed runs from seq %d to seq %d; want no gap", want-1, seq)
+		if err := eachEntry(k, v, func(seq uint64, e []byte) bool {
+			checked++
+			if seq != want {
+				disagree("the feed runs from seq %d to seq %d; want no gap", want-1, seq)
+			}
+			want = seq + 1
+			en, err := f.Decode(tx, e, nsOf)
+			if err != nil {
+				disagree("change %d does not decode: %v", seq, err)
+				return true
+			}
+			lastOf[en.ID] = Last{Removed: en.Op.Removes(), NS: en.NS.String(), Seq: seq}
+			return true
+		}); err != nil {
+			disagree("the block at seq %d: %v", u64(k), err)
 		}
-		want = seq + 1
-		en, err := f.Decode(tx, v, nsOf)
-		if err != nil {
-			disagree("change %d does not decode: %v", seq, err)
-			return nil
-		}
-		lastOf[en.ID] = Last{Removed: en.Op.Removes(), NS: en.NS.String(), Seq: seq}
 		return nil
 	})
 	if want-1 != head && !(checked == 0 && head == pruned) {

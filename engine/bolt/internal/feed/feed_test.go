@@ -2,6 +2,7 @@ package feed
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -195,9 +196,10 @@ func TestDecodeRefusesBrokenEntries(t *testing.T) {
 func fingerprint(i int) string { return fmt.Sprintf("%040x", i*7919+0xabc) }
 
 // A store's own ids are fingerprints: their entries are compact (the id as
-// its 20 bytes, the namespace as a code), read back exactly, also by a feed
-// that has never seen the codes (another process), beside long entries a
-// store written before schema 9 holds.
+// its 20 bytes, the namespace as a code), kept in blocks of about thirty
+// under one key, read back exactly, also by a feed that has never seen the
+// codes (another process), beside long entries a store written before
+// schema 9 holds.
 func TestFingerprintEntriesAreCompact(t *testing.T) {
 	db, f := open(t, contract.DefaultChangeRetention())
 	at := time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
@@ -212,9 +214,27 @@ func TestFingerprintEntriesAreCompact(t *testing.T) {
 	logged(t, db, f, at.Add(time.Second), cs[100:]...)
 	logged(t, db, f, at.Add(time.Minute), Change{Op: contract.OpForget, ID: fingerprint(4), NS: agent, Status: contract.StatusCandidate})
 	_ = db.View(func(tx *bbolt.Tx) error {
-		v := tx.Bucket(Bucket).Get(key(3))
-		if len(v) != 11+idBytes+1 {
-			t.Errorf("a fingerprint's entry takes %d bytes, want %d", len(v), 11+idBytes+1)
+		// The entries are in blocks of about thirty, the compact ones (2 to
+		// 302) 32 bytes each and a byte of length.
+		var sizes []int
+		keys := 0
+		_ = tx.Bucket(Bucket).ForEach(func(k, v []byte) error {
+			keys++
+			if u64(k) > 1 && (v[0] != blockMark || len(v) > blockBytes) {
+				t.Errorf("the value at seq %d is not a block of at most %d bytes", u64(k), blockBytes)
+			}
+			return eachEntry(k, v, func(seq uint64, e []byte) bool {
+				if seq > 1 {
+					sizes = append(sizes, len(e))
+				}
+				return true
+			})
+		})
+		if len(sizes) != 301 || slices.Max(sizes) != 11+idBytes+1 || slices.Min(sizes) != 11+idBytes+1 {
+			t.Errorf("%d compact entries of %d to %d bytes, want 301 of %d", len(sizes), slices.Min(sizes), slices.Max(sizes), 11+idBytes+1)
+		}
+		if want := 1 + (301*33+blockBytes-34)/(blockBytes-33); keys > want {
+			t.Errorf("the feed takes %d keys, want at most %d (blocks of about %d entries)", keys, want, blockBytes/33)
 		}
 		codes := 0
 		_ = tx.Bucket(NSBucket).ForEach(func(k, _ []byte) error {
@@ -268,4 +288,166 @@ func nsOf(s string) contract.Namespace {
 		return contract.Root()
 	}
 	return ns
+}
+
+// legacyEntries writes n entries after the feed's head as schema 11 and
+// earlier wrote them, each under its own key, and moves the head past them.
+func legacyEntries(t *testing.T, db *bbolt.DB, f *Feed, at time.Time, n int) {
+	t.Helper()
+	if err := db.Update(func(tx *bbolt.Tx) error {
+		codes := map[string]uint64{}
+		for range n {
+			f.seq++
+			v, err := f.encode(tx.Bucket(NSBucket), codes, &Change{Op: contract.OpStore, ID: fingerprint(int(f.seq)), NS: contract.Root(), Status: contract.StatusActive}, at.UnixMilli())
+			if err != nil {
+				return err
+			}
+			if err := tx.Bucket(Bucket).Put(key(f.seq), v); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(metaBucket).Put(keySeq, key(f.seq))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f.head.Store(f.seq)
+}
+
+// Blocks read from any position: after entries of a key each (as schema
+// 11 wrote them) and transactions of one to forty changes, a scan from
+// every since gives exactly the entries after it, and paging through
+// reads (seven at a time, so pages end inside blocks) gives all of them.
+// Pruning lets go exactly the entries retention allows, whole blocks and
+// the first part of one, and the feed still verifies without a gap.
+func TestBlocksReadFromAnySince(t *testing.T) {
+	db, f := open(t, contract.ChangeRetention{MaxAge: time.Minute, MaxChanges: 1})
+	at := time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(20, 12))
+	legacyEntries(t, db, f, at, 5)
+	for f.seq < 400 {
+		cs := make([]Change, 1+rng.IntN(40))
+		for i := range cs {
+			cs[i] = Change{Op: contract.OpStore, ID: fingerprint(int(f.seq) + i + 1), NS: contract.Root(), Status: contract.StatusActive}
+		}
+		logged(t, db, f, at, cs...)
+	}
+	head := f.seq
+	scanned := func(since uint64) []uint64 {
+		var got []uint64
+		_ = db.View(func(tx *bbolt.Tx) error {
+			return f.Scan(tx, since, nsOf, func(seq uint64, en Entry) (bool, error) {
+				if en.ID != fingerprint(int(seq)) {
+					t.Fatalf("seq %d holds %s, want %s", seq, en.ID, fingerprint(int(seq)))
+				}
+				got = append(got, seq)
+				return true, nil
+			})
+		})
+		return got
+	}
+	for since := uint64(0); since <= head; since++ {
+		got := scanned(since)
+		if uint64(len(got)) != head-since || (len(got) > 0 && (got[0] != since+1 || got[len(got)-1] != head)) {
+			t.Fatalf("a scan after %d gave %d entries (%v...), want %d..%d", since, len(got), got[:min(3, len(got))], since+1, head)
+		}
+	}
+	var paged []uint64
+	for since := uint64(0); since < head; {
+		var page contract.ChangesPage
+		if err := db.View(func(tx *bbolt.Tx) error {
+			var err error
+			page, err = f.Read(tx, tx.Bucket(metaBucket), since, 7, nil, false, func(id string) (*contract.Record, error) { return nil, nil })
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range page.Changes {
+			paged = append(paged, c.Seq)
+		}
+		if page.Next <= since {
+			t.Fatalf("a read after %d moved nowhere", since)
+		}
+		since = page.Next
+	}
+	if uint64(len(paged)) != head || paged[0] != 1 || !slices.IsSorted(paged) {
+		t.Fatalf("paging read %d entries, want %d in order", len(paged), head)
+	}
+
+	// Everything but the head is a minute old by now: a write lets go up
+	// to pruneBatch entries, whole blocks and then the head of one.
+	logged(t, db, f, at.Add(2*time.Minute), Change{Op: contract.OpForget, ID: fingerprint(int(head) + 1), NS: contract.Root(), Status: contract.StatusActive})
+	if f.Pruned() != head {
+		t.Fatalf("pruned through %d, want %d (every entry older than a minute, the new one kept)", f.Pruned(), head)
+	}
+	if got := scanned(head); len(got) != 1 || got[0] != head+1 {
+		t.Fatalf("after pruning, the scan from %d gave %v", head, got)
+	}
+	var faults []string
+	_ = db.View(func(tx *bbolt.Tx) error {
+		if n, _ := f.Verify(tx, tx.Bucket(metaBucket), nsOf, func(format string, args ...any) { faults = append(faults, fmt.Sprintf(format, args...)) }); n != 1 {
+			t.Errorf("verified %d entries, want 1", n)
+		}
+		return nil
+	})
+	if len(faults) > 0 {
+		t.Fatalf("faults %q", faults)
+	}
+}
+
+// A block is pruned in part: retention that keeps the newest entries of
+// the oldest block lets the older ones go and keeps the rest, readable, in
+// a block of its own.
+func TestPruneKeepsTheRestOfABlock(t *testing.T) {
+	db, f := open(t, contract.ChangeRetention{MaxAge: time.Minute, MaxChanges: 1})
+	at := time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
+	var cs []Change
+	for i := range 20 {
+		cs = append(cs, Change{Op: contract.OpStore, ID: fingerprint(i + 1), NS: contract.Root(), Status: contract.StatusActive})
+	}
+	logged(t, db, f, at, cs[:10]...)
+	if f.Pruned() != 0 {
+		t.Fatalf("pruned %d before any entry was a minute old", f.Pruned())
+	}
+	// Five minutes on, the first ten are past retention; the ten this write
+	// appends to their block are not.
+	logged(t, db, f, at.Add(5*time.Minute), cs[10:]...)
+	if f.Pruned() != 10 {
+		t.Fatalf("pruned through %d, want 10: the first transaction's entries, in the same block as the next ones", f.Pruned())
+	}
+	logged(t, db, f, at.Add(5*time.Minute+30*time.Second), Change{Op: contract.OpForget, ID: fingerprint(1), NS: contract.Root(), Status: contract.StatusActive})
+	if f.Pruned() != 10 {
+		t.Fatalf("pruned through %d, want still 10", f.Pruned())
+	}
+	_ = db.View(func(tx *bbolt.Tx) error {
+		k, v := tx.Bucket(Bucket).Cursor().First()
+		if u64(k) != 11 || v[0] != blockMark {
+			t.Errorf("the first block is at seq %d, want 11", u64(k))
+		}
+		return nil
+	})
+	page, err := read(t, db, f, 10, nil)
+	if err != nil || len(page.Changes) != 11 || page.Changes[0].Seq != 11 || page.Changes[10].Op != contract.OpForget {
+		t.Fatalf("read after 10: %d changes, %v", len(page.Changes), err)
+	}
+}
+
+// eachEntry never reads past a value, whatever its bytes.
+func FuzzEachEntry(f *testing.F) {
+	f.Add([]byte{blockMark, 3, 1, 2, 3, 1, 9})
+	f.Add([]byte{blockMark, 200})
+	f.Add([]byte{1, 2, 3})
+	f.Fuzz(func(t *testing.T, v []byte) {
+		total := 0
+		_ = eachEntry(key(1), v, func(_ uint64, e []byte) bool {
+			total += len(e)
+			return true
+		})
+		if total > len(v) {
+			t.Fatalf("entries of %d bytes in a value of %d", total, len(v))
+		}
+		_, rest, _ := prunablePrefix(key(1), v, func(uint64, []byte) bool { return true })
+		if len(rest) > len(v) {
+			t.Fatalf("a rest of %d bytes from a value of %d", len(rest), len(v))
+		}
+	})
 }
