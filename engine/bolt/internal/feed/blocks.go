@@ -3,6 +3,7 @@ package feed
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 
 	bbolt "go.etcd.io/bbolt"
 )
@@ -76,8 +77,8 @@ func prunablePrefix(k, v []byte, prunable func(seq uint64, e []byte) bool) (upto
 
 // scanFrom calls fn with every entry after seq since, in order, until fn
 // answers false or the feed ends. A block that is cut ends the scan at
-// the entry before the cut (Verify reports it).
-func scanFrom(cur *bbolt.Cursor, since uint64, fn func(seq uint64, e []byte) bool) {
+// the entry before the cut, with an error naming the block.
+func scanFrom(cur *bbolt.Cursor, since uint64, fn func(seq uint64, e []byte) bool) error {
 	// since+1 may be inside the block before the first key after it.
 	k, v := cur.Seek(key(since + 1))
 	switch {
@@ -92,17 +93,20 @@ func scanFrom(cur *bbolt.Cursor, since uint64, fn func(seq uint64, e []byte) boo
 	}
 	for ; k != nil; k, v = cur.Next() {
 		more := true
-		_ = eachEntry(k, v, func(seq uint64, e []byte) bool {
+		if err := eachEntry(k, v, func(seq uint64, e []byte) bool {
 			if seq <= since {
 				return true
 			}
 			more = fn(seq, e)
 			return more
-		})
+		}); err != nil {
+			return fmt.Errorf("the block of changes at seq %d: %w", u64(k), err)
+		}
 		if !more {
-			return
+			return nil
 		}
 	}
+	return nil
 }
 
 // tail is the block a transaction appends to.

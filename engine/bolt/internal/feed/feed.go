@@ -360,7 +360,7 @@ func (f *Feed) Read(tx *bbolt.Tx, meta *bbolt.Bucket, since uint64, limit int, r
 	}
 	scanned := 0
 	var derr error
-	scanFrom(tx.Bucket(Bucket).Cursor(), since, func(seq uint64, e []byte) bool {
+	serr := scanFrom(tx.Bucket(Bucket).Cursor(), since, func(seq uint64, e []byte) bool {
 		if scanned >= contract.MaxChangesScan || len(page.Changes) >= limit {
 			return false
 		}
@@ -378,6 +378,9 @@ func (f *Feed) Read(tx *bbolt.Tx, meta *bbolt.Bucket, since uint64, limit int, r
 	})
 	if derr != nil {
 		return page, derr
+	}
+	if serr != nil {
+		return page, contract.EngineErr("%v", serr)
 	}
 	// The changes the cache holds as of this snapshot; the others get
 	// their records here and are offered to the cache.
@@ -405,7 +408,7 @@ func (f *Feed) Read(tx *bbolt.Tx, meta *bbolt.Bucket, since uint64, limit int, r
 // feed ends. It answers fn's error, or a decoding error naming the seq.
 func (f *Feed) Scan(tx *bbolt.Tx, since uint64, nsOf func(string) contract.Namespace, fn func(seq uint64, en Entry) (bool, error)) error {
 	var ferr error
-	scanFrom(tx.Bucket(Bucket).Cursor(), since, func(seq uint64, e []byte) bool {
+	serr := scanFrom(tx.Bucket(Bucket).Cursor(), since, func(seq uint64, e []byte) bool {
 		en, err := f.Decode(tx, e, nsOf)
 		if err != nil {
 			ferr = fmt.Errorf("change %d: %w", seq, err)
@@ -415,7 +418,10 @@ func (f *Feed) Scan(tx *bbolt.Tx, since uint64, nsOf func(string) contract.Names
 		ferr = err
 		return err == nil && more
 	})
-	return ferr
+	if ferr != nil {
+		return ferr
+	}
+	return serr
 }
 
 // Last is the last change the feed keeps for an id.
