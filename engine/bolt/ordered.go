@@ -90,19 +90,9 @@ func deleteTimeKeys(tx *bbolt.Tx, id string, created, updated int64) error {
 // (updated_at is never before created_at), so what is passed over is
 // bounded by what is visited.
 func walkUpdated(tx *bbolt.Tx, seek []byte, visit func(k, v []byte) bool) {
-	start := func(c *bbolt.Cursor) ([]byte, []byte) {
-		if seek == nil {
-			return c.First()
-		}
-		k, v := c.Seek(seek)
-		if k != nil && bytes.Equal(k, seek) {
-			k, v = c.Next()
-		}
-		return k, v
-	}
 	created, updated := tx.Bucket(bucketCreated).Cursor(), tx.Bucket(bucketUpdated).Cursor()
-	kc, vc := start(created)
-	ku, vu := start(updated)
+	kc, vc := seekAfter(created, seek)
+	ku, vu := seekAfter(updated, seek)
 	for kc != nil || ku != nil {
 		if kc != nil && (ku == nil || bytes.Compare(kc, ku) < 0) {
 			if !movedValue(vc) && !visit(kc, vc) {

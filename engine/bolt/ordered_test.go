@@ -592,11 +592,7 @@ func TestUpdatedOrderKeepsOnlyMovedKeys(t *testing.T) {
 
 	// A stray by_updated key of a record that never moved, and a moved
 	// record's mark cleared from its by_created value.
-	db, err := bbolt.Open(dir+"/mnemo.db", 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bbolt.Tx) error {
+	rewriteStore(t, dir, func(tx *bbolt.Tx) error {
 		crt := tx.Bucket(bucketCreated)
 		var stray, cleared bool
 		return crt.ForEach(func(k, v []byte) error {
@@ -611,10 +607,6 @@ func TestUpdatedOrderKeepsOnlyMovedKeys(t *testing.T) {
 			return nil
 		})
 	})
-	db.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 	if e, err = Open(dir, Options{Clock: clock}); err != nil {
 		t.Fatal(err)
 	}
@@ -667,11 +659,7 @@ func TestUpdatedKeysOfVersion10ArePutAgain(t *testing.T) {
 	}
 
 	// The keys as schema 10 wrote them.
-	db, err := bbolt.Open(dir+"/mnemo.db", 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bbolt.Tx) error {
+	rewriteStore(t, dir, func(tx *bbolt.Tx) error {
 		crt, upd := tx.Bucket(bucketCreated), tx.Bucket(bucketUpdated)
 		var keys, vals [][]byte
 		_ = crt.ForEach(func(k, v []byte) error {
@@ -690,11 +678,8 @@ func TestUpdatedKeysOfVersion10ArePutAgain(t *testing.T) {
 		}
 		return tx.Bucket(bucketMeta).Put(keySchema, []byte("10"))
 	})
-	db.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 
+	var err error
 	if e, err = Open(dir, Options{Clock: clock}); err != nil {
 		t.Fatal(err)
 	}

@@ -11,17 +11,24 @@ import (
 	"mnemo/contract"
 )
 
-// setSchema writes version v as the schema of the closed store in dir.
-func setSchema(t *testing.T, dir, v string) {
+// rewriteStore runs f in a write transaction of the closed store in dir's
+// bbolt file: what a test writes as an older schema wrote it, or damages.
+func rewriteStore(t *testing.T, dir string, f func(tx *bbolt.Tx) error) {
 	t.Helper()
 	db, err := bbolt.Open(filepath.Join(dir, DBFile), 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bucketMeta).Put(keySchema, []byte(v)) }); err != nil {
+	if err := db.Update(f); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// setSchema writes version v as the schema of the closed store in dir.
+func setSchema(t *testing.T, dir, v string) {
+	t.Helper()
+	rewriteStore(t, dir, func(tx *bbolt.Tx) error { return tx.Bucket(bucketMeta).Put(keySchema, []byte(v)) })
 }
 
 // Schema versions compare as numbers: a backup of a store of version 9

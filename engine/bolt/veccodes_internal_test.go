@@ -42,21 +42,14 @@ func blockKinds(t *testing.T, dir string) map[vecblock.Kind]int {
 // five-level codes.
 func toCodes4(t *testing.T, dir string, num uint32) {
 	t.Helper()
-	db, err := bbolt.Open(dir+"/mnemo.db", 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Update(func(tx *bbolt.Tx) error {
+	rewriteStore(t, dir, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketVecBlocks)
 		blk, ok := vecblock.Parse(b.Get(vecblock.Key(num)))
 		if !ok || blk.Kind != vecblock.Int8 {
 			return fmt.Errorf("block %d: %v, kind %d; want an int8 block", num, ok, blk.Kind)
 		}
 		return b.Put(vecblock.Key(num), vecblock.New(blk.N, blk.Dim, vecblock.Codes4, blk, true))
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 }
 
 // TestVectorSearchOverCodes: a store that grows past vectorCodesAt keeps its

@@ -14,8 +14,8 @@ import "math"
 // (FiveLevel), not set by its largest one, since about half of a vector's
 // values are zero and most of the rest are small.
 
-// FiveMax is the largest five-level code.
-const FiveMax = 2
+// fiveMax is the largest five-level code.
+const fiveMax = 2
 
 // FiveDigit is the digit (0 to 4) that holds code c (-2 to 2).
 func FiveDigit(c int8) byte {
@@ -68,7 +68,7 @@ func FiveLevel(q []int8, codes []int8) float32 {
 	var best float64
 	bestErr := math.Inf(1)
 	for i := range fiveSteps {
-		step := float64(top) * (0.30 + 0.02*float64(i)) / FiveMax
+		step := float64(top) * (0.30 + 0.02*float64(i)) / fiveMax
 		var sum float64
 		for m := 1; m <= top; m++ {
 			if hist[m] == 0 {
@@ -92,8 +92,8 @@ func FiveLevel(q []int8, codes []int8) float32 {
 }
 
 // fiveRound is magnitude m in steps, rounded (halves up) and capped at
-// FiveMax.
-func fiveRound(m, step float64) float64 { return min(FiveMax, math.Round(m/step)) }
+// fiveMax.
+func fiveRound(m, step float64) float64 { return min(fiveMax, math.Round(m/step)) }
 
 // FiveTables holds, for each of a query's dimensions, the products of its
 // weight with every byte of three digits: a scan of five-level codes looks

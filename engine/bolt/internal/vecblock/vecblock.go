@@ -23,7 +23,7 @@
 //     steps of a step fitted to the row (retrieval.FiveLevel), three rows a
 //     byte as digits (d0 + 5*d1 + 25*d2 for rows 3i, 3i+1, 3i+2; code 0 is
 //     digit 0), so a column is (n+2)/3 bytes;
-//   - Codes4 (bit 31), what stores of schema 9 before it wrote: four-bit
+//   - Codes4 (bit 31), what stores of schema 9 wrote: four-bit
 //     codes, -7 to 7 with the row's largest at 7, two rows a byte (row 2i
 //     in the low half, 2i+1 in the high), so a column is (n+1)/2 bytes.
 //
@@ -93,7 +93,8 @@ func (k Kind) Coded() bool { return k != Int8 }
 // Block reads a stored block in place.
 type Block struct {
 	N, Dim int
-	// Kind tells which of Cols, CodeCols or FiveCols holds the values.
+	// Kind tells whether Cols (int8) or CodeCols (either kind of codes)
+	// holds the values.
 	Kind Kind
 	b    []byte
 }
@@ -154,12 +155,6 @@ func (k Block) Cols() []int8 {
 // i of a column holds rows 2i (low four bits) and 2i+1 (high), each a
 // signed four-bit value; for Fives, rows 3i, 3i+1 and 3i+2 as digits.
 func (k Block) CodeCols() []byte { return k.b[header+8*k.N:] }
-
-// Five is row r's code in column j of a block of Fives.
-func (k Block) Five(j, r int) int8 {
-	d := k.CodeCols()[j*k.Stride()+r/3]
-	return retrieval.FiveCode(d / fivePow(r) % 5)
-}
 
 // fivePow is the weight of row r's digit in its byte.
 func fivePow(r int) byte { return [3]byte{1, 5, 25}[r%3] }

@@ -151,8 +151,9 @@ func TestCodesReadBack(t *testing.T) {
 // fivesOf reads a block of five-level codes back as one row's codes.
 func fivesOf(blk Block, r int) []int8 {
 	out := make([]int8, blk.Dim)
+	cols, s := blk.CodeCols(), blk.Stride()
 	for j := range out {
-		out[j] = blk.Five(j, r)
+		out[j] = retrieval.FiveCode(cols[j*s+r/3] / fivePow(r) % 5)
 	}
 	return out
 }
