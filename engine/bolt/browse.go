@@ -33,10 +33,10 @@ func (t *table) rowVal(field string, r *row) bval {
 	case contract.BrowseFieldCreatedAt:
 		return bval{ok: true, ms: r.created}
 	case contract.BrowseFieldObservedAt:
-		if r.obsMs == noTime {
+		if r.observed == noTime {
 			return bval{}
 		}
-		return bval{ok: true, ms: r.obsMs}
+		return bval{ok: true, ms: r.observed}
 	case contract.BrowseFieldConfidence:
 		if kindByCode[r.kind] != contract.KindLearning {
 			return bval{}

@@ -327,6 +327,10 @@ func (e *Engine) turnsAfter(ids []string, f contract.MetaFilter) []string {
 			return a.observed == b.observed
 		}
 		d := a.observed - b.observed
+		if max(d, -d) > neighbourGap.Milliseconds() {
+			return false
+		}
+		d = d*1e6 + int64(a.subSource&subMsMask) - int64(b.subSource&subMsMask)
 		return max(d, -d) <= int64(neighbourGap)
 	}
 	for i, id := range ids {

@@ -112,7 +112,7 @@ func (t *table) compileFilter(f contract.MetaFilter, ranked bool) rowFilter {
 				ok[i] = true
 			}
 		}
-		add(func(r *row) bool { return ok[r.source] })
+		add(func(r *row) bool { return ok[r.source()] })
 	}
 	if len(f.TagsAny) > 0 {
 		ok := valueSet(t.tags, func(v string) bool { return slices.Contains(f.TagsAny, v) })
@@ -126,19 +126,19 @@ func (t *table) compileFilter(f contract.MetaFilter, ranked bool) rowFilter {
 		})
 	}
 	if f.ObservedAfter != nil || f.ObservedBefore != nil {
-		after, before := int64(noTime), int64(0)
-		hasBefore := f.ObservedBefore != nil
-		if f.ObservedAfter != nil {
-			after = f.ObservedAfter.UnixNano()
+		var afterMs, afterSub, beforeMs, beforeSub int64
+		hasAfter, hasBefore := f.ObservedAfter != nil, f.ObservedBefore != nil
+		if hasAfter {
+			afterMs, afterSub = splitMs(*f.ObservedAfter)
 		}
 		if hasBefore {
-			before = f.ObservedBefore.UnixNano()
+			beforeMs, beforeSub = splitMs(*f.ObservedBefore)
 		}
 		add(func(r *row) bool {
-			if r.observed == noTime || r.observed < after {
+			if r.observed == noTime || hasAfter && r.observedBefore(afterMs, afterSub) {
 				return false
 			}
-			return !hasBefore || r.observed < before
+			return !hasBefore || r.observedBefore(beforeMs, beforeSub)
 		})
 	}
 	var statusOK [3]bool

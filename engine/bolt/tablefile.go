@@ -34,6 +34,11 @@ import (
 // the feed keeps is not used: the table is rebuilt from the records, as
 // before, and saved.
 //
+// Version 3 leaves out what is derived from the rest: the dictionaries'
+// hashes and the ordinal of each id, 36 MB at 1M records, made again as the
+// file is read (2 held them, and a row of 112 bytes that held observed_at
+// twice; 1 spelled ids out).
+//
 // Layout, little-endian: a header page (magic, version, row size, feedSeq,
 // nextOrd, header crc), then the table's arrays as the sections of package
 // sections (each checksummed, with room to grow in the mapping), the
@@ -41,7 +46,7 @@ import (
 const (
 	tableFileName    = "table.snap"
 	tableMagic       = "MNEMOTBL"
-	tableFileVersion = 2
+	tableFileVersion = 3
 	tableHeaderSize  = 32
 )
 
@@ -124,7 +129,6 @@ func (e *Engine) saveTable(feedSeq uint64) error {
 		sections.Put(s, t.alive)
 		sections.Put(s, []int64{int64(t.live), int64(t.expiring)})
 		t.ids.Write(s, usedIDs)
-		sections.Put(s, t.ordOf)
 		// Namespaces stay: they name places, not a record's content, and
 		// each must parse when read back.
 		t.ns.Write(s, nil)
@@ -208,7 +212,6 @@ func parseTableFile(data []byte, nextOrd uint32) (*table, uint64, error) {
 	t.alive = sections.Next[bool](s)
 	counts := sections.Next[int64](s)
 	t.ids = strtab.Read(s)
-	t.ordOf = sections.Next[uint32](s)
 	t.ns = strtab.Read(s)
 	for i := range t.str {
 		t.str[i] = strtab.Read(s)
@@ -242,7 +245,7 @@ func parseTableFile(data []byte, nextOrd uint32) (*table, uint64, error) {
 // adopt checks that the arrays read fit together (every reference in
 // range, so nothing can be misread) and rebuilds what was left out.
 func (t *table) adopt(counts []int64, triples, missing [numFacets][]uint32, totals []uint32) error {
-	if len(t.alive) != len(t.rows) || len(counts) != 2 || len(totals)%2 != 0 || len(t.ordOf) < t.ids.Len() {
+	if len(t.alive) != len(t.rows) || len(counts) != 2 || len(totals)%2 != 0 {
 		return errors.New("its arrays disagree in length")
 	}
 	t.live, t.expiring = int(counts[0]), int(counts[1])
@@ -255,11 +258,13 @@ func (t *table) adopt(counts []int64, triples, missing [numFacets][]uint32, tota
 		t.nsDefault = append(t.nsDefault, contract.AdmittedBy(nil, ns))
 	}
 	t.stat = make([]uint8, len(t.rows))
+	n := t.ids.Len()
+	t.ordOf = make([]uint32, n, n+n/8)
 	for ord := range t.rows {
 		r := &t.rows[ord]
 		t.stat[ord] = r.status
 		if int(r.ns) >= t.ns.Len() || int(r.idv) >= t.ids.Len() || uint64(r.tagOff)+uint64(r.tagN) > uint64(len(t.tagArena)) ||
-			int(r.kind) >= len(kindByCode) || int(r.status) >= len(statusByCode) || int(r.source) >= len(sourceKinds) {
+			int(r.kind) >= len(kindByCode) || int(r.status) >= len(statusByCode) || int(r.source()) >= len(sourceKinds) || r.subSource&subMsMask >= 1e6 {
 			return fmt.Errorf("row %d refers out of range", ord)
 		}
 		for c, v := range r.str {
@@ -267,15 +272,13 @@ func (t *table) adopt(counts []int64, triples, missing [numFacets][]uint32, tota
 				return fmt.Errorf("row %d refers out of range", ord)
 			}
 		}
+		if t.alive[ord] {
+			t.ordOf[r.idv] = uint32(ord) + 1
+		}
 	}
 	for _, v := range t.tagArena {
 		if int(v) >= t.tags.Len() {
 			return errors.New("a tag refers out of range")
-		}
-	}
-	for _, o := range t.ordOf {
-		if o > uint32(len(t.rows)) {
-			return errors.New("an id refers to an ordinal out of range")
 		}
 	}
 	for fi := range numFacets {

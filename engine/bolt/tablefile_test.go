@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"mnemo/contract"
 	"mnemo/engine/bolt"
@@ -332,4 +333,91 @@ func TestAStoreThatGrewLargeIsSavedAsLarge(t *testing.T) {
 	if err != nil || !rep.Consistent {
 		t.Fatalf("check after reopening: %v %+v", err, rep.Checks)
 	}
+}
+
+// observed_at is held exactly for every year the contract takes and to the
+// nanosecond: a filter on it admits what the contract's own rule admits (a
+// table row holds it as unix ms and the nanoseconds past them, since unix ns
+// does not reach before 1678 or past 2262), and a browse by it sorts by its
+// milliseconds, whether the table came from the records or from its file.
+func TestObservedAtIsHeldToTheNanosecondInAnyYear(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	opts := bolt.Options{SyncRebuildBelow: -1}
+	at := func(s string) time.Time {
+		tm, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tm
+	}
+	times := []time.Time{
+		at("0001-01-01T00:00:00.000000001Z"),
+		at("1600-05-01T00:00:00.000000100Z"),
+		at("1600-05-01T00:00:00.000000200Z"),
+		at("1969-12-31T23:59:59.999999999Z"),
+		at("2026-03-01T12:00:00.123456789Z"),
+		at("2026-03-01T12:00:00.123456790Z"),
+		at("2026-03-01T12:00:00.123999999Z"),
+		at("2300-06-01T00:00:00Z"),
+		at("9999-12-31T23:59:59.999999999Z"),
+	}
+	e := openStore(t, dir, opts)
+	for i, tm := range times {
+		if _, err := contract.Store(ctx, e, contract.Document(fmt.Sprintf("observed %d", i), contract.MemoryMeta{ObservedAt: &tm})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	storeText(t, e, "never observed")
+	var bounds []*time.Time
+	bounds = append(bounds, nil)
+	for _, tm := range times {
+		for _, d := range []time.Duration{-1, 0, 1} {
+			bounds = append(bounds, contract.Ptr(tm.Add(d)))
+		}
+	}
+	check := func(e *bolt.Engine) {
+		t.Helper()
+		all, err := e.Browse(ctx, contract.BrowseQuery{Limit: 100, OrderBy: []contract.SortKey{{Field: "observed_at", Dir: "asc"}}})
+		if err != nil || len(all.Records) != len(times)+1 {
+			t.Fatalf("browse by observed_at: %v %v", all, err)
+		}
+		for i, r := range all.Records[:len(times)] {
+			// A browse orders by the millisecond: the three of 2026 tie.
+			if r.Meta.ObservedAt == nil || r.Meta.ObservedAt.UnixMilli() != times[i].UnixMilli() {
+				t.Fatalf("record %d by observed_at is observed at %v, want %v", i, r.Meta.ObservedAt, times[i])
+			}
+		}
+		for _, a := range bounds {
+			for _, b := range bounds {
+				f := contract.MetaFilter{ObservedAfter: a, ObservedBefore: b}
+				want := 0
+				for _, r := range all.Records {
+					if f.Matches(r.Kind, &r.Meta) {
+						want++
+					}
+				}
+				got, err := e.Browse(ctx, contract.BrowseQuery{Filter: f, Limit: 100})
+				if err != nil || got.Total != want || len(got.Records) != want {
+					t.Fatalf("observed in [%v, %v): %d records (total %d), the contract's rule admits %d (%v)", a, b, len(got.Records), got.Total, want, err)
+				}
+				for _, r := range got.Records {
+					if !f.Matches(r.Kind, &r.Meta) {
+						t.Fatalf("observed in [%v, %v): admitted %v", a, b, r.Meta.ObservedAt)
+					}
+				}
+			}
+		}
+	}
+	check(e)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = openStore(t, dir, opts)
+	defer e.Close()
+	if !e.TableFromFile() {
+		t.Fatal("the saved table was not used")
+	}
+	check(e)
 }

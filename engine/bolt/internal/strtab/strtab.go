@@ -6,7 +6,7 @@ package strtab
 import (
 	"errors"
 	"hash/crc32"
-	"math/rand/v2"
+	"hash/maphash"
 	"os"
 	"unsafe"
 
@@ -18,34 +18,27 @@ import (
 // value in one slice, their offsets in another, and an open-addressed hash
 // of value ids. A million values cost their bytes and about 12 more each,
 // and the collector scans none of it (a map[string]uint32 and a []string of
-// the same held about three times as much, all of it pointers to scan).
+// the same held about three times as much, all of it pointers to scan). The
+// hash is not saved (Write): it is derived, and made again by Read.
 // Value 0 is "" and means "no value"; a field set to "" gets an id of its
 // own, as it would in a map.
 type Table struct {
 	data  []byte
 	offs  []uint32 // value i is data[offs[i]:offs[i+1]]
 	slots []uint32 // 0 empty, else a value id
-	// key keys the hash (FNV-1a from a random basis): the slots are saved
-	// with engine/bolt's table (Write) and stay valid in the next process, and
-	// values a user chose still cannot be made to collide on purpose.
-	key uint64
+	// seed keys the hash, a new one per table, so values a user chose cannot
+	// be made to collide on purpose.
+	seed maphash.Seed
 	// empty is the id of "" held as a value (a field set to ""), 0 until one is.
 	empty uint32
 }
 
 // New is an empty table.
 func New() *Table {
-	return &Table{offs: []uint32{0, 0}, slots: make([]uint32, 8), key: rand.Uint64()}
+	return &Table{offs: []uint32{0, 0}, slots: make([]uint32, 8), seed: maphash.MakeSeed()}
 }
 
-func (d *Table) hash(s string) uint64 {
-	h := d.key ^ 14695981039346656037
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return h ^ h>>29
-}
+func (d *Table) hash(s string) uint64 { return maphash.String(d.seed, s) }
 
 // Len is the number of value ids, "" included.
 func (d *Table) Len() int { return len(d.offs) - 1 }
@@ -104,8 +97,11 @@ func (d *Table) Intern(s string) uint32 {
 	return id
 }
 
-func (d *Table) grow() {
-	d.slots = make([]uint32, 2*len(d.slots))
+func (d *Table) grow() { d.rehash(2 * len(d.slots)) }
+
+// rehash makes the hash again with n slots, a power of two.
+func (d *Table) rehash(n int) {
+	d.slots = make([]uint32, n)
 	mask := uint64(len(d.slots) - 1)
 	for id := 1; id < d.Len(); id++ {
 		s := d.Val(uint32(id))
@@ -120,7 +116,9 @@ func (d *Table) grow() {
 	}
 }
 
-// Write saves the table as five sections. The bytes of the values used does
+// Write saves the table as three sections: the bytes, the offsets and the
+// id of "". The hash is left out (Read makes it again: at a million values
+// it would take 8 MB of the file). The bytes of the values used does
 // not mark are written as zeros (the offsets, and so every other value, stay
 // as they are), so a saved table keeps nothing of a value no live row names;
 // nil used writes every value.
@@ -160,13 +158,12 @@ func (d *Table) Write(w *sections.Writer, used []bool) {
 	}
 	sections.Put(w, d.offs)
 	sections.Put(w, []uint32{d.empty})
-	sections.Put(w, []uint64{d.key})
-	sections.Put(w, d.slots)
 }
 
-// Read reads back a table Write saved, its arrays in place in the mapping.
-// What does not fit (offsets outside the bytes or going backwards, a hash
-// too small for its values) fails r; the bytes' checksums are r.Verify's.
+// Read reads back a table Write saved, its arrays in place in the mapping,
+// and makes its hash. What does not fit (offsets outside the bytes or going
+// backwards, the id of "" out of range) fails r; the bytes' checksums are
+// r.Verify's.
 func Read(r *sections.Reader) *Table {
 	d := New()
 	d.data = sections.Next[byte](r)
@@ -185,23 +182,18 @@ func Read(r *sections.Reader) *Table {
 			return d
 		}
 	}
-	d.key = sections.One[uint64](r)
-	d.slots = sections.Next[uint32](r)
-	if r.Err() != nil {
-		return d
-	}
 	if int(d.empty) >= d.Len() {
 		r.Fail(errors.New("a dictionary's empty value is out of range"))
 		return d
 	}
-	// The slots must be a power of two with at least half of them empty (as
-	// Intern keeps them), so a probe always ends. The section's checksum
-	// says they are the ones written; walking four million of them to
-	// recount took a fifth of the load.
-	if n := len(d.slots); n == 0 || n&(n-1) != 0 || 2*d.Len() > n {
-		r.Fail(errors.New("a dictionary's hash does not fit its values"))
-		return d
+	// The hash as Intern keeps it: a power of two, at least half empty, so
+	// a probe always ends. Values the file holds as zeros (no live row
+	// named them when it was written) are hashed as zeros: a lookup of
+	// those bytes may find one, and its id is then as good as a new one.
+	n := 8
+	for 2*d.Len() > n {
+		n *= 2
 	}
-	d.slots = d.slots[:len(d.slots):len(d.slots)]
+	d.rehash(n)
 	return d
 }

@@ -105,6 +105,23 @@ func TestWriteAndReadBack(t *testing.T) {
 	if id := back.Intern("new value"); id != uint32(d.Len()) || back.Val(id) != "new value" {
 		t.Errorf("a new value after reading back: id %d %q", id, back.Val(id))
 	}
+	// The value written as zeros is not found by its old bytes: interned
+	// again, it is a new value.
+	if id, ok := back.Lookup("secret-forgotten"); ok {
+		t.Errorf("a value written as zeros is found by its bytes: id %d", id)
+	}
+	if id := back.Intern("secret-forgotten"); id != uint32(d.Len())+1 || back.Val(id) != "secret-forgotten" {
+		t.Errorf("a forgotten value interned again: id %d %q", id, back.Val(id))
+	}
+	// The hash is not in the file: the bytes, the offsets and the id of ""
+	// are its only sections.
+	rs := sections.NewReader(data)
+	sections.Next[byte](rs)
+	sections.Next[uint32](rs)
+	sections.One[uint32](rs)
+	if rs.Err() != nil || len(sections.Next[byte](rs)) != 0 {
+		t.Errorf("the file holds more than three sections (%v)", rs.Err())
+	}
 
 	bad := slices.Clone(data)
 	// The offsets' section: make them run backwards.
