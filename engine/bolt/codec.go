@@ -40,17 +40,30 @@ import (
 // they can (binaryItem), and a record read in them and written again (a
 // review) keeps its layout. A record of version 1 to 3 stays as it was
 // when written again, since it holds the item as JSON only.
+//
+// Version 6 is 5 with a compact header (compactHeader): what every record
+// holds in varints, what few hold behind a flag. Writers write it where
+// they wrote 5; a record of 5 written again (a review) is written in 6.
 const (
 	recordV1 = 1
 	recordV2 = 2
 	recordV3 = 3
 	recordV4 = 4
 	recordV5 = 5
+	recordV6 = 6
 )
 
 // itemInBinary says whether a record of layout version holds its item in
 // binary rather than as JSON.
-func itemInBinary(version byte) bool { return version == recordV4 || version == recordV5 }
+func itemInBinary(version byte) bool {
+	return version == recordV4 || version == recordV5 || version == recordV6
+}
+
+// againstDict says whether a record of layout version is compressed against
+// one of the store's dictionaries.
+func againstDict(version byte) bool {
+	return version == recordV3 || version == recordV5 || version == recordV6
+}
 
 // noTime marks an absent instant in int64 columns and in the codec.
 const noTime = math.MinInt64
@@ -117,10 +130,15 @@ func encodeRecord(r *storedRecord) []byte {
 	return appendSnappy(w.Buf, body.Buf)
 }
 
-// encodeHeader writes the fixed header both layouts share.
+// encodeHeader writes the header of a record of layout version: the fixed
+// one of versions 1 to 5, or version 6's compact one.
 func encodeHeader(r *storedRecord, version uint8) metacodec.Writer {
 	w := metacodec.Writer{Buf: make([]byte, 0, 48+len(r.supersededBy))}
 	w.U8(version)
+	if version == recordV6 {
+		compactHeader(&w, r)
+		return w
+	}
 	w.U32(r.ord)
 	w.U8(statusCode(r.status))
 	w.U8(kindCode(r.kind))
@@ -151,9 +169,101 @@ func appendSnappy(dst, src []byte) []byte {
 	return out[:n+len(snappy.Encode(out[n:], src))]
 }
 
-// recordHeaderLen is the length of a stored record's fixed header, the part
-// both layouts share, or -1 when the bytes are too short to hold one.
+// The flags of a compact header (version 6), beside the status's and the
+// kind's codes in its second byte.
+const (
+	hdrMoved      = 1 << 4 // updated_at is not created_at: their difference follows
+	hdrExpires    = 1 << 5 // an expires_at follows
+	hdrConfidence = 1 << 6 // a confidence other than 0 follows (a learning's)
+	hdrCodes      = 1<<4 - 1
+)
+
+// compactHeader writes version 6's header after its version byte: the
+// ordinal (uvarint), a byte of the status's code, the kind's (shifted by
+// two) and the flags, created_at (varint ms), then, each only when its
+// flag says so, updated_at minus created_at (varint ms), expires_at
+// (varint ns) and the confidence's bits; then supersededBy as a string (its
+// length alone when empty). On the bench corpus it takes 12 bytes where the
+// fixed header takes 36.
+func compactHeader(w *metacodec.Writer, r *storedRecord) {
+	w.Uvarint(uint64(r.ord))
+	b := statusCode(r.status) | kindCode(r.kind)<<2
+	conf := math.Float32bits(r.confidence)
+	if r.updated != r.created {
+		b |= hdrMoved
+	}
+	if r.expires != noTime {
+		b |= hdrExpires
+	}
+	if conf != 0 {
+		b |= hdrConfidence
+	}
+	w.U8(b)
+	w.Varint(r.created)
+	if b&hdrMoved != 0 {
+		w.Varint(r.updated - r.created)
+	}
+	if b&hdrExpires != 0 {
+		w.Varint(r.expires)
+	}
+	if b&hdrConfidence != 0 {
+		w.U32(conf)
+	}
+	w.Str(r.supersededBy)
+}
+
+// readHeader reads a record's header, fixed or compact by its version
+// (the version byte already read), into out.
+func readHeader(r *metacodec.Reader[[]byte], version byte, out *storedRecord) error {
+	if version == recordV6 {
+		ord := r.Uvarint()
+		b := r.U8()
+		sc, kc := b&3, b>>2&3
+		if ord > math.MaxUint32 || sc > 2 || kc > 2 || b&^(hdrCodes|hdrMoved|hdrExpires|hdrConfidence) != 0 {
+			return errCorruptRecord
+		}
+		out.ord, out.status, out.kind = uint32(ord), statusByCode[sc], kindByCode[kc]
+		out.created = r.Varint()
+		out.updated, out.expires = out.created, noTime
+		if b&hdrMoved != 0 {
+			out.updated = out.created + r.Varint()
+		}
+		if b&hdrExpires != 0 {
+			out.expires = r.Varint()
+		}
+		if b&hdrConfidence != 0 {
+			out.confidence = math.Float32frombits(r.U32())
+		}
+		out.supersededBy = r.Str()
+		return r.Err()
+	}
+	out.ord = r.U32()
+	sc := r.U8()
+	kc := r.U8()
+	if sc > 2 || kc > 2 {
+		return errCorruptRecord
+	}
+	out.status = statusByCode[sc]
+	out.kind = kindByCode[kc]
+	out.created = r.I64()
+	out.updated = r.I64()
+	out.expires = r.I64()
+	out.supersededBy = r.Str()
+	out.confidence = math.Float32frombits(r.U32())
+	return r.Err()
+}
+
+// recordHeaderLen is the length of a stored record's header (its version
+// byte included), or -1 when the bytes are too short to hold one.
 func recordHeaderLen(b []byte) int {
+	if len(b) > 0 && b[0] == recordV6 {
+		var out storedRecord
+		r := metacodec.NewReader(b[1:])
+		if readHeader(r, recordV6, &out) != nil {
+			return -1
+		}
+		return len(b) - len(r.Rest())
+	}
 	const fixed = 1 + 4 + 1 + 1 + 8 + 8 + 8 // version to expires
 	if len(b) < fixed {
 		return -1
@@ -201,7 +311,7 @@ func (c *recordCodec) body(version byte, b []byte) ([]byte, error) {
 			return nil, errCorruptRecord
 		}
 		return out, nil
-	case recordV3, recordV5:
+	case recordV3, recordV5, recordV6:
 		id, k := binary.Uvarint(b)
 		if k <= 0 {
 			return nil, errCorruptRecord
@@ -225,9 +335,11 @@ func (c *recordCodec) body(version byte, b []byte) ([]byte, error) {
 }
 
 // upgrade returns a record's bytes in the layout the codec writes: the same
-// header, the same body bytes compressed. It works on the bytes, so the
-// upgrade cannot change what a record says. A record already in that layout
-// (or in version 3 against another dictionary) is returned as it is.
+// header, the same body bytes compressed, and for an item in binary against
+// a dictionary the header made compact (layout 6). It works on the bytes
+// and the header's fields, which the compact header holds exactly, so the
+// upgrade cannot change what a record says. A record already in that
+// layout (or against another dictionary) is returned as it is.
 func (c *recordCodec) upgrade(b []byte) ([]byte, error) {
 	if len(b) == 0 {
 		return nil, errCorruptRecord
@@ -238,8 +350,11 @@ func (c *recordCodec) upgrade(b []byte) ([]byte, error) {
 	}
 	id, d := c.current()
 	switch {
-	case b[0] == recordV3 || b[0] == recordV5:
+	case b[0] == recordV3 || b[0] == recordV6:
 		return b, nil
+	case b[0] == recordV5:
+		w, err := compactHeaderOf(b[:h])
+		return append(w.Buf, b[h:]...), err
 	case (b[0] == recordV2 || b[0] == recordV4) && d == nil:
 		return b, nil
 	case b[0] != recordV1 && b[0] != recordV2 && b[0] != recordV4:
@@ -249,7 +364,11 @@ func (c *recordCodec) upgrade(b []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	binaryItem := itemInBinary(b[0])
+	if d != nil && itemInBinary(b[0]) {
+		w, err := compactHeaderOf(b[:h])
+		w.Uvarint(id)
+		return appendDict(w.Buf, d, body), err
+	}
 	out := make([]byte, h, h+binary.MaxVarintLen64+s2.MaxEncodedLen(len(body)))
 	copy(out, b[:h])
 	if d == nil {
@@ -257,11 +376,18 @@ func (c *recordCodec) upgrade(b []byte) ([]byte, error) {
 		return appendSnappy(out, body), nil
 	}
 	out[0] = recordV3
-	if binaryItem {
-		out[0] = recordV5
-	}
 	out = binary.AppendUvarint(out, id)
 	return appendDict(out, d, body), nil
+}
+
+// compactHeaderOf is a fixed header (layouts 1 to 5, its version byte
+// first) written again as layout 6's.
+func compactHeaderOf(hdr []byte) (metacodec.Writer, error) {
+	var r storedRecord
+	if err := readHeader(metacodec.NewReader(hdr[1:]), hdr[0], &r); err != nil {
+		return metacodec.Writer{}, errCorruptRecord
+	}
+	return encodeHeader(&r, recordV6), nil
 }
 
 // recordPart says how much of a record to decode: listings never need the
@@ -279,23 +405,13 @@ const (
 func (c *recordCodec) decode(b []byte, part recordPart, nsOf func(string) contract.Namespace) (storedRecord, error) {
 	r := metacodec.NewReader(b)
 	version := r.U8()
-	if version < recordV1 || version > recordV5 {
+	if version < recordV1 || version > recordV6 {
 		return storedRecord{}, errCorruptRecord
 	}
 	var out storedRecord
-	out.ord = r.U32()
-	sc := r.U8()
-	kc := r.U8()
-	if sc > 2 || kc > 2 {
+	if err := readHeader(r, version, &out); err != nil {
 		return storedRecord{}, errCorruptRecord
 	}
-	out.status = statusByCode[sc]
-	out.kind = kindByCode[kc]
-	out.created = r.I64()
-	out.updated = r.I64()
-	out.expires = r.I64()
-	out.supersededBy = r.Str()
-	out.confidence = math.Float32frombits(r.U32())
 	owned := false // whether the rest is this call's own copy, which the record may keep
 	if version != recordV1 && r.Err() == nil {
 		body, err := c.body(version, r.Rest())

@@ -314,3 +314,88 @@ func TestDamagedBodyLengthIsRefused(t *testing.T) {
 		t.Fatal("recordText read a body declaring 4 GiB")
 	}
 }
+
+// TestCompactHeaderRoundTrips: a record of layout 6 (a compact header) reads
+// back every system field exactly, the flags' fields present or not, at the
+// ends of their ranges (a difference of updated_at and created_at that
+// overflows wraps back), and reads as the same record written in layout 5
+// (the fixed header) does, which stores written before hold, and which
+// mnemo compact upgrades to the same bytes. Its header is 12 bytes where
+// the fixed one takes 36.
+func TestCompactHeaderRoundTrips(t *testing.T) {
+	c := dictCodec(t)
+	id, _ := c.current()
+	it := contract.Learning("prefers tabs", contract.LearningPreference, 0.8, contract.MemoryMeta{})
+	js, _ := it.MarshalJSON()
+	base := storedRecord{kind: contract.KindLearning, text: it.RenderText(), meta: it.Meta}
+	base.setItem(&it, js)
+	if base.item == nil {
+		t.Fatal("the sample item is kept as JSON")
+	}
+	n := 0
+	for _, ord := range []uint32{0, 1, 977, math.MaxUint32} {
+		for _, created := range []int64{1773500966535, 0, -5, math.MinInt64 + 1, math.MaxInt64} {
+			for _, updated := range []int64{created, created + 1, created - 7, math.MaxInt64, math.MinInt64 + 1} {
+				for _, expires := range []int64{noTime, 0, 1773500966535000001, math.MaxInt64} {
+					for _, conf := range []float32{0, 0.8, float32(math.Copysign(0, -1)), float32(math.NaN())} {
+						for _, sup := range []string{"", "0123456789abcdef0123456789abcdef01234567"} {
+							n++
+							r := base
+							r.ord, r.status = ord, statusByCode[n%3]
+							r.created, r.updated, r.expires, r.confidence, r.supersededBy = created, updated, expires, conf, sup
+							b := c.encode(&r)
+							if b[0] != recordV6 {
+								t.Fatalf("layout %d, want 6", b[0])
+							}
+							got, err := c.decode(b, partFull, parseNS)
+							if err != nil {
+								t.Fatalf("%+v: %v", r, err)
+							}
+							if got.ord != r.ord || got.status != r.status || got.kind != r.kind || got.created != r.created ||
+								got.updated != r.updated || got.expires != r.expires || got.supersededBy != r.supersededBy ||
+								math.Float32bits(got.confidence) != math.Float32bits(r.confidence) || got.text != r.text {
+								t.Fatalf("round trip\n got %+v\nwant %+v", got, r)
+							}
+							w5 := encodeHeader(&r, recordV5)
+							w5.Uvarint(id)
+							v5 := append(w5.Buf, c.pack(&r).body...)
+							old, err := c.decode(v5, partFull, parseNS)
+							if err != nil || old.ord != got.ord || old.created != got.created || old.updated != got.updated ||
+								old.expires != got.expires || old.supersededBy != got.supersededBy || old.text != got.text {
+								t.Fatalf("layout 5 reads otherwise: %+v %v", old, err)
+							}
+							if h6, h5 := recordHeaderLen(b), recordHeaderLen(v5); h6 < 0 || h5 < 0 || string(b[h6:]) != string(v5[h5:]) {
+								t.Fatalf("the headers' lengths %d and %d do not reach the same body", h6, h5)
+							}
+							// mnemo compact's upgrade of layout 5 writes what a writer writes now.
+							if up, err := c.upgrade(v5); err != nil || string(up) != string(b) {
+								t.Fatalf("layout 5 upgraded: %v\n%x\nwant\n%x", err, up, b)
+							}
+							if text, ok := c.text(b); !ok || text != r.text {
+								t.Fatalf("text = %q %v", text, ok)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	r := base
+	r.ord, r.status, r.created, r.updated, r.expires = 812_345, contract.StatusActive, 1773500966535, 1773500966535, noTime
+	r.confidence = 0
+	if h := recordHeaderLen(c.encode(&r)); h != 12 {
+		t.Errorf("a compact header without its flags' fields takes %d bytes, want 12", h)
+	}
+	// A flag no writer sets, or a code out of range, is refused.
+	b := c.encode(&r)
+	if _, err := c.decode(b, partFull, parseNS); err != nil {
+		t.Fatal(err)
+	}
+	for _, flag := range []byte{1 << 7, 3, 3 << 2} {
+		bad := append([]byte(nil), b...)
+		bad[4] |= flag // version, a 3-byte ordinal, then the codes and flags
+		if _, err := c.decode(bad, partFull, parseNS); err == nil {
+			t.Errorf("a header byte of %08b was read", bad[4])
+		}
+	}
+}

@@ -52,7 +52,7 @@ const (
 	HostKeyFile = "ssh_host_ed25519"
 )
 
-const schemaVer = "12"
+const schemaVer = "13"
 
 // schemaNumber is schemaVer as a number, to compare versions by (as
 // strings "10" sorts before "9").
@@ -562,10 +562,13 @@ func (e *Engine) prepareLayout(tx *bbolt.Tx) error {
 			return err
 		}
 		return meta.Put(keySchema, []byte(schemaVer))
-	case string(v) == "11":
+	case string(v) == "11", string(v) == "12":
 		// Version 11 wrote the change feed an entry a key (read as they
-		// are; new entries go in blocks, internal/feed). Older binaries
-		// refuse version 12: they would take a block for a broken entry.
+		// are; new entries go in blocks, internal/feed), and versions 11
+		// and 12 every record's header fixed (record layout 5; read as
+		// they are, new records are written in layout 6, codec.go). Older
+		// binaries refuse version 13: they would take a block for a broken
+		// entry, or a record of layout 6 for a corrupt one.
 		return meta.Put(keySchema, []byte(schemaVer))
 	case string(v) != schemaVer:
 		return contract.ConfigErr("store %s has schema version %s; this mnemo reads version %s", e.dir, v, schemaVer)

@@ -68,7 +68,7 @@ func TestItemsReadBackAsTheirJSONGives(t *testing.T) {
 		}
 		for name, c := range map[string]*recordCodec{"no dictionary": {}, "a dictionary": dc} {
 			b := c.encode(&s)
-			if wantV := map[string]byte{"no dictionary": recordV4, "a dictionary": recordV5}[name]; b[0] != wantV {
+			if wantV := map[string]byte{"no dictionary": recordV4, "a dictionary": recordV6}[name]; b[0] != wantV {
 				t.Fatalf("item %d with %s: layout %d, want %d", i, name, b[0], wantV)
 			}
 			back, err := c.decode(b, partFull, parseNS)

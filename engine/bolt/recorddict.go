@@ -138,7 +138,7 @@ func (c *recordCodec) encodePacked(r *storedRecord, pb packedBody) []byte {
 	}
 	version := byte(recordV3)
 	if r.item != nil {
-		version = recordV5
+		version = recordV6
 	}
 	w := encodeHeader(r, version)
 	w.Uvarint(id)
@@ -234,7 +234,7 @@ func buildDict(recs *bbolt.Bucket, adding []*storedRecord) *s2.Dict {
 		// are a sample of the store in no particular order.
 		for k, v := cur.First(); k != nil && len(bodies) < dictSample; k, v = cur.Next() {
 			h := recordHeaderLen(v)
-			if h < 0 || v[0] == recordV3 || v[0] == recordV5 {
+			if h < 0 || againstDict(v[0]) {
 				continue
 			}
 			if b, err := c.body(v[0], v[h:]); err == nil {

@@ -62,8 +62,8 @@ func TestStoreMakesItsRecordDictionary(t *testing.T) {
 		t.Fatal(err)
 	}
 	n, dicts := recordLayouts(t, dir)
-	if dicts != 1 || n[4] != 400 || n[5] != 301 {
-		t.Fatalf("layouts %v with %d dictionaries: want the 400 records before the dictionary in version 4, the 301 from the write that made it on in version 5 (2 and 3 with the item in binary)", n, dicts)
+	if dicts != 1 || n[4] != 400 || n[6] != 301 {
+		t.Fatalf("layouts %v with %d dictionaries: want the 400 records before the dictionary in version 4, the 301 from the write that made it on in version 6 (3 with the item in binary and the header compact)", n, dicts)
 	}
 
 	for _, opts := range []bolt.Options{{}, {ReadOnly: true}} {
@@ -84,8 +84,8 @@ func TestStoreMakesItsRecordDictionary(t *testing.T) {
 		t.Fatal(err)
 	}
 	after, dicts := recordLayouts(t, dir)
-	if dicts != 1 || after[4] != 0 || after[5] != 701 {
-		t.Fatalf("layouts after compacting %v with %d dictionaries: want all 701 in version 5 against the one", after, dicts)
+	if dicts != 1 || after[4] != 0 || after[6] != 701 {
+		t.Fatalf("layouts after compacting %v with %d dictionaries: want all 701 in version 6 against the one", after, dicts)
 	}
 	if after[0] >= n[0] {
 		t.Fatalf("compacting took the records from %d to %d bytes", n[0], after[0])
@@ -137,7 +137,7 @@ func TestCompactMakesTheDictionaryOfAStoreWithout(t *testing.T) {
 		t.Fatal(err)
 	}
 	n, dicts := recordLayouts(t, dir)
-	if dicts != 1 || n[5] != 400 {
+	if dicts != 1 || n[6] != 400 {
 		t.Fatalf("after compacting: layouts %v, %d dictionaries", n, dicts)
 	}
 	e = openStore(t, dir, bolt.Options{})
@@ -183,7 +183,7 @@ func TestRestoreMakesTheDictionaryToo(t *testing.T) {
 	if err := to.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if n, dicts := recordLayouts(t, dir); dicts != 1 || n[4] != 300 || n[5] != 300 {
+	if n, dicts := recordLayouts(t, dir); dicts != 1 || n[4] != 300 || n[6] != 300 {
 		t.Fatalf("layouts %v with %d dictionaries: want the first batch before the dictionary, the second against it", n, dicts)
 	}
 }

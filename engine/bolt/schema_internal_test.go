@@ -32,11 +32,11 @@ func setSchema(t *testing.T, dir, v string) {
 }
 
 // Schema versions compare as numbers: a backup of a store of version 9
-// restores (it is older than 12, though "9" sorts after "12"), one of a
+// restores (it is older than 13, though "9" sorts after "13"), one of a
 // version newer than this build's is refused with both versions named; a
 // store of version 9 opens as this build's version with its records as
 // they were.
-func TestSchemaNineIsOlderThanTwelve(t *testing.T) {
+func TestSchemaNineIsOlderThanThirteen(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	e, err := Open(dir, Options{})
@@ -56,13 +56,13 @@ func TestSchemaNineIsOlderThanTwelve(t *testing.T) {
 	if err := checkBackupFile(path); err != nil {
 		t.Errorf("a backup of a store of schema 9: %v", err)
 	}
-	setSchema(t, dir, "13")
+	setSchema(t, dir, "14")
 	err = checkBackupFile(path)
-	if want := "the backup's store has schema version 13; this mnemo reads up to " + schemaVer; err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("a backup of a store of schema 13: %v, want %q", err, want)
+	if want := "the backup's store has schema version 14; this mnemo reads up to " + schemaVer; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a backup of a store of schema 14: %v, want %q", err, want)
 	}
-	if _, err := Open(dir, Options{}); err == nil || !strings.Contains(err.Error(), "has schema version 13; this mnemo reads version "+schemaVer) {
-		t.Errorf("opening a store of schema 13: %v", err)
+	if _, err := Open(dir, Options{}); err == nil || !strings.Contains(err.Error(), "has schema version 14; this mnemo reads version "+schemaVer) {
+		t.Errorf("opening a store of schema 14: %v", err)
 	}
 	setSchema(t, dir, "9")
 	e, err = Open(dir, Options{})
