@@ -390,7 +390,7 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 				}
 				if p.content != nil {
 					id := t.idOf(ord)
-					text, ok := e.codec.text(recs.Get([]byte(id)))
+					text, ok := e.codec.text(recs.Get(id))
 					if !ok {
 						return contract.EngineErr("record %s is corrupt", id)
 					}
@@ -498,10 +498,10 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 				if more {
 					var seek []byte
 					if pos != nil && !curKey[0].ok {
-						seek = []byte(pos.ID)
+						seek = e.rk.key(pos.ID)
 					}
 					walkAfter(tx.Bucket(bucketRecords), seek, func(k, _ []byte) bool {
-						ord, ok := t.ordOfID(string(k))
+						ord, ok := t.ordOfID(e.rk.id(k))
 						if !ok || kindByCode[t.rows[ord].kind] == contract.KindLearning {
 							return true
 						}
@@ -543,7 +543,7 @@ func (e *Engine) Browse(ctx context.Context, q contract.BrowseQuery) (contract.B
 				continue
 			}
 			id := t.idOf(ord)
-			s, err := e.codec.decode(recs.Get([]byte(id)), partHit, t.namespaceOf)
+			s, err := e.codec.decode(recs.Get(id), partHit, t.namespaceOf)
 			if err != nil {
 				return contract.EngineErr("record %s: %w", id, err)
 			}
@@ -679,7 +679,7 @@ func (e *Engine) browseCold(ctx context.Context, q *contract.BrowseQuery, order 
 				budget = -1
 				return false
 			}
-			raw := recs.Get([]byte(id))
+			raw := recs.Get(id)
 			if !good || raw == nil {
 				return true
 			}

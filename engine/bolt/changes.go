@@ -56,7 +56,7 @@ func (e *Engine) readChanges(_ context.Context, since uint64, limit int, reach *
 	err := e.readView(func(tx *bbolt.Tx, recs *recordReader) error {
 		var err error
 		page, err = e.feed.Read(tx, tx.Bucket(bucketMeta), since, limit, reach, fromNow, func(id string) (*contract.Record, error) {
-			rv := recs.Get([]byte(id))
+			rv := recs.Get(id)
 			if rv == nil {
 				return nil, nil
 			}

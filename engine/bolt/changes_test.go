@@ -210,7 +210,7 @@ func TestCheckFindsAFeedThatDisagrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
-		if err := tx.Bucket([]byte("records")).Delete([]byte(r.ID)); err != nil {
+		if err := tx.Bucket([]byte("records")).Delete(bolt.RecordKey(tx, r.ID)); err != nil {
 			return err
 		}
 		// The two changes share the block at seq 1: keep the first.

@@ -121,7 +121,8 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 		nsCount := map[string]uint64{}
 		var maxOrd uint32
 		n := 0
-		err := tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
+		rb := e.records(tx)
+		err := rb.b.ForEach(func(k, v []byte) error {
 			n++
 			if n%4096 == 0 {
 				if progress != nil {
@@ -134,11 +135,11 @@ func (e *Engine) check(ctx context.Context, progress func(done, total int)) (Che
 			records.Checked++
 			s, err := e.codec.decode(v, partHit, e.t.namespaceOf)
 			if err != nil {
-				records.disagree("record %s does not decode: %v", k, err)
+				records.disagree("record %s does not decode: %v", rb.id(k), err)
 				return nil
 			}
 			ns := s.meta.Namespace.String()
-			recs[string(k)] = checkedRecord{ord: s.ord, ns: ns, status: s.status, kind: s.kind,
+			recs[rb.id(k)] = checkedRecord{ord: s.ord, ns: ns, status: s.status, kind: s.kind,
 				updated: s.updated, created: s.created, confidence: s.confidence, text: s.text}
 			nsCount[ns]++
 			maxOrd = max(maxOrd, s.ord)
@@ -427,14 +428,14 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 			}
 			tx.OnCommit(func() { e.ordered.deferred.Store(false) })
 		}
-		recs := tx.Bucket(bucketRecords)
+		recs := e.records(tx)
 		c := recs.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			s, err := e.codec.decode(v, partHeader, e.t.namespaceOf)
 			if err != nil {
 				continue
 			}
-			id := string(k)
+			id := recs.id(k)
 			if bad[checkBrowseKeys] {
 				if err := putTimeKeys(tx, id, s.ord, s.created, s.updated); err != nil {
 					return err
@@ -451,7 +452,7 @@ func (e *Engine) repair(ctx context.Context, rep CheckReport) error {
 		}
 		if bad[checkTable] {
 			for ord, alive := range e.t.alive {
-				if alive && recs.Get([]byte(e.t.idOf(uint32(ord)))) == nil {
+				if alive && recs.Get(e.t.idOf(uint32(ord))) == nil {
 					e.cache.drop(uint32(ord))
 					e.t.remove(uint32(ord))
 				}

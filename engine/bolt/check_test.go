@@ -102,7 +102,7 @@ func TestCheckFindsAnIndexThatLostDocuments(t *testing.T) {
 	damage(t, dir, func(tx *bbolt.Tx) error {
 		recs := tx.Bucket([]byte("records"))
 		k, v := recs.Cursor().First()
-		id := []byte(strings.Repeat("0", 40))
+		id := bolt.RecordKey(tx, strings.Repeat("0", 40))
 		if err := recs.Put(id, v); err != nil {
 			return err
 		}

@@ -123,7 +123,8 @@ func Compact(dir string) (CompactReport, error) {
 }
 
 // copyCompacted copies every bucket of src into dst at a fill of 100%,
-// committing every txMaxSize bytes, with each record in the current layout.
+// committing every txMaxSize bytes, with each record in the current layout
+// and keyed by its name.
 // The store's buckets hold no buckets.
 func copyCompacted(dst, src *bbolt.DB, txMaxSize int) error {
 	tx, err := dst.Begin(true)
@@ -145,6 +146,10 @@ func copyCompacted(dst, src *bbolt.DB, txMaxSize int) error {
 				codec.add(made)
 			}
 		}
+		// Records keyed by their digits are keyed by their names here
+		// (reckeys.go): the rewrite gives back the pages either way.
+		rk := recordKeysOf(stx.Bucket(bucketMeta))
+		names := recordKeys{names: true}
 		err := stx.ForEach(func(name []byte, sb *bbolt.Bucket) error {
 			if _, err := tx.CreateBucket(name); err != nil {
 				return err
@@ -160,8 +165,9 @@ func copyCompacted(dst, src *bbolt.DB, txMaxSize int) error {
 				if records {
 					var err error
 					if v, err = codec.upgrade(v); err != nil {
-						return fmt.Errorf("record %s: %w", k, err)
+						return fmt.Errorf("record %s: %w", rk.id(k), err)
 					}
+					k = names.key(rk.id(k))
 				}
 				if size += len(k) + len(v); size > txMaxSize {
 					if err := tx.Commit(); err != nil {
@@ -179,6 +185,9 @@ func copyCompacted(dst, src *bbolt.DB, txMaxSize int) error {
 			})
 		})
 		if err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketMeta).Put(keyRecordNames, []byte{1}); err != nil {
 			return err
 		}
 		if made != nil {

@@ -260,6 +260,8 @@ type Engine struct {
 	db  *bbolt.DB
 	// codec encodes and decodes records with the store's record dictionaries.
 	codec recordCodec
+	// rk is how the store keys its records (reckeys.go).
+	rk    recordKeys
 	ix    *index.Index
 	opts  Options
 	desc  contract.Descriptor
@@ -513,6 +515,12 @@ func (e *Engine) prepareLayout(tx *bbolt.Tx) error {
 			return err
 		}
 	}
+	if k, _ := tx.Bucket(bucketRecords).Cursor().First(); k == nil {
+		// No record yet: key them by their names (reckeys.go).
+		if err := tx.Bucket(bucketMeta).Put(keyRecordNames, []byte{1}); err != nil {
+			return err
+		}
+	}
 	if backfillConf {
 		// A store written before the confidence index existed.
 		if err := backfillConfidence(tx); err != nil {
@@ -592,6 +600,7 @@ func (e *Engine) load() error {
 		e.totalsOK = meta.Get(keyTotalsOK) != nil
 		e.loadFeed(meta)
 		e.loadOrdered(meta)
+		e.rk = recordKeysOf(meta)
 		return e.codec.load(meta)
 	})
 	if err != nil {

@@ -140,9 +140,10 @@ func DowngradeVectorsToSchema4(model string) func(tx *bbolt.Tx) error {
 		if err := codec.load(tx.Bucket(bucketMeta)); err != nil {
 			return err
 		}
+		rk := recordKeysOf(tx.Bucket(bucketMeta))
 		err := tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
 			s, err := codec.decode(v, partHeader, parseNS)
-			idOf[s.ord] = string(k)
+			idOf[s.ord] = rk.id(k)
 			return err
 		})
 		if err != nil {
@@ -209,4 +210,9 @@ func VectorRowOf(e *Engine, id string) (q []int8, scale float32, ok bool) {
 		return nil
 	})
 	return q, scale, ok
+}
+
+// RecordKey is the records bucket's key for id in the store tx is of.
+func RecordKey(tx *bbolt.Tx, id string) []byte {
+	return recordKeysOf(tx.Bucket(bucketMeta)).key(id)
 }

@@ -109,7 +109,7 @@ func (e *Engine) flushIndex(ctx context.Context) error {
 		var deletes []string
 		var upto uint64
 		err := e.db.View(func(tx *bbolt.Tx) error {
-			recs := tx.Bucket(bucketRecords)
+			recs := e.records(tx)
 			seen := map[string]bool{}
 			c := tx.Bucket(bucketOutbox).Cursor()
 			for k, v := c.Seek(seqKey(applied + 1)); k != nil; k, v = c.Next() {
@@ -118,7 +118,7 @@ func (e *Engine) flushIndex(ctx context.Context) error {
 						continue
 					}
 					seen[id] = true
-					rv := recs.Get([]byte(id))
+					rv := recs.Get(id)
 					if rv == nil {
 						deletes = append(deletes, id)
 						continue
@@ -275,14 +275,15 @@ func (e *Engine) rebuildIndex() error {
 		}
 		var docs []index.Doc
 		err := e.db.View(func(tx *bbolt.Tx) error {
-			c := tx.Bucket(bucketRecords).Cursor()
+			recs := e.records(tx)
+			c := recs.Cursor()
 			k, v := seekAfter(c, after)
 			for ; k != nil && len(docs) < applyChunk; k, v = c.Next() {
 				s, err := e.codec.decode(v, partHit, parseNS)
 				if err != nil {
-					return contract.EngineErr("record %s: %w", k, err)
+					return contract.EngineErr("record %s: %w", recs.id(k), err)
 				}
-				docs = append(docs, docOf(string(k), &s))
+				docs = append(docs, docOf(recs.id(k), &s))
 				after = append(after[:0], k...)
 			}
 			return nil
@@ -502,9 +503,9 @@ func (e *Engine) embedMissing(ctx context.Context) error {
 		ids := missing[start:min(start+256, len(missing))]
 		var docs []index.Doc
 		err := e.db.View(func(tx *bbolt.Tx) error {
-			recs := tx.Bucket(bucketRecords)
+			recs := e.records(tx)
 			for _, id := range ids {
-				if v := recs.Get([]byte(id)); v != nil {
+				if v := recs.Get(id); v != nil {
 					s, err := e.codec.decode(v, partHit, parseNS)
 					if err != nil {
 						return err

@@ -269,14 +269,15 @@ func (e *Engine) learnModel(ctx context.Context) (string, error) {
 		}
 		n := 0
 		err := e.db.View(func(tx *bbolt.Tx) error {
-			c := tx.Bucket(bucketRecords).Cursor()
+			recs := e.records(tx)
+			c := recs.Cursor()
 			k, v := seekAfter(c, after)
 			for ; k != nil && n < applyChunk; k, v = c.Next() {
 				n++
 				after = append(after[:0], k...)
 				s, err := e.codec.decode(v, partHit, parseNS)
 				if err != nil {
-					return contract.EngineErr("record %s: %w", k, err)
+					return contract.EngineErr("record %s: %w", recs.id(k), err)
 				}
 				text := s.text
 				if len(text) > learnTextBytes {
@@ -399,9 +400,9 @@ func (e *Engine) reembed(ctx context.Context, model string) error {
 		e.mu.RUnlock()
 		var live, texts []string
 		err := e.db.View(func(tx *bbolt.Tx) error {
-			recs := tx.Bucket(bucketRecords)
+			recs := e.records(tx)
 			for _, id := range chunk {
-				if v := recs.Get([]byte(id)); v != nil {
+				if v := recs.Get(id); v != nil {
 					s, err := e.codec.decode(v, partHit, parseNS)
 					if err != nil {
 						return err

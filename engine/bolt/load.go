@@ -72,7 +72,8 @@ func (e *Engine) loadTable() (err error) {
 		n := 0
 		e.mu.Lock()
 		err := e.db.View(func(tx *bbolt.Tx) error {
-			c := tx.Bucket(bucketRecords).Cursor()
+			recs := e.records(tx)
+			c := recs.Cursor()
 			k, v := seekAfter(c, after)
 			for ; k != nil && n < loadChunk; k, v = c.Next() {
 				if n%256 == 255 && e.closed.Load() {
@@ -81,9 +82,9 @@ func (e *Engine) loadTable() (err error) {
 				}
 				s, err := e.codec.decode(v, partHeader, e.t.namespaceOf)
 				if err != nil {
-					return contract.EngineErr("record %s: %w", k, err)
+					return contract.EngineErr("record %s: %w", recs.id(k), err)
 				}
-				e.t.put(string(k), &s)
+				e.t.put(recs.id(k), &s)
 				after = append(after[:0], k...)
 				n++
 			}
@@ -155,11 +156,11 @@ func (e *Engine) scanned(n int, done bool) {
 
 // recordReader reads records in a foreground read and counts them.
 type recordReader struct {
-	b *bbolt.Bucket
+	b recordsBucket
 	n int
 }
 
-func (r *recordReader) Get(id []byte) []byte {
+func (r *recordReader) Get(id string) []byte {
 	r.n++
 	return r.b.Get(id)
 }
@@ -171,7 +172,7 @@ func (r *recordReader) Get(id []byte) []byte {
 func (e *Engine) readView(fn func(tx *bbolt.Tx, recs *recordReader) error) error {
 	var recs recordReader
 	err := e.db.View(func(tx *bbolt.Tx) error {
-		recs.b = tx.Bucket(bucketRecords)
+		recs.b = e.records(tx)
 		return fn(tx, &recs)
 	})
 	e.scanned(recs.n, false)

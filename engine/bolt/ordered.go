@@ -458,7 +458,7 @@ func (e *Engine) scanCreatedTable(ctx context.Context, f contract.MetaFilter, af
 	err := e.readView(func(tx *bbolt.Tx, recs *recordReader) error {
 		for _, o := range ords {
 			id := t.idOf(o)
-			s, err := e.codec.decode(recs.Get([]byte(id)), part, t.namespaceOf)
+			s, err := e.codec.decode(recs.Get(id), part, t.namespaceOf)
 			if err != nil {
 				return contract.EngineErr("record %s: %w", id, err)
 			}

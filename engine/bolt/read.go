@@ -162,7 +162,7 @@ func (e *Engine) scanCreatedFrom(ctx context.Context, f contract.MetaFilter, aft
 				if !ok {
 					return contract.EngineErr("created_at index key is corrupt")
 				}
-				raw := recs.Get([]byte(kid))
+				raw := recs.Get(kid)
 				if raw == nil {
 					continue
 				}
@@ -187,7 +187,7 @@ func (e *Engine) scanCreatedFrom(ctx context.Context, f contract.MetaFilter, aft
 			}
 			if !cold {
 				var err error
-				if s, err = e.codec.decode(recs.Get([]byte(id)), part, e.t.namespaceOf); err != nil {
+				if s, err = e.codec.decode(recs.Get(id), part, e.t.namespaceOf); err != nil {
 					return contract.EngineErr("record %s: %w", id, err)
 				}
 			}
@@ -261,7 +261,7 @@ func (e *Engine) lookup(req contract.GetRequest, part recordPart, emit func(stri
 				continue
 			}
 			seen[id] = true
-			v := recs.Get([]byte(id))
+			v := recs.Get(id)
 			if v == nil {
 				continue
 			}

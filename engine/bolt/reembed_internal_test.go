@@ -74,7 +74,7 @@ func TestReembedEmbedsOnlyWhatLacksTheModel(t *testing.T) {
 	var want []string
 	err = e.db.View(func(tx *bbolt.Tx) error {
 		for _, id := range ids {
-			s, err := e.codec.decode(tx.Bucket(bucketRecords).Get([]byte(id)), partHit, parseNS)
+			s, err := e.codec.decode(e.records(tx).Get(id), partHit, parseNS)
 			if err != nil {
 				return err
 			}

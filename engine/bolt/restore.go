@@ -66,7 +66,7 @@ func (e *Engine) restoreLocked(ctx context.Context, preps []written) ([]contract
 	var seq, feedSeq uint64
 	undoDict := func() {}
 	err := e.db.Update(func(tx *bbolt.Tx) error {
-		recs := tx.Bucket(bucketRecords)
+		recs := e.records(tx)
 		var err error
 		if undoDict, err = e.makeDictIn(tx, len(preps), func(i int) *storedRecord { return &preps[i].s }); err != nil {
 			return err
@@ -75,13 +75,13 @@ func (e *Engine) restoreLocked(ctx context.Context, preps []written) ([]contract
 		for i := range preps {
 			p := &preps[i]
 			receipts[i].ID = p.id
-			if seen[p.id] || recs.Get([]byte(p.id)) != nil {
+			if seen[p.id] || recs.Get(p.id) != nil {
 				receipts[i].Replayed = true
 				continue
 			}
 			seen[p.id] = true
 			p.s.ord = e.nextOrd + uint32(len(added))
-			if err := putRecord(tx, &e.codec, p.id, &p.s); err != nil {
+			if err := e.putRecord(tx, p.id, &p.s); err != nil {
 				return err
 			}
 			added = append(added, *p)

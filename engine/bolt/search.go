@@ -278,7 +278,7 @@ func (e *Engine) hitsFor(ranked []rankedID, f contract.MetaFilter) ([]*contract.
 			if !ok || !e.t.matchOrd(&p, ord) {
 				continue
 			}
-			v := recs.Get([]byte(r.id))
+			v := recs.Get(r.id)
 			if v == nil {
 				continue
 			}

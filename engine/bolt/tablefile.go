@@ -328,9 +328,9 @@ func (e *Engine) loadSavedTable() (bool, error) {
 		return false, nil
 	}
 	err = e.db.View(func(tx *bbolt.Tx) error {
-		recs := tx.Bucket(bucketRecords)
+		recs := e.records(tx)
 		return e.feed.Scan(tx, feedSeq, t.namespaceOf, func(_ uint64, c feed.Entry) (bool, error) {
-			rv := recs.Get([]byte(c.ID))
+			rv := recs.Get(c.ID)
 			var s storedRecord
 			if rv != nil {
 				var err error

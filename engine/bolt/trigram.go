@@ -102,7 +102,7 @@ func (e *Engine) openTrigrams(b *trigram.Build) (bool, error) {
 		}
 		n := 0
 		err := e.db.View(func(tx *bbolt.Tx) error {
-			recs := tx.Bucket(bucketRecords)
+			recs := e.records(tx)
 			return e.feed.Scan(tx, after, parseNS, func(seq uint64, c feed.Entry) (bool, error) {
 				if n == 2000 {
 					return false, nil
@@ -113,7 +113,7 @@ func (e *Engine) openTrigrams(b *trigram.Build) (bool, error) {
 					r.Forgot()
 					return true, nil
 				}
-				rv := recs.Get([]byte(c.ID))
+				rv := recs.Get(c.ID)
 				if rv == nil {
 					return true, nil
 				}

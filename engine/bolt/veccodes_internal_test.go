@@ -94,7 +94,7 @@ func TestVectorSearchOverCodes(t *testing.T) {
 	}
 	err := e.db.View(func(tx *bbolt.Tx) error {
 		for _, ord := range ords {
-			s, err := e.codec.decode(tx.Bucket(bucketRecords).Get([]byte(e.t.idOf(ord))), partHit, parseNS)
+			s, err := e.codec.decode(e.records(tx).Get(e.t.idOf(ord)), partHit, parseNS)
 			if err != nil {
 				return err
 			}

@@ -650,11 +650,11 @@ func scoreRow(blk vecblock.Block, r int, dims []int, q []float32, fives *retriev
 // scores it. The embedding runs on every core. A hit whose record cannot
 // be read scores -inf (it sorts last).
 func (e *Engine) rescoreCoded(ctx context.Context, tx *bbolt.Tx, hits []vecHit, coded []int, dims []int, q []float32) error {
-	recs := tx.Bucket(bucketRecords)
+	recs := e.records(tx)
 	texts := make([]string, len(coded))
 	gone := make([]bool, len(coded))
 	for n, i := range coded {
-		raw := recs.Get([]byte(hits[i].id))
+		raw := recs.Get(hits[i].id)
 		if gone[n] = raw == nil; gone[n] {
 			continue
 		}

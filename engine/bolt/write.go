@@ -229,7 +229,7 @@ func (e *Engine) commitWrite(ctx context.Context, w *preparedWrite) ([]contract.
 	var deferKeys bool
 	undoDict := func() {}
 	err := e.db.Update(func(tx *bbolt.Tx) error {
-		recs := tx.Bucket(bucketRecords)
+		recs := e.records(tx)
 		if len(preps) >= bulkBatch {
 			fillBulk(tx)
 		}
@@ -242,7 +242,7 @@ func (e *Engine) commitWrite(ctx context.Context, w *preparedWrite) ([]contract.
 		for i := range preps {
 			p := &preps[i]
 			receipts[i].ID = p.id
-			if seen[p.id] || recs.Get([]byte(p.id)) != nil {
+			if seen[p.id] || recs.Get(p.id) != nil {
 				receipts[i].Replayed = true
 				continue
 			}
@@ -260,7 +260,7 @@ func (e *Engine) commitWrite(ctx context.Context, w *preparedWrite) ([]contract.
 				return err
 			}
 		}
-		if err := putWritten(tx, added, values, !deferKeys); err != nil {
+		if err := e.putWritten(tx, added, values, !deferKeys); err != nil {
 			return err
 		}
 		seq, feedSeq, err = e.logAdded(tx, now, contract.OpStore, added)
@@ -353,8 +353,8 @@ func fillBulk(tx *bbolt.Tx) {
 }
 
 // putRecord writes a record and its ordered keys.
-func putRecord(tx *bbolt.Tx, c *recordCodec, id string, s *storedRecord) error {
-	return putEncoded(tx, id, s, c.encode(s))
+func (e *Engine) putRecord(tx *bbolt.Tx, id string, s *storedRecord) error {
+	return e.putEncoded(tx, id, s, e.codec.encode(s))
 }
 
 // putWritten writes new records (values[i] is added[i] encoded) and, with
@@ -365,17 +365,17 @@ func putRecord(tx *bbolt.Tx, c *recordCodec, id string, s *storedRecord) error {
 // splits it. In the items' random id order that shifted half the batch a
 // key (a tenth of a 100k bench load's CPU); in id order, only the few keys
 // already there.
-func putWritten(tx *bbolt.Tx, added []written, values [][]byte, keys bool) error {
+func (e *Engine) putWritten(tx *bbolt.Tx, added []written, values [][]byte, keys bool) error {
 	byID := make([]int, len(added))
 	for i := range byID {
 		byID[i] = i
 	}
 	slices.SortFunc(byID, func(a, b int) int { return strings.Compare(added[a].id, added[b].id) })
-	recs, upd, crt := tx.Bucket(bucketRecords), tx.Bucket(bucketUpdated), tx.Bucket(bucketCreated)
+	recs, upd, crt := e.records(tx), tx.Bucket(bucketUpdated), tx.Bucket(bucketCreated)
 	var learnings [][2][]byte
 	for _, i := range byID {
 		w := &added[i]
-		if err := recs.Put([]byte(w.id), values[i]); err != nil {
+		if err := recs.Put(w.id, values[i]); err != nil {
 			return err
 		}
 		if !keys {
@@ -405,8 +405,8 @@ func putWritten(tx *bbolt.Tx, added []written, values [][]byte, keys bool) error
 }
 
 // putEncoded is putRecord with the record already encoded.
-func putEncoded(tx *bbolt.Tx, id string, s *storedRecord, value []byte) error {
-	if err := tx.Bucket(bucketRecords).Put([]byte(id), value); err != nil {
+func (e *Engine) putEncoded(tx *bbolt.Tx, id string, s *storedRecord, value []byte) error {
+	if err := e.records(tx).Put(id, value); err != nil {
 		return err
 	}
 	if err := putTimeKeys(tx, id, s.ord, s.created, s.updated); err != nil {
@@ -419,8 +419,8 @@ func putEncoded(tx *bbolt.Tx, id string, s *storedRecord, value []byte) error {
 }
 
 // deleteRecord removes a record, its ordered keys and its vector.
-func deleteRecord(tx *bbolt.Tx, id string, s *storedRecord) error {
-	if err := tx.Bucket(bucketRecords).Delete([]byte(id)); err != nil {
+func (e *Engine) deleteRecord(tx *bbolt.Tx, id string, s *storedRecord) error {
+	if err := e.records(tx).Delete(id); err != nil {
 		return err
 	}
 	if err := deleteTimeKeys(tx, id, s.created, s.updated); err != nil {
@@ -560,9 +560,9 @@ func (e *Engine) ForgetWithin(ctx context.Context, ids []string, reach contract.
 	// Each id is read back from the record (the table may still be loading).
 	inside := ids[:0:0]
 	err = e.db.View(func(tx *bbolt.Tx) error {
-		recs := tx.Bucket(bucketRecords)
+		recs := e.records(tx)
 		for _, id := range ids {
-			v := recs.Get([]byte(id))
+			v := recs.Get(id)
 			if v == nil {
 				continue
 			}
@@ -595,14 +595,14 @@ func (e *Engine) deleteLocked(ids []string, op contract.ChangeOp) (int, error) {
 	var removed []written
 	var seq, feedSeq uint64
 	err := e.db.Update(func(tx *bbolt.Tx) error {
-		recs := tx.Bucket(bucketRecords)
+		recs := e.records(tx)
 		seen := make(map[string]bool, len(ids))
 		for _, id := range ids {
 			if seen[id] {
 				continue
 			}
 			seen[id] = true
-			v := recs.Get([]byte(id))
+			v := recs.Get(id)
 			if v == nil {
 				continue
 			}
@@ -610,7 +610,7 @@ func (e *Engine) deleteLocked(ids []string, op contract.ChangeOp) (int, error) {
 			if err != nil {
 				return err
 			}
-			if err := deleteRecord(tx, id, &s); err != nil {
+			if err := e.deleteRecord(tx, id, &s); err != nil {
 				return err
 			}
 			removed = append(removed, written{id: id, s: s})
@@ -740,7 +740,7 @@ func (e *Engine) loadLocked(id string) (storedRecord, error) {
 	var s storedRecord
 	found := false
 	err := e.db.View(func(tx *bbolt.Tx) error {
-		v := tx.Bucket(bucketRecords).Get([]byte(id))
+		v := e.records(tx).Get(id)
 		if v == nil {
 			return nil
 		}
@@ -769,7 +769,7 @@ func (e *Engine) restatusLocked(id string, s storedRecord, status contract.Statu
 		if err := deleteTimeKeys(tx, id, old.created, old.updated); err != nil {
 			return err
 		}
-		if err := putRecord(tx, &e.codec, id, &s); err != nil {
+		if err := e.putRecord(tx, id, &s); err != nil {
 			return err
 		}
 		var err error
