@@ -171,20 +171,34 @@ func TestStoreFromVersion8KeepsItsFeed(t *testing.T) {
 	}
 }
 
-// feedBlock is the entries of a block of the change feed (0xFE, then each
-// entry's length as a uvarint and its bytes; internal/feed's blocks.go).
+// feedBlock is the entries of a block of the change feed, whole
+// (internal/feed's blocks.go): 0xFD, then each entry as the length of the
+// prefix it shares with the one before, the length of the rest and the
+// rest; or 0xFE, then each entry's length and its bytes.
 func feedBlock(t *testing.T, v []byte) [][]byte {
 	t.Helper()
-	if len(v) == 0 || v[0] != 0xFE {
+	if len(v) == 0 || v[0] != 0xFE && v[0] != 0xFD {
 		t.Fatalf("not a block of the feed: %x", v)
 	}
 	var out [][]byte
 	for rest := v[1:]; len(rest) > 0; {
+		shared := uint64(0)
+		if v[0] == 0xFD {
+			n, w := binary.Uvarint(rest)
+			if w <= 0 || len(out) == 0 && n != 0 || len(out) > 0 && n > uint64(len(out[len(out)-1])) {
+				t.Fatalf("a block cut short: %x", v)
+			}
+			shared, rest = n, rest[w:]
+		}
 		n, w := binary.Uvarint(rest)
 		if w <= 0 || n > uint64(len(rest)-w) {
 			t.Fatalf("a block cut short: %x", v)
 		}
-		out = append(out, rest[w:w+int(n)])
+		var e []byte
+		if shared > 0 {
+			e = slices.Clone(out[len(out)-1][:shared])
+		}
+		out = append(out, append(e, rest[w:w+int(n)]...))
 		rest = rest[w+int(n):]
 	}
 	return out

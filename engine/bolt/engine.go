@@ -571,12 +571,15 @@ func (e *Engine) prepareLayout(tx *bbolt.Tx) error {
 		}
 		return meta.Put(keySchema, []byte(schemaVer))
 	case string(v) == "11", string(v) == "12":
-		// Version 11 wrote the change feed an entry a key (read as they
-		// are; new entries go in blocks, internal/feed), and versions 11
-		// and 12 every record's header fixed (record layout 5; read as
-		// they are, new records are written in layout 6, codec.go). Older
-		// binaries refuse version 13: they would take a block for a broken
-		// entry, or a record of layout 6 for a corrupt one.
+		// Version 11 wrote the change feed an entry a key, and version 12
+		// in blocks of whole entries (both read as they are; new entries go
+		// in blocks of shared prefixes, internal/feed); versions 11 and 12
+		// wrote every record's header fixed (record layout 5; read as they
+		// are, new records are written in layout 6, codec.go) and keyed
+		// records by their digits (kept; a new store keys them by name,
+		// reckeys.go). Older binaries refuse version 13: they would take a
+		// block for a broken entry, a record of layout 6 for a corrupt one,
+		// or find no record under its digits.
 		return meta.Put(keySchema, []byte(schemaVer))
 	case string(v) != schemaVer:
 		return contract.ConfigErr("store %s has schema version %s; this mnemo reads version %s", e.dir, v, schemaVer)

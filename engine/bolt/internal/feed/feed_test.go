@@ -1,6 +1,8 @@
 package feed
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -196,8 +198,8 @@ func TestDecodeRefusesBrokenEntries(t *testing.T) {
 func fingerprint(i int) string { return fmt.Sprintf("%040x", i*7919+0xabc) }
 
 // A store's own ids are fingerprints: their entries are compact (the id as
-// its 20 bytes, the namespace as a code), kept in blocks of about thirty
-// under one key, read back exactly, also by a feed that has never seen the
+// its 20 bytes, the namespace as a code), kept in blocks of about forty
+// under one key, each without the prefix it shares with the one before, read back exactly, also by a feed that has never seen the
 // codes (another process), beside long entries a store written before
 // schema 9 holds.
 func TestFingerprintEntriesAreCompact(t *testing.T) {
@@ -214,14 +216,19 @@ func TestFingerprintEntriesAreCompact(t *testing.T) {
 	logged(t, db, f, at.Add(time.Second), cs[100:]...)
 	logged(t, db, f, at.Add(time.Minute), Change{Op: contract.OpForget, ID: fingerprint(4), NS: agent, Status: contract.StatusCandidate})
 	_ = db.View(func(tx *bbolt.Tx) error {
-		// The entries are in blocks of about thirty, the compact ones (2 to
-		// 302) 32 bytes each and a byte of length.
+		// The entries are in blocks of about forty, the compact ones (2 to
+		// 302) 32 bytes each, of which a block keeps what the entry before
+		// does not share: the id and the namespace's code, 21 bytes, and two
+		// of lengths.
 		var sizes []int
-		keys := 0
+		keys, blockBytesUsed := 0, 0
 		_ = tx.Bucket(Bucket).ForEach(func(k, v []byte) error {
 			keys++
-			if u64(k) > 1 && (v[0] != blockMark || len(v) > blockBytes) {
+			if u64(k) > 1 && (v[0] != prefixBlockMark || len(v) > blockBytes) {
 				t.Errorf("the value at seq %d is not a block of at most %d bytes", u64(k), blockBytes)
+			}
+			if u64(k) > 1 {
+				blockBytesUsed += len(v)
 			}
 			return eachEntry(k, v, func(seq uint64, e []byte) bool {
 				if seq > 1 {
@@ -233,8 +240,11 @@ func TestFingerprintEntriesAreCompact(t *testing.T) {
 		if len(sizes) != 301 || slices.Max(sizes) != 11+idBytes+1 || slices.Min(sizes) != 11+idBytes+1 {
 			t.Errorf("%d compact entries of %d to %d bytes, want 301 of %d", len(sizes), slices.Min(sizes), slices.Max(sizes), 11+idBytes+1)
 		}
-		if want := 1 + (301*33+blockBytes-34)/(blockBytes-33); keys > want {
-			t.Errorf("the feed takes %d keys, want at most %d (blocks of about %d entries)", keys, want, blockBytes/33)
+		if want := 2 + 301/36; keys > want {
+			t.Errorf("the feed takes %d keys, want at most %d (blocks of about %d entries)", keys, want, blockBytes/24)
+		}
+		if want := 301*24 + keys*40; blockBytesUsed > want {
+			t.Errorf("the blocks take %d bytes for 301 entries, want at most %d", blockBytesUsed, want)
 		}
 		codes := 0
 		_ = tx.Bucket(NSBucket).ForEach(func(k, _ []byte) error {
@@ -313,8 +323,44 @@ func legacyEntries(t *testing.T, db *bbolt.DB, f *Feed, at time.Time, n int) {
 	f.head.Store(f.seq)
 }
 
+// asWholeBlocks rewrites every block of shared prefixes in the feed as a
+// block of whole entries, as schema 12 wrote them.
+func asWholeBlocks(t *testing.T, db *bbolt.DB) {
+	t.Helper()
+	if err := db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(Bucket)
+		var keys, blocks [][]byte
+		err := b.ForEach(func(k, v []byte) error {
+			if len(v) == 0 || v[0] != prefixBlockMark {
+				return nil
+			}
+			whole := []byte{blockMark}
+			if err := eachEntry(k, v, func(_ uint64, e []byte) bool {
+				whole = append(binary.AppendUvarint(whole, uint64(len(e))), e...)
+				return true
+			}); err != nil {
+				return err
+			}
+			keys, blocks = append(keys, slices.Clone(k)), append(blocks, whole)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for i, k := range keys {
+			if err := b.Put(k, blocks[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Blocks read from any position: after entries of a key each (as schema
-// 11 wrote them) and transactions of one to forty changes, a scan from
+// 11 wrote them), blocks of whole entries (as schema 12 wrote them) and
+// transactions of one to forty changes, a millisecond apart, a scan from
 // every since gives exactly the entries after it, and paging through
 // reads (seven at a time, so pages end inside blocks) gives all of them.
 // Pruning lets go exactly the entries retention allows, whole blocks and
@@ -329,7 +375,10 @@ func TestBlocksReadFromAnySince(t *testing.T) {
 		for i := range cs {
 			cs[i] = Change{Op: contract.OpStore, ID: fingerprint(int(f.seq) + i + 1), NS: contract.Root(), Status: contract.StatusActive}
 		}
-		logged(t, db, f, at, cs...)
+		logged(t, db, f, at.Add(time.Duration(f.seq)*time.Millisecond), cs...)
+		if f.seq < 100 {
+			asWholeBlocks(t, db)
+		}
 	}
 	head := f.seq
 	scanned := func(since uint64) []uint64 {
@@ -396,58 +445,88 @@ func TestBlocksReadFromAnySince(t *testing.T) {
 
 // A block is pruned in part: retention that keeps the newest entries of
 // the oldest block lets the older ones go and keeps the rest, readable, in
-// a block of its own.
+// a block of its own, of the same kind: a block of shared prefixes keeps
+// its first entry whole (its prefix was the pruned entry's), a block of
+// whole entries (schema 12) its entries as they are.
 func TestPruneKeepsTheRestOfABlock(t *testing.T) {
-	db, f := open(t, contract.ChangeRetention{MaxAge: time.Minute, MaxChanges: 1})
-	at := time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
-	var cs []Change
-	for i := range 20 {
-		cs = append(cs, Change{Op: contract.OpStore, ID: fingerprint(i + 1), NS: contract.Root(), Status: contract.StatusActive})
-	}
-	logged(t, db, f, at, cs[:10]...)
-	if f.Pruned() != 0 {
-		t.Fatalf("pruned %d before any entry was a minute old", f.Pruned())
-	}
-	// Five minutes on, the first ten are past retention; the ten this write
-	// appends to their block are not.
-	logged(t, db, f, at.Add(5*time.Minute), cs[10:]...)
-	if f.Pruned() != 10 {
-		t.Fatalf("pruned through %d, want 10: the first transaction's entries, in the same block as the next ones", f.Pruned())
-	}
-	logged(t, db, f, at.Add(5*time.Minute+30*time.Second), Change{Op: contract.OpForget, ID: fingerprint(1), NS: contract.Root(), Status: contract.StatusActive})
-	if f.Pruned() != 10 {
-		t.Fatalf("pruned through %d, want still 10", f.Pruned())
-	}
-	_ = db.View(func(tx *bbolt.Tx) error {
-		k, v := tx.Bucket(Bucket).Cursor().First()
-		if u64(k) != 11 || v[0] != blockMark {
-			t.Errorf("the first block is at seq %d, want 11", u64(k))
-		}
-		return nil
-	})
-	page, err := read(t, db, f, 10, nil)
-	if err != nil || len(page.Changes) != 11 || page.Changes[0].Seq != 11 || page.Changes[10].Op != contract.OpForget {
-		t.Fatalf("read after 10: %d changes, %v", len(page.Changes), err)
+	for _, whole := range []bool{false, true} {
+		t.Run(fmt.Sprintf("whole=%v", whole), func(t *testing.T) {
+			db, f := open(t, contract.ChangeRetention{MaxAge: time.Minute, MaxChanges: 1})
+			at := time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
+			var cs []Change
+			for i := range 20 {
+				cs = append(cs, Change{Op: contract.OpStore, ID: fingerprint(i + 1), NS: contract.Root(), Status: contract.StatusActive})
+			}
+			logged(t, db, f, at, cs[:10]...)
+			logged(t, db, f, at.Add(30*time.Second), cs[10:]...)
+			if f.Pruned() != 0 {
+				t.Fatalf("pruned %d before any entry was a minute old", f.Pruned())
+			}
+			if whole {
+				asWholeBlocks(t, db)
+			}
+			// 75 s on, the first ten are past retention; the next ten, in the
+			// same block, are not.
+			logged(t, db, f, at.Add(75*time.Second), Change{Op: contract.OpForget, ID: fingerprint(1), NS: contract.Root(), Status: contract.StatusActive})
+			if f.Pruned() != 10 {
+				t.Fatalf("pruned through %d, want 10: the first transaction's entries, in the same block as the next ones", f.Pruned())
+			}
+			mark := byte(prefixBlockMark)
+			if whole {
+				mark = blockMark
+			}
+			_ = db.View(func(tx *bbolt.Tx) error {
+				k, v := tx.Bucket(Bucket).Cursor().First()
+				if u64(k) != 11 || v[0] != mark {
+					t.Errorf("the first block is at seq %d of mark %x, want 11 of %x", u64(k), v[0], mark)
+				}
+				return nil
+			})
+			page, err := read(t, db, f, 10, nil)
+			if err != nil || len(page.Changes) != 11 || page.Changes[0].Seq != 11 || page.Changes[10].Op != contract.OpForget {
+				t.Fatalf("read after 10: %d changes, %v", len(page.Changes), err)
+			}
+			for i, c := range page.Changes[:10] {
+				if c.ID != fingerprint(11+i) || !c.At.Equal(at.Add(30*time.Second)) {
+					t.Fatalf("change %d reads %s at %v", c.Seq, c.ID, c.At)
+				}
+			}
+		})
 	}
 }
 
-// eachEntry never reads past a value, whatever its bytes.
+// eachEntry never reads past a value, whatever its bytes: no entry is
+// longer than the value, a block holds no more entries than it has bytes,
+// and what pruning keeps of a block (its first half let go) reads back as
+// the entries it kept.
 func FuzzEachEntry(f *testing.F) {
 	f.Add([]byte{blockMark, 3, 1, 2, 3, 1, 9})
 	f.Add([]byte{blockMark, 200})
+	f.Add([]byte{prefixBlockMark, 0, 3, 1, 2, 3, 2, 1, 9, 1, 1, 7})
+	f.Add([]byte{prefixBlockMark, 0, 2, 1, 2, 5, 1, 9})
 	f.Add([]byte{1, 2, 3})
 	f.Fuzz(func(t *testing.T, v []byte) {
-		total := 0
-		_ = eachEntry(key(1), v, func(_ uint64, e []byte) bool {
-			total += len(e)
+		var all [][]byte
+		err := eachEntry(key(1), v, func(_ uint64, e []byte) bool {
+			if len(e) > len(v) {
+				t.Fatalf("an entry of %d bytes in a value of %d", len(e), len(v))
+			}
+			all = append(all, slices.Clone(e))
 			return true
 		})
-		if total > len(v) {
-			t.Fatalf("entries of %d bytes in a value of %d", total, len(v))
+		if len(all) > len(v)+1 {
+			t.Fatalf("%d entries in a value of %d bytes", len(all), len(v))
 		}
-		_, rest, _ := prunablePrefix(key(1), v, func(uint64, []byte) bool { return true })
-		if len(rest) > len(v) {
-			t.Fatalf("a rest of %d bytes from a value of %d", len(rest), len(v))
+		upto, rest, perr := prunablePrefix(key(1), v, func(seq uint64, _ []byte) bool { return seq <= uint64(len(all)/2) })
+		if err != nil || perr != nil || rest == nil {
+			return
+		}
+		var kept [][]byte
+		if err := eachEntry(key(upto+1), rest, func(_ uint64, e []byte) bool { kept = append(kept, slices.Clone(e)); return true }); err != nil {
+			t.Fatalf("the rest of a block does not read: %v", err)
+		}
+		if want := all[upto:]; len(kept) != len(want) || !slices.EqualFunc(kept, want, bytes.Equal) {
+			t.Fatalf("the rest of a block reads %q, want %q", kept, want)
 		}
 	})
 }
