@@ -14,7 +14,8 @@ import (
 // of element header and 8 of key on each value, as much as most of a
 // 32-byte compact entry; a block pays them once for about forty entries.
 // At 1M changes the bucket took 58.2 MB with an entry a key, 35.9 MB in
-// blocks of whole entries, and, with their shared prefixes left out, about 23.5 MB (23 bytes an entry: `mnemo import` of the 100k corpus left 2.3 MB).
+// blocks of whole entries, and 25.6 MB with their shared prefixes left out
+// (23 bytes an entry).
 //
 // A block is prefixBlockMark, then each entry as the length of the prefix
 // it shares with the entry before it (uvarint; 0 for the first), the
