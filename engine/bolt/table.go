@@ -192,6 +192,17 @@ func (t *table) namespaceOf(s string) contract.Namespace {
 	return ns
 }
 
+// hashDictionaries makes the hash of each dictionary a saved table was read
+// back without (strtab.Table.Hash), the largest, the ids', last.
+func (t *table) hashDictionaries() {
+	t.ns.Hash()
+	t.tags.Hash()
+	for _, d := range t.str {
+		d.Hash()
+	}
+	t.ids.Hash()
+}
+
 // ordOfID is the ordinal of the live record with this id.
 func (t *table) ordOfID(id string) (uint32, bool) {
 	var buf [idkey.Len + 2]byte

@@ -322,6 +322,10 @@ func (e *Engine) loadSavedTable() (bool, error) {
 		}
 		return false, nil
 	}
+	// The dictionaries' hashes are not in the file: made here beside the
+	// calls that need none (a browse by status, the root explore), and by
+	// the first lookup that needs one if it comes first.
+	go t.hashDictionaries()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if feedSeq > e.feed.Seq() || feedSeq < e.feed.Pruned() || e.feed.Seq()-feedSeq > tableReplayLimit(len(t.rows)) {

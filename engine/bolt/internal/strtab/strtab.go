@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"hash/maphash"
 	"os"
+	"sync"
 	"unsafe"
 
 	"mnemo/engine/bolt/internal/fileio"
@@ -19,7 +20,8 @@ import (
 // of value ids. A million values cost their bytes and about 12 more each,
 // and the collector scans none of it (a map[string]uint32 and a []string of
 // the same held about three times as much, all of it pointers to scan). The
-// hash is not saved (Write): it is derived, and made again by Read.
+// hash is not saved (Write): it is derived, and made again from the values
+// of a table Read gave back, on its first lookup or when Hash is called.
 // Value 0 is "" and means "no value"; a field set to "" gets an id of its
 // own, as it would in a map.
 type Table struct {
@@ -31,6 +33,10 @@ type Table struct {
 	seed maphash.Seed
 	// empty is the id of "" held as a value (a field set to ""), 0 until one is.
 	empty uint32
+	// hashed makes the slots of a table Read gave back (nil until then)
+	// once, whichever lookup or Hash comes first; a reader that needs no
+	// lookup (a browse by status) never waits for it.
+	hashed sync.Once
 }
 
 // New is an empty table.
@@ -54,6 +60,7 @@ func (d *Table) Val(id uint32) string {
 }
 
 func (d *Table) slot(s string) (int, uint32) {
+	d.Hash()
 	mask := uint64(len(d.slots) - 1)
 	i := d.hash(s) & mask
 	for {
@@ -160,8 +167,28 @@ func (d *Table) Write(w *sections.Writer, used []bool) {
 	sections.Put(w, []uint32{d.empty})
 }
 
-// Read reads back a table Write saved, its arrays in place in the mapping,
-// and makes its hash. What does not fit (offsets outside the bytes or going
+// Hash makes the hash of a table Read gave back, if no lookup has yet. It
+// is safe beside lookups (and Interns, under their caller's lock), so a
+// caller can make it in the background.
+func (d *Table) Hash() {
+	d.hashed.Do(func() {
+		if d.slots != nil {
+			return // a new table's, made as it grew
+		}
+		// As Intern keeps it: a power of two, at least half empty, so a
+		// probe always ends. Values the file holds as zeros (no live row
+		// named them when it was written) are hashed as zeros: a lookup of
+		// those bytes may find one, and its id is then as good as a new one.
+		n := 8
+		for 2*d.Len() > n {
+			n *= 2
+		}
+		d.rehash(n)
+	})
+}
+
+// Read reads back a table Write saved, its arrays in place in the mapping;
+// its hash is made on first use (Hash). What does not fit (offsets outside the bytes or going
 // backwards, the id of "" out of range) fails r; the bytes' checksums are
 // r.Verify's.
 func Read(r *sections.Reader) *Table {
@@ -186,14 +213,6 @@ func Read(r *sections.Reader) *Table {
 		r.Fail(errors.New("a dictionary's empty value is out of range"))
 		return d
 	}
-	// The hash as Intern keeps it: a power of two, at least half empty, so
-	// a probe always ends. Values the file holds as zeros (no live row
-	// named them when it was written) are hashed as zeros: a lookup of
-	// those bytes may find one, and its id is then as good as a new one.
-	n := 8
-	for 2*d.Len() > n {
-		n *= 2
-	}
-	d.rehash(n)
+	d.slots = nil
 	return d
 }

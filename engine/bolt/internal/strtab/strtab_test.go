@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -69,22 +70,7 @@ func TestWriteAndReadBack(t *testing.T) {
 	for _, s := range []string{"team:acme", "", "secret-forgotten", "go"} {
 		d.Intern(s)
 	}
-	path := filepath.Join(t.TempDir(), "snap")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := sections.NewWriter(f)
-	used := []bool{true, true, true, false, true}
-	d.Write(w, used)
-	if err := w.Finish(); err != nil {
-		t.Fatal(err)
-	}
-	_ = f.Close()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := saved(t, d, []bool{true, true, true, false, true})
 	if strings.Contains(string(data), "secret-forgotten") {
 		t.Error("a value no live row names was written")
 	}
@@ -134,4 +120,58 @@ func TestWriteAndReadBack(t *testing.T) {
 	if r.Err() == nil {
 		t.Error("offsets that go backwards were read")
 	}
+}
+
+// A table read back makes its hash once, on the first lookup or Hash,
+// whichever comes first: lookups from many goroutines beside a Hash in the
+// background all find their values (run with -race).
+func TestAReadTableHashesOnceBesideLookups(t *testing.T) {
+	d := New()
+	var vals []string
+	for i := range 5000 {
+		vals = append(vals, fmt.Sprintf("id-%05d", i))
+		d.Intern(vals[i])
+	}
+	r := sections.NewReader(saved(t, d, nil))
+	back := Read(r)
+	if r.Err() != nil {
+		t.Fatal(r.Err())
+	}
+	if back.slots != nil {
+		t.Fatal("the hash was made as the table was read")
+	}
+	var wg sync.WaitGroup
+	wg.Go(back.Hash)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := g; i < len(vals); i += 8 {
+				if id, ok := back.Lookup(vals[i]); !ok || id != uint32(i+1) {
+					t.Errorf("lookup(%q) = %d %v, want %d", vals[i], id, ok, i+1)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// saved is the bytes of a file d.Write(w, used) wrote.
+func saved(t *testing.T, d *Table, used []bool) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "snap")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := sections.NewWriter(f)
+	d.Write(w, used)
+	if err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
