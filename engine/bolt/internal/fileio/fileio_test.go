@@ -40,3 +40,38 @@ func TestWriteAtomic(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// ReleaseReadPages gives back only the pages wholly inside its range: they
+// read again as the file has them, and a write into the page the range's
+// end shares with what follows (an append after a dictionary's values)
+// stays.
+func TestReleaseReadPagesKeepsWhatWasWritten(t *testing.T) {
+	page := os.Getpagesize()
+	want := make([]byte, 8*page)
+	for i := range want {
+		want[i] = byte(i*7 + i/page)
+	}
+	path := filepath.Join(t.TempDir(), "mapped")
+	if err := os.WriteFile(path, want, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data, err := MapPrivate(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer UnmapPrivate(data)
+	// The values read: from inside the first page to inside the sixth.
+	read := data[100 : 5*page+100]
+	end := 5*page + 100
+	data[end] = ^want[end] // an append right after them, in their last page
+	ReleaseReadPages(read)
+	for i := range data {
+		w := want[i]
+		if i == end {
+			w = ^w
+		}
+		if data[i] != w {
+			t.Fatalf("byte %d reads %d after the release, want %d", i, data[i], w)
+		}
+	}
+}

@@ -16,6 +16,9 @@ func MapFile(path string) ([]byte, func() error, error) {
 // ReleaseMapped does nothing where mapping is not wired up.
 func ReleaseMapped([]byte) {}
 
+// ReleaseReadPages does nothing where mapping is not wired up.
+func ReleaseReadPages([]byte) {}
+
 // MapPrivate reads the file into memory where mapping is not wired up.
 func MapPrivate(path string) ([]byte, error) { return os.ReadFile(path) }
 

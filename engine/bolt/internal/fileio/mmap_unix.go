@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -37,6 +38,22 @@ func MapFile(path string) ([]byte, func() error, error) {
 func ReleaseMapped(data []byte) {
 	if len(data) > 0 {
 		_ = unix.Madvise(data, unix.MADV_DONTNEED)
+	}
+}
+
+// ReleaseReadPages drops from this process's resident set the pages of a
+// mapping that lie wholly inside b, a range nothing has written or will
+// write (the page b's last byte shares with what follows may be written, so
+// it stays). A read of them faults them in again from the file.
+func ReleaseReadPages(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	page := uintptr(os.Getpagesize())
+	start := uintptr(unsafe.Pointer(&b[0]))
+	from, to := (start+page-1)/page*page, (start+uintptr(len(b)))/page*page
+	if to > from {
+		_ = unix.Madvise(b[from-start:to-start], unix.MADV_DONTNEED)
 	}
 }
 

@@ -33,6 +33,9 @@ type Table struct {
 	seed maphash.Seed
 	// empty is the id of "" held as a value (a field set to ""), 0 until one is.
 	empty uint32
+	// read is data as Read found it in the file's mapping: values are
+	// never written again once appended, so these bytes are only read.
+	read []byte
 	// hashed makes the slots of a table Read gave back (nil until then)
 	// once, whichever lookup or Hash comes first; a reader that needs no
 	// lookup (a browse by status) never waits for it.
@@ -213,6 +216,11 @@ func Read(r *sections.Reader) *Table {
 		r.Fail(errors.New("a dictionary's empty value is out of range"))
 		return d
 	}
-	d.slots = nil
+	d.slots, d.read = nil, d.data
 	return d
 }
+
+// ReadBytes are the values' bytes as Read found them in the file's mapping
+// (nil for a new table): never written, here or by a later Intern, so their
+// pages may be given back and read again from the file.
+func (d *Table) ReadBytes() []byte { return d.read }
