@@ -34,10 +34,11 @@ import (
 // the feed keeps is not used: the table is rebuilt from the records, as
 // before, and saved.
 //
-// Version 3 leaves out what is derived from the rest: the dictionaries'
-// hashes and the ordinal of each id, 36 MB at 1M records, made again as the
-// file is read (2 held them, and a row of 112 bytes that held observed_at
-// twice; 1 spelled ids out).
+// Version 3 leaves out what is derived from the rest, 36 MB at 1M records:
+// the ordinal of each id, made again as the rows are checked, and the
+// dictionaries' hashes, made in the background or by the first lookup
+// (table.hashDictionaries). Version 2 held them, and a row of 112 bytes
+// that held observed_at twice; 1 spelled ids out.
 //
 // Layout, little-endian: a header page (magic, version, row size, feedSeq,
 // nextOrd, header crc), then the table's arrays as the sections of package
