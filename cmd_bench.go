@@ -243,12 +243,13 @@ func (a *app) benchProcesses(table *bench.Table, dir string, opts bench.Options,
 // benchStoreLatency times stores on the store in dir from this process, as
 // its holder or through the process holding it, and prints them.
 func (a *app) benchStoreLatency(cmd *cobra.Command, dir, label string) error {
-	// A holder like any command's: it keeps the store's clusters after its
-	// first second, as the `mnemo serve` the socket side reaches does (at
-	// 1M a first pass of minutes at up to half a core), so the two sides of
-	// the socket row differ by the socket alone.
+	// A holder keeping the store's clusters as the `mnemo serve` the socket
+	// side reaches does (at 1M a first pass of minutes at up to half a
+	// core), begun at once and under way before the stores are timed
+	// (StoreLatencies), so the two sides of the socket row differ by the
+	// socket alone.
 	cfg := a.cfg.CurateConfig()
-	s, err := local.Open(cmd.Context(), dir, local.Options{MustExist: true, Logger: a.logger, Clusters: &cfg})
+	s, err := local.Open(cmd.Context(), dir, local.Options{MustExist: true, Logger: a.logger, Clusters: &cfg, ClustersNow: true})
 	if err != nil {
 		return err
 	}

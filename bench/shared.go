@@ -24,6 +24,32 @@ import (
 // sharedStores is how many stores each of the two writers makes per run.
 const sharedStores = 200
 
+// clusteringUnderWay returns once s's clustering, when s holds the store and
+// keeps its clusters, is reading records (warming its words or in its first
+// pass) or done, at most clusteringWait.
+// The `mnemo serve` the socket side of the row reaches has been up for
+// seconds by then, and at 1M its first pass takes about half a core for
+// minutes; the side holding the store itself used to time its stores
+// within its first second, before its own pass began, so the row compared
+// a busy holder with an idle one.
+func clusteringUnderWay(ctx context.Context, s *local.Store) error {
+	deadline := time.Now().Add(clusteringWait)
+	for {
+		st, ok := s.Clustering()
+		if !ok || !st.Kept || st.Ready || st.Warmed > 0 || st.Done > 0 || st.Err != "" || time.Now().After(deadline) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// clusteringWait bounds clusteringUnderWay's wait.
+const clusteringWait = 30 * time.Second
+
 // startHolder starts `mnemo serve` on the closed store in dir, so that every
 // process started after it reaches the store through its socket; it returns
 // once the socket answers.
@@ -58,8 +84,13 @@ const sharedWarmup = 20
 // StoreLatencies times sharedStores stores by each of two writers storing at
 // once through s, after a warm-up, and forgets them afterwards. `mnemo bench
 // --store-latency` runs it in a new process (MeasureShared), so the holding
-// process and the one reaching it through the socket start alike.
+// process and the one reaching it through the socket start alike. When s
+// holds the store, the stores wait for its clustering to be under way
+// (clusteringUnderWay).
 func StoreLatencies(ctx context.Context, s *local.Store, label string) ([]time.Duration, error) {
+	if err := clusteringUnderWay(ctx, s); err != nil {
+		return nil, err
+	}
 	var mu sync.Mutex
 	var all []time.Duration
 	var firstErr error

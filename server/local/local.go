@@ -619,6 +619,16 @@ func (s *Store) held() *bolt.Engine {
 	return s.bolt
 }
 
+// Clustering says how far the store's clustering is in this process, when
+// it holds the store (bolt.Engine.ClusterStatus); ok is false otherwise.
+func (s *Store) Clustering() (st bolt.ClusterStatus, ok bool) {
+	e := s.held()
+	if e == nil {
+		return bolt.ClusterStatus{}, false
+	}
+	return e.ClusterStatus(), true
+}
+
 // LearnFirst, in the process holding the store, learns the store's next
 // generation of the learned embedder before its records are embedded
 // (bolt.Engine.LearnFirst: mnemo import's finisher); through the socket it

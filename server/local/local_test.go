@@ -17,6 +17,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
+	"mnemo/engine/curate"
 	"mnemo/engine/bolt"
 	"mnemo/server/wire"
 )
@@ -420,5 +421,55 @@ func TestStoreBulk(t *testing.T) {
 		if err != nil || page.Total != 1250 {
 			t.Fatalf("%s counts %d records, %v; want 1,250", s.Role(), page.Total, err)
 		}
+	}
+}
+
+// Clustering answers the holder's clustering in the holding process only: a
+// holder told ClustersNow has begun it when Open returns, and its first pass
+// comes to an end; an attached process has none to tell.
+func TestClusteringIsTheHolders(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	ctx := context.Background()
+	first, err := Open(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		if _, err := contract.Store(ctx, first, learning(fmt.Sprintf("the deploy runs on friday, note %d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := curate.DefaultConfig()
+	holder, err := Open(ctx, dir, Options{Clusters: &cfg, ClustersNow: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = holder.Close() })
+	attached := open(t, dir)
+	if st, ok := attached.Clustering(); ok || st.Kept {
+		t.Fatalf("attached: Clustering = %+v, %v; want nothing to tell", st, ok)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, ok := holder.Clustering()
+		if !ok || !st.Kept {
+			t.Fatalf("holder: Clustering = %+v, %v; want kept", st, ok)
+		}
+		if st.Err != "" {
+			t.Fatalf("holder: clustering failed: %s", st.Err)
+		}
+		if st.Ready {
+			if st.Total != 30 || st.Done != 30 {
+				t.Fatalf("holder: first pass read %d of %d records, want 30 of 30", st.Done, st.Total)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("holder: first pass not done after 30 s: %+v", st)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
