@@ -17,8 +17,8 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"mnemo/contract"
-	"mnemo/engine/curate"
 	"mnemo/engine/bolt"
+	"mnemo/engine/curate"
 	"mnemo/server/wire"
 )
 
