@@ -26,12 +26,11 @@ const sharedStores = 200
 
 // clusteringUnderWay returns once s's clustering, when s holds the store and
 // keeps its clusters, is reading records (warming its words or in its first
-// pass) or done, at most clusteringWait.
-// The `mnemo serve` the socket side of the row reaches has been up for
-// seconds by then, and at 1M its first pass takes about half a core for
-// minutes; the side holding the store itself used to time its stores
-// within its first second, before its own pass began, so the row compared
-// a busy holder with an idle one.
+// pass) or done, waiting at most clusteringWait. The `mnemo serve` the
+// socket side of the row reaches has been up for seconds by then, and at 1M
+// its clustering takes about half a core for minutes; the side holding the
+// store itself used to time its stores within its first second, before its
+// own clustering began, so the row compared a busy holder with an idle one.
 func clusteringUnderWay(ctx context.Context, s *local.Store) error {
 	deadline := time.Now().Add(clusteringWait)
 	for {
