@@ -323,15 +323,15 @@ func (e *Engine) loadSavedTable() (bool, error) {
 		}
 		return false, nil
 	}
-	// The dictionaries' hashes are not in the file: made here beside the
-	// calls that need none (a browse by status, the root explore), and by
-	// the first lookup that needs one if it comes first.
-	go t.hashDictionaries()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if feedSeq > e.feed.Seq() || feedSeq < e.feed.Pruned() || e.feed.Seq()-feedSeq > tableReplayLimit(len(t.rows)) {
 		return false, nil
 	}
+	// The dictionaries' hashes are not in the file: made here beside the
+	// calls that need none (a browse by status, the root explore), and by
+	// the first lookup that needs one if it comes first (the replay's).
+	go t.hashDictionaries()
 	err = e.db.View(func(tx *bbolt.Tx) error {
 		recs := e.records(tx)
 		return e.feed.Scan(tx, feedSeq, t.namespaceOf, func(_ uint64, c feed.Entry) (bool, error) {
