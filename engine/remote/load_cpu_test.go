@@ -9,12 +9,12 @@ import (
 	"time"
 )
 
-// cpuSample is the CPU time this process, a child process (mnemo watch)
-// and the whole machine had used, from /proc (zero where there is none), so
+// cpuSample is the CPU time this process, its child processes (mnemo watch,
+// the watchers' process) and the whole machine had used, from /proc (zero where there is none), so
 // a run can say what its followers cost apart from what else the shared
 // machine was doing.
 type cpuSample struct {
-	self, child time.Duration
+	self, child, apart time.Duration
 	// busy and total are the machine's CPU time, over every core.
 	busy, total time.Duration
 }
@@ -22,10 +22,13 @@ type cpuSample struct {
 // clockTick is the unit of /proc's CPU times (USER_HZ, 100 on Linux).
 const clockTick = 10 * time.Millisecond
 
-func sampleCPU(childPID int) cpuSample {
+func sampleCPU(childPID, apartPID int) cpuSample {
 	s := cpuSample{self: procCPU("/proc/self/stat")}
 	if childPID > 0 {
 		s.child = procCPU(fmt.Sprintf("/proc/%d/stat", childPID))
+	}
+	if apartPID > 0 {
+		s.apart = procCPU(fmt.Sprintf("/proc/%d/stat", apartPID))
 	}
 	if b, err := os.ReadFile("/proc/stat"); err == nil {
 		line, _, _ := strings.Cut(string(b), "\n")
@@ -65,7 +68,7 @@ func procCPU(path string) time.Duration {
 }
 
 func (s cpuSample) sub(o cpuSample) cpuSample {
-	return cpuSample{self: s.self - o.self, child: s.child - o.child, busy: s.busy - o.busy, total: s.total - o.total}
+	return cpuSample{self: s.self - o.self, child: s.child - o.child, apart: s.apart - o.apart, busy: s.busy - o.busy, total: s.total - o.total}
 }
 
 // summary says how many cores each used over d, and this process's CPU per record.
@@ -79,8 +82,11 @@ func (s cpuSample) summary(d time.Duration, records int) string {
 	if s.child > 0 {
 		out += fmt.Sprintf(", mnemo watch %.2f", cores(s.child))
 	}
+	if s.apart > 0 {
+		out += fmt.Sprintf(", the watchers' process %.2f", cores(s.apart))
+	}
 	busy := float64(n) * s.busy.Seconds() / s.total.Seconds()
-	return out + fmt.Sprintf(", the machine %.2f of %d busy (%.2f by other processes)", busy, n, max(busy-cores(s.self)-cores(s.child), 0))
+	return out + fmt.Sprintf(", the machine %.2f of %d busy (%.2f by other processes)", busy, n, max(busy-cores(s.self)-cores(s.child)-cores(s.apart), 0))
 }
 
 // settle waits until this process uses less than a tenth of a core over a

@@ -45,6 +45,9 @@ type loadConfig struct {
 	pollWatchers bool
 	tui          bool
 	watchBin     string
+	// apartWatchers runs the watchers in a process of their own
+	// (load_apart_test.go) instead of as goroutines of this one.
+	apartWatchers bool
 	// tuiUnclustered runs the TUI without its background clustering of the
 	// reach (Options.MaxClustered 1: every reach is too large to cluster),
 	// to tell what the clustering costs the writers from the rest.
@@ -337,11 +340,14 @@ func runLoad(t *testing.T, cfg loadConfig) loadFigures {
 	var writers, readers sync.WaitGroup
 	deadline := time.Now().Add(cfg.duration)
 	start := time.Now()
-	childPID := 0
+	var childPID, apartPID int
 	if fol != nil && fol.proc != nil {
 		childPID = fol.proc.pid
 	}
-	cpu0 := sampleCPU(childPID)
+	if fol != nil && fol.apart != nil {
+		apartPID = fol.apart.pid
+	}
+	cpu0 := sampleCPU(childPID, apartPID)
 	for a := range cfg.agents {
 		c := loadClient(t, url, agentToken(a))
 		writers.Go(func() {
@@ -396,7 +402,7 @@ func runLoad(t *testing.T, cfg loadConfig) loadFigures {
 	}
 	writers.Wait()
 	f.writing = time.Since(start)
-	f.cpu = sampleCPU(childPID).sub(cpu0)
+	f.cpu = sampleCPU(childPID, apartPID).sub(cpu0)
 	close(writersDone)
 	readers.Wait()
 	acks := log.snapshot()
@@ -595,6 +601,13 @@ func (l *failureLog) add(format string, args ...any) {
 }
 
 func (l *failureLog) count() int64 { return l.n.Load() }
+
+// all is a copy of the problems kept.
+func (l *failureLog) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.msgs...)
+}
 
 func (l *failureLog) report(t *testing.T) {
 	t.Helper()

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,20 +80,24 @@ func TestLoadWithWatchers(t *testing.T) {
 	// unclustered: watched with the TUI's background clustering off.
 	unclustered := watched
 	unclustered.tuiUnclustered = true
+	// apart: watched with the 20 watchers in a process of their own
+	// (load_apart_test.go), as agents and `mnemo watch` follow a server.
+	apart := watched
+	apart.apartWatchers = true
 	runs := []loadConfig{base, watched, light, raw, raw, watched, base}
 	if s := os.Getenv("MNEMO_LOADTEST_RUNS"); s != "" {
 		// a chosen sequence of runs, e.g. "base,watched" (profiling one kind)
-		named := map[string]loadConfig{"base": base, "watched": watched, "light": light, "raw": raw, "poll": poll, "bare": bare, "unclustered": unclustered}
+		named := map[string]loadConfig{"base": base, "watched": watched, "light": light, "raw": raw, "poll": poll, "bare": bare, "unclustered": unclustered, "apart": apart}
 		runs = nil
 		for _, name := range strings.Split(s, ",") {
 			cfg, ok := named[name]
 			if !ok {
-				t.Fatalf("MNEMO_LOADTEST_RUNS names %q; the runs are base, watched, light, raw, bare, poll and unclustered", name)
+				t.Fatalf("MNEMO_LOADTEST_RUNS names %q; the runs are base, watched, apart, light, raw, bare, poll and unclustered", name)
 			}
 			runs = append(runs, cfg)
 		}
 	}
-	var without, with, withRaw, withBare, withPoll, withUnclustered []loadFigures
+	var without, with, withApart, withRaw, withBare, withPoll, withUnclustered []loadFigures
 	for i, cfg := range runs {
 		if i > 0 {
 			// the last run's leftovers (a TUI's clustering pass) end first
@@ -109,6 +115,8 @@ func TestLoadWithWatchers(t *testing.T) {
 			withPoll = append(withPoll, f)
 		case cfg.tuiUnclustered:
 			withUnclustered = append(withUnclustered, f)
+		case cfg.apartWatchers:
+			withApart = append(withApart, f)
 		case cfg.watchers > 0:
 			with = append(with, f)
 		case !cfg.tui:
@@ -135,6 +143,7 @@ func TestLoadWithWatchers(t *testing.T) {
 		runs []loadFigures
 	}{
 		{"with 20 watchers (engine/remote), a TUI and mnemo watch", with},
+		{"with 20 watchers in a process of their own, a TUI and mnemo watch", withApart},
 		{"with 20 raw watchers (the stream, records not decoded)", withRaw},
 		{"with 20 bare watchers (the stream, each change's seq, time and id picked out by a byte scan)", withBare},
 		{"with 20 long-polling watchers (engine/remote without the stream), a TUI and mnemo watch", withPoll},
@@ -156,6 +165,7 @@ type followers struct {
 	watchers []*watchFollower
 	tui      *tuiFollower
 	proc     *procFollower
+	apart    *apartWatchers
 }
 
 // seenChange is one change as a follower had it.
@@ -167,19 +177,73 @@ type seenChange struct {
 	at, seen time.Time
 }
 
+// watchFollower is one watcher's notes: the changes it had and how far it
+// has read.
 type watchFollower struct {
-	mu    sync.Mutex
-	seen  []seenChange
+	mu sync.Mutex
+	// blocks hold the notes, each block filled before the next is made:
+	// a growing slice of them copied everything noted so far again and
+	// again, a quarter of the watchers' CPU in a profile of their process.
+	blocks [][]seenNote
+	// odd are ids that are not fingerprints (each a failure).
+	odd   []string
 	since atomic.Uint64
 }
+
+// seenNote is a seenChange as a watcher notes it while the agents write:
+// the id as its fingerprint's bytes and the times as Unix nanoseconds, so
+// that the notes hold no pointer. A note that held the id's string kept
+// the watcher's whole page alive (the decoder reads strings out of the
+// page's bytes) and gave the collector every note to scan; a real watcher
+// keeps no page.
+type seenNote struct {
+	id       [contract.FingerprintBytes]byte
+	seq      uint64
+	at, seen int64
+}
+
+// seenBlock is how many notes a block holds.
+const seenBlock = 4096
 
 func (w *watchFollower) add(page contract.ChangesPage, now time.Time) {
 	w.mu.Lock()
 	for _, c := range page.Changes {
-		w.seen = append(w.seen, seenChange{id: c.ID, seq: c.Seq, at: c.At, seen: now})
+		w.keep(c.ID, c.Seq, c.At.UnixNano(), now.UnixNano())
 	}
 	w.mu.Unlock()
 	w.since.Store(page.Next)
+}
+
+// keep notes one change; the caller holds w.mu.
+func (w *watchFollower) keep(id string, seq uint64, at, seen int64) {
+	n := seenNote{seq: seq, at: at, seen: seen}
+	if !contract.IsFingerprint(id) {
+		w.odd = append(w.odd, id)
+		return
+	}
+	if _, err := hex.Decode(n.id[:], []byte(id)); err != nil {
+		w.odd = append(w.odd, id)
+		return
+	}
+	if len(w.blocks) == 0 || len(w.blocks[len(w.blocks)-1]) == seenBlock {
+		w.blocks = append(w.blocks, make([]seenNote, 0, seenBlock))
+	}
+	last := &w.blocks[len(w.blocks)-1]
+	*last = append(*last, n)
+}
+
+// seen is every change w noted, in the order it had them, and the ids it
+// could not note.
+func (w *watchFollower) seen() ([]seenChange, []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []seenChange
+	for _, b := range w.blocks {
+		for _, n := range b {
+			out = append(out, seenChange{id: hex.EncodeToString(n.id[:]), seq: n.seq, at: time.Unix(0, n.at), seen: time.Unix(0, n.seen)})
+		}
+	}
+	return out, slices.Clone(w.odd)
 }
 
 // changesReader reads the feed: an engine/remote client, or rawChanges.
@@ -357,42 +421,11 @@ func startFollowers(t *testing.T, ctx context.Context, url string, cfg loadConfi
 	t.Helper()
 	ctx, cancel := context.WithCancel(ctx)
 	fol := &followers{cfg: cfg, cancel: cancel}
-	var ready sync.WaitGroup
-	for i := range cfg.watchers {
-		w := &watchFollower{}
-		fol.watchers = append(fol.watchers, w)
-		var c changesReader
-		switch {
-		case cfg.rawWatchers:
-			c = &rawChanges{url: url, token: watcherToken(i), bare: cfg.bareWatchers}
-		case cfg.pollWatchers:
-			c = loadClient(t, url, watcherToken(i), remote.WithoutChangeStream())
-		default:
-			c = loadClient(t, url, watcherToken(i))
-		}
-		ready.Add(1)
-		fol.wg.Go(func() {
-			head, err := c.Changes(ctx, contract.ChangesRequest{FromNow: true, Limit: 1})
-			ready.Done()
-			if err != nil {
-				failures.add("watcher %d: reading the head: %v", i, err)
-				return
-			}
-			w.since.Store(head.Next)
-			for ctx.Err() == nil {
-				page, err := c.Changes(ctx, contract.ChangesRequest{Since: w.since.Load(), Limit: contract.MaxChangesLimit, Wait: 30 * time.Second})
-				now := time.Now()
-				if err != nil {
-					if ctx.Err() == nil {
-						failures.add("watcher %d: %v", i, err)
-					}
-					return
-				}
-				w.add(page, now)
-			}
-		})
+	if cfg.apartWatchers {
+		fol.apart = startApartWatchers(t, ctx, fol, url, cfg.watchers, failures)
+	} else {
+		fol.startWatchers(t, ctx, url, failures)
 	}
-	ready.Wait()
 	if cfg.tui {
 		var opts []remote.Option
 		if cfg.pollWatchers {
@@ -404,6 +437,53 @@ func startFollowers(t *testing.T, ctx context.Context, url string, cfg loadConfi
 		fol.proc = startWatchProcess(t, ctx, &fol.wg, cfg.watchBin, url, owner, failures)
 	}
 	return fol
+}
+
+// startWatchers starts fol's watchers as goroutines of this process and
+// waits until each has read the feed's head.
+func (fol *followers) startWatchers(t *testing.T, ctx context.Context, url string, failures *failureLog) {
+	t.Helper()
+	var ready sync.WaitGroup
+	for i := range fol.cfg.watchers {
+		w := &watchFollower{}
+		fol.watchers = append(fol.watchers, w)
+		var c changesReader
+		switch {
+		case fol.cfg.rawWatchers:
+			c = &rawChanges{url: url, token: watcherToken(i), bare: fol.cfg.bareWatchers}
+		case fol.cfg.pollWatchers:
+			c = loadClient(t, url, watcherToken(i), remote.WithoutChangeStream())
+		default:
+			c = loadClient(t, url, watcherToken(i))
+		}
+		ready.Add(1)
+		fol.wg.Go(func() { w.follow(ctx, c, i, ready.Done, failures) })
+	}
+	ready.Wait()
+}
+
+// follow reads the feed from its head until ctx ends, as `mnemo watch`
+// does, noting every change; headRead is called once the head is read (or
+// could not be).
+func (w *watchFollower) follow(ctx context.Context, c changesReader, i int, headRead func(), failures *failureLog) {
+	head, err := c.Changes(ctx, contract.ChangesRequest{FromNow: true, Limit: 1})
+	headRead()
+	if err != nil {
+		failures.add("watcher %d: reading the head: %v", i, err)
+		return
+	}
+	w.since.Store(head.Next)
+	for ctx.Err() == nil {
+		page, err := c.Changes(ctx, contract.ChangesRequest{Since: w.since.Load(), Limit: contract.MaxChangesLimit, Wait: 30 * time.Second})
+		now := time.Now()
+		if err != nil {
+			if ctx.Err() == nil {
+				failures.add("watcher %d: %v", i, err)
+			}
+			return
+		}
+		w.add(page, now)
+	}
 }
 
 // finish waits until every follower has what the agents were acknowledged
@@ -442,9 +522,10 @@ func (fol *followers) finish(t *testing.T, ctx context.Context, owner *remote.Cl
 	ff := &followFigures{watchers: len(fol.watchers), watch: &latencies{}, commit: &latencies{}}
 	early := 0
 	for i, w := range fol.watchers {
-		w.mu.Lock()
-		seen := w.seen
-		w.mu.Unlock()
+		seen, odd := w.seen()
+		for _, id := range odd {
+			failures.add("watcher %d saw %q, which is not a record's id", i, id)
+		}
 		// Every acknowledged store exactly once, in the feed's order,
 		// nothing outside the watcher's reach.
 		got := map[string]bool{}

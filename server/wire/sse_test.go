@@ -188,3 +188,37 @@ func BenchmarkEventReader(b *testing.B) {
 		}
 	}
 }
+
+// TestEventDataIsItsOwn: an event's data is not changed by reading the
+// events after it, whether it was one data line (read in place) or several,
+// short or longer than the reader's buffer, read whole or a byte at a time.
+func TestEventDataIsItsOwn(t *testing.T) {
+	var stream []byte
+	var want [][]byte
+	for i := range 40 {
+		data := bytes.Repeat([]byte{byte('a' + i%26)}, 1+i*1700) // up to 66 KB
+		if i%3 == 1 {
+			data = append(append(data, '\n'), "second line"...)
+		}
+		want = append(want, data)
+		stream = AppendEvent(stream, Event{Event: EventChanges, ID: "7", Data: data})
+		stream = append(stream, ": a comment between events\nid: 8\n\n"...)
+	}
+	for name, r := range map[string]func() io.Reader{
+		"whole":       func() io.Reader { return bytes.NewReader(stream) },
+		"byte a time": func() io.Reader { return iotest.OneByteReader(bytes.NewReader(stream)) },
+	} {
+		got, err := readAll(t, r(), 1<<20)
+		if err != io.EOF {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d events, want %d", name, len(got), len(want))
+		}
+		for i := range want {
+			if !bytes.Equal(got[i].Data, want[i]) {
+				t.Fatalf("%s: event %d's data changed: %d bytes starting %q, want %d bytes", name, i, len(got[i].Data), got[i].Data[:min(len(got[i].Data), 20)], len(want[i]))
+			}
+		}
+	}
+}
