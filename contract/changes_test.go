@@ -214,34 +214,56 @@ func changesPageFixture(n int) contract.ChangesPage {
 	return page
 }
 
+// loadPageFixture is a page of n stores as the load test writes them
+// (engine/remote's load_test.go): about 470 bytes a change.
+func loadPageFixture(n int) contract.ChangesPage {
+	at := time.Date(2026, 12, 7, 15, 10, 0, 123_000_000, time.UTC)
+	page := contract.ChangesPage{Next: uint64(n), Head: uint64(n), Floor: 1}
+	for i := range n {
+		ns := contract.MustNamespace(fmt.Sprintf("team:load/agent:a%d", i%8))
+		meta := contract.MetaFromSource(contract.SourceAgent, nil)
+		meta.Namespace = ns
+		meta.Tags = []string{fmt.Sprintf("t%d", i%5)}
+		id := fmt.Sprintf("%040x", i*7919+1)
+		c := contract.Change{Seq: uint64(i + 1), At: at.Add(time.Duration(i/25) * time.Millisecond), Op: contract.OpStore, ID: id, Namespace: ns, Status: contract.StatusActive}
+		c.Record = &contract.Record{ID: id, Kind: contract.KindDocument, Text: fmt.Sprintf("agent %d note %d about deploy and cache w%dq%d", i%8, i, i%8, i),
+			Meta: meta, Status: contract.StatusActive, CreatedAt: c.At, UpdatedAt: c.At}
+		page.Changes = append(page.Changes, c)
+	}
+	return page
+}
+
 // TestChangesPageDecode: a page read in one pass holds the same changes as
 // its changes read one by one (Change.UnmarshalJSON), and refuses what they
 // refuse.
 func TestChangesPageDecode(t *testing.T) {
-	body, err := changesPageFixture(12).AppendJSON(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fast contract.ChangesPage
-	if err := json.Unmarshal(body, &fast); err != nil {
-		t.Fatal(err)
-	}
 	var slow struct {
 		Changes []contract.Change `json:"changes"`
 		Next    uint64            `json:"next"`
 		Head    uint64            `json:"head"`
 		Floor   uint64            `json:"floor"`
 	}
-	if err := json.Unmarshal(body, &slow); err != nil {
-		t.Fatal(err)
-	}
-	want := contract.ChangesPage{Changes: slow.Changes, Next: slow.Next, Head: slow.Head, Floor: slow.Floor}
-	if !reflect.DeepEqual(fast, want) {
-		t.Fatalf("one pass:\n%+v\none by one:\n%+v", fast, want)
-	}
-	again, _ := fast.AppendJSON(nil)
-	if string(again) != string(body) {
-		t.Fatalf("read and written again:\n%s\nwas\n%s", again, body)
+	for _, page := range []contract.ChangesPage{changesPageFixture(12), loadPageFixture(60)} {
+		body, err := page.AppendJSON(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fast contract.ChangesPage
+		if err := json.Unmarshal(body, &fast); err != nil {
+			t.Fatal(err)
+		}
+		slow.Changes = nil
+		if err := json.Unmarshal(body, &slow); err != nil {
+			t.Fatal(err)
+		}
+		want := contract.ChangesPage{Changes: slow.Changes, Next: slow.Next, Head: slow.Head, Floor: slow.Floor}
+		if !reflect.DeepEqual(fast, want) {
+			t.Fatalf("one pass:\n%+v\none by one:\n%+v", fast, want)
+		}
+		again, _ := fast.AppendJSON(nil)
+		if string(again) != string(body) {
+			t.Fatalf("read and written again:\n%s\nwas\n%s", again, body)
+		}
 	}
 	for _, bad := range []string{
 		`{"changes":[{"seq":1,"at":"2026-12-01T14:04:12.254Z","op":"store","id":"a","namespace":"root","status":"gone"}]}`,
@@ -278,6 +300,22 @@ func BenchmarkChangesPageDecode(b *testing.B) {
 		var d contract.ChangesDecoder
 		for b.Loop() {
 			if _, err := d.Decode(bytes.Clone(body)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// load: a page as the serve-mode load test's watchers read it (stores
+	// of documents with a namespace, a tag and an agent source, the changes
+	// of one write sharing their time): what a follower pays a change.
+	load, err := loadPageFixture(100).AppendJSON(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("load", func(b *testing.B) {
+		b.SetBytes(int64(len(load)))
+		var d contract.ChangesDecoder
+		for b.Loop() {
+			if _, err := d.Decode(bytes.Clone(load)); err != nil {
 				b.Fatal(err)
 			}
 		}
