@@ -124,8 +124,11 @@ func (c Change) MarshalJSON() ([]byte, error) {
 }
 
 func (c Change) encode() ([]byte, error) {
-	return json.Marshal(changeWire{Seq: c.Seq, At: FormatMillis(c.At), Op: c.Op, ID: c.ID,
-		Namespace: c.Namespace, Status: c.Status, Record: c.Record})
+	n := 128
+	if c.Record != nil {
+		n += c.Record.sizeHint()
+	}
+	return c.appendJSON(make([]byte, 0, n))
 }
 
 // UnmarshalJSON reads a change.

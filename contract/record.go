@@ -52,15 +52,7 @@ type recordWire struct {
 }
 
 // MarshalJSON writes times as full ISO-8601 UTC with milliseconds.
-func (r Record) MarshalJSON() ([]byte, error) {
-	w := recordWire{ID: r.ID, Kind: r.Kind, Text: r.Text, Meta: r.Meta, Confidence: r.Confidence,
-		Status: r.Status, CreatedAt: FormatMillis(r.CreatedAt), UpdatedAt: FormatMillis(r.UpdatedAt),
-		SupersededBy: r.SupersededBy, Item: r.Item}
-	if r.ExpiresAt != nil {
-		w.ExpiresAt = Ptr(FormatMillis(*r.ExpiresAt))
-	}
-	return json.Marshal(w)
-}
+func (r Record) MarshalJSON() ([]byte, error) { return r.appendJSON(make([]byte, 0, r.sizeHint())) }
 
 // UnmarshalJSON reads a record.
 func (r *Record) UnmarshalJSON(data []byte) error {

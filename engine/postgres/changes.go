@@ -188,6 +188,11 @@ func (e *Engine) listen() {
 		conn, err := pgx.ConnectConfig(ctx, e.pool.Config().ConnConfig.Copy())
 		if err == nil {
 			if _, err = conn.Exec(ctx, "LISTEN "+pgx.Identifier{e.feed.channel}.Sanitize()); err == nil {
+				// A read that found nothing before the LISTEN took (the
+				// first waiting read starts it) would miss a NOTIFY sent
+				// meanwhile and wait for the poll, up to 2 s: it reads
+				// again now, and from here on every commit notifies.
+				e.feed.signal.Notify()
 				for {
 					if _, err = conn.WaitForNotification(ctx); err != nil {
 						break

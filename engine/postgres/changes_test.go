@@ -29,15 +29,28 @@ func TestChangesRetention(t *testing.T) {
 	}
 }
 
-// TestChangesAcrossEngines runs two engines on one store, as two mnemo
-// processes would: a read waiting on one wakes on the other's write, and
-// concurrent writers on both leave one feed with every change once, in
-// order, without a gap.
-func TestChangesAcrossEngines(t *testing.T) {
-	ctx := context.Background()
+// TestChangesWakeWhileTheListenerStarts: a waiting read is the first of its
+// engine, so its listening connection is still being opened when the other
+// engine writes, at once. The write's NOTIFY can reach no one; the read
+// still wakes with the change well before the 2 s poll, when the listener
+// is up and looks again.
+func TestChangesWakeWhileTheListenerStarts(t *testing.T) {
 	url := pgtest.URL(t)
-	a := openStore(t, url, postgres.Options{})
-	b := openStore(t, url, postgres.Options{})
+	for round := range 3 {
+		a := openStore(t, url, postgres.Options{})
+		b := openStore(t, url, postgres.Options{})
+		if el, _ := wakeAcross(t, a, b, 0, fmt.Sprintf("written at once, round %d", round)); el > time.Second {
+			t.Fatalf("round %d: the waiting read woke %s after the other engine's write", round, el)
+		}
+	}
+}
+
+// wakeAcross starts a waiting read on a, lets pause pass, stores text
+// through b, checks that the read woke with that store, and answers how
+// long after the store began it woke, and the page it woke with.
+func wakeAcross(t *testing.T, a, b *postgres.Engine, pause time.Duration, text string) (time.Duration, contract.ChangesPage) {
+	t.Helper()
+	ctx := context.Background()
 	head, err := a.Changes(ctx, contract.ChangesRequest{FromNow: true, Limit: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -50,18 +63,32 @@ func TestChangesAcrossEngines(t *testing.T) {
 		}
 		got <- p
 	}()
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(pause)
 	stored := time.Now()
-	r, err := contract.Store(ctx, b, contract.Document("written by the other process", contract.MemoryMeta{}))
+	r, err := contract.Store(ctx, b, contract.Document(text, contract.MemoryMeta{}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := <-got
+	woke := time.Since(stored)
 	if len(p.Changes) != 1 || p.Changes[0].ID != r.ID {
 		t.Fatalf("the waiting read on a woke with %+v", p)
 	}
+	return woke, p
+}
+
+// TestChangesAcrossEngines runs two engines on one store, as two mnemo
+// processes would: a read waiting on one wakes on the other's write, and
+// concurrent writers on both leave one feed with every change once, in
+// order, without a gap.
+func TestChangesAcrossEngines(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	a := openStore(t, url, postgres.Options{})
+	b := openStore(t, url, postgres.Options{})
+	el, p := wakeAcross(t, a, b, 200*time.Millisecond, "written by the other process")
 	// NOTIFY, not the 2 s poll, woke it.
-	if el := time.Since(stored); el > time.Second {
+	if el > time.Second {
 		t.Fatalf("the waiting read woke %s after the other engine's write", el)
 	}
 
