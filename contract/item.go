@@ -494,7 +494,7 @@ func FormatTime(t time.Time) string {
 
 // FormatMillis prints t as a full ISO-8601 UTC instant with milliseconds, the
 // format of record times and browse instants.
-func FormatMillis(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+func FormatMillis(t time.Time) string { return t.UTC().Format(millisLayout) }
 
 // Ptr returns a pointer to v, for optional fields.
 func Ptr[T any](v T) *T { return &v }

@@ -16,7 +16,8 @@ import (
 // FuzzAppendJSONStringHTML): strings in encoding/json's HTML-safe form,
 // the metadata in the canonical form with that escaping applied.
 
-// millisLayout is FormatMillis's layout.
+// millisLayout is the layout of FormatMillis and of the times records and
+// changes are written with.
 const millisLayout = "2006-01-02T15:04:05.000Z"
 
 // appendJSON appends r as MarshalJSON writes it. A record that carries its
