@@ -108,7 +108,7 @@ func TestLoadWatcherProcess(t *testing.T) {
 			fmt.Fprintf(out, "seen %d %d %s %d %d\n", i, s.seq, s.id, s.at.UnixNano(), s.seen.UnixNano())
 		}
 		for _, id := range odd {
-			fmt.Fprintf(out, "seen %d 0 %s 0 0\n", i, id)
+			failures.add("watcher %d saw %q, which is not a record's id", i, id)
 		}
 	}
 	for _, f := range failures.all() {
@@ -120,8 +120,7 @@ func TestLoadWatcherProcess(t *testing.T) {
 
 // apartWatchers is the parent's side of the watchers' process.
 type apartWatchers struct {
-	pid   int
-	stdin io.Closer
+	pid int
 }
 
 // startApartWatchers starts the watchers' process against url and waits
@@ -151,7 +150,7 @@ func startApartWatchers(t *testing.T, ctx context.Context, fol *followers, url s
 	for range n {
 		fol.watchers = append(fol.watchers, &watchFollower{})
 	}
-	a := &apartWatchers{pid: cmd.Process.Pid, stdin: stdin}
+	a := &apartWatchers{pid: cmd.Process.Pid}
 	ready := make(chan struct{})
 	fol.wg.Go(func() {
 		defer func() { _ = cmd.Wait() }()

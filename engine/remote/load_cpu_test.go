@@ -9,10 +9,10 @@ import (
 	"time"
 )
 
-// cpuSample is the CPU time this process, its child processes (mnemo watch,
-// the watchers' process) and the whole machine had used, from /proc (zero where there is none), so
-// a run can say what its followers cost apart from what else the shared
-// machine was doing.
+// cpuSample is the CPU time this process, its child processes (mnemo
+// watch, the watchers' process) and the whole machine had used, from /proc
+// (zero where there is none), so a run can say what its followers cost
+// apart from what else the shared machine was doing.
 type cpuSample struct {
 	self, child, apart time.Duration
 	// busy and total are the machine's CPU time, over every core.
