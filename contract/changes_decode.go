@@ -43,15 +43,20 @@ type recordIn struct {
 // hides rawMeta's for encoding/json).
 type metaIn struct {
 	rawMeta
-	Source *struct {
-		Kind *string `json:"kind"`
-		ID   *string `json:"id"`
-	} `json:"source"`
+	Source *sourceIn `json:"source"`
 }
 
-// meta is the metadata m reads, as MemoryMeta.UnmarshalJSON reads it.
+// sourceIn is a source as read, before its checks.
+type sourceIn struct {
+	Kind *string `json:"kind"`
+	ID   *string `json:"id"`
+}
+
+// meta is the metadata m reads, as MemoryMeta.UnmarshalJSON reads it: the
+// source is checked first, then the rest (rawMeta.meta), and the source set
+// on the result, so that no SourceRef is allocated to be copied.
 func (m *metaIn) meta(parseNS func(string) (Namespace, error)) (MemoryMeta, error) {
-	raw := m.rawMeta
+	var src SourceRef
 	if s := m.Source; s != nil {
 		if s.Kind == nil {
 			return MemoryMeta{}, fmt.Errorf("missing field `kind`")
@@ -60,9 +65,18 @@ func (m *metaIn) meta(parseNS func(string) (Namespace, error)) (MemoryMeta, erro
 		if !ok {
 			return MemoryMeta{}, fmt.Errorf("`%s` is not a source kind", *s.Kind)
 		}
-		raw.Source = &SourceRef{Kind: sk, ID: s.ID}
+		src = SourceRef{Kind: sk, ID: s.ID}
 	}
-	return raw.meta(parseNS)
+	raw := m.rawMeta
+	raw.Source = nil
+	out, err := raw.meta(parseNS)
+	if err != nil {
+		return MemoryMeta{}, err
+	}
+	if m.Source != nil {
+		out.Source = src
+	}
+	return out, nil
 }
 
 // UnmarshalJSON reads a page of changes (see above): the same changes as

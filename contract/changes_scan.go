@@ -74,6 +74,10 @@ type scanner struct {
 	// the records read, a block at a time rather than an allocation each.
 	strs []string
 	recs []recordIn
+	// srcs and tags hold the page's sources (scratch, like recs) and its
+	// records' tags (the records' own, like strs), a block at a time.
+	srcs []sourceIn
+	tags []string
 	// changes, blocks and block are scratch a ChangesDecoder keeps from
 	// page to page: the changes read, the blocks recs was taken from, and
 	// how many of them this page used.
@@ -99,6 +103,15 @@ func (s *scanner) record() *recordIn {
 	}
 	s.recs = append(s.recs, recordIn{})
 	return &s.recs[len(s.recs)-1]
+}
+
+// source is the next source of the page's block.
+func (s *scanner) source() *sourceIn {
+	if len(s.srcs) == cap(s.srcs) {
+		s.srcs = make([]sourceIn, 0, min(max(8, 2*cap(s.srcs)), 256))
+	}
+	s.srcs = append(s.srcs, sourceIn{})
+	return &s.srcs[len(s.srcs)-1]
 }
 
 // reset makes the scratch ready for the next page, holding nothing of the
@@ -504,12 +517,24 @@ func (s *scanner) meta(m *metaIn) bool {
 				m.Tags = nil
 				return true
 			}
-			m.Tags = []string{}
-			return s.array(func() bool {
+			// The tags of a page's records share blocks (each record's
+			// slice capped at its own, so an append copies).
+			start := len(s.tags)
+			ok := s.array(func() bool {
 				t, ok := s.str()
-				m.Tags = append(m.Tags, t)
+				if len(s.tags) == cap(s.tags) {
+					n := len(s.tags) - start
+					block := make([]string, n, min(max(8, 2*cap(s.tags)), 256)+n)
+					copy(block, s.tags[start:])
+					s.tags, start = block, 0
+				}
+				s.tags = append(s.tags, t)
 				return ok
 			})
+			if m.Tags = s.tags[start:len(s.tags):len(s.tags)]; len(m.Tags) == 0 {
+				m.Tags = []string{} // as encoding/json reads []
+			}
+			return ok
 		case "source":
 			if !once(25) {
 				return false
@@ -518,10 +543,7 @@ func (s *scanner) meta(m *metaIn) bool {
 				m.Source = nil
 				return true
 			}
-			m.Source = &struct {
-				Kind *string `json:"kind"`
-				ID   *string `json:"id"`
-			}{}
+			m.Source = s.source()
 			var src uint8
 			return s.object(func(k string) bool {
 				switch k {
