@@ -108,7 +108,7 @@ func (s *scanner) record() *recordIn {
 // source is the next source of the page's block.
 func (s *scanner) source() *sourceIn {
 	if len(s.srcs) == cap(s.srcs) {
-		s.srcs = make([]sourceIn, 0, min(max(8, 2*cap(s.srcs)), 256))
+		s.srcs = make([]sourceIn, 0, nextBlock(cap(s.srcs)))
 	}
 	s.srcs = append(s.srcs, sourceIn{})
 	return &s.srcs[len(s.srcs)-1]
@@ -127,14 +127,17 @@ func (s *scanner) reset() {
 	*s = scanner{changes: s.changes[:0], blocks: s.blocks}
 }
 
-// ptr is a pointer to a string of its own holding v. The strings are
-// allocated a block at a time, each block twice the last up to 256: a
-// scanner reading one item needs a handful (a block of 256 for each was
-// 4.5 KB of a 100k import's 30 allocated a line), one reading a page of
-// changes thousands.
+// nextBlock is the size of the block that follows one of size last: each
+// twice the last, from 8 up to 256. A scanner reading one item needs a
+// handful of strings (a block of 256 for each was 4.5 KB of a 100k
+// import's 30 allocated a line), one reading a page of changes thousands.
+func nextBlock(last int) int { return min(max(8, 2*last), 256) }
+
+// ptr is a pointer to a string of its own holding v, the strings
+// allocated a block at a time (nextBlock).
 func (s *scanner) ptr(v string) *string {
 	if len(s.strs) == cap(s.strs) {
-		s.strs = make([]string, 0, min(max(8, 2*cap(s.strs)), 256))
+		s.strs = make([]string, 0, nextBlock(cap(s.strs)))
 	}
 	s.strs = append(s.strs, v)
 	return &s.strs[len(s.strs)-1]
@@ -524,7 +527,7 @@ func (s *scanner) meta(m *metaIn) bool {
 				t, ok := s.str()
 				if len(s.tags) == cap(s.tags) {
 					n := len(s.tags) - start
-					block := make([]string, n, min(max(8, 2*cap(s.tags)), 256)+n)
+					block := make([]string, n, nextBlock(cap(s.tags))+n)
 					copy(block, s.tags[start:])
 					s.tags, start = block, 0
 				}
