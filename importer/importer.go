@@ -51,6 +51,15 @@ type lineEnvelope struct {
 // format, with mnemo's optional status and expires_at. The item is validated
 // and an id, when given, must be the item's fingerprint.
 func parseLine(data []byte) (importLine, error) {
+	if out, ok := parseLineQuick(data); ok {
+		return out, nil
+	}
+	return decodeLine(data)
+}
+
+// decodeLine is parseLine through encoding/json, which reads any line and
+// words what is wrong with one.
+func decodeLine(data []byte) (importLine, error) {
 	var out importLine
 	var env lineEnvelope
 	if err := json.Unmarshal(data, &env); err != nil {
@@ -63,16 +72,9 @@ func parseLine(data []byte) (importLine, error) {
 		}
 		return out, contract.Invalid("invalid JSON: %s", jsonerr.Text(err))
 	}
-	itemJSON := data
-	switch {
-	case env.Item != nil && env.Type != nil:
-		return out, contract.Invalid("a line is either a StoreItem or {\"id\", \"item\"}, not both")
-	case env.Item != nil:
-		itemJSON = env.Item
-	case env.Type == nil:
-		return out, contract.Invalid("a line must be a StoreItem (with \"type\") or {\"id\", \"item\"}")
-	case env.ID != nil:
-		return out, contract.Invalid("an \"id\" goes with {\"id\", \"item\"}, not beside a bare StoreItem")
+	itemJSON, err := env.itemJSON(data)
+	if err != nil {
+		return out, err
 	}
 	// The line decoded, so itemJSON is valid JSON: one pass reads what it
 	// lacks and the meta keys the contract does not keep.
@@ -85,42 +87,95 @@ func parseLine(data []byte) (importLine, error) {
 	if err := out.item.UnmarshalJSON(itemJSON); err != nil {
 		return out, contract.Invalid("invalid item: %s", jsonerr.Text(err))
 	}
-	if err := out.item.Validate(); err != nil {
-		return out, err
+	out.unknownMeta = unknownMeta
+	return out, env.apply(&out)
+}
+
+// parseLineQuick reads a line as parseLine does, without encoding/json's
+// two passes over the whole line (its check, then its decoding, which
+// skipped the item's text once more): the envelope in one pass of its own
+// (scanEnvelope), the item by its own scanner. It takes only lines it reads
+// exactly as encoding/json would and that parseLine accepts; anything else
+// (ok false) is left to parseLine's encoding/json path, which reads it or
+// words the error (FuzzParseLineQuick).
+func parseLineQuick(data []byte) (out importLine, ok bool) {
+	env, ok := scanEnvelope(data)
+	if !ok {
+		return out, false
+	}
+	itemJSON, err := env.itemJSON(data)
+	if err != nil {
+		return out, false
+	}
+	// UnmarshalJSON accepts only valid JSON, which ItemKeys needs.
+	if out.item.UnmarshalJSON(itemJSON) != nil {
+		return importLine{}, false
+	}
+	missing, unknownMeta := contract.ItemKeys(itemJSON)
+	if missing != "" {
+		return importLine{}, false
 	}
 	out.unknownMeta = unknownMeta
+	if env.apply(&out) != nil {
+		return importLine{}, false
+	}
+	return out, true
+}
+
+// itemJSON is the line's item: the envelope's, or the whole line when it
+// is a bare StoreItem.
+func (env *lineEnvelope) itemJSON(data []byte) ([]byte, error) {
+	switch {
+	case env.Item != nil && env.Type != nil:
+		return nil, contract.Invalid("a line is either a StoreItem or {\"id\", \"item\"}, not both")
+	case env.Item != nil:
+		return env.Item, nil
+	case env.Type == nil:
+		return nil, contract.Invalid("a line must be a StoreItem (with \"type\") or {\"id\", \"item\"}")
+	case env.ID != nil:
+		return nil, contract.Invalid("an \"id\" goes with {\"id\", \"item\"}, not beside a bare StoreItem")
+	}
+	return data, nil
+}
+
+// apply checks the item read into out and sets what the envelope says
+// beside it: the id it must have, its status and expiry.
+func (env *lineEnvelope) apply(out *importLine) error {
+	if err := out.item.Validate(); err != nil {
+		return err
+	}
 	if env.ID != nil {
 		if fp := out.item.Fingerprint(); *env.ID != fp {
-			return out, contract.Invalid("id %s does not match the item's fingerprint %s", *env.ID, fp)
+			return contract.Invalid("id %s does not match the item's fingerprint %s", *env.ID, fp)
 		}
 	}
 	if env.Status != nil {
 		s, ok := contract.ParseStatus(*env.Status)
 		if !ok {
-			return out, contract.Invalid("`%s` is not a status, expected one of active, candidate, superseded", *env.Status)
+			return contract.Invalid("`%s` is not a status, expected one of active, candidate, superseded", *env.Status)
 		}
 		out.status = s
 	}
 	if env.ExpiresAt != nil {
 		t, err := contract.ParseTime(*env.ExpiresAt)
 		if err != nil {
-			return out, contract.Invalid("expires_at `%s` is not an RFC 3339 instant", *env.ExpiresAt)
+			return contract.Invalid("expires_at `%s` is not an RFC 3339 instant", *env.ExpiresAt)
 		}
 		out.expiresAt = &t
 	}
 	if env.SupersededBy != nil {
 		if out.status != "" && out.status != contract.StatusSuperseded {
-			return out, contract.Invalid("superseded_by goes with status `superseded`, not `%s`", out.status)
+			return contract.Invalid("superseded_by goes with status `superseded`, not `%s`", out.status)
 		}
 		out.status = contract.StatusSuperseded
 		out.supersededBy = *env.SupersededBy
 		if !isRecordID(out.supersededBy) {
-			return out, contract.Invalid("superseded_by `%s` is not a record id", out.supersededBy)
+			return contract.Invalid("superseded_by `%s` is not a record id", out.supersededBy)
 		}
 	} else if out.status == contract.StatusSuperseded {
-		return out, contract.Invalid("status `superseded` needs superseded_by, the id of the record that replaces it")
+		return contract.Invalid("status `superseded` needs superseded_by, the id of the record that replaces it")
 	}
-	return out, nil
+	return nil
 }
 
 // isRecordID tells whether s looks like a fingerprint: 40 lowercase hex digits.
