@@ -88,7 +88,16 @@ func (e *Engine) StartBulk(ctx context.Context, items []contract.StoreItem, opts
 	if err := e.enterWrite(ctx); err != nil {
 		return failed(err)
 	}
-	w, err := e.prepareWrite(items, opts)
+	// The bulk write before this one is most likely committing: its
+	// transaction runs alone, and the longer step of a large load. The
+	// items are prepared on this goroutine's core while it does, and on
+	// every core once it is done (a 1M import: 46-47 s against 49-51 with
+	// every core preparing from the start, the commits 73 ms a batch
+	// against 83; docs/performance.md).
+	e.bulkMu.Lock()
+	committing := e.bulkTail
+	e.bulkMu.Unlock()
+	w, err := e.prepareWriteAfter(items, opts, committing)
 	if err != nil {
 		e.leave()
 		return failed(err)
@@ -150,7 +159,7 @@ type written struct {
 // write stores validated items in one bbolt transaction; the caller has
 // entered the engine.
 func (e *Engine) write(ctx context.Context, items []contract.StoreItem, opts contract.WriteOptions) ([]contract.StoreReceipt, error) {
-	w, err := e.prepareWrite(items, opts)
+	w, err := e.prepareWriteAfter(items, opts, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -172,9 +181,11 @@ type prepared struct {
 	body packedBody
 }
 
-// prepareWrite does the part of a write that needs no lock. The header
-// (ordinal, times) waits for the transaction.
-func (e *Engine) prepareWrite(items []contract.StoreItem, opts contract.WriteOptions) (*preparedWrite, error) {
+// prepareWriteAfter does the part of a write that needs no lock, on this
+// goroutine alone until others is closed (parallel.EachAfter; nil: on
+// every core at once). The header (ordinal, times) waits for the
+// transaction.
+func (e *Engine) prepareWriteAfter(items []contract.StoreItem, opts contract.WriteOptions, others <-chan struct{}) (*preparedWrite, error) {
 	status := opts.Status
 	if status == "" {
 		status = contract.StatusActive
@@ -183,12 +194,12 @@ func (e *Engine) prepareWrite(items []contract.StoreItem, opts contract.WriteOpt
 	if opts.ExpiresAt != nil {
 		expires = opts.ExpiresAt.UnixNano()
 	}
-	// A bulk write's items are prepared on every core: their JSON, ids and
-	// compressed bodies were about 30 µs of a record's 90 in a 100k bench
-	// load.
+	// A bulk write's items are prepared on every core (once the commit
+	// before them is done, for StartBulk): their JSON, ids and compressed
+	// bodies were about 30 µs of a record's 90 in a 100k bench load.
 	preps := make([]prepared, len(items))
 	errs := make([]error, len(items))
-	parallel.Each(len(items), prepareRun, func(i int) {
+	parallel.EachAfter(len(items), prepareRun, others, func(i int) {
 		it := &items[i]
 		js, id, err := it.JSONAndFingerprint()
 		if err != nil {
