@@ -188,6 +188,11 @@ func (t Table) Passed() bool {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/float64(time.Millisecond)) }
 
+// msSigned is d in milliseconds with its sign, as a difference is written.
+func msSigned(d time.Duration) string {
+	return fmt.Sprintf("%+.3f", float64(d)/float64(time.Millisecond))
+}
+
 func msNum(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d)/float64(time.Millisecond)) }
 
 // result is the row's result column: a row without a budget is judged on its
