@@ -139,17 +139,7 @@ func decodeChangesPage(data []byte) (pageIn, error) {
 
 // page converts w with the checks of the nested methods.
 func (w *pageIn) page(p *ChangesPage) error {
-	names := map[string]Namespace{}
-	parseNS := func(s string) (Namespace, error) {
-		if ns, ok := names[s]; ok {
-			return ns, nil
-		}
-		ns, err := ParseNamespace(s)
-		if err == nil {
-			names[s] = ns
-		}
-		return ns, err
-	}
+	parseNS := namespaceCache()
 	out := ChangesPage{Next: w.Next, Head: w.Head, Floor: w.Floor}
 	if w.Changes != nil {
 		out.Changes = make([]Change, len(w.Changes))
@@ -171,6 +161,22 @@ func (w *pageIn) page(p *ChangesPage) error {
 	}
 	*p = out
 	return nil
+}
+
+// namespaceCache is ParseNamespace for the records of one page, which
+// mostly share a few namespaces: each is parsed once.
+func namespaceCache() func(string) (Namespace, error) {
+	names := map[string]Namespace{}
+	return func(s string) (Namespace, error) {
+		if ns, ok := names[s]; ok {
+			return ns, nil
+		}
+		ns, err := ParseNamespace(s)
+		if err == nil {
+			names[s] = ns
+		}
+		return ns, err
+	}
 }
 
 // change converts w; its record goes in the next of records.

@@ -443,6 +443,9 @@ func (s *scanner) change(c *changeIn) bool {
 	})
 }
 
+// recordFields reads a record. One without its meta is left to
+// encoding/json: MemoryMeta's defaults (a source of kind agent) are given by
+// its own decoding, which a record without meta never reaches.
 func (s *scanner) recordFields(r *recordIn) bool {
 	var seen uint16
 	once := func(bit uint) bool {
@@ -452,6 +455,7 @@ func (s *scanner) recordFields(r *recordIn) bool {
 		seen |= 1 << bit
 		return true
 	}
+	const metaSeen = 1 << 3
 	return s.object(func(k string) bool {
 		switch k {
 		case "id":
@@ -479,7 +483,7 @@ func (s *scanner) recordFields(r *recordIn) bool {
 		}
 		return s.unknown(k, "id", "kind", "text", "meta", "confidence", "status", "created_at", "updated_at",
 			"expires_at", "superseded_by", "item")
-	})
+	}) && seen&metaSeen != 0
 }
 
 func (s *scanner) meta(m *metaIn) bool {

@@ -380,3 +380,62 @@ func FuzzAppendJSONString(f *testing.F) {
 		}
 	})
 }
+
+// FuzzBrowsePageScan: whatever a browse page's scan reads, BrowsePage
+// answers what encoding/json answers reading it record by record, the
+// same page or the same error.
+func FuzzBrowsePageScan(f *testing.F) {
+	for _, s := range []string{
+		`{"records":[],"total":0,"continuation":null}`,
+		`{"records":null,"total":3}`,
+		`{"records":[{"id":"x","kind":"document","text":"plain \u003cb\u003e é","meta":{"namespace":"team:acme","source":{"kind":"agent","id":"c1"},"tags":["a","b"],"agent_id":"w","turns":{"first":1,"last":2},"derive":true,"observed_actor":{"id":"u"}},"status":"active","created_at":"2026-12-01T14:04:12.254Z","updated_at":"2026-12-01T14:04:12.254Z"}],"total":1,"continuation":"abc"}`,
+		`{"records":[{"id":"y","kind":"learning","text":"t","meta":{},"confidence":0.5,"status":"candidate","created_at":"a","updated_at":"b","expires_at":"c","superseded_by":null,"extra":[1,{"a":"}"}]}],"Total":3}`,
+		` {"total" : 18446744073709551615 , "records" : [ ] } `,
+		`{"records":[],"total":1,"total":1}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var got BrowsePage
+		gotErr := got.UnmarshalJSON(data)
+		var want BrowsePage
+		wantErr := json.Unmarshal(data, (*browsePageJSON)(&want))
+		if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+			t.Fatalf("%q: error %v, encoding/json %v", data, gotErr, wantErr)
+		}
+		if gotErr == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q:\nread %+v\nencoding/json %+v", data, got, want)
+		}
+	})
+}
+
+// TestBrowsePageScanTakesServerPages: a page as servers write it is read
+// by the scan, not left to encoding/json.
+func TestBrowsePageScanTakesServerPages(t *testing.T) {
+	next := "c2Vlaw"
+	conf := F32(0.5)
+	meta := MemoryMeta{Namespace: MustNamespace("team:load/agent:a1"), Tags: []string{"t1"}}
+	meta.Source.Kind = SourceAgent
+	at, err := ParseTime("2026-12-07T15:10:00.123Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := BrowsePage{Total: 2, Continuation: &next, Records: []Record{
+		{ID: "a", Kind: KindDocument, Text: "note é <b>", Meta: meta, Status: StatusActive, CreatedAt: at, UpdatedAt: at},
+		{ID: "b", Kind: KindLearning, Text: "learned", Meta: meta, Confidence: &conf, Status: StatusCandidate, CreatedAt: at, UpdatedAt: at},
+	}}
+	for _, p := range []BrowsePage{page, {Records: nil}} {
+		body, err := p.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := scanner{b: body, s: string(body)}
+		w, ok := s.browsePage()
+		if !ok {
+			t.Fatalf("the scan left %s to encoding/json", body)
+		}
+		if _, err := w.page(); err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+	}
+}
