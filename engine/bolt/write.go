@@ -91,9 +91,9 @@ func (e *Engine) StartBulk(ctx context.Context, items []contract.StoreItem, opts
 	// The bulk write before this one is most likely committing: its
 	// transaction runs alone, and the longer step of a large load. The
 	// items are prepared on this goroutine's core while it does, and on
-	// every core once it is done (a 1M import: 46-47 s against 49-51 with
-	// every core preparing from the start, the commits 73 ms a batch
-	// against 83; docs/performance.md).
+	// every core once it is done (a 1M import: 42.2-46.0 s against
+	// 44.6-48.4 with every core preparing from the start, four pairs of
+	// runs alternated; docs/performance.md).
 	e.bulkMu.Lock()
 	committing := e.bulkTail
 	e.bulkMu.Unlock()
