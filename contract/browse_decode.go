@@ -37,6 +37,25 @@ func (p *BrowsePage) UnmarshalJSON(data []byte) error {
 	return json.Unmarshal(data, (*browsePageJSON)(p))
 }
 
+// DecodeRecords reads a JSON array of records (a get's answer) as a browse
+// page's records are read: scanned by hand when a server wrote it, through
+// encoding/json record by record otherwise, with the same answers
+// (FuzzDecodeRecords).
+func DecodeRecords(data []byte) ([]Record, error) {
+	s := scanner{b: data, s: string(data)}
+	if ws, ok := s.records(); ok {
+		s.ws()
+		if s.i == len(s.b) {
+			if out, err := recordsOf(ws); err == nil {
+				return out, nil
+			}
+		}
+	}
+	var out []Record
+	err := json.Unmarshal(data, &out)
+	return out, err
+}
+
 // browsePage reads {"records": [...], "total": n, "continuation": ...}.
 func (s *scanner) browsePage() (browsePageIn, bool) {
 	var w browsePageIn
@@ -47,15 +66,9 @@ func (s *scanner) browsePage() (browsePageIn, bool) {
 			if !s.once(&seen, 0) {
 				return false
 			}
-			if s.null() {
-				w.Records = nil
-				return true
-			}
-			w.Records = []recordIn{}
-			return s.array(func() bool {
-				w.Records = append(w.Records, recordIn{})
-				return s.recordFields(&w.Records[len(w.Records)-1])
-			})
+			var ok bool
+			w.Records, ok = s.records()
+			return ok
 		case "total":
 			var n uint64
 			ok := s.once(&seen, 1) && s.uint(&n) && n <= math.MaxInt
@@ -73,21 +86,42 @@ func (s *scanner) browsePage() (browsePageIn, bool) {
 	return w, s.i == len(s.b)
 }
 
-// page converts w with the checks Record.UnmarshalJSON makes, each
-// namespace parsed once per page.
+// records reads an array of records, or null (nil).
+func (s *scanner) records() ([]recordIn, bool) {
+	if s.null() {
+		return nil, true
+	}
+	ws := []recordIn{}
+	ok := s.array(func() bool {
+		ws = append(ws, recordIn{})
+		return s.recordFields(&ws[len(ws)-1])
+	})
+	return ws, ok
+}
+
+// page converts w with the checks Record.UnmarshalJSON makes.
 func (w *browsePageIn) page() (BrowsePage, error) {
-	out := BrowsePage{Total: w.Total, Continuation: w.Continuation}
-	if w.Records == nil {
-		return out, nil
+	recs, err := recordsOf(w.Records)
+	if err != nil {
+		return BrowsePage{}, err
+	}
+	return BrowsePage{Records: recs, Total: w.Total, Continuation: w.Continuation}, nil
+}
+
+// recordsOf converts records read into plain structs with the checks
+// Record.UnmarshalJSON makes, each namespace parsed once; nil stays nil.
+func recordsOf(ws []recordIn) ([]Record, error) {
+	if ws == nil {
+		return nil, nil
 	}
 	parseNS := namespaceCache()
-	out.Records = make([]Record, len(w.Records))
-	for i := range w.Records {
-		r, err := w.Records[i].record(parseNS)
+	out := make([]Record, len(ws))
+	for i := range ws {
+		r, err := ws[i].record(parseNS)
 		if err != nil {
-			return BrowsePage{}, err
+			return nil, err
 		}
-		out.Records[i] = r
+		out[i] = r
 	}
 	return out, nil
 }

@@ -438,4 +438,37 @@ func TestBrowsePageScanTakesServerPages(t *testing.T) {
 			t.Fatalf("%s: %v", body, err)
 		}
 	}
+	// A get's answer: the page's records as a list.
+	list, err := json.Marshal(page.Records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := scanner{b: list, s: string(list)}
+	if ws, ok := s.records(); !ok || len(ws) != 2 || s.i != len(list) {
+		t.Fatalf("the scan left %s to encoding/json", list)
+	}
+}
+
+// FuzzDecodeRecords: DecodeRecords answers what encoding/json answers
+// reading a list of records one by one, the same records or the same error.
+func FuzzDecodeRecords(f *testing.F) {
+	for _, s := range []string{
+		`[]`, `null`, ` [ ] `,
+		`[{"id":"x","kind":"document","text":"plain \u003cb\u003e é","meta":{"namespace":"team:acme","source":{"kind":"agent","id":"c1"},"tags":["a","b"],"agent_id":"w"},"status":"active","created_at":"2026-12-01T14:04:12.254Z","updated_at":"2026-12-01T14:04:12.254Z"}]`,
+		`[{"id":"y","kind":"learning","text":"t","meta":{},"confidence":0.5,"status":"candidate","created_at":"a","updated_at":"b"}]`,
+		`[{"id":"z"}]`, `[null]`, `[] []`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, gotErr := DecodeRecords(data)
+		var want []Record
+		wantErr := json.Unmarshal(data, &want)
+		if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+			t.Fatalf("%q: error %v, encoding/json %v", data, gotErr, wantErr)
+		}
+		if gotErr == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q:\nread %+v\nencoding/json %+v", data, got, want)
+		}
+	})
 }

@@ -246,7 +246,13 @@ func (c *Client) once(ctx context.Context, method, op string, body []byte, out a
 		if out == nil {
 			return 0, nil
 		}
-		if err := json.Unmarshal(data, out); err != nil {
+		var err error
+		if d, ok := out.(answerDecoder); ok {
+			err = d.decodeAnswer(data)
+		} else {
+			err = json.Unmarshal(data, out)
+		}
+		if err != nil {
 			return 0, contract.EngineErr("the server at %s answered %s with JSON this client cannot read: %w", c.label, op, err)
 		}
 		return 0, nil
@@ -257,6 +263,28 @@ func (c *Client) once(ctx context.Context, method, op string, body []byte, out a
 		return time.Duration(max(secs, 1)) * time.Second, apiErr
 	}
 	return 0, apiErr
+}
+
+// answerDecoder is an answer read by one of the contract's one-pass readers,
+// which check the JSON as they read it: through json.Unmarshal, the whole
+// answer was checked once more before they were called (a fifth of a
+// browse page's reading).
+type answerDecoder interface{ decodeAnswer(data []byte) error }
+
+// browseAnswer is a browse page read by BrowsePage.UnmarshalJSON.
+type browseAnswer contract.BrowsePage
+
+func (a *browseAnswer) decodeAnswer(data []byte) error {
+	return (*contract.BrowsePage)(a).UnmarshalJSON(data)
+}
+
+// recordsAnswer is a get's answer read by contract.DecodeRecords.
+type recordsAnswer []contract.Record
+
+func (a *recordsAnswer) decodeAnswer(data []byte) error {
+	out, err := contract.DecodeRecords(data)
+	*a = out
+	return err
 }
 
 func (c *Client) transportError(ctx context.Context, err error) error {

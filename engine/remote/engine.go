@@ -67,7 +67,8 @@ func (c *Client) Get(ctx context.Context, req contract.GetRequest) ([]contract.H
 
 // GetRecords reads whole records by id.
 func (c *Client) GetRecords(ctx context.Context, req contract.GetRequest) ([]contract.Record, error) {
-	return call[[]contract.Record](ctx, c, wire.OpGetRecords, req)
+	out, err := call[recordsAnswer](ctx, c, wire.OpGetRecords, req)
+	return []contract.Record(out), err
 }
 
 // Forget removes ids or what a filter selects.
@@ -120,7 +121,8 @@ func (c *Client) KeptClusters(ctx context.Context, filter contract.MetaFilter, c
 
 // Browse lists on the server.
 func (c *Client) Browse(ctx context.Context, q contract.BrowseQuery) (contract.BrowsePage, error) {
-	return call[contract.BrowsePage](ctx, c, wire.OpBrowse, q)
+	out, err := call[browseAnswer](ctx, c, wire.OpBrowse, q)
+	return contract.BrowsePage(out), err
 }
 
 // Review approves or rejects a candidate.
