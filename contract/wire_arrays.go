@@ -3,6 +3,7 @@ package contract
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 )
 
 // The wire's one rule for lists: an answer's list is [] when it is empty,
@@ -14,6 +15,18 @@ import (
 // answers, the client's requests, MCP's tool results): compact, on one line
 // without its newline, HTML characters as they are.
 func MarshalWire(v any) ([]byte, error) {
+	// The answers a server writes most, a browse page and a get's records,
+	// are assembled by hand from each record's own JSON: encoding/json would
+	// check and compact every record's bytes again, and a browse page's twice
+	// (it is encoded through an alias, then once more as the answer).
+	switch v := v.(type) {
+	case BrowsePage:
+		return v.appendJSON(nil)
+	case []Record:
+		return appendRecords(nil, v)
+	case ChangesPage:
+		return v.AppendJSON(nil)
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -69,10 +82,73 @@ func (p ExplorePage) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes the page with "records": [] when it has none.
-func (p BrowsePage) MarshalJSON() ([]byte, error) {
-	type wire BrowsePage
-	p.Records = EmptyIfNil(p.Records)
-	return MarshalWire(wire(p))
+func (p BrowsePage) MarshalJSON() ([]byte, error) { return p.appendJSON(nil) }
+
+// appendJSON appends the page as encoding/json wrote its alias: the records
+// ([] when none), the total, the continuation or null.
+func (p BrowsePage) appendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, `{"records":`...)
+	dst, err := appendRecords(dst, EmptyIfNil(p.Records))
+	if err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"total":`...)
+	dst = strconv.AppendInt(dst, int64(p.Total), 10)
+	dst = append(dst, `,"continuation":`...)
+	if p.Continuation == nil {
+		dst = append(dst, "null"...)
+	} else if dst, err = appendWireString(dst, *p.Continuation); err != nil {
+		return nil, err
+	}
+	return append(dst, '}'), nil
+}
+
+// appendRecords appends rs as a JSON list (null when nil, as encoding/json
+// writes a nil slice), each record as its MarshalJSON writes it.
+func appendRecords(dst []byte, rs []Record) ([]byte, error) {
+	if rs == nil {
+		return append(dst, "null"...), nil
+	}
+	if dst == nil {
+		n := 64
+		for i := range rs {
+			n += rs[i].sizeHint()
+		}
+		dst = make([]byte, 0, n)
+	}
+	dst = append(dst, '[')
+	for i := range rs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = rs[i].appendJSON(dst); err != nil {
+			return nil, err
+		}
+	}
+	return append(dst, ']'), nil
+}
+
+// appendWireString appends s as MarshalWire writes a string: a plain
+// printable ASCII string as it is (a continuation always is), anything else
+// through encoding/json, which knows its escapes.
+func appendWireString(dst []byte, s string) ([]byte, error) {
+	plain := true
+	for i := 0; i < len(s) && plain; i++ {
+		plain = s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\'
+	}
+	if plain {
+		dst = append(dst, '"')
+		dst = append(dst, s...)
+		return append(dst, '"'), nil
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return nil, err
+	}
+	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), nil
 }
 
 // MarshalJSON writes the page with "changes": [] when it has none (the same
