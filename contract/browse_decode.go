@@ -109,15 +109,15 @@ func (w *browsePageIn) page() (BrowsePage, error) {
 }
 
 // recordsOf converts records read into plain structs with the checks
-// Record.UnmarshalJSON makes, each namespace parsed once; nil stays nil.
+// Record.UnmarshalJSON makes (pageCache); nil stays nil.
 func recordsOf(ws []recordIn) ([]Record, error) {
 	if ws == nil {
 		return nil, nil
 	}
-	parseNS := namespaceCache()
+	var cache pageCache
 	out := make([]Record, len(ws))
 	for i := range ws {
-		r, err := ws[i].record(parseNS)
+		r, err := ws[i].record(&cache)
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package contract
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 	"unsafe"
 )
 
@@ -55,7 +56,7 @@ type sourceIn struct {
 // meta is the metadata m reads, as MemoryMeta.UnmarshalJSON reads it: the
 // source is checked first, then the rest (rawMeta.meta), and the source set
 // on the result, so that no SourceRef is allocated to be copied.
-func (m *metaIn) meta(parseNS func(string) (Namespace, error)) (MemoryMeta, error) {
+func (m *metaIn) meta(c *pageCache) (MemoryMeta, error) {
 	var src SourceRef
 	if s := m.Source; s != nil {
 		if s.Kind == nil {
@@ -69,7 +70,7 @@ func (m *metaIn) meta(parseNS func(string) (Namespace, error)) (MemoryMeta, erro
 	}
 	raw := m.rawMeta
 	raw.Source = nil
-	out, err := raw.meta(parseNS)
+	out, err := raw.meta(c.namespace)
 	if err != nil {
 		return MemoryMeta{}, err
 	}
@@ -139,7 +140,7 @@ func decodeChangesPage(data []byte) (pageIn, error) {
 
 // page converts w with the checks of the nested methods.
 func (w *pageIn) page(p *ChangesPage) error {
-	parseNS := namespaceCache()
+	var cache pageCache
 	out := ChangesPage{Next: w.Next, Head: w.Head, Floor: w.Floor}
 	if w.Changes != nil {
 		out.Changes = make([]Change, len(w.Changes))
@@ -153,7 +154,7 @@ func (w *pageIn) page(p *ChangesPage) error {
 	}
 	records := make([]Record, n)
 	for i := range w.Changes {
-		c, err := w.Changes[i].change(parseNS, &records)
+		c, err := w.Changes[i].change(&cache, &records)
 		if err != nil {
 			return err
 		}
@@ -163,31 +164,53 @@ func (w *pageIn) page(p *ChangesPage) error {
 	return nil
 }
 
-// namespaceCache is ParseNamespace for the records of one page, which
-// mostly share a few namespaces: each is parsed once.
-func namespaceCache() func(string) (Namespace, error) {
-	names := map[string]Namespace{}
-	return func(s string) (Namespace, error) {
-		if ns, ok := names[s]; ok {
-			return ns, nil
-		}
-		ns, err := ParseNamespace(s)
-		if err == nil {
-			names[s] = ns
-		}
-		return ns, err
+// pageCache parses what the records of one page mostly share: a few
+// namespaces, each parsed once, and the time of a write, which a store's
+// change, its record's creation and its update often all read as one
+// string (the last time parsed is kept; ParseTime was a tenth of a
+// follower's decoding).
+type pageCache struct {
+	names    map[string]Namespace
+	lastTime string
+	last     time.Time
+}
+
+// namespace is ParseNamespace, each namespace of the page parsed once.
+func (c *pageCache) namespace(s string) (Namespace, error) {
+	if ns, ok := c.names[s]; ok {
+		return ns, nil
 	}
+	ns, err := ParseNamespace(s)
+	if err == nil {
+		if c.names == nil {
+			c.names = map[string]Namespace{}
+		}
+		c.names[s] = ns
+	}
+	return ns, err
+}
+
+// time is ParseTime, a time equal to the last one read not parsed again.
+func (c *pageCache) time(s string) (time.Time, error) {
+	if s == c.lastTime && s != "" {
+		return c.last, nil
+	}
+	t, err := ParseTime(s)
+	if err == nil {
+		c.lastTime, c.last = s, t
+	}
+	return t, err
 }
 
 // change converts w; its record goes in the next of records.
-func (w *changeIn) change(parseNS func(string) (Namespace, error), records *[]Record) (Change, error) {
+func (w *changeIn) change(cache *pageCache, records *[]Record) (Change, error) {
 	c := Change{Seq: w.Seq, Op: w.Op, ID: w.ID}
 	var err error
-	if c.At, err = ParseTime(w.At); err != nil {
+	if c.At, err = cache.time(w.At); err != nil {
 		return Change{}, fmt.Errorf("change at: %w", err)
 	}
 	if w.Namespace != nil {
-		if c.Namespace, err = parseNS(*w.Namespace); err != nil {
+		if c.Namespace, err = cache.namespace(*w.Namespace); err != nil {
 			return Change{}, fmt.Errorf("%s", AsError(err).Message)
 		}
 	}
@@ -195,7 +218,7 @@ func (w *changeIn) change(parseNS func(string) (Namespace, error), records *[]Re
 		return Change{}, err
 	}
 	if w.Record != nil {
-		r, err := w.Record.record(parseNS)
+		r, err := w.Record.record(cache)
 		if err != nil {
 			return Change{}, err
 		}
@@ -206,7 +229,7 @@ func (w *changeIn) change(parseNS func(string) (Namespace, error), records *[]Re
 	return c, nil
 }
 
-func (w *recordIn) record(parseNS func(string) (Namespace, error)) (Record, error) {
+func (w *recordIn) record(cache *pageCache) (Record, error) {
 	var kind ItemKind
 	if w.Kind != nil {
 		k, ok := ParseItemKind(*w.Kind)
@@ -219,7 +242,7 @@ func (w *recordIn) record(parseNS func(string) (Namespace, error)) (Record, erro
 	if err != nil {
 		return Record{}, err
 	}
-	meta, err := w.Meta.meta(parseNS)
+	meta, err := w.Meta.meta(cache)
 	if err != nil {
 		return Record{}, err
 	}
@@ -228,14 +251,14 @@ func (w *recordIn) record(parseNS func(string) (Namespace, error)) (Record, erro
 		c := F32(*w.Confidence)
 		out.Confidence = &c
 	}
-	if out.CreatedAt, err = ParseTime(w.CreatedAt); err != nil {
+	if out.CreatedAt, err = cache.time(w.CreatedAt); err != nil {
 		return Record{}, fmt.Errorf("created_at: %w", err)
 	}
-	if out.UpdatedAt, err = ParseTime(w.UpdatedAt); err != nil {
+	if out.UpdatedAt, err = cache.time(w.UpdatedAt); err != nil {
 		return Record{}, fmt.Errorf("updated_at: %w", err)
 	}
 	if w.ExpiresAt != nil {
-		t, err := ParseTime(*w.ExpiresAt)
+		t, err := cache.time(*w.ExpiresAt)
 		if err != nil {
 			return Record{}, fmt.Errorf("expires_at: %w", err)
 		}
