@@ -100,12 +100,18 @@ func (o Out) Answer(v any, draw func(s *Screen)) error {
 // WriteJSON prints one JSON value on stdout: indented for a person at a
 // terminal, compact otherwise. HTML characters stay as they are.
 func (o Out) WriteJSON(v any) error {
+	if !o.IsTerminal(o.Stdout) {
+		b, err := contract.MarshalWire(v)
+		if err != nil {
+			return contract.EngineErr("cannot encode the answer: %w", err)
+		}
+		_, err = o.Stdout.Write(append(b, '\n'))
+		return err
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if o.IsTerminal(o.Stdout) {
-		enc.SetIndent("", "  ")
-	}
+	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
 		return contract.EngineErr("cannot encode the answer: %w", err)
 	}
@@ -115,20 +121,26 @@ func (o Out) WriteJSON(v any) error {
 
 // JSONLines writes one compact JSON value per line, buffered.
 type JSONLines struct {
-	w   *bufio.Writer
-	enc *json.Encoder
+	w *bufio.Writer
 }
 
 // NewJSONLines writes JSON lines on w; Flush when done.
 func NewJSONLines(w io.Writer) *JSONLines {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	return &JSONLines{w: bw, enc: enc}
+	return &JSONLines{w: bufio.NewWriterSize(w, 64<<10)}
 }
 
-// Write adds one value as a line.
-func (j *JSONLines) Write(v any) error { return j.enc.Encode(v) }
+// Write adds one value as a line, as the wire writes it (contract.MarshalWire:
+// what encoding/json writes, a change or a record by hand).
+func (j *JSONLines) Write(v any) error {
+	b, err := contract.MarshalWire(v)
+	if err != nil {
+		return err
+	}
+	if _, err := j.w.Write(b); err != nil {
+		return err
+	}
+	return j.w.WriteByte('\n')
+}
 
 // Flush writes what is buffered.
 func (j *JSONLines) Flush() error { return j.w.Flush() }

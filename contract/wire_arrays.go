@@ -15,10 +15,10 @@ import (
 // answers, the client's requests, MCP's tool results): compact, on one line
 // without its newline, HTML characters as they are.
 func MarshalWire(v any) ([]byte, error) {
-	// The answers a server writes most, a browse page and a get's records,
-	// are assembled by hand from each record's own JSON: encoding/json would
-	// check and compact every record's bytes again, and a browse page's twice
-	// (it is encoded through an alias, then once more as the answer).
+	// What is written most (a server's browse pages, gets and pages of
+	// changes, `mnemo watch`'s lines) is written by hand, the same bytes:
+	// encoding/json would check and compact each record's JSON again, and a
+	// browse page's twice (encoded through an alias, then as the answer).
 	switch v := v.(type) {
 	case BrowsePage:
 		return v.appendJSON(nil)
@@ -26,6 +26,10 @@ func MarshalWire(v any) ([]byte, error) {
 		return appendRecords(nil, v)
 	case ChangesPage:
 		return v.AppendJSON(nil)
+	case Change:
+		return v.MarshalJSON()
+	case Record:
+		return v.MarshalJSON()
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

@@ -20,9 +20,9 @@ func encodeWire(t *testing.T, v any) []byte {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
-// TestMarshalWireIsEncodingJSONs: the answers MarshalWire writes by hand (a
-// browse page, a get's records, a page of changes) are byte for byte what
-// encoding/json wrote for them, over many drawn pages.
+// TestMarshalWireIsEncodingJSONs: what MarshalWire writes by hand (a browse
+// page, a get's records, a page of changes, a change, a record) is byte for
+// byte what encoding/json wrote for it, over many drawn pages.
 func TestMarshalWireIsEncodingJSONs(t *testing.T) {
 	type browseWire BrowsePage // encoding/json's way: the page's alias
 	type changesWire struct {
@@ -66,6 +66,12 @@ func TestMarshalWireIsEncodingJSONs(t *testing.T) {
 		if want := encodeWire(t, records); err != nil || !bytes.Equal(got, want) {
 			t.Fatalf("records %d:\nby hand  %s (%v)\nencoding %s", i, got, err, want)
 		}
+		for j := range records {
+			got, err = MarshalWire(records[j])
+			if want := encodeWire(t, records[j]); err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("record %d.%d:\nby hand  %s (%v)\nencoding %s", i, j, got, err, want)
+			}
+		}
 		changes := ChangesPage{Next: rng.Uint64(), Head: rng.Uint64(), Floor: rng.Uint64(), Changes: []Change{}}
 		for j := range records {
 			r := &records[j]
@@ -75,6 +81,12 @@ func TestMarshalWireIsEncodingJSONs(t *testing.T) {
 		want = encodeWire(t, changesWire{changes.Changes, changes.Next, changes.Head, changes.Floor})
 		if err != nil || !bytes.Equal(got, want) {
 			t.Fatalf("changes %d:\nby hand  %s (%v)\nencoding %s", i, got, err, want)
+		}
+		for j, c := range changes.Changes {
+			got, err = MarshalWire(c)
+			if want := encodeWire(t, c); err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("change %d.%d:\nby hand  %s (%v)\nencoding %s", i, j, got, err, want)
+			}
 		}
 	}
 }

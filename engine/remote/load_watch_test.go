@@ -796,6 +796,10 @@ func startWatchProcess(t *testing.T, ctx context.Context, wg *sync.WaitGroup, bi
 	t.Helper()
 	cmd := exec.CommandContext(ctx, bin, "--remote", url, "watch", "--from-now")
 	cmd.Env = append(os.Environ(), "MNEMO_TOKEN="+loadOwnerToken)
+	// Ended as Ctrl-C ends it, so it ends as a user's does (and writes the
+	// profile MNEMO_CPUPROFILE asks of it, when the test's environment has it).
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 10 * time.Second
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
