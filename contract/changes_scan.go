@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -297,8 +298,10 @@ func (s *scanner) strEnd() bool {
 }
 
 // str reads a string: as it stands when it holds no escape and is valid
-// UTF-8, through encoding/json when it has escapes. Plain ASCII is passed
-// over eight bytes at a time.
+// UTF-8, through encoding/json when it has escapes. It is read eight bytes
+// at a time: a block without a quote, a backslash, a control or a byte of
+// UTF-8 is passed at once, and one with is entered at its first such byte
+// (keys and short values take a step or two rather than a byte each).
 func (s *scanner) str() (string, bool) {
 	s.ws()
 	if s.i >= len(s.b) || s.b[s.i] != '"' {
@@ -306,10 +309,17 @@ func (s *scanner) str() (string, bool) {
 	}
 	start := s.i + 1
 	j, ascii := start, true
-	for j+8 <= len(s.b) && !special(binary.LittleEndian.Uint64(s.b[j:])) {
-		j += 8
-	}
-	for ; j < len(s.b); j++ {
+	for {
+		if j+8 <= len(s.b) {
+			m := specialBytes(binary.LittleEndian.Uint64(s.b[j:]))
+			if m == 0 {
+				j += 8
+				continue
+			}
+			j += bits.TrailingZeros64(m) >> 3
+		} else if j >= len(s.b) {
+			return "", false
+		}
 		switch c := s.b[j]; {
 		case c == '"':
 			v := s.b[start:j]
@@ -342,16 +352,22 @@ func (s *scanner) str() (string, bool) {
 		case c >= 0x80:
 			ascii = false
 		}
+		j++
 	}
-	return "", false
 }
 
 // special tells whether any of the eight bytes in x is a quote, a
 // backslash, a control character or not ASCII.
-func special(x uint64) bool {
+func special(x uint64) bool { return specialBytes(x) != 0 }
+
+// specialBytes marks the bytes of x (little-endian) that are a quote, a
+// backslash, a control character or not ASCII, each by its high bit. Past
+// the first such byte a mark may be false (a borrow carries into the byte
+// above), so only the lowest mark is to be read.
+func specialBytes(x uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	zero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
-	return (x&highs)|((x-0x20*ones) & ^x & highs)|zero(x^('"'*ones))|zero(x^('\\'*ones)) != 0
+	return (x & highs) | ((x - 0x20*ones) & ^x & highs) | zero(x^('"'*ones)) | zero(x^('\\'*ones))
 }
 
 // strField reads a string into a string field (a null is left to encoding/json).

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"math/bits"
 	"reflect"
 	"testing"
 )
@@ -261,7 +262,8 @@ func FuzzChangesDecoder(f *testing.F) {
 
 // FuzzStrSpecial: the scan's eight-bytes-at-a-time test finds a quote, a
 // backslash, a control character or a non-ASCII byte exactly when one of
-// the eight is.
+// the eight is, and its lowest mark is the first such byte (str enters the
+// block there).
 func FuzzStrSpecial(f *testing.F) {
 	for _, s := range []string{"abcdefgh", "abc\"defg", "\\bcdefgh", "abcdefg\x1f", "abcdefg\x20", "\x80bcdefgh", "!#[]^_`~", "\x00\x00\x00\x00\x00\x00\x00\x00", "\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x21"} {
 		f.Add([]byte(s))
@@ -271,12 +273,17 @@ func FuzzStrSpecial(f *testing.F) {
 			return
 		}
 		b = b[:8]
-		want := false
-		for _, c := range b {
-			want = want || c == '"' || c == '\\' || c < 0x20 || c >= 0x80
+		want, first := false, 8
+		for i, c := range b {
+			if c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
+				want, first = true, min(first, i)
+			}
 		}
 		if got := special(binary.LittleEndian.Uint64(b)); got != want {
 			t.Fatalf("%q: special says %v", b, got)
+		}
+		if got := bits.TrailingZeros64(specialBytes(binary.LittleEndian.Uint64(b))) >> 3; got != first {
+			t.Fatalf("%q: the first special byte is at %d, specialBytes marks %d first", b, first, got)
 		}
 	})
 }
