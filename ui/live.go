@@ -82,6 +82,32 @@ type liveFeed struct {
 	cut     bool
 	reset   bool
 	backoff time.Duration
+	// flushes counts the flushes, each a change of the screen (liveFace).
+	flushes uint64
+}
+
+// liveFace is what the screen shows of the feed: the live label (its mode,
+// a pause and the changes held during it) and the changes shown (a flush).
+type liveFace struct {
+	mode    liveMode
+	paused  bool
+	unseen  int
+	flushes uint64
+}
+
+func (l *liveFeed) face() liveFace {
+	f := liveFace{mode: l.mode, paused: l.paused, flushes: l.flushes}
+	if l.paused {
+		f.unseen = l.unseen
+	}
+	return f
+}
+
+// held tells whether msg was a page of the feed that only joined the
+// changes held for the live window's end: the screen is as it was.
+func (l *liveFeed) held(msg tea.Msg, before liveFace) bool {
+	p, ok := msg.(livePageMsg)
+	return ok && p.err == nil && !p.head && l.face() == before
 }
 
 type livePageMsg struct {
@@ -250,6 +276,7 @@ func (m *model) liveHold(changes []contract.Change) {
 // touch the current scope (then only the header's count is read again).
 func (m *model) liveFlush() tea.Cmd {
 	l := &m.live
+	l.flushes++
 	changes, removed, stored, overflow, reset, cut := l.pending, l.removed, l.stored, l.overflow, l.reset, l.cut
 	l.pending, l.unseen, l.removed, l.stored, l.overflow, l.reset, l.cut = nil, 0, nil, false, false, false, false
 	cmds := []tea.Cmd{m.broadcast(common.ChangesMsg{Changes: changes, Reset: reset})}

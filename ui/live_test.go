@@ -9,6 +9,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
 	"mnemo/contract"
@@ -374,6 +375,43 @@ func TestLiveStreamRefreshesOncePerWindow(t *testing.T) {
 	if got := h.refreshes() - before; got != 2+windows {
 		t.Fatalf("the first change after the stream cost %d refreshes, want one at once", got-1-windows)
 	}
+}
+
+// Pages of the feed held for the live window's end change nothing on the
+// screen: the frame drawn before them is kept, not drawn again, and it is
+// what drawing again gives; the window's end, a pause's count and every
+// other message draw anew.
+func TestLiveHeldPagesKeepTheFrame(t *testing.T) {
+	t.Parallel()
+	w := newWriter(t, 12)
+	h := newLiveHarness(t, w, 80, 24)
+	h.keys("5")
+	w.store("first after a quiet spell", "team:acme", contract.StatusActive)
+	h.follow() // shown at once; the window opens
+	before := h.screen()
+	for p := range 3 {
+		w.store(fmt.Sprintf("held for the window %d", p), "team:acme", contract.StatusActive)
+		h.follow()
+		if !h.m.frame.ok {
+			t.Fatalf("page %d, held for the window's end, dropped the frame", p)
+		}
+		if fresh := ansi.Strip(h.m.render()); fresh != before {
+			t.Fatalf("page %d: the kept frame is not what drawing again gives:\n%s\nagain:\n%s", p, before, fresh)
+		}
+		if got := h.screen(); got != before {
+			t.Fatalf("page %d changed the screen:\n%s", p, got)
+		}
+	}
+	h.endWindow()
+	if h.m.frame.ok {
+		t.Fatal("the window's end kept the frame")
+	}
+	h.contains("held for the window 2")
+	h.keys("P") // a key draws anew
+	h.contains("‖ paused")
+	w.store("held while paused", "team:acme", contract.StatusActive)
+	h.catchUp()
+	h.contains("‖ paused · 1 new") // a paused session's page changes its label
 }
 
 // An expired since (the session was away too long) reloads everything and

@@ -49,6 +49,9 @@ type model struct {
 	// until known.
 	counts   *contract.RecordCounts
 	curation curation
+	// frame is the screen last drawn (View), kept while only held changes
+	// of the feed arrive.
+	frame frame
 }
 
 // view is one registered view of the session.
@@ -184,7 +187,11 @@ func (m *model) layout() {
 // requests of the views to the shell; everything else to every pane (each
 // drops what is not its own generation).
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	face := m.live.face()
 	cmd := m.update(msg)
+	if !m.live.held(msg, face) {
+		m.frame.ok = false
+	}
 	if !m.status.ticking && m.busy() != "" {
 		m.status.ticking = true
 		cmd = tea.Batch(cmd, m.spinTick())

@@ -17,6 +17,13 @@ import (
 // View assembles the screen from cached strings: header, scope line, the
 // active view (or the detail) with any dialog or overlay, footer.
 func (m *model) View() tea.View {
+	// Bubble Tea asks for the screen after every message; a page of the
+	// feed held for the live window's end (about four in five of a busy
+	// feed's messages) changes nothing on it, and drawing it again cost a
+	// live session most of its CPU. Every other message draws anew.
+	if m.frame.ok {
+		return m.frame.view
+	}
 	content := m.render()
 	if m.c.Styles.ASCII != nil {
 		content = m.c.Styles.ASCII.Replace(content)
@@ -27,7 +34,14 @@ func (m *model) View() tea.View {
 	if m.mouse {
 		v.MouseMode = tea.MouseModeCellMotion
 	}
+	m.frame = frame{view: v, ok: true}
 	return v
+}
+
+// frame is the last screen View drew; ok until a message may change it.
+type frame struct {
+	view tea.View
+	ok   bool
 }
 
 func (m *model) render() string {
