@@ -231,6 +231,14 @@ func (h *Handler) serveChangeStream(ctx context.Context, w http.ResponseWriter, 
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("X-Accel-Buffering", "no")
+	if r.ProtoMajor == 1 {
+		// The stream's body is not chunked: it ends when the connection
+		// closes (the setup the event-stream recommendation gives). Chunked,
+		// each event took three writes of the socket (the chunk's size with
+		// the first 4 KB, the rest, its CRLF at the flush), and the client
+		// woke for each; now one. HTTP/2 frames its own.
+		hd.Set("Transfer-Encoding", "identity")
+	}
 	w.WriteHeader(http.StatusOK)
 	st := &changeStream{h: h, w: w, rc: rc, r: r, e: e, p: e.Principal(), limit: req.Limit, reach: reach, beat: beat}
 	if !st.sendPage(page) {

@@ -55,11 +55,16 @@ func openStream(t *testing.T, url, token, query string, header ...string) (*sseS
 		cancel()
 		return nil, resp.StatusCode, string(b)
 	}
+	s := &sseStream{resp: resp, events: wire.NewEventReader(resp.Body, 1<<26), cancel: cancel}
+	t.Cleanup(s.close)
 	if ct := resp.Header.Get("Content-Type"); ct != wire.EventStreamType {
 		t.Fatalf("the stream's Content-Type: %q", ct)
 	}
-	s := &sseStream{resp: resp, events: wire.NewEventReader(resp.Body, 1<<26), cancel: cancel}
-	t.Cleanup(s.close)
+	// Not chunked: the body is the rest of the connection, one write of the
+	// socket an event.
+	if len(resp.TransferEncoding) != 0 || resp.ContentLength != -1 || !resp.Close {
+		t.Fatalf("the stream's body is framed by %q (length %d, close %v), want the rest of the connection", resp.TransferEncoding, resp.ContentLength, resp.Close)
+	}
 	return s, http.StatusOK, ""
 }
 
