@@ -91,6 +91,9 @@ func (p BrowsePage) MarshalJSON() ([]byte, error) { return p.appendJSON(nil) }
 // appendJSON appends the page as encoding/json wrote its alias: the records
 // ([] when none), the total, the continuation or null.
 func (p BrowsePage) appendJSON(dst []byte) ([]byte, error) {
+	if dst == nil {
+		dst = make([]byte, 0, 96+recordsSize(p.Records))
+	}
 	dst = append(dst, `{"records":`...)
 	dst, err := appendRecords(dst, EmptyIfNil(p.Records))
 	if err != nil {
@@ -114,11 +117,7 @@ func appendRecords(dst []byte, rs []Record) ([]byte, error) {
 		return append(dst, "null"...), nil
 	}
 	if dst == nil {
-		n := 64
-		for i := range rs {
-			n += rs[i].sizeHint()
-		}
-		dst = make([]byte, 0, n)
+		dst = make([]byte, 0, 2+recordsSize(rs))
 	}
 	dst = append(dst, '[')
 	for i := range rs {
@@ -131,6 +130,15 @@ func appendRecords(dst []byte, rs []Record) ([]byte, error) {
 		}
 	}
 	return append(dst, ']'), nil
+}
+
+// recordsSize is about how many bytes rs's JSON takes (Record.sizeHint).
+func recordsSize(rs []Record) int {
+	n := 0
+	for i := range rs {
+		n += rs[i].sizeHint() + 1
+	}
+	return n
 }
 
 // appendWireString appends s as MarshalWire writes a string: a plain
