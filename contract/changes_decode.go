@@ -56,7 +56,7 @@ type sourceIn struct {
 // meta is the metadata m reads, as MemoryMeta.UnmarshalJSON reads it: the
 // source is checked first, then the rest (rawMeta.meta), and the source set
 // on the result, so that no SourceRef is allocated to be copied.
-func (m *metaIn) meta(c *pageCache) (MemoryMeta, error) {
+func (m *metaIn) meta(parseNS func(string) (Namespace, error)) (MemoryMeta, error) {
 	var src SourceRef
 	if s := m.Source; s != nil {
 		if s.Kind == nil {
@@ -70,7 +70,7 @@ func (m *metaIn) meta(c *pageCache) (MemoryMeta, error) {
 	}
 	raw := m.rawMeta
 	raw.Source = nil
-	out, err := raw.meta(c.namespace)
+	out, err := raw.meta(parseNS)
 	if err != nil {
 		return MemoryMeta{}, err
 	}
@@ -242,7 +242,7 @@ func (w *recordIn) record(cache *pageCache) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	meta, err := w.Meta.meta(cache)
+	meta, err := w.Meta.meta(cache.namespace)
 	if err != nil {
 		return Record{}, err
 	}

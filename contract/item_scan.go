@@ -118,7 +118,7 @@ func scanStoreItem(data []byte) (StoreItem, bool) {
 		if meta == nil {
 			return MemoryMeta{}, nil
 		}
-		return meta.meta(new(pageCache))
+		return meta.meta(ParseNamespace)
 	})
 	return it, err == nil
 }
